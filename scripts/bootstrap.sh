@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Sets up what geohook needs on a fresh machine, then runs it:
+#   bootstrap.sh start [args]  -> geohook up (what `npm start` runs)
+#   bootstrap.sh test  [args]  -> build, type-check and the tap suite (what `npm test` runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:?usage: bootstrap.sh start|test [args]}"
+shift
+
+say() { printf 'geohook: %s\n' "$*" >&2; }
+
+install_dependencies() {
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    say "installing dependencies (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+}
+
+ensure_redis_server() {
+  command -v redis-server >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "redis-server is missing: installing it with apt-get"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+    return 0
+  fi
+  say "redis-server is missing. Install it (Debian/Ubuntu: sudo apt-get install -y redis-server; macOS: brew install redis), or set REDIS_URL to a Redis you run."
+  exit 1
+}
+
+build() {
+  rm -rf dist
+  npx tsc -p tsconfig.build.json
+}
+
+run_tests() {
+  npx tsc -p tsconfig.json --noEmit
+  local log status=0
+  log="$(mktemp)"
+  npx tap "$@" 2>&1 | tee "$log" || status=$?
+  # CI reads a plain closing line; tap's own summary is `# { total: N, pass: P, fail: F, ... }`.
+  local summary pass fail skip
+  summary="$(grep -E '^# \{ total: ' "$log" | tail -n 1 || true)"
+  rm -f "$log"
+  if [ -z "$summary" ]; then
+    say "tap printed no summary"
+    echo "0 passed, 1 failed"
+    return 1
+  fi
+  pass="$(sed -nE 's/.*pass: ([0-9]+).*/\1/p' <<<"$summary")"
+  fail="$(sed -nE 's/.*fail: ([0-9]+).*/\1/p' <<<"$summary")"
+  skip="$(sed -nE 's/.*skip: ([0-9]+).*/\1/p' <<<"$summary")"
+  echo "${pass:-0} passed, ${fail:-0} failed${skip:+, $skip skipped}"
+  if [ "$status" -eq 0 ] && [ "${fail:-0}" -ne 0 ]; then status=1; fi
+  return "$status"
+}
+
+install_dependencies
+case "$mode" in
+  start)
+    [ -n "${REDIS_URL:-}" ] || ensure_redis_server
+    build
+    exec node dist/cli.js up "$@"
+    ;;
+  test)
+    ensure_redis_server
+    build
+    run_tests "$@"
+    ;;
+  *)
+    say "unknown mode: $mode"
+    exit 2
+    ;;
+esac

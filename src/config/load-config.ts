@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { configFileSchema, envSchema } from './schema.js';
+
+/** A hook the receiver accepts deliveries for. */
+export interface HookConfig {
+  /** Path segment of `POST /webhooks/:hook`. */
+  readonly name: string;
+  /** Signature keys; any one verifies. The first answers `crc_token` challenges. */
+  readonly secrets: readonly string[];
+  /** Services the hook is registered on (`folder/name.Type`). */
+  readonly services: readonly string[];
+  /** Feature-service triggers used at registration. */
+  readonly changeTypes: readonly string[];
+}
+
+/** geohook's validated, frozen configuration. Nothing else reads `process.env`. */
+export interface GeohookConfig {
+  readonly port: number;
+  readonly host: string;
+  /** `undefined` means: start an embedded redis-server (`geohook up`). */
+  readonly redisUrl: string | undefined;
+  readonly prefix: string;
+  readonly requireSignature: boolean;
+  /** Lower-cased header names, in order of preference. */
+  readonly signatureHeaders: readonly string[];
+  readonly maxBodyBytes: number;
+  readonly publicUrl: string;
+  readonly logLevel: string;
+  readonly hooks: ReadonlyMap<string, HookConfig>;
+  readonly dedupRetentionSeconds: number;
+  readonly enqueueTimeoutMs: number;
+}
+
+/** Values that win over the environment (command-line flags). */
+export type ConfigOverrides = Partial<Record<keyof z.input<typeof envSchema>, string | undefined>>;
+
+function describeIssue(issue: z.core.$ZodIssue, source: string): string {
+  const path = issue.path.join('.');
+  const name = source === 'environment' ? path : `${source}${path ? ` at ${path}` : ''}`;
+  return `${name}: ${issue.message}`;
+}
+
+function readConfigFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`GEOHOOK_CONFIG: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`GEOHOOK_CONFIG: ${path} is not valid JSON (${(err as Error).message})`);
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** A Map whose mutators throw: a frozen Map still accepts `set`. */
+function frozenMap<K, V>(entries: Iterable<[K, V]>): ReadonlyMap<K, V> {
+  const map = new Map(entries);
+  const refuse = (): never => {
+    throw new TypeError('the configuration is frozen');
+  };
+  map.set = refuse;
+  map.delete = refuse;
+  map.clear = refuse;
+  return Object.freeze(map);
+}
+
+/**
+ * Reads and validates the configuration once. Throws {@link ConfigError} whose message is one line naming
+ * the variable and what it allows.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): GeohookConfig {
+  const merged: Record<string, string | undefined> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = overrides[key as keyof ConfigOverrides] ?? env[key];
+    merged[key] = value === '' ? undefined : value;
+  }
+  const parsedEnv = envSchema.safeParse(merged);
+  if (!parsedEnv.success) throw new ConfigError(describeIssue(parsedEnv.error.issues[0]!, 'environment'));
+  const vars = parsedEnv.data;
+
+  const file = vars.GEOHOOK_CONFIG === undefined ? {} : readConfigFile(vars.GEOHOOK_CONFIG);
+  const parsedFile = configFileSchema.safeParse(file);
+  if (!parsedFile.success) {
+    throw new ConfigError(describeIssue(parsedFile.error.issues[0]!, `GEOHOOK_CONFIG (${vars.GEOHOOK_CONFIG})`));
+  }
+
+  const hooks = new Map<string, HookConfig>([
+    ['default', { name: 'default', secrets: [], services: [], changeTypes: ['*'] }],
+  ]);
+  for (const hook of parsedFile.data.hooks) {
+    if (hooks.has(hook.name) && hook.name !== 'default') {
+      throw new ConfigError(`GEOHOOK_CONFIG: hook "${hook.name}" is defined twice`);
+    }
+    hooks.set(hook.name, hook);
+  }
+  if (vars.HOOK_SECRETS !== undefined) {
+    hooks.set('default', { ...hooks.get('default')!, secrets: vars.HOOK_SECRETS });
+  }
+
+  return deepFreeze({
+    port: vars.PORT,
+    host: vars.HOST,
+    redisUrl: vars.REDIS_URL,
+    prefix: vars.GEOHOOK_PREFIX,
+    requireSignature: vars.REQUIRE_SIGNATURE,
+    signatureHeaders: vars.SIGNATURE_HEADER.map((name) => name.toLowerCase()),
+    maxBodyBytes: vars.MAX_BODY_BYTES,
+    publicUrl: vars.PUBLIC_URL ?? `http://127.0.0.1:${vars.PORT}`,
+    logLevel: vars.LOG_LEVEL,
+    hooks: frozenMap([...hooks].map(([name, hook]) => [name, deepFreeze(hook)])),
+    dedupRetentionSeconds: parsedFile.data.dedupRetentionSeconds,
+    enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,
+  });
+}

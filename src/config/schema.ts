@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+const hookName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
+
+const booleanText = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'true or false' })
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const port = z.coerce
+  .number({ message: 'a port number from 0 to 65535' })
+  .int('a port number from 0 to 65535')
+  .min(0, 'a port number from 0 to 65535')
+  .max(65535, 'a port number from 0 to 65535');
+
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0),
+);
+
+const httpUrl = z
+  .string()
+  .url('an http(s) URL')
+  .refine((value) => /^https?:\/\//i.test(value), 'an http(s) URL')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+/**
+ * The environment geohook reads (CONTRACT §2). Every value arrives as text; the schema turns it into the
+ * typed value or explains, in one line, what the variable allows.
+ */
+export const envSchema = z.object({
+  /** Receiver port. @defaultValue 8080 */
+  PORT: port.default(8080),
+  /** Receiver listen address. @defaultValue '0.0.0.0' */
+  HOST: z.string().min(1, 'a host name or address').default('0.0.0.0'),
+  /** Redis for BullMQ; unset means an embedded local redis-server (only `geohook up` starts one). */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/.+/, 'a redis:// or rediss:// URL')
+    .optional(),
+  /** BullMQ key prefix. @defaultValue 'geohook' */
+  GEOHOOK_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'letters, digits, ".", "-", "_" or "{}" (at most 64 characters)')
+    .default('geohook'),
+  /** Comma-separated signature keys of the `default` hook; any one verifies. */
+  HOOK_SECRETS: commaList.optional(),
+  /** Reject unsigned deliveries. @defaultValue true */
+  REQUIRE_SIGNATURE: booleanText.default(true),
+  /** Headers that may carry the signature, first present wins. */
+  SIGNATURE_HEADER: commaList
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9-]+$/, 'header names')).min(1, 'at least one header name'))
+    .default(['x-service', 'x-esriHook-Signature']),
+  /** Largest accepted body in bytes. @defaultValue 1048576 */
+  MAX_BODY_BYTES: z.coerce
+    .number({ message: 'a whole number of bytes from 1024 to 104857600' })
+    .int('a whole number of bytes from 1024 to 104857600')
+    .min(1024, 'a whole number of bytes from 1024 to 104857600')
+    .max(104_857_600, 'a whole number of bytes from 1024 to 104857600')
+    .default(1_048_576),
+  /** Path of a JSON file with hooks and settings too rich for the environment. */
+  GEOHOOK_CONFIG: z.string().min(1, 'a file path').optional(),
+  /** Base URL the GIS server uses to reach the receiver. @defaultValue `http://127.0.0.1:$PORT` */
+  PUBLIC_URL: httpUrl.optional(),
+  /** pino level. @defaultValue 'info' */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** One hook of the `GEOHOOK_CONFIG` file. */
+export const hookFileSchema = z.object({
+  name: hookName,
+  secrets: z.array(z.string().min(1, 'non-empty keys')).default([]),
+  services: z.array(z.string()).default([]),
+  changeTypes: z.array(z.string()).default(['*']),
+});
+
+/** The `GEOHOOK_CONFIG` file. Unknown keys are refused so that a typo is not silently ignored. */
+export const configFileSchema = z
+  .object({
+    hooks: z.array(hookFileSchema).default([]),
+    /** How long an event id is remembered per hook. @defaultValue 86400 */
+    dedupRetentionSeconds: z.number().int().min(60).max(30 * 86_400).default(86_400),
+    /** How long the receiver waits for Redis to store an event before it answers 503. @defaultValue 2000 */
+    enqueueTimeoutMs: z.number().int().min(50).max(30_000).default(2000),
+  })
+  .strict();
+
+export type EnvInput = z.input<typeof envSchema>;
+export type ConfigFile = z.output<typeof configFileSchema>;

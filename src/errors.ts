@@ -1,0 +1,61 @@
+/**
+ * Every error geohook reports carries a stable `GEOHOOK_ERR_*` code. The code, its HTTP status and its
+ * meaning live in one registry so that the receiver, the CLI and the README agree.
+ */
+export const errorCodes = {
+  GEOHOOK_ERR_CONFIG: { statusCode: 500, summary: 'A configuration value is invalid; start-up stops.' },
+  GEOHOOK_ERR_BAD_SIGNATURE: { statusCode: 401, summary: 'The signature does not match any key of the hook.' },
+  GEOHOOK_ERR_MISSING_SIGNATURE: { statusCode: 401, summary: 'The hook has keys but the delivery carries no signature.' },
+  GEOHOOK_ERR_UNSIGNED_NOT_ALLOWED: {
+    statusCode: 401,
+    summary: 'The hook has no key and REQUIRE_SIGNATURE is true, so unsigned deliveries are refused.',
+  },
+  GEOHOOK_ERR_BAD_PAYLOAD: { statusCode: 400, summary: 'The signature is fine but the body does not parse in its content type.' },
+  GEOHOOK_ERR_UNKNOWN_HOOK: { statusCode: 404, summary: 'No hook of that name is configured.' },
+  GEOHOOK_ERR_BODY_TOO_LARGE: { statusCode: 413, summary: 'The body is larger than MAX_BODY_BYTES.' },
+  GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE: {
+    statusCode: 415,
+    summary: 'The content type is neither application/json nor application/x-www-form-urlencoded.',
+  },
+  GEOHOOK_ERR_MISSING_CRC_TOKEN: { statusCode: 400, summary: 'A challenge GET came without a crc_token.' },
+  GEOHOOK_ERR_NO_CRC_KEY: { statusCode: 404, summary: 'A challenge GET names a hook that has no key to answer with.' },
+  GEOHOOK_ERR_QUEUE_UNAVAILABLE: { statusCode: 503, summary: 'Redis did not store the event in time; retry later.' },
+  GEOHOOK_ERR_NOT_FOUND: { statusCode: 404, summary: 'No such route.' },
+  GEOHOOK_ERR_INTERNAL: { statusCode: 500, summary: 'An unexpected error; the event was not acknowledged.' },
+  GEOHOOK_ERR_REDIS_SERVER: { statusCode: 500, summary: 'The embedded redis-server could not be started.' },
+  GEOHOOK_ERR_SEND_FAILED: { statusCode: 500, summary: '`geohook send` could not deliver (network error or non-2xx answer).' },
+} as const satisfies Record<string, { statusCode: number; summary: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+/** Base class of every error geohook throws on purpose. `code` is stable; `message` is for people. */
+export class GeohookError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'GeohookError';
+    this.code = code;
+    this.statusCode = errorCodes[code].statusCode;
+  }
+}
+
+/** Raised while loading configuration; the message names the variable and what it allows. */
+export class ConfigError extends GeohookError {
+  constructor(message: string) {
+    super('GEOHOOK_ERR_CONFIG', message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Raised when an event could not be stored in Redis; answered 503 with `Retry-After`. */
+export class QueueUnavailableError extends GeohookError {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number, options?: { cause?: unknown }) {
+    super('GEOHOOK_ERR_QUEUE_UNAVAILABLE', message, options);
+    this.name = 'QueueUnavailableError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}

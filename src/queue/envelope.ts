@@ -1,0 +1,67 @@
+/** Which queue an event goes to. */
+export type EventFamily = 'gp' | 'feature' | 'unknown';
+
+/** Outcomes of a geoprocessing job that fire a webhook. */
+export type GpEventType = 'gp.job.succeeded' | 'gp.job.failed' | 'gp.job.canceled';
+
+/** The feature-service triggers a delivery can report (every `changeTypes` value but `*`). */
+export const featureChangeTypes = [
+  'FeaturesCreated',
+  'FeaturesUpdated',
+  'FeaturesDeleted',
+  'FeaturesEdited',
+  'AttachmentsCreated',
+  'AttachmentsUpdated',
+  'AttachmentsDeleted',
+  'LayerSchemaChanged',
+  'LayerDefinitionChanged',
+  'FeatureServiceDefinitionChanged',
+] as const;
+
+export type FeatureChangeType = (typeof featureChangeTypes)[number];
+
+/** `feature.<ChangeType>`; an event type the product adds later arrives verbatim. */
+export type FeatureEventType = `feature.${FeatureChangeType}` | `feature.${string}`;
+
+/** The service a delivery is about, as far as the payload names it. */
+export interface ServiceRef {
+  folderName?: string;
+  serviceName?: string;
+  serviceType?: string;
+}
+
+/** The job data of every geohook queue (CONTRACT §4). */
+export interface GeohookEvent {
+  /** Lowercase hex SHA-256 of the raw body. */
+  id: string;
+  /** Hook name (`default`, or one from GEOHOOK_CONFIG). */
+  hook: string;
+  /** `types[0]`. */
+  type: string;
+  /** Every event type the delivery reports, in order, without repeats. */
+  types: string[];
+  family: EventFamily;
+  /** ISO 8601 time the receiver accepted the delivery. */
+  receivedAt: string;
+  service: ServiceRef;
+  /** Media type without parameters. */
+  contentType: string;
+  /** True when a signature was checked and matched. */
+  verified: boolean;
+  /** The parsed body (form fields decoded; a field holding JSON parsed). */
+  payload: unknown;
+  /** Base64 of the exact bytes received. */
+  rawBody: string;
+}
+
+/** A geoprocessing job event. */
+export interface GpEvent extends GeohookEvent {
+  family: 'gp';
+  type: GpEventType;
+}
+
+/** A feature-service event. */
+export interface FeatureEvent extends GeohookEvent {
+  family: 'feature';
+  type: FeatureEventType;
+}

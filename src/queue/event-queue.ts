@@ -1,0 +1,137 @@
+import { once } from 'node:events';
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { QueueUnavailableError } from '../errors.js';
+import type { GeohookEvent } from './envelope.js';
+import { allQueueNames, queueNames, type QueueName } from './names.js';
+
+/** Options of {@link EventQueue}. */
+export interface EventQueueOptions {
+  /** A producer connection (see `createProducerConnection`); the EventQueue does not close it. */
+  connection: Redis;
+  /** BullMQ key prefix. @defaultValue 'geohook' */
+  prefix?: string;
+  /** How long an event id is remembered per hook. @defaultValue 86400 */
+  dedupRetentionSeconds?: number;
+  /** Longest wait for Redis to store an event before giving up. @defaultValue 2000 */
+  enqueueTimeoutMs?: number;
+  /** `Retry-After` advertised when Redis is unavailable. @defaultValue 5 */
+  retryAfterSeconds?: number;
+}
+
+/** What happened to an event handed to {@link EventQueue.enqueue}. */
+export interface EnqueueResult {
+  /** True when the same event was already accepted on the same hook within the retention window. */
+  duplicate: boolean;
+}
+
+/**
+ * Puts events on the three BullMQ queues of CONTRACT §4: job name = event type, job id = event id.
+ * Repeats of an event on the same hook within the retention window are enqueued once: BullMQ's
+ * throttle-mode deduplication keeps its key for the whole window, also after the job itself was removed.
+ */
+export class EventQueue {
+  private readonly connection: Redis;
+  private readonly prefix: string;
+  private readonly defaultJobOptions: JobsOptions;
+  private queues: ReadonlyMap<QueueName, Queue> | undefined;
+  private readonly dedupRetentionMs: number;
+  private readonly enqueueTimeoutMs: number;
+  private readonly retryAfterSeconds: number;
+
+  constructor(options: EventQueueOptions) {
+    this.connection = options.connection;
+    this.dedupRetentionMs = (options.dedupRetentionSeconds ?? 86_400) * 1000;
+    this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 2000;
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
+    this.prefix = options.prefix ?? 'geohook';
+    this.defaultJobOptions = {
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: this.dedupRetentionMs / 1000, count: 10_000 },
+      removeOnFail: false,
+    };
+    // BullMQ queries the server when a Queue is made, which a fail-fast connection refuses while it is
+    // still connecting: the queues are made once the connection is first ready.
+    if (this.connection.status === 'ready') this.createQueues();
+    else this.connection.once('ready', this.createQueues);
+  }
+
+  private readonly createQueues = (): void => {
+    const { connection, prefix, defaultJobOptions } = this;
+    this.queues ??= new Map(
+      allQueueNames.map((name) => [name, new Queue(name, { connection, prefix, skipWaitingForReady: true, defaultJobOptions })]),
+    );
+  };
+
+  /** Resolves once the queues exist (Redis answered at least once); rejects after `timeoutMs`. */
+  async ready(timeoutMs = 10_000): Promise<void> {
+    if (this.queues !== undefined) return;
+    try {
+      await once(this.connection, 'ready', { signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      throw new QueueUnavailableError(`Redis is ${this.connection.status}`, this.retryAfterSeconds, { cause: err });
+    }
+  }
+
+  /** The BullMQ queue of a family, for inspection (depth, jobs). Throws before Redis was first reached. */
+  queue(name: QueueName): Queue {
+    if (this.queues === undefined) throw new QueueUnavailableError(`Redis is ${this.connection.status}`, this.retryAfterSeconds);
+    return this.queues.get(name)!;
+  }
+
+  /**
+   * Stores `event` durably in Redis, or throws {@link QueueUnavailableError} when Redis does not answer
+   * within the enqueue timeout. Resolves only after Redis accepted the job (or recognised a repeat).
+   */
+  async enqueue(event: GeohookEvent): Promise<EnqueueResult> {
+    if (this.connection.status !== 'ready' || this.queues === undefined) {
+      throw new QueueUnavailableError(`Redis is ${this.connection.status}`, this.retryAfterSeconds);
+    }
+    return this.withTimeout(this.store(event));
+  }
+
+  private async store(event: GeohookEvent): Promise<EnqueueResult> {
+    const queue = this.queue(queueNames[event.family]);
+    const deduplicationId = `${event.hook}:${event.id}`;
+    if ((await queue.getDeduplicationJobId(deduplicationId)) !== null) return { duplicate: true };
+    await queue.add(event.type, event, {
+      jobId: event.id,
+      deduplication: { id: deduplicationId, ttl: this.dedupRetentionMs },
+    });
+    return { duplicate: false };
+  }
+
+  private async withTimeout<T>(work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new QueueUnavailableError(`Redis did not answer within ${this.enqueueTimeoutMs} ms`, this.retryAfterSeconds)),
+        this.enqueueTimeoutMs,
+      );
+      timer.unref();
+    });
+    try {
+      return await Promise.race([work, timeout]);
+    } catch (err) {
+      if (err instanceof QueueUnavailableError) throw err;
+      throw new QueueUnavailableError(`Redis refused the event: ${(err as Error).message}`, this.retryAfterSeconds, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Number of jobs waiting (or delayed) per queue. */
+  async depths(): Promise<Record<QueueName, number>> {
+    const entries = await Promise.all(
+      allQueueNames.map(async (name) => [name, await this.queue(name).getJobCountByTypes('wait', 'delayed', 'prioritized')] as const),
+    );
+    return Object.fromEntries(entries) as Record<QueueName, number>;
+  }
+
+  /** Closes the BullMQ queues (not the shared connection). */
+  async close(): Promise<void> {
+    this.connection.off('ready', this.createQueues);
+    await Promise.all([...(this.queues?.values() ?? [])].map((queue) => queue.close()));
+  }
+}

@@ -1,0 +1,12 @@
+import type { EventFamily } from './envelope.js';
+
+/** The BullMQ queue of each event family (CONTRACT §4). */
+export const queueNames = {
+  gp: 'gp-events',
+  feature: 'feature-events',
+  unknown: 'unknown-events',
+} as const satisfies Record<EventFamily, string>;
+
+export type QueueName = (typeof queueNames)[EventFamily];
+
+export const allQueueNames: readonly QueueName[] = Object.values(queueNames);

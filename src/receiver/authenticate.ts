@@ -1,0 +1,73 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { HookConfig } from '../config/load-config.js';
+import type { ErrorCode } from '../errors.js';
+import { verify } from '../signature/verify.js';
+import { formField, rawFormValue, type FormFields } from './form-fields.js';
+
+/** How the receiver treats signatures. */
+export interface SignaturePolicy {
+  /** Refuse unsigned deliveries (CONTRACT §2 `REQUIRE_SIGNATURE`). */
+  requireSignature: boolean;
+  /** Lower-cased header names that may carry the signature, first present wins. */
+  signatureHeaders: readonly string[];
+}
+
+export type AuthenticationResult =
+  | { ok: true; verified: boolean }
+  | { ok: false; code: ErrorCode; message: string };
+
+interface SignedData {
+  signature: string;
+  /** The bytes the signature may cover. */
+  data: Buffer | Buffer[];
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Where the signature is: a header over the whole body, or (ArcGIS Online form deliveries) a form field
+ * over the `payload` field's value, as its raw encoded bytes or as its decoded text.
+ */
+function findSignature(policy: SignaturePolicy, headers: IncomingHttpHeaders, rawBody: Buffer, form?: FormFields): SignedData | undefined {
+  for (const name of policy.signatureHeaders) {
+    const signature = headerValue(headers, name);
+    if (signature !== undefined && signature !== '') return { signature, data: rawBody };
+  }
+  if (form === undefined) return undefined;
+  for (const name of policy.signatureHeaders) {
+    const signature = formField(form, name);
+    const payload = formField(form, 'payload');
+    if (signature === undefined || signature === '' || payload === undefined) continue;
+    const rawPayload = rawFormValue(rawBody, 'payload');
+    const decodedPayload = Buffer.from(payload, 'utf8');
+    return { signature, data: rawPayload === undefined ? decodedPayload : [rawPayload, decodedPayload] };
+  }
+  return undefined;
+}
+
+/** Decides whether a delivery may be accepted and whether its signature was verified. */
+export function authenticate(
+  hook: HookConfig,
+  policy: SignaturePolicy,
+  headers: IncomingHttpHeaders,
+  rawBody: Buffer,
+  form?: FormFields,
+): AuthenticationResult {
+  const signed = findSignature(policy, headers, rawBody, form);
+  if (hook.secrets.length === 0) {
+    return policy.requireSignature
+      ? { ok: false, code: 'GEOHOOK_ERR_UNSIGNED_NOT_ALLOWED', message: `hook "${hook.name}" has no signature key and REQUIRE_SIGNATURE is true` }
+      : { ok: true, verified: false };
+  }
+  if (signed === undefined) {
+    return policy.requireSignature
+      ? { ok: false, code: 'GEOHOOK_ERR_MISSING_SIGNATURE', message: `no signature in ${policy.signatureHeaders.join(' or ')}` }
+      : { ok: true, verified: false };
+  }
+  return verify(hook.secrets, signed.data, signed.signature)
+    ? { ok: true, verified: true }
+    : { ok: false, code: 'GEOHOOK_ERR_BAD_SIGNATURE', message: 'the signature does not match any key of the hook' };
+}

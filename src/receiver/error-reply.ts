@@ -1,0 +1,39 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyReply } from 'fastify';
+import { GeohookError, QueueUnavailableError, type ErrorCode } from '../errors.js';
+
+/** Fastify's own client-error codes, mapped to geohook's. */
+const fastifyCodes: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'GEOHOOK_ERR_BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'GEOHOOK_ERR_BAD_PAYLOAD',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'GEOHOOK_ERR_BAD_PAYLOAD',
+  FST_ERR_CTP_INVALID_TYPE: 'GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE',
+};
+
+/** True for an error thrown while a body was parsed in its content type (bad JSON and the like). */
+export function isBodyParseError(err: FastifyError): boolean {
+  return err.statusCode === 400 && (err.code === undefined || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err.name === 'SyntaxError');
+}
+
+/** Any error as a {@link GeohookError}: ours as they are, Fastify's by code, the rest as internal. */
+export function toGeohookError(err: FastifyError | GeohookError): GeohookError {
+  if (err instanceof GeohookError) return err;
+  const mapped = err.code === undefined ? undefined : fastifyCodes[err.code];
+  if (mapped !== undefined) return new GeohookError(mapped, err.message);
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    return new GeohookError('GEOHOOK_ERR_BAD_PAYLOAD', err.message);
+  }
+  return new GeohookError('GEOHOOK_ERR_INTERNAL', 'internal error', { cause: err });
+}
+
+/** Sends Fastify's error shape `{statusCode, code, error, message}`, with `Retry-After` on a 503. */
+export function sendError(reply: FastifyReply, error: GeohookError): FastifyReply {
+  if (error instanceof QueueUnavailableError) reply.header('retry-after', String(error.retryAfterSeconds));
+  return reply.code(error.statusCode).send({
+    statusCode: error.statusCode,
+    code: error.code,
+    error: STATUS_CODES[error.statusCode] ?? 'Error',
+    message: error.message,
+  });
+}

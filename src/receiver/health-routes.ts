@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
+
+/** Options of the health and metrics routes. */
+export interface HealthRouteOptions {
+  connection: Redis;
+  registry: Registry;
+  /** Longest wait for Redis to answer PING. @defaultValue 1000 */
+  pingTimeoutMs?: number;
+  /** Further readiness conditions (start-up registration, …): a reason when not ready, else undefined. */
+  readinessChecks?: ReadonlyArray<() => string | undefined>;
+}
+
+async function pingRedis(connection: Redis, timeoutMs: number): Promise<string | undefined> {
+  if (connection.status !== 'ready') return `Redis is ${connection.status}`;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      connection.ping(),
+      new Promise((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return undefined;
+  } catch (err) {
+    return `Redis PING failed: ${(err as Error).message}`;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `GET /healthz`, `GET /readyz` and `GET /metrics` (Prometheus text format). */
+export async function healthRoutes(app: FastifyInstance, options: HealthRouteOptions): Promise<void> {
+  const pingTimeoutMs = options.pingTimeoutMs ?? 1000;
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const reason =
+      (await pingRedis(options.connection, pingTimeoutMs)) ??
+      options.readinessChecks?.map((check) => check()).find((result) => result !== undefined);
+    if (reason !== undefined) return reply.code(503).send({ status: 'not ready', reason });
+    return { status: 'ready' };
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const body = await options.registry.metrics();
+    return reply.type(options.registry.contentType).send(body);
+  });
+}

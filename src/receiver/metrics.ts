@@ -1,0 +1,59 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EventQueue } from '../queue/event-queue.js';
+
+/** How a delivery ended, as counted in `geohook_deliveries_total`. */
+export type DeliveryOutcome =
+  | 'accepted'
+  | 'duplicate'
+  | 'rejected'
+  | 'unavailable'
+  | 'error';
+
+/** The receiver's Prometheus metrics, on a registry of its own (several receivers may share a process). */
+export interface ReceiverMetrics {
+  registry: Registry;
+  deliveries: Counter<'hook' | 'outcome' | 'status'>;
+  signatureFailures: Counter<'hook' | 'reason'>;
+  enqueueSeconds: Histogram<'queue'>;
+}
+
+/** Creates the metrics; queue depth is read from Redis at scrape time. */
+export function createReceiverMetrics(eventQueue: EventQueue): ReceiverMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'geohook_' });
+  new Gauge({
+    name: 'geohook_queue_depth',
+    help: 'Jobs waiting or delayed per queue',
+    labelNames: ['queue'],
+    registers: [registry],
+    async collect() {
+      try {
+        for (const [queue, depth] of Object.entries(await eventQueue.depths())) this.set({ queue }, depth);
+      } catch {
+        // Redis is unreachable: keep the last values; /readyz reports the outage.
+      }
+    },
+  });
+  return {
+    registry,
+    deliveries: new Counter({
+      name: 'geohook_deliveries_total',
+      help: 'Deliveries by hook, outcome and HTTP status',
+      labelNames: ['hook', 'outcome', 'status'],
+      registers: [registry],
+    }),
+    signatureFailures: new Counter({
+      name: 'geohook_signature_failures_total',
+      help: 'Deliveries refused for their signature, by hook and reason',
+      labelNames: ['hook', 'reason'],
+      registers: [registry],
+    }),
+    enqueueSeconds: new Histogram({
+      name: 'geohook_enqueue_duration_seconds',
+      help: 'Time for Redis to store an event',
+      labelNames: ['queue'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+  };
+}

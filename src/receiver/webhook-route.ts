@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import formBody from '@fastify/formbody';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import rawBody from 'fastify-raw-body';
+import type { HookConfig } from '../config/load-config.js';
+import { GeohookError } from '../errors.js';
+import type { GeohookEvent } from '../queue/envelope.js';
+import type { EventQueue } from '../queue/event-queue.js';
+import { queueNames } from '../queue/names.js';
+import { sign } from '../signature/sign.js';
+import { authenticate, type SignaturePolicy } from './authenticate.js';
+import { classifyEvent } from './classify-event.js';
+import { isBodyParseError, sendError, toGeohookError } from './error-reply.js';
+import type { FormFields } from './form-fields.js';
+import type { ReceiverMetrics } from './metrics.js';
+import { classifiable, formPayload } from './parse-payload.js';
+
+/** Options of the webhook routes plugin. */
+export interface WebhookRouteOptions {
+  hooks: ReadonlyMap<string, HookConfig>;
+  policy: SignaturePolicy;
+  maxBodyBytes: number;
+  eventQueue: EventQueue;
+  metrics: ReceiverMetrics;
+}
+
+interface HookParams {
+  hook: string;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+
+function mediaType(request: FastifyRequest): string {
+  return (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+function rawBytes(request: FastifyRequest): Buffer {
+  return Buffer.isBuffer(request.rawBody) ? request.rawBody : Buffer.alloc(0);
+}
+
+/**
+ * `POST /webhooks/:hook` (verify, classify, enqueue, then 202) and the ArcGIS Online challenge
+ * `GET /webhooks/:hook?crc_token=T`. The exact bytes are kept by fastify-raw-body; forms are parsed by
+ * @fastify/formbody; the signature decides between 401 and 400 before a parse error is reported.
+ */
+export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
+  const { hooks, policy, eventQueue, metrics } = options;
+
+  await app.register(rawBody, { field: 'rawBody', encoding: false, global: false, runFirst: true });
+  await app.register(formBody, { bodyLimit: options.maxBodyBytes });
+
+  const count = (hook: string, outcome: string, status: number): void => {
+    metrics.deliveries.inc({ hook: hooks.has(hook) ? hook : '(unknown)', outcome, status });
+  };
+
+  const reject = (request: FastifyRequest<{ Params: HookParams }>, reply: FastifyReply, error: GeohookError): FastifyReply => {
+    const hook = request.params.hook;
+    const outcome = error.statusCode === 503 ? 'unavailable' : error.statusCode >= 500 ? 'error' : 'rejected';
+    if (error.statusCode === 401) metrics.signatureFailures.inc({ hook, reason: error.code });
+    if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error, hook }, 'delivery not stored');
+    else request.log.info({ hook, code: error.code }, 'delivery rejected');
+    count(hook, outcome, error.statusCode);
+    return sendError(reply, error);
+  };
+
+  const hookOf = (request: FastifyRequest<{ Params: HookParams }>): HookConfig => {
+    const hook = hooks.get(request.params.hook);
+    if (hook === undefined) throw new GeohookError('GEOHOOK_ERR_UNKNOWN_HOOK', `no hook named "${request.params.hook}"`);
+    return hook;
+  };
+
+  app.setErrorHandler<FastifyError | GeohookError, { Params: HookParams }>((err, request, reply) => {
+    const hook = hooks.get(request.params.hook);
+    if (hook !== undefined && !(err instanceof GeohookError) && isBodyParseError(err)) {
+      const auth = authenticate(hook, policy, request.headers, rawBytes(request));
+      const error = auth.ok
+        ? new GeohookError('GEOHOOK_ERR_BAD_PAYLOAD', `the body is not valid ${mediaType(request)}: ${err.message}`)
+        : new GeohookError(auth.code, auth.message);
+      return reject(request, reply, error);
+    }
+    return reject(request, reply, toGeohookError(err));
+  });
+
+  app.post<{ Params: HookParams }>(
+    '/webhooks/:hook',
+    {
+      bodyLimit: options.maxBodyBytes,
+      config: { rawBody: true },
+      // Unknown hooks are refused before their body is read.
+      onRequest: async (request) => {
+        hookOf(request);
+      },
+    },
+    async (request, reply) => {
+      const hook = hookOf(request);
+      const raw = rawBytes(request);
+      const contentType = mediaType(request);
+      const form = contentType === FORM ? (request.body as FormFields) : undefined;
+      const auth = authenticate(hook, policy, request.headers, raw, form);
+      if (!auth.ok) throw new GeohookError(auth.code, auth.message);
+
+      const payload = form === undefined ? request.body : formPayload(form, policy.signatureHeaders);
+      const { family, types, service } = classifyEvent(classifiable(payload, form !== undefined));
+      const event: GeohookEvent = {
+        id: createHash('sha256').update(raw).digest('hex'),
+        hook: hook.name,
+        type: types[0]!,
+        types,
+        family,
+        receivedAt: new Date().toISOString(),
+        service,
+        contentType,
+        verified: auth.verified,
+        payload,
+        rawBody: raw.toString('base64'),
+      };
+
+      const stopTimer = metrics.enqueueSeconds.startTimer({ queue: queueNames[family] });
+      const { duplicate } = await eventQueue.enqueue(event);
+      stopTimer();
+      request.log.info({ hook: hook.name, eventId: event.id, type: event.type, duplicate }, 'delivery accepted');
+      count(hook.name, duplicate ? 'duplicate' : 'accepted', 202);
+      return reply.code(202).send({ status: 'accepted', id: event.id, duplicate });
+    },
+  );
+
+  app.get<{ Params: HookParams; Querystring: { crc_token?: string } }>('/webhooks/:hook', async (request) => {
+    const hook = hookOf(request);
+    const token = request.query.crc_token;
+    if (typeof token !== 'string' || token === '') {
+      throw new GeohookError('GEOHOOK_ERR_MISSING_CRC_TOKEN', 'crc_token is required');
+    }
+    const key = hook.secrets[0];
+    if (key === undefined) throw new GeohookError('GEOHOOK_ERR_NO_CRC_KEY', `hook "${hook.name}" has no signature key`);
+    return { response_token: sign(key, token) };
+  });
+}

@@ -1,0 +1,64 @@
+import { resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import type { GeohookConfig } from './config/load-config.js';
+import { RedisServer } from './embedded/redis-server.js';
+import { createLoggerOptions } from './logger.js';
+import { buildReceiver } from './receiver/build-receiver.js';
+
+/** Options of {@link startServer}. */
+export interface StartServerOptions {
+  /** Where log lines go: stdout for `serve`, stderr for `up` (whose stdout carries events). @defaultValue 1 */
+  logDestination?: 1 | 2;
+  /** Data directory of the embedded redis-server. @defaultValue './.geohook/redis' */
+  embeddedRedisDir?: string;
+}
+
+/** A listening receiver and what it started. */
+export interface RunningServer {
+  app: FastifyInstance;
+  logger: Logger;
+  /** The embedded redis-server, when REDIS_URL was unset. */
+  redis: RedisServer | undefined;
+  /** Stops accepting, finishes in-flight requests, closes the queues and Redis, stops the embedded Redis. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the receiver: an embedded redis-server (AOF on) when `config.redisUrl` is unset, the receiver on
+ * `config.host:config.port`, ready once Redis answers.
+ */
+export async function startServer(config: GeohookConfig, options: StartServerOptions = {}): Promise<RunningServer> {
+  const logger = pino(
+    createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }),
+    pino.destination({ fd: options.logDestination ?? 1, sync: false }),
+  );
+  let redis: RedisServer | undefined;
+  let redisUrl = config.redisUrl;
+  if (redisUrl === undefined) {
+    redis = new RedisServer({ dir: resolve(options.embeddedRedisDir ?? '.geohook/redis'), appendOnly: true });
+    await redis.start();
+    redisUrl = redis.url;
+    logger.info({ redisUrl }, 'embedded redis-server started');
+  }
+  const app = await buildReceiver({ config: { ...config, redisUrl }, loggerInstance: logger });
+  try {
+    await app.eventQueue.ready();
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await app.close();
+    await redis?.stop();
+    throw err;
+  }
+  return {
+    app,
+    logger,
+    redis,
+    async close() {
+      await app.close();
+      await redis?.stop();
+      logger.info('geohook stopped');
+      logger.flush();
+    },
+  };
+}

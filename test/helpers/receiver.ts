@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { Test } from 'tap';
+import { loadConfig } from '../../src/config/load-config.js';
+import { buildReceiver, type ReceiverOptions } from '../../src/receiver/build-receiver.js';
+import type { RedisServer } from '../../src/embedded/redis-server.js';
+
+export const TEST_KEY = 'geohook-test-key';
+
+/** Exact bytes of a file in test/fixtures. */
+export function fixture(name: string): Buffer {
+  return readFileSync(new URL(`../fixtures/${name}`, import.meta.url));
+}
+
+/** A BullMQ prefix no other test uses. */
+export function uniquePrefix(): string {
+  return `t${randomUUID().slice(0, 8)}`;
+}
+
+export interface TestReceiver {
+  app: FastifyInstance;
+  /** `http://127.0.0.1:<port>` of the listening receiver. */
+  url: string;
+  prefix: string;
+  /** POSTs `body` to `/webhooks/<hook>` over real HTTP. */
+  post(body: Buffer | string, headers?: Record<string, string>, hook?: string): Promise<Response>;
+}
+
+/**
+ * Builds and starts a receiver on a free loopback port against `redis`, with a unique prefix and
+ * `HOOK_SECRETS=geohook-test-key` unless `env` says otherwise; closed at teardown.
+ */
+export async function startReceiver(
+  t: Test,
+  redis: RedisServer,
+  env: Record<string, string> = {},
+  options: Omit<ReceiverOptions, 'config'> = {},
+): Promise<TestReceiver> {
+  const prefix = uniquePrefix();
+  const config = loadConfig({
+    REDIS_URL: redis.url,
+    GEOHOOK_PREFIX: prefix,
+    HOOK_SECRETS: TEST_KEY,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const app = await buildReceiver({ config, ...options });
+  await app.eventQueue.ready();
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  t.teardown(() => app.close());
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  return {
+    app,
+    url,
+    prefix,
+    post: (body, headers = {}, hook = 'default') =>
+      fetch(`${url}/webhooks/${hook}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      }),
+  };
+}
