@@ -18,6 +18,16 @@ export function createLoggerOptions(settings: LoggerSettings = {}): LoggerOption
   const headers = ['authorization', 'cookie', ...(settings.signatureHeaders ?? ['x-service', 'x-esrihook-signature'])];
   return {
     level: settings.level ?? 'info',
+    serializers: {
+      // Headers are logged (content type, user agent, lengths help when a sender misbehaves); the
+      // signature and credential headers among them are redacted below.
+      req: (req: { method: string; url: string; headers: Record<string, unknown>; ip?: string }) => ({
+        method: req.method,
+        url: req.url,
+        headers: req.headers,
+        remoteAddress: req.ip,
+      }),
+    },
     redact: {
       paths: [
         ...headers.map((name) => `req.headers["${name}"]`),

@@ -31,6 +31,8 @@ export interface GeohookConfig {
   readonly hooks: ReadonlyMap<string, HookConfig>;
   readonly dedupRetentionSeconds: number;
   readonly enqueueTimeoutMs: number;
+  /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
+  readonly completedJobs: { readonly ageSeconds: number; readonly count: number };
 }
 
 /** Values that win over the environment (command-line flags). */
@@ -122,5 +124,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     hooks: frozenMap([...hooks].map(([name, hook]) => [name, deepFreeze(hook)])),
     dedupRetentionSeconds: parsedFile.data.dedupRetentionSeconds,
     enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,
+    completedJobs: parsedFile.data.completedJobs,
   });
 }

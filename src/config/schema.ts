@@ -82,7 +82,15 @@ export const configFileSchema = z
   .object({
     hooks: z.array(hookFileSchema).default([]),
     /** How long an event id is remembered per hook. @defaultValue 86400 */
-    dedupRetentionSeconds: z.number().int().min(60).max(30 * 86_400).default(86_400),
+    dedupRetentionSeconds: z.number().int().min(1).max(30 * 86_400).default(86_400),
+    /** How many completed jobs are kept, and for how long, for inspection and replay. */
+    completedJobs: z
+      .object({
+        ageSeconds: z.number().int().min(0).default(86_400),
+        count: z.number().int().min(0).default(10_000),
+      })
+      .strict()
+      .default({ ageSeconds: 86_400, count: 10_000 }),
     /** How long the receiver waits for Redis to store an event before it answers 503. @defaultValue 2000 */
     enqueueTimeoutMs: z.number().int().min(50).max(30_000).default(2000),
   })

@@ -15,6 +15,8 @@ export interface EventQueueOptions {
   dedupRetentionSeconds?: number;
   /** Longest wait for Redis to store an event before giving up. @defaultValue 2000 */
   enqueueTimeoutMs?: number;
+  /** Completed jobs kept for inspection and replay. @defaultValue `{ ageSeconds: 86400, count: 10000 }` */
+  completedJobs?: { ageSeconds: number; count: number };
   /** `Retry-After` advertised when Redis is unavailable. @defaultValue 5 */
   retryAfterSeconds?: number;
 }
@@ -29,6 +31,8 @@ export interface EnqueueResult {
  * Puts events on the three BullMQ queues of CONTRACT §4: job name = event type, job id = event id.
  * Repeats of an event on the same hook within the retention window are enqueued once: BullMQ's
  * throttle-mode deduplication keeps its key for the whole window, also after the job itself was removed.
+ * When the id is already taken by the same bytes on another hook (or by a job kept past the window),
+ * the job id becomes `<event id>-<hook>-<time>` so that no accepted event is dropped.
  */
 export class EventQueue {
   private readonly connection: Redis;
@@ -48,7 +52,10 @@ export class EventQueue {
     this.defaultJobOptions = {
       attempts: 5,
       backoff: { type: 'exponential', delay: 1000 },
-      removeOnComplete: { age: this.dedupRetentionMs / 1000, count: 10_000 },
+      removeOnComplete: {
+        age: options.completedJobs?.ageSeconds ?? 86_400,
+        count: options.completedJobs?.count ?? 10_000,
+      },
       removeOnFail: false,
     };
     // BullMQ queries the server when a Queue is made, which a fail-fast connection refuses while it is
@@ -94,9 +101,18 @@ export class EventQueue {
   private async store(event: GeohookEvent): Promise<EnqueueResult> {
     const queue = this.queue(queueNames[event.family]);
     const deduplicationId = `${event.hook}:${event.id}`;
-    if ((await queue.getDeduplicationJobId(deduplicationId)) !== null) return { duplicate: true };
+    // One round trip: has this hook seen the event within the window, and is the job id taken?
+    const [[, seen], [, taken]] = (await this.connection
+      .pipeline()
+      .exists(queue.toKey(`de:${deduplicationId}`))
+      .exists(queue.toKey(event.id))
+      .exec()) as [[Error | null, number], [Error | null, number]];
+    if (seen === 1) return { duplicate: true };
+    // The id is taken by the same bytes on another hook, or by a job kept past the window: BullMQ would
+    // silently keep the old job, so this event gets an id of its own.
+    const jobId = taken === 1 ? `${event.id}-${event.hook}-${Date.now().toString(36)}` : event.id;
     await queue.add(event.type, event, {
-      jobId: event.id,
+      jobId,
       deduplication: { id: deduplicationId, ttl: this.dedupRetentionMs },
     });
     return { duplicate: false };

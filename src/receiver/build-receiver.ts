@@ -47,6 +47,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     prefix: config.prefix,
     dedupRetentionSeconds: config.dedupRetentionSeconds,
     enqueueTimeoutMs: config.enqueueTimeoutMs,
+    completedJobs: config.completedJobs,
   });
   const metrics = createReceiverMetrics(eventQueue);
 

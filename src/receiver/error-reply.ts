@@ -2,13 +2,15 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply } from 'fastify';
 import { GeohookError, QueueUnavailableError, type ErrorCode } from '../errors.js';
 
-/** Fastify's own client-error codes, mapped to geohook's. */
-const fastifyCodes: Record<string, ErrorCode> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: 'GEOHOOK_ERR_BODY_TOO_LARGE',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'GEOHOOK_ERR_BAD_PAYLOAD',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'GEOHOOK_ERR_BAD_PAYLOAD',
-  FST_ERR_CTP_INVALID_TYPE: 'GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE',
+const UNSUPPORTED = 'send application/json or application/x-www-form-urlencoded';
+
+/** Fastify's own client-error codes, mapped to geohook's, with a message that says what is allowed. */
+const fastifyCodes: Record<string, { code: ErrorCode; message?: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'GEOHOOK_ERR_BODY_TOO_LARGE', message: 'the body is larger than MAX_BODY_BYTES' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE', message: `unsupported content type: ${UNSUPPORTED}` },
+  FST_ERR_CTP_INVALID_TYPE: { code: 'GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE', message: `unsupported content type: ${UNSUPPORTED}` },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'GEOHOOK_ERR_BAD_PAYLOAD' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'GEOHOOK_ERR_BAD_PAYLOAD' },
 };
 
 /** True for an error thrown while a body was parsed in its content type (bad JSON and the like). */
@@ -20,7 +22,7 @@ export function isBodyParseError(err: FastifyError): boolean {
 export function toGeohookError(err: FastifyError | GeohookError): GeohookError {
   if (err instanceof GeohookError) return err;
   const mapped = err.code === undefined ? undefined : fastifyCodes[err.code];
-  if (mapped !== undefined) return new GeohookError(mapped, err.message);
+  if (mapped !== undefined) return new GeohookError(mapped.code, mapped.message ?? err.message);
   if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
     return new GeohookError('GEOHOOK_ERR_BAD_PAYLOAD', err.message);
   }

@@ -46,6 +46,9 @@ function rawBytes(request: FastifyRequest): Buffer {
 export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
   const { hooks, policy, eventQueue, metrics } = options;
 
+  // Only the two content types the GIS server sends: JSON (parsed by fastify-raw-body over the exact
+  // bytes it keeps) and forms (@fastify/formbody). Anything else, text/plain included, is 415.
+  app.removeAllContentTypeParsers();
   await app.register(rawBody, { field: 'rawBody', encoding: false, global: false, runFirst: true });
   await app.register(formBody, { bodyLimit: options.maxBodyBytes });
 

@@ -63,3 +63,19 @@ export async function startReceiver(
       }),
   };
 }
+
+/** Jobs in every state across the three queues. */
+export async function countJobs(app: FastifyInstance): Promise<number> {
+  let total = 0;
+  for (const name of ['gp-events', 'feature-events', 'unknown-events'] as const) {
+    const counts = await app.eventQueue.queue(name).getJobCounts();
+    total += Object.values(counts).reduce((sum, n) => sum + n, 0);
+  }
+  return total;
+}
+
+/** Writes a GEOHOOK_CONFIG file in the test's directory and returns its path. */
+export function configFile(t: Test, content: unknown): string {
+  const dir = t.testdir({ 'geohook.json': JSON.stringify(content) });
+  return `${dir}/geohook.json`;
+}
