@@ -26,7 +26,7 @@ export function registerSend(program: Command): void {
     .action(async (url: string, file: string | undefined, options: SendOptions) => {
       const body = await readInput(file);
       const headers: Record<string, string> = { 'content-type': options.contentType };
-      if (options.key !== undefined) headers[options.header] = sign(resolveKey(options.key), body);
+      if (options.key !== undefined) headers[options.header] = sign(await resolveKey(options.key), body);
       let response: Response;
       try {
         response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(Number(options.timeout)) });

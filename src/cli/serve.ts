@@ -1,7 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import type { Command } from 'commander';
-import { loadConfig } from '../config/load-config.js';
-import { startServer, type StartServerOptions } from '../server.js';
+import type { StartServerOptions } from '../server.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
 
 /** How long a shutdown may take before the process exits anyway. */
@@ -9,6 +8,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 /** Runs the receiver until SIGTERM/SIGINT, then shuts it down gracefully. */
 export async function runReceiverUntilSignal(options: Record<string, string | undefined>, serverOptions: StartServerOptions): Promise<void> {
+  // Loaded here rather than at the top so that `--help`, `sign` and `send` start quickly.
+  const [{ loadConfig }, { startServer }] = await Promise.all([import('../config/load-config.js'), import('../server.js')]);
   const config = loadConfig(process.env, configOverrides(options));
   const server = await startServer(config, serverOptions);
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {

@@ -1,13 +1,12 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
 import { sign } from '../signature/sign.js';
 import { printLine } from './print.js';
 import { readInput } from './read-input.js';
 
 /** The key of `--key`, else the first of HOOK_SECRETS. */
-export function resolveKey(key: string | undefined): string {
-  const resolved = key ?? loadConfig().hooks.get('default')!.secrets[0];
+export async function resolveKey(key: string | undefined): Promise<string> {
+  const resolved = key ?? (await import('../config/load-config.js')).loadConfig().hooks.get('default')!.secrets[0];
   if (resolved === undefined || resolved === '') {
     throw new GeohookError('GEOHOOK_ERR_CONFIG', '--key: a signature key is required (or set HOOK_SECRETS)');
   }
@@ -22,6 +21,6 @@ export function registerSign(program: Command): void {
     .argument('[file]', 'file to sign; stdin when omitted or "-"')
     .option('-k, --key <key>', 'signature key (default: the first key of HOOK_SECRETS)')
     .action(async (file: string | undefined, options: { key?: string }) => {
-      printLine(sign(resolveKey(options.key), await readInput(file)));
+      printLine(sign(await resolveKey(options.key), await readInput(file)));
     });
 }

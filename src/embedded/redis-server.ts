@@ -52,6 +52,11 @@ export class RedisServer {
     return this.boundPort;
   }
 
+  /** Process id of the running server. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   get url(): string {
     return `redis://127.0.0.1:${this.boundPort}`;
   }

@@ -32,6 +32,22 @@ declare module 'fastify' {
   }
 }
 
+/** Logs a Redis outage once when it starts and once when it ends (ioredis reports every retry). */
+function watchConnection(connection: Redis, log: FastifyBaseLogger): void {
+  let down = false;
+  const onError = (err: Error): void => {
+    if (down) return;
+    down = true;
+    log.warn({ err }, 'Redis connection lost: deliveries are answered 503 until it is back');
+  };
+  const onReady = (): void => {
+    if (!down) return;
+    down = false;
+    log.info('Redis connection restored');
+  };
+  connection.on('error', onError).on('ready', onReady);
+}
+
 /**
  * Builds the receiver as a Fastify instance, without listening. Closing the instance finishes in-flight
  * requests, then closes the queues and the Redis connection it opened.
@@ -61,6 +77,17 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     return503OnClosing: true,
   });
   app.decorate('eventQueue', eventQueue);
+  watchConnection(connection, app.log);
+
+  // Requests still in flight when closing begins end their connection with the response, so that close
+  // does not wait for the clients' keep-alive timeouts.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
 
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, new GeohookError('GEOHOOK_ERR_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),

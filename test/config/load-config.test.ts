@@ -1,0 +1,300 @@
+import t, { type Test } from 'tap';
+import { join } from 'node:path';
+import { loadConfig, type ConfigOverrides } from '../../src/config/load-config.js';
+import { ConfigError } from '../../src/errors.js';
+
+/** The ConfigError `loadConfig(env, overrides)` throws; fails the test when it throws nothing or something else. */
+function configError(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = {}): ConfigError {
+  try {
+    loadConfig(env, overrides);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error(`loadConfig(${JSON.stringify(env)}) did not throw`);
+}
+
+/** Asserts a ConfigError with the stable code and a one-line message starting with `prefix`. */
+function assertConfigError(t: Test, err: ConfigError, prefix: string): void {
+  t.equal(err.code, 'GEOHOOK_ERR_CONFIG');
+  t.equal(err.name, 'ConfigError');
+  t.equal(err.message.startsWith(prefix), true, `${JSON.stringify(err.message)} starts with ${JSON.stringify(prefix)}`);
+  t.equal(err.message.includes('\n'), false, `${JSON.stringify(err.message)} is one line`);
+}
+
+/** Writes `content` as hooks.json in a fresh test directory and returns its path. */
+function configFile(t: Test, content: string): string {
+  return join(t.testdir({ 'hooks.json': content }), 'hooks.json');
+}
+
+t.test('defaults apply when the environment is empty', async (t) => {
+  const config = loadConfig({});
+  t.equal(config.port, 8080);
+  t.equal(config.host, '0.0.0.0');
+  t.equal(config.redisUrl, undefined);
+  t.equal(config.prefix, 'geohook');
+  t.equal(config.requireSignature, true);
+  t.strictSame(config.signatureHeaders, ['x-service', 'x-esrihook-signature']);
+  t.equal(config.maxBodyBytes, 1_048_576);
+  t.equal(config.publicUrl, 'http://127.0.0.1:8080');
+  t.equal(config.logLevel, 'info');
+  t.strictSame([...config.hooks.keys()], ['default']);
+  t.strictSame(config.hooks.get('default'), { name: 'default', secrets: [], services: [], changeTypes: ['*'] });
+  t.equal(config.dedupRetentionSeconds, 86_400);
+  t.equal(config.enqueueTimeoutMs, 2000);
+});
+
+t.test('the default public URL follows PORT', async (t) => {
+  t.equal(loadConfig({ PORT: '9123' }).publicUrl, 'http://127.0.0.1:9123');
+});
+
+t.test('HOOK_SECRETS is a comma list with spaces trimmed and empty items dropped', async (t) => {
+  const config = loadConfig({ HOOK_SECRETS: ' old-key , new-key,,  third ' });
+  t.strictSame(config.hooks.get('default')?.secrets, ['old-key', 'new-key', 'third']);
+  t.strictSame(loadConfig({ HOOK_SECRETS: 'only' }).hooks.get('default')?.secrets, ['only']);
+});
+
+t.test('REQUIRE_SIGNATURE accepts true, false, 1, 0, yes and no', async (t) => {
+  const expected: Record<string, boolean> = { true: true, false: false, 1: true, 0: false, yes: true, no: false };
+  for (const [text, value] of Object.entries(expected)) {
+    t.equal(loadConfig({ REQUIRE_SIGNATURE: text }).requireSignature, value, text);
+  }
+});
+
+t.test('REQUIRE_SIGNATURE refuses any other word', async (t) => {
+  const err = configError({ REQUIRE_SIGNATURE: 'maybe' });
+  assertConfigError(t, err, 'REQUIRE_SIGNATURE:');
+  t.equal(err.message, 'REQUIRE_SIGNATURE: true or false');
+});
+
+t.test('PORT must be a port number', async (t) => {
+  for (const port of ['abc', '70000', '-1', '80.5']) {
+    const err = configError({ PORT: port });
+    assertConfigError(t, err, 'PORT:');
+    t.equal(err.message, 'PORT: a port number from 0 to 65535', port);
+  }
+  t.equal(loadConfig({ PORT: '65535' }).port, 65535);
+  t.equal(loadConfig({ PORT: '0' }).port, 0);
+});
+
+t.test('MAX_BODY_BYTES below 1024 is refused', async (t) => {
+  const err = configError({ MAX_BODY_BYTES: '1023' });
+  assertConfigError(t, err, 'MAX_BODY_BYTES:');
+  t.equal(err.message, 'MAX_BODY_BYTES: a whole number of bytes from 1024 to 104857600');
+  t.equal(loadConfig({ MAX_BODY_BYTES: '1024' }).maxBodyBytes, 1024);
+});
+
+t.test('REDIS_URL must be a redis:// or rediss:// URL', async (t) => {
+  const err = configError({ REDIS_URL: 'http://x' });
+  assertConfigError(t, err, 'REDIS_URL:');
+  t.equal(err.message, 'REDIS_URL: a redis:// or rediss:// URL');
+  t.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl, 'redis://127.0.0.1:6379');
+  t.equal(loadConfig({ REDIS_URL: 'rediss://cache.example.com:6380/2' }).redisUrl, 'rediss://cache.example.com:6380/2');
+});
+
+t.test('PUBLIC_URL loses its trailing slash', async (t) => {
+  t.equal(loadConfig({ PUBLIC_URL: 'https://hooks.example.com/' }).publicUrl, 'https://hooks.example.com');
+  t.equal(loadConfig({ PUBLIC_URL: 'https://hooks.example.com/gis//' }).publicUrl, 'https://hooks.example.com/gis');
+  t.equal(loadConfig({ PUBLIC_URL: 'http://10.0.0.5:8080' }).publicUrl, 'http://10.0.0.5:8080');
+});
+
+t.test('PUBLIC_URL must be an http(s) URL', async (t) => {
+  for (const url of ['ftp://hooks.example.com', 'not a url']) {
+    const err = configError({ PUBLIC_URL: url });
+    assertConfigError(t, err, 'PUBLIC_URL:');
+  }
+});
+
+t.test('overrides win over the environment', async (t) => {
+  const env = { PORT: '1111', HOST: '127.0.0.1', HOOK_SECRETS: 'env-key', REQUIRE_SIGNATURE: 'true' };
+  const config = loadConfig(env, { PORT: '2222', HOOK_SECRETS: 'flag-key', REQUIRE_SIGNATURE: 'false' });
+  t.equal(config.port, 2222);
+  t.equal(config.publicUrl, 'http://127.0.0.1:2222');
+  t.strictSame(config.hooks.get('default')?.secrets, ['flag-key']);
+  t.equal(config.requireSignature, false);
+  t.equal(config.host, '127.0.0.1', 'an override left undefined falls back to the environment');
+  t.equal(loadConfig(env, { PORT: undefined }).port, 1111);
+});
+
+t.test('empty environment values count as unset', async (t) => {
+  const config = loadConfig({
+    PORT: '',
+    HOST: '',
+    REDIS_URL: '',
+    GEOHOOK_PREFIX: '',
+    HOOK_SECRETS: '',
+    REQUIRE_SIGNATURE: '',
+    SIGNATURE_HEADER: '',
+    MAX_BODY_BYTES: '',
+    GEOHOOK_CONFIG: '',
+    PUBLIC_URL: '',
+    LOG_LEVEL: '',
+  });
+  t.equal(config.port, 8080);
+  t.equal(config.host, '0.0.0.0');
+  t.equal(config.redisUrl, undefined);
+  t.equal(config.prefix, 'geohook');
+  t.strictSame(config.hooks.get('default')?.secrets, []);
+  t.equal(config.requireSignature, true);
+  t.strictSame(config.signatureHeaders, ['x-service', 'x-esrihook-signature']);
+  t.equal(config.maxBodyBytes, 1_048_576);
+  t.equal(config.publicUrl, 'http://127.0.0.1:8080');
+  t.equal(config.logLevel, 'info');
+});
+
+t.test('SIGNATURE_HEADER names are lower-cased in order', async (t) => {
+  t.strictSame(loadConfig({ SIGNATURE_HEADER: 'X-Hub-Signature, X-Service' }).signatureHeaders, [
+    'x-hub-signature',
+    'x-service',
+  ]);
+});
+
+t.test('the returned configuration is frozen', async (t) => {
+  const config = loadConfig({ HOOK_SECRETS: 'a,b' });
+  t.equal(Object.isFrozen(config), true);
+  t.throws(() => {
+    (config as unknown as { port: number }).port = 1;
+  }, TypeError);
+  t.equal(config.port, 8080);
+  t.throws(() => {
+    (config.signatureHeaders as string[]).push('x-other');
+  }, TypeError);
+  t.throws(() => {
+    (config.hooks.get('default')!.secrets as string[]).push('c');
+  }, TypeError);
+  t.throws(() => {
+    (config.hooks as Map<string, unknown>).set('extra', {});
+  }, TypeError);
+  t.throws(() => {
+    (config.hooks as Map<string, unknown>).delete('default');
+  }, TypeError);
+  t.throws(() => {
+    (config.hooks as Map<string, unknown>).clear();
+  }, TypeError);
+  t.strictSame([...config.hooks.keys()], ['default']);
+  t.strictSame(config.hooks.get('default')?.secrets, ['a', 'b']);
+});
+
+t.test('GEOHOOK_CONFIG adds the hooks of a JSON file', async (t) => {
+  const path = configFile(
+    t,
+    JSON.stringify({
+      hooks: [
+        { name: 'gis', secrets: ['k1', 'k2'], services: ['Tools/Buffer.GPServer'] },
+        { name: 'parcels', secrets: ['p1'], changeTypes: ['FeaturesCreated'] },
+      ],
+      dedupRetentionSeconds: 3600,
+      enqueueTimeoutMs: 500,
+    }),
+  );
+  const config = loadConfig({ GEOHOOK_CONFIG: path });
+  t.strictSame([...config.hooks.keys()], ['default', 'gis', 'parcels']);
+  t.strictSame(config.hooks.get('gis'), {
+    name: 'gis',
+    secrets: ['k1', 'k2'],
+    services: ['Tools/Buffer.GPServer'],
+    changeTypes: ['*'],
+  });
+  t.strictSame(config.hooks.get('parcels'), {
+    name: 'parcels',
+    secrets: ['p1'],
+    services: [],
+    changeTypes: ['FeaturesCreated'],
+  });
+  t.strictSame(config.hooks.get('default')?.secrets, []);
+  t.equal(config.dedupRetentionSeconds, 3600);
+  t.equal(config.enqueueTimeoutMs, 500);
+});
+
+t.test('a missing GEOHOOK_CONFIG file is a one-line error', async (t) => {
+  const path = join(t.testdir({}), 'absent.json');
+  const err = configError({ GEOHOOK_CONFIG: path });
+  assertConfigError(t, err, 'GEOHOOK_CONFIG');
+  t.equal(err.message, `GEOHOOK_CONFIG: cannot read ${path} (ENOENT)`);
+});
+
+t.test('a GEOHOOK_CONFIG file that is not JSON is a one-line error', async (t) => {
+  const err = configError({ GEOHOOK_CONFIG: configFile(t, '{"hooks": }') });
+  assertConfigError(t, err, 'GEOHOOK_CONFIG');
+});
+
+t.test(
+  'a multi-line GEOHOOK_CONFIG file that is not JSON is a one-line error that does not echo the file',
+  { todo: 'bug: readConfigFile in load-config.ts embeds JSON.parse\'s message, which on Node 20 quotes the file text verbatim (newlines and secrets included)' },
+  async (t) => {
+    const err = configError({ GEOHOOK_CONFIG: configFile(t, '{\n  "hooks": [\n    { "name": "gis", "secrets": ["s3cret",] }\n  ]\n}\n') });
+    assertConfigError(t, err, 'GEOHOOK_CONFIG');
+    t.equal(err.message.includes('s3cret'), false, 'the message does not quote a secret from the file');
+  },
+);
+
+t.test('an unknown key in the GEOHOOK_CONFIG file is a one-line error', async (t) => {
+  const err = configError({ GEOHOOK_CONFIG: configFile(t, JSON.stringify({ hooks: [], dedupRetention: 60 })) });
+  assertConfigError(t, err, 'GEOHOOK_CONFIG');
+  t.match(err.message, /dedupRetention/);
+});
+
+t.test(
+  'an unknown key inside a hook of the GEOHOOK_CONFIG file is a one-line error',
+  { todo: 'bug: schema.ts hookFileSchema is not .strict(), so a typo such as "secret" is silently dropped and the hook has no keys' },
+  async (t) => {
+    const path = configFile(t, JSON.stringify({ hooks: [{ name: 'gis', secret: ['k1'] }] }));
+    let thrown: unknown;
+    try {
+      loadConfig({ GEOHOOK_CONFIG: path });
+    } catch (err) {
+      thrown = err;
+    }
+    t.equal(thrown instanceof ConfigError, true, 'loadConfig throws a ConfigError');
+    if (thrown instanceof ConfigError) assertConfigError(t, thrown, 'GEOHOOK_CONFIG');
+  },
+);
+
+t.test('a hook name defined twice is refused', async (t) => {
+  const path = configFile(t, JSON.stringify({ hooks: [{ name: 'gis', secrets: ['a'] }, { name: 'gis', secrets: ['b'] }] }));
+  const err = configError({ GEOHOOK_CONFIG: path });
+  assertConfigError(t, err, 'GEOHOOK_CONFIG');
+  t.equal(err.message, 'GEOHOOK_CONFIG: hook "gis" is defined twice');
+});
+
+t.test(
+  'the default hook defined twice in the file is refused',
+  { todo: 'bug: loadConfig in load-config.ts exempts "default" from the duplicate check, so the second entry silently replaces the first' },
+  async (t) => {
+    const path = configFile(
+      t,
+      JSON.stringify({ hooks: [{ name: 'default', secrets: ['a'] }, { name: 'default', secrets: ['b'] }] }),
+    );
+    let thrown: unknown;
+    try {
+      loadConfig({ GEOHOOK_CONFIG: path });
+    } catch (err) {
+      thrown = err;
+    }
+    t.equal(thrown instanceof ConfigError, true, 'loadConfig throws a ConfigError');
+    if (thrown instanceof ConfigError) {
+      assertConfigError(t, thrown, 'GEOHOOK_CONFIG');
+      t.equal(thrown.message, 'GEOHOOK_CONFIG: hook "default" is defined twice');
+    }
+  },
+);
+
+t.test('the file may define the default hook once', async (t) => {
+  const path = configFile(t, JSON.stringify({ hooks: [{ name: 'default', secrets: ['file-key'], services: ['Tools/Buffer.GPServer'] }] }));
+  t.strictSame(loadConfig({ GEOHOOK_CONFIG: path }).hooks.get('default'), {
+    name: 'default',
+    secrets: ['file-key'],
+    services: ['Tools/Buffer.GPServer'],
+    changeTypes: ['*'],
+  });
+});
+
+t.test('HOOK_SECRETS wins over the secrets of a default hook in the file', async (t) => {
+  const path = configFile(t, JSON.stringify({ hooks: [{ name: 'default', secrets: ['file-key'], services: ['Tools/Buffer.GPServer'] }] }));
+  t.strictSame(loadConfig({ GEOHOOK_CONFIG: path, HOOK_SECRETS: 'env-key' }).hooks.get('default'), {
+    name: 'default',
+    secrets: ['env-key'],
+    services: ['Tools/Buffer.GPServer'],
+    changeTypes: ['*'],
+  });
+});

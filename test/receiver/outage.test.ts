@@ -1,0 +1,75 @@
+import t from 'tap';
+import { sign } from '../../src/signature/sign.js';
+import { startRedis } from '../helpers/redis.js';
+import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
+
+t.test('while Redis is down a delivery gets 503 with Retry-After within 2 s, and is stored once Redis is back', async (t) => {
+  const redis = await startRedis(t);
+  const receiver = await startReceiver(t, redis);
+  const before = Buffer.from('{"n":"before"}');
+  t.equal((await receiver.post(before, { 'x-service': sign(TEST_KEY, before) })).status, 202);
+
+  await redis.stop();
+  const during = Buffer.from('{"n":"during"}');
+  const started = Date.now();
+  const refused = await receiver.post(during, { 'x-service': sign(TEST_KEY, during) });
+  const elapsedMs = Date.now() - started;
+  t.equal(refused.status, 503);
+  t.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After is set');
+  t.match(await refused.json(), { statusCode: 503, code: 'GEOHOOK_ERR_QUEUE_UNAVAILABLE' });
+  t.ok(elapsedMs < 2000, `answered in ${elapsedMs} ms`);
+
+  const notReady = await fetch(`${receiver.url}/readyz`);
+  t.equal(notReady.status, 503, '/readyz reports the outage');
+  t.equal((await fetch(`${receiver.url}/healthz`)).status, 200, '/healthz still answers');
+
+  await redis.start();
+  let status = 0;
+  for (let attempt = 0; attempt < 100 && status !== 202; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    status = (await receiver.post(during, { 'x-service': sign(TEST_KEY, during) })).status;
+  }
+  t.equal(status, 202, 'the retried delivery is accepted after Redis came back');
+  t.equal((await fetch(`${receiver.url}/readyz`)).status, 200);
+  const jobs = await receiver.app.eventQueue.queue('unknown-events').getJobs(['wait']);
+  t.same(jobs.map((job) => job.data.payload), [{ n: 'during' }], 'the retried event is stored (the restarted Redis kept nothing)');
+});
+
+t.test('a receiver started while Redis is down answers 503 until Redis comes up', async (t) => {
+  const redis = await startRedis(t);
+  await redis.stop();
+  const { loadConfig } = await import('../../src/config/load-config.js');
+  const { buildReceiver } = await import('../../src/receiver/build-receiver.js');
+  const app = await buildReceiver({
+    config: loadConfig({ REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, LOG_LEVEL: 'silent', GEOHOOK_PREFIX: 'down' }),
+  });
+  t.teardown(() => app.close());
+  const body = '{"n":"early"}';
+  const early = await app.inject({ method: 'POST', url: '/webhooks/default', headers: { 'content-type': 'application/json', 'x-service': sign(TEST_KEY, body) }, body });
+  t.equal(early.statusCode, 503);
+  await redis.start();
+  await app.eventQueue.ready();
+  const late = await app.inject({ method: 'POST', url: '/webhooks/default', headers: { 'content-type': 'application/json', 'x-service': sign(TEST_KEY, body) }, body });
+  t.equal(late.statusCode, 202);
+});
+
+t.test('when Redis stalls the delivery gets 503 after the enqueue timeout instead of hanging', async (t) => {
+  const redis = await startRedis(t);
+  const { configFile } = await import('../helpers/receiver.js');
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { enqueueTimeoutMs: 300 }) });
+  const body = Buffer.from('{"n":"stalled"}');
+  process.kill(redis.pid!, 'SIGSTOP');
+  t.teardown(() => {
+    process.kill(redis.pid!, 'SIGCONT');
+  });
+  const started = Date.now();
+  const response = await receiver.post(body, { 'x-service': sign(TEST_KEY, body) });
+  const elapsedMs = Date.now() - started;
+  process.kill(redis.pid!, 'SIGCONT');
+  t.equal(response.status, 503);
+  t.match(await response.json(), { code: 'GEOHOOK_ERR_QUEUE_UNAVAILABLE' });
+  t.ok(elapsedMs >= 300 && elapsedMs < 2000, `answered after ${elapsedMs} ms`);
+  const retried = await receiver.post(body, { 'x-service': sign(TEST_KEY, body) });
+  t.equal(retried.status, 202, 'the sender retry is acknowledged');
+  t.equal((await receiver.app.eventQueue.queue('unknown-events').getJobs(['wait'])).length, 1, 'stored once');
+});
