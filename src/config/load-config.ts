@@ -54,7 +54,9 @@ function readConfigFile(path: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`GEOHOOK_CONFIG: ${path} is not valid JSON (${(err as Error).message})`);
+    // The parser's message may quote the file, secrets included: only the position is reported.
+    const position = /position (\d+)/.exec((err as Error).message)?.[1];
+    throw new ConfigError(`GEOHOOK_CONFIG: ${path} is not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
   }
 }
 
@@ -85,7 +87,7 @@ function frozenMap<K, V>(entries: Iterable<[K, V]>): ReadonlyMap<K, V> {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): GeohookConfig {
   const merged: Record<string, string | undefined> = {};
   for (const key of Object.keys(envSchema.shape)) {
-    const value = overrides[key as keyof ConfigOverrides] ?? env[key];
+    const value = (overrides[key as keyof ConfigOverrides] ?? env[key])?.trim();
     merged[key] = value === '' ? undefined : value;
   }
   const parsedEnv = envSchema.safeParse(merged);
@@ -101,10 +103,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   const hooks = new Map<string, HookConfig>([
     ['default', { name: 'default', secrets: [], services: [], changeTypes: ['*'] }],
   ]);
+  const namesInFile = new Set<string>();
   for (const hook of parsedFile.data.hooks) {
-    if (hooks.has(hook.name) && hook.name !== 'default') {
-      throw new ConfigError(`GEOHOOK_CONFIG: hook "${hook.name}" is defined twice`);
-    }
+    if (namesInFile.has(hook.name)) throw new ConfigError(`GEOHOOK_CONFIG: hook "${hook.name}" is defined twice`);
+    namesInFile.add(hook.name);
     hooks.set(hook.name, hook);
   }
   if (vars.HOOK_SECRETS !== undefined) {

@@ -8,11 +8,15 @@ const booleanText = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'true or false' })
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const port = z.coerce
-  .number({ message: 'a port number from 0 to 65535' })
-  .int('a port number from 0 to 65535')
-  .min(0, 'a port number from 0 to 65535')
-  .max(65535, 'a port number from 0 to 65535');
+/** A whole decimal number within bounds; `what` says what is allowed. */
+const wholeNumber = (min: number, max: number, what: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, what)
+    .transform(Number)
+    .pipe(z.number().min(min, what).max(max, what));
+
+const port = wholeNumber(0, 65535, 'a port number from 0 to 65535');
 
 const commaList = z.string().transform((value) =>
   value
@@ -55,12 +59,7 @@ export const envSchema = z.object({
     .pipe(z.array(z.string().regex(/^[A-Za-z0-9-]+$/, 'header names')).min(1, 'at least one header name'))
     .default(['x-service', 'x-esriHook-Signature']),
   /** Largest accepted body in bytes. @defaultValue 1048576 */
-  MAX_BODY_BYTES: z.coerce
-    .number({ message: 'a whole number of bytes from 1024 to 104857600' })
-    .int('a whole number of bytes from 1024 to 104857600')
-    .min(1024, 'a whole number of bytes from 1024 to 104857600')
-    .max(104_857_600, 'a whole number of bytes from 1024 to 104857600')
-    .default(1_048_576),
+  MAX_BODY_BYTES: wholeNumber(1024, 104_857_600, 'a whole number of bytes from 1024 to 104857600').default(1_048_576),
   /** Path of a JSON file with hooks and settings too rich for the environment. */
   GEOHOOK_CONFIG: z.string().min(1, 'a file path').optional(),
   /** Base URL the GIS server uses to reach the receiver. @defaultValue `http://127.0.0.1:$PORT` */
@@ -70,12 +69,14 @@ export const envSchema = z.object({
 });
 
 /** One hook of the `GEOHOOK_CONFIG` file. */
-export const hookFileSchema = z.object({
-  name: hookName,
-  secrets: z.array(z.string().min(1, 'non-empty keys')).default([]),
-  services: z.array(z.string()).default([]),
-  changeTypes: z.array(z.string()).default(['*']),
-});
+export const hookFileSchema = z
+  .object({
+    name: hookName,
+    secrets: z.array(z.string().min(1, 'non-empty keys')).default([]),
+    services: z.array(z.string()).default([]),
+    changeTypes: z.array(z.string()).default(['*']),
+  })
+  .strict();
 
 /** The `GEOHOOK_CONFIG` file. Unknown keys are refused so that a typo is not silently ignored. */
 export const configFileSchema = z

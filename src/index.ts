@@ -1,0 +1,23 @@
+/** geohook's public API. */
+export { buildReceiver, type ReceiverOptions } from './receiver/build-receiver.js';
+export { classifyEvent, type Classification } from './receiver/classify-event.js';
+export { loadConfig, type GeohookConfig, type HookConfig, type ConfigOverrides } from './config/load-config.js';
+export { EventQueue, type EventQueueOptions, type EnqueueResult } from './queue/event-queue.js';
+export { createProducerConnection } from './queue/connection.js';
+export { queueNames, allQueueNames, type QueueName } from './queue/names.js';
+export {
+  featureChangeTypes,
+  type GeohookEvent,
+  type GpEvent,
+  type FeatureEvent,
+  type EventFamily,
+  type GpEventType,
+  type FeatureEventType,
+  type FeatureChangeType,
+  type ServiceRef,
+} from './queue/envelope.js';
+export { sign, computeDigest } from './signature/sign.js';
+export { verify } from './signature/verify.js';
+export { errorCodes, GeohookError, ConfigError, QueueUnavailableError, type ErrorCode } from './errors.js';
+export { createLoggerOptions, type LoggerSettings } from './logger.js';
+export { RedisServer, type RedisServerOptions } from './embedded/redis-server.js';

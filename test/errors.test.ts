@@ -1,0 +1,22 @@
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { errorCodes, GeohookError, QueueUnavailableError } from '../src/errors.js';
+
+t.test('the README error table lists every code with its status and meaning', async (t) => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const documented = [...readme.matchAll(/^\| `(GEOHOOK_ERR_[A-Z_]+)` \| (\d+) \| (.+) \|$/gm)].map((m) => [m[1], Number(m[2]), m[3]]);
+  t.same(
+    documented,
+    Object.entries(errorCodes).map(([code, { statusCode, summary }]) => [code, statusCode, summary]),
+  );
+});
+
+t.test('an error carries its code and the status of the registry', async (t) => {
+  const err = new GeohookError('GEOHOOK_ERR_UNKNOWN_HOOK', 'no hook');
+  t.equal(err.code, 'GEOHOOK_ERR_UNKNOWN_HOOK');
+  t.equal(err.statusCode, 404);
+  t.ok(err instanceof Error);
+  const unavailable = new QueueUnavailableError('down', 7);
+  t.equal(unavailable.statusCode, 503);
+  t.equal(unavailable.retryAfterSeconds, 7);
+});
