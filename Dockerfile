@@ -3,7 +3,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
-RUN npm ci --no-audit --no-fund
+# `npm install` is the fallback when a registry mirror lacks another platform's optional packages.
+RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json
 
@@ -12,7 +13,7 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN (npm ci --omit=dev --no-audit --no-fund || npm install --omit=dev --no-audit --no-fund) && npm cache clean --force
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 8080

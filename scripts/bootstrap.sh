@@ -12,7 +12,15 @@ say() { printf 'geohook: %s\n' "$*" >&2; }
 install_dependencies() {
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     say "installing dependencies (npm ci)"
-    npm ci --no-audit --no-fund --loglevel=error
+    local log
+    log="$(mktemp)"
+    if ! npm ci --no-audit --no-fund --loglevel=error 2>"$log"; then
+      # A registry mirror that lacks some other platform's optional packages (msgpackr-extract's) makes
+      # the lock file look incomplete to `npm ci`; `npm install` honours the same pinned versions.
+      say "npm ci refused the lock file ($(grep -m1 -E 'Missing|error' "$log" | sed 's/^npm error //')); using npm install"
+      npm install --no-audit --no-fund --loglevel=error
+    fi
+    rm -f "$log"
   fi
 }
 

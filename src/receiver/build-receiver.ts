@@ -78,6 +78,13 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   });
   app.decorate('eventQueue', eventQueue);
   watchConnection(connection, app.log);
+  if (config.requireSignature) {
+    for (const hook of config.hooks.values()) {
+      if (hook.secrets.length === 0) {
+        app.log.warn({ hook: hook.name }, 'hook has no signature key: its deliveries are refused (set HOOK_SECRETS, or REQUIRE_SIGNATURE=false)');
+      }
+    }
+  }
 
   // Requests still in flight when closing begins end their connection with the response, so that close
   // does not wait for the clients' keep-alive timeouts.
