@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
+import { registerEmulator } from './cli/emulator.js';
 import { printError } from './cli/print.js';
 import { registerSend } from './cli/send.js';
 import { registerServe } from './cli/serve.js';
@@ -15,6 +16,7 @@ const program = new Command('geohook')
   .version(version);
 registerUp(program);
 registerServe(program);
+registerEmulator(program);
 registerSign(program);
 registerSend(program);
 

@@ -1,0 +1,84 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { ConfigError } from '../errors.js';
+import { AdminError } from './admin-error.js';
+import type { Clock } from './clock.js';
+
+/** What a user may do: administrators manage webhooks and placement; organisation administrators also settings. */
+export type Role = 'administrator' | 'orgadmin' | 'none';
+
+export interface EmulatorUser {
+  username: string;
+  password: string;
+  role: Role;
+}
+
+/** The built-in users (CONTRACT §5). */
+export const defaultUsers: readonly EmulatorUser[] = [
+  { username: 'admin', password: 'admin.pass', role: 'administrator' },
+  { username: 'orgadmin', password: 'orgadmin.pass', role: 'orgadmin' },
+  { username: 'viewer', password: 'viewer.pass', role: 'none' },
+];
+
+/** Parses `EMULATOR_USERS=user:password:role,…`. */
+export function parseUsers(text: string): EmulatorUser[] {
+  return text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [username, password, role] = entry.split(':');
+      if (!username || !password || (role !== 'administrator' && role !== 'orgadmin' && role !== 'none')) {
+        throw new ConfigError(`EMULATOR_USERS: "${entry}" is not user:password:role with role administrator, orgadmin or none`);
+      }
+      return { username, password, role };
+    });
+}
+
+const sameText = (a: string, b: string): boolean => {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+};
+
+/** Issues and checks tokens, with expiry on the emulator clock. */
+export class TokenStore {
+  private readonly users: readonly EmulatorUser[];
+  private readonly clock: Clock;
+  private readonly tokens = new Map<string, { user: EmulatorUser; expires: number }>();
+
+  constructor(users: readonly EmulatorUser[], clock: Clock) {
+    this.users = users;
+    this.clock = clock;
+  }
+
+  /** `generateToken`: a token valid for `expirationMinutes`, or undefined for wrong credentials. */
+  generate(username: string, password: string, expirationMinutes: number): { token: string; expires: number } | undefined {
+    const user = this.users.find((candidate) => candidate.username === username);
+    if (user === undefined || !sameText(user.password, password)) return undefined;
+    const token = randomBytes(24).toString('base64url');
+    const expires = this.clock.now() + expirationMinutes * 60_000;
+    this.tokens.set(token, { user, expires });
+    return { token, expires };
+  }
+
+  /** The user behind `token`, or a 499 (missing) / 498 (invalid or expired) admin error. */
+  authenticate(token: string | undefined): EmulatorUser {
+    if (token === undefined || token === '') {
+      throw new AdminError(499, "Unauthorized access. Token not found. You can generate a token using the 'generateToken' operation.");
+    }
+    const entry = this.tokens.get(token);
+    if (entry === undefined) throw new AdminError(498, 'Invalid token.');
+    if (entry.expires <= this.clock.now()) {
+      this.tokens.delete(token);
+      throw new AdminError(498, 'Invalid token.', 'Token has expired.');
+    }
+    return entry.user;
+  }
+}
+
+/** 403 unless `user` has one of `roles`. */
+export function requireRole(user: EmulatorUser, roles: readonly Role[], operation: string): void {
+  if (!roles.includes(user.role)) {
+    throw new AdminError(403, `User '${user.username}' is not authorized to perform '${operation}'. Required role: ${roles.join(' or ')}.`);
+  }
+}

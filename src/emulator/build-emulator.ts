@@ -1,0 +1,96 @@
+import formBody from '@fastify/formbody';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { createLoggerOptions } from '../logger.js';
+import { AdminError } from './admin-error.js';
+import { defaultUsers, TokenStore, type EmulatorUser } from './auth.js';
+import { defaultCatalog } from './catalog.js';
+import { EmulatorClock } from './clock.js';
+import type { EmulatorContext } from './context.js';
+import { DeliveryEngine } from './delivery/delivery-engine.js';
+import { sendAdmin } from './respond.js';
+import { controlRoutes } from './routes/control.js';
+import { placementRoutes } from './routes/placement.js';
+import { serviceRoutes } from './routes/services.js';
+import { settingsRoutes } from './routes/settings.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { EmulatorStore } from './store.js';
+import type { CatalogService } from './types.js';
+
+/** Options of {@link buildEmulator}. */
+export interface EmulatorOptions {
+  /** Services it serves. @defaultValue the catalogue of CONTRACT §5 */
+  catalog?: readonly CatalogService[];
+  /** Users and roles. @defaultValue admin, orgadmin and viewer (CONTRACT §5) */
+  users?: readonly EmulatorUser[];
+  /** The emulator's clock (deactivation days, token expiry). @defaultValue real time */
+  clock?: EmulatorClock;
+  /** Base URL the emulator is reached at, for `statusURL` and `changesUrl` in payloads. @defaultValue 'http://127.0.0.1:7080' */
+  publicUrl?: string;
+  /** Turns the settings' seconds into milliseconds; tests shrink time with it. @defaultValue `s => s * 1000` */
+  secondsToMs?: (seconds: number) => number;
+  /** pino options' level for the emulator's own logs. @defaultValue 'info' */
+  logLevel?: string;
+  /** A logger to use instead. */
+  loggerInstance?: FastifyBaseLogger;
+}
+
+/** Any error of an admin route as the admin API's error body (HTTP 200, never a stack). */
+function toAdminError(err: FastifyError | AdminError): AdminError {
+  if (err instanceof AdminError) return err;
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AdminError(400, 'The request body is too large.');
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new AdminError(400, 'Unsupported content type: send application/x-www-form-urlencoded.');
+  if (err.statusCode !== undefined && err.statusCode < 500) return new AdminError(400, `Invalid request: ${err.message}`);
+  return new AdminError(500, 'Internal error.');
+}
+
+/**
+ * Builds the admin-API emulator (CONTRACT §5) as a Fastify instance, without listening: the admin API under
+ * `/arcgis/admin`, tokens at `/arcgis/sharing/rest/generateToken`, and the control endpoints under `/emulator`.
+ */
+export async function buildEmulator(options: EmulatorOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(options.loggerInstance === undefined ? { logger: createLoggerOptions({ level: options.logLevel ?? 'info' }) } : { loggerInstance: options.loggerInstance }),
+    bodyLimit: 1_048_576,
+  });
+  const clock = options.clock ?? new EmulatorClock();
+  const store = new EmulatorStore(options.catalog ?? defaultCatalog);
+  const engine = new DeliveryEngine({
+    clock,
+    getSettings: () => store.settings,
+    onDeactivate: (webhookId) => {
+      const hook = store.webhooks.get(webhookId);
+      if (hook !== undefined) hook.active = false;
+    },
+    restBaseUrl: `${options.publicUrl ?? 'http://127.0.0.1:7080'}/arcgis/rest/services`,
+    logger: app.log,
+    ...(options.secondsToMs === undefined ? {} : { secondsToMs: options.secondsToMs }),
+  });
+  const context: EmulatorContext = { store, tokens: new TokenStore(options.users ?? defaultUsers, clock), clock, engine };
+
+  app.setErrorHandler<FastifyError | AdminError>((err, request, reply) => {
+    const error = toAdminError(err);
+    if (error.code === 500) request.log.error({ err }, 'emulator request failed');
+    if (request.url.startsWith('/emulator/')) return reply.code(error.code >= 498 ? 401 : error.code).send(error.toJSON());
+    return sendAdmin(request, reply, error.toJSON());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const error = new AdminError(404, `No resource or operation at ${request.method} ${request.url.split('?')[0]}.`);
+    return request.url.startsWith('/arcgis/') ? sendAdmin(request, reply, error.toJSON()) : reply.code(404).send(error.toJSON());
+  });
+
+  await app.register(formBody);
+  await app.register(tokenRoutes, context);
+  await app.register(
+    async (admin) => {
+      await admin.register(webhookRoutes, context);
+      await admin.register(settingsRoutes, context);
+      await admin.register(serviceRoutes, context);
+      await admin.register(placementRoutes, context);
+    },
+    { prefix: '/arcgis/admin' },
+  );
+  await app.register(controlRoutes, { ...context, clock });
+  app.addHook('onClose', async () => engine.close());
+  return app;
+}

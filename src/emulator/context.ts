@@ -1,0 +1,48 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { requireRole, type EmulatorUser, type Role, type TokenStore } from './auth.js';
+import type { Clock } from './clock.js';
+import type { DeliveryEngine } from './delivery/delivery-engine.js';
+import { Params } from './params.js';
+import type { EmulatorStore } from './store.js';
+
+/** What every emulator route works with. */
+export interface EmulatorContext {
+  store: EmulatorStore;
+  tokens: TokenStore;
+  clock: Clock;
+  engine: DeliveryEngine;
+}
+
+/** Roles of the admin operations (spec "Authentication"): organisation administrators may do everything. */
+export const ADMIN: readonly Role[] = ['administrator', 'orgadmin'];
+export const ORG_ADMIN: readonly Role[] = ['orgadmin'];
+
+/** Authenticates the request's token and checks the role; returns the user and the parameters. */
+export function authorize(context: EmulatorContext, request: FastifyRequest, roles: readonly Role[], operation: string): { user: EmulatorUser; params: Params } {
+  const params = Params.of(request);
+  const user = context.tokens.authenticate(params.string('token'));
+  requireRole(user, roles, operation);
+  return { user, params };
+}
+
+/** Route parameters of a service-addressed path: `services/<name>.<type>` or `services/<folder>/<name>.<type>`. */
+export interface ServiceParams {
+  folder?: string;
+  service: string;
+}
+
+/**
+ * Registers `handler` at both spellings of a service-addressed path, `<prefix>/:service<tail>` and
+ * `<prefix>/:folder/:service<tail>`.
+ */
+export function serviceRoute<P extends ServiceParams>(
+  app: FastifyInstance,
+  method: HTTPMethods | HTTPMethods[],
+  tail: string,
+  handler: (request: FastifyRequest<{ Params: P }>, reply: FastifyReply) => Promise<unknown>,
+  prefix = '/services',
+): void {
+  for (const url of [`${prefix}/:service${tail}`, `${prefix}/:folder/:service${tail}`]) {
+    app.route<{ Params: P }>({ method, url, handler });
+  }
+}

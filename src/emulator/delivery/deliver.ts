@@ -1,0 +1,110 @@
+import { setTimeout as sleepMs } from 'node:timers/promises';
+import type { DeliveryAttempt, DeliveryRecord, WebhookSettings } from '../types.js';
+import type { BuiltPayload } from './build-payload.js';
+
+/** The settings one delivery follows. */
+export type RetrySettings = Pick<
+  WebhookSettings,
+  'notificationAttempts' | 'notificationTimeOutInSeconds' | 'notificationElapsedTimeInSeconds'
+>;
+
+/** Injectable time and transport of {@link deliver}, so tests run in milliseconds. */
+export interface DeliverOptions {
+  /** @defaultValue `globalThis.fetch` */
+  fetch?: typeof fetch;
+  /**
+   * Turns the settings' seconds into the milliseconds actually waited.
+   * @defaultValue `(seconds) => seconds * 1000`
+   */
+  secondsToMs?: (seconds: number) => number;
+  /**
+   * Waits between attempts; must reject when `signal` aborts.
+   * @defaultValue `setTimeout` of `node:timers/promises`
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * Timestamps of the attempts (the emulator clock).
+   * @defaultValue `Date.now`
+   */
+  now?: () => number;
+  /** Aborts the whole delivery: the attempt in flight and any wait. @defaultValue never */
+  signal?: AbortSignal;
+}
+
+const defaultSleep = (ms: number, signal: AbortSignal): Promise<void> => sleepMs(ms, undefined, { signal });
+
+/** A short, fixed description of why an attempt got no answer. */
+function describeError(err: unknown, timeoutSeconds: number, aborted: boolean): string {
+  if (aborted) return 'aborted: the emulator is closing';
+  if (err instanceof Error && err.name === 'TimeoutError') return `timeout: no answer within ${timeoutSeconds} s`;
+  const cause = err instanceof Error ? err.cause : undefined;
+  if (cause instanceof Error) return `network error: ${'code' in cause ? String(cause.code) : cause.message}`;
+  return `network error: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/** One POST, at most `timeoutMs` long; pushes the attempt onto the record and tells whether it got a 2xx. */
+async function attempt(
+  record: DeliveryRecord,
+  payload: BuiltPayload,
+  settings: RetrySettings,
+  options: Required<Omit<DeliverOptions, 'signal'>> & { signal: AbortSignal },
+): Promise<boolean> {
+  const current: DeliveryAttempt = { at: options.now() };
+  record.attempts.push(current);
+  const headers: Record<string, string> = { 'content-type': payload.contentType, 'user-agent': 'geohook-emulator' };
+  if (payload.signature !== undefined) headers['x-service'] = payload.signature;
+  const timeout = AbortSignal.timeout(options.secondsToMs(settings.notificationTimeOutInSeconds));
+  try {
+    const response = await options.fetch(record.hookUrl, {
+      method: 'POST',
+      headers,
+      body: payload.body,
+      redirect: 'manual',
+      signal: AbortSignal.any([timeout, options.signal]),
+    });
+    current.statusCode = response.status;
+    await response.body?.cancel().catch(() => undefined);
+    return response.status >= 200 && response.status < 300;
+  } catch (err) {
+    current.error = describeError(err, settings.notificationTimeOutInSeconds, options.signal.aborted);
+    return false;
+  }
+}
+
+/**
+ * Delivers `payload` to `record.hookUrl`: up to `notificationAttempts` POSTs, each given
+ * `notificationTimeOutInSeconds` to answer 2xx, `notificationElapsedTimeInSeconds` apart after a failed
+ * one. A non-2xx answer, a timeout and a network error are all failed attempts. Every attempt is pushed
+ * onto `record.attempts` as it starts; `record.outcome` ends `delivered` or `failed`. Never rejects.
+ */
+export async function deliver(
+  record: DeliveryRecord,
+  payload: BuiltPayload,
+  settings: RetrySettings,
+  options: DeliverOptions = {},
+): Promise<DeliveryRecord> {
+  const resolved = {
+    fetch: options.fetch ?? globalThis.fetch,
+    secondsToMs: options.secondsToMs ?? ((seconds: number) => seconds * 1000),
+    sleep: options.sleep ?? defaultSleep,
+    now: options.now ?? Date.now,
+    signal: options.signal ?? new AbortController().signal,
+  };
+  const attempts = Math.max(1, Math.floor(settings.notificationAttempts));
+  for (let n = 1; n <= attempts; n += 1) {
+    if (n > 1) {
+      try {
+        await resolved.sleep(resolved.secondsToMs(settings.notificationElapsedTimeInSeconds), resolved.signal);
+      } catch {
+        break; // aborted while waiting
+      }
+    }
+    if (await attempt(record, payload, settings, resolved)) {
+      record.outcome = 'delivered';
+      return record;
+    }
+    if (resolved.signal.aborted) break;
+  }
+  record.outcome = 'failed';
+  return record;
+}

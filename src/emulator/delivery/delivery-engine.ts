@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { utcDay, type Clock } from '../clock.js';
+import type { DeliveryRecord, EmulatorEvent, Webhook, WebhookSettings } from '../types.js';
+import { buildPayload } from './build-payload.js';
+import { FailureLog, shouldDeactivate } from './deactivation-policy.js';
+import { deliver, type DeliverOptions, type RetrySettings } from './deliver.js';
+import { DeliveryLog, type DeliveryLogOptions, type NotificationStatus } from './delivery-log.js';
+
+export { matchesChangeType } from './match-change-type.js';
+export type { NotificationStatus } from './delivery-log.js';
+
+/** The part of a pino logger the engine uses. */
+export interface DeliveryLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Options of {@link DeliveryEngine}. */
+export interface DeliveryEngineOptions extends DeliveryLogOptions, Pick<DeliverOptions, 'fetch' | 'secondsToMs' | 'sleep'> {
+  /** The emulator clock: event times, attempt times and the UTC day failures count on. */
+  clock: Clock;
+  /** The current organisation-wide settings, read when an event fires and when a delivery fails. */
+  getSettings(): WebhookSettings;
+  /** Called when the deactivation policy trips; again on each later failure until `resetFailures`. */
+  onDeactivate(webhookId: string): void;
+  /** REST services root for `statusURL` and `changesUrl`, e.g. `http://127.0.0.1:7080/arcgis/rest/services`. */
+  restBaseUrl: string;
+  /** @defaultValue no logging */
+  logger?: DeliveryLogger;
+}
+
+const silent: DeliveryLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * Fires webhooks: one independent delivery per webhook, so a slow or dead receiver holds up only its
+ * own. Keeps a bounded log of deliveries, how each webhook's deliveries ended, its failures per UTC day,
+ * and deactivates a webhook through `onDeactivate` when the policy says so.
+ */
+export class DeliveryEngine {
+  readonly #options: DeliveryEngineOptions;
+  readonly #logger: DeliveryLogger;
+  readonly #failures = new FailureLog();
+  readonly #log: DeliveryLog;
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #abort = new AbortController();
+
+  constructor(options: DeliveryEngineOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? silent;
+    this.#log = new DeliveryLog(options);
+  }
+
+  /**
+   * Starts one delivery of `event` per active webhook and returns their records at once (pending; they
+   * update as attempts are made). Inactive webhooks are skipped; after `close` nothing is started.
+   */
+  fire(webhooks: readonly Webhook[], event: EmulatorEvent): DeliveryRecord[] {
+    if (this.#abort.signal.aborted) return [];
+    const when = this.#options.clock.now();
+    const settings: RetrySettings = { ...this.#options.getSettings() };
+    return webhooks.filter((webhook) => webhook.active).map((webhook) => this.#start(webhook, event, when, settings));
+  }
+
+  #start(webhook: Webhook, event: EmulatorEvent, when: number, settings: RetrySettings): DeliveryRecord {
+    const payload = buildPayload(webhook, event, { restBaseUrl: this.#options.restBaseUrl, when });
+    const record: DeliveryRecord = {
+      id: randomUUID(),
+      webhookId: webhook.id,
+      hookUrl: webhook.hookUrl,
+      event: payload.eventType,
+      contentType: payload.contentType,
+      attempts: [],
+      outcome: 'pending',
+    };
+    if (payload.signature !== undefined) record.signature = payload.signature;
+    this.#log.add(record);
+    const { fetch, secondsToMs, sleep, clock } = this.#options;
+    const options: DeliverOptions = { fetch, secondsToMs, sleep, now: () => clock.now(), signal: this.#abort.signal };
+    const run: Promise<void> = deliver(record, payload, settings, options)
+      .then(() => this.#finish(record))
+      .catch((err: unknown) => this.#logger.error({ err, webhookId: record.webhookId }, 'delivery bookkeeping failed'))
+      .finally(() => this.#inFlight.delete(run));
+    this.#inFlight.add(run);
+    return record;
+  }
+
+  #finish(record: DeliveryRecord): void {
+    const context = { webhookId: record.webhookId, deliveryId: record.id, attempts: record.attempts.length };
+    if (record.outcome === 'failed' && this.#abort.signal.aborted) return; // cut short by close: not the receiver's fault
+    const at = this.#options.clock.now();
+    this.#log.addStatus(record.webhookId, { invoked: record.outcome === 'delivered', invokedTimestamp: at });
+    if (record.outcome === 'delivered') {
+      this.#logger.info(context, 'webhook delivered');
+      return;
+    }
+    this.#failures.record(record.webhookId, at);
+    this.#logger.warn({ ...context, lastAttempt: record.attempts.at(-1) }, 'webhook delivery failed');
+    if (shouldDeactivate(this.#failures.failuresByDay(record.webhookId), utcDay(at), this.#options.getSettings())) {
+      this.#logger.warn(context, 'webhook deactivated by the failure policy');
+      this.#options.onDeactivate(record.webhookId);
+    }
+  }
+
+  /** Every delivery kept (the last `maxDeliveries`), oldest first; pending ones are live objects. */
+  deliveries(): DeliveryRecord[] {
+    return this.#log.records();
+  }
+
+  /** One entry per finished delivery of the webhook: `invoked` true when delivered. */
+  notificationStatus(webhookId: string): NotificationStatus[] {
+    return this.#log.statuses(webhookId);
+  }
+
+  /** The webhook's failed deliveries per UTC day number. */
+  failuresByDay(webhookId: string): Map<number, number> {
+    return this.#failures.failuresByDay(webhookId);
+  }
+
+  /** Clears the webhook's failure count and notification status (activateAll, delete). */
+  resetFailures(webhookId: string): void {
+    this.#failures.clear(webhookId);
+    this.#log.clearStatuses(webhookId);
+  }
+
+  /** Resolves once no delivery is in flight. */
+  async idle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Aborts every delivery in flight (not counted as failures), waits for them, and starts no more. */
+  async close(): Promise<void> {
+    this.#abort.abort();
+    await this.idle();
+  }
+}

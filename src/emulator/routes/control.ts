@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { featureChangeTypes } from '../../queue/envelope.js';
+import { AdminError, invalidParameter } from '../admin-error.js';
+import { serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
+import type { EmulatorClock } from '../clock.js';
+import { formatFailuresByDay } from '../delivery/deactivation-policy.js';
+import { matchesChangeType } from '../delivery/delivery-engine.js';
+import type { CatalogService } from '../types.js';
+
+type ControlParams = ServiceParams;
+
+const outcomes = ['succeeded', 'failed', 'canceled'] as const;
+
+function body(request: { body: unknown }): Record<string, unknown> {
+  return request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+}
+
+/**
+ * The emulator's own control endpoints (outside the admin API, JSON in and out): fire GP jobs and feature
+ * edits, inspect webhooks and deliveries, move the clock.
+ */
+export async function controlRoutes(app: FastifyInstance, context: EmulatorContext & { clock: EmulatorClock }): Promise<void> {
+  const { store, engine, clock } = context;
+  const activeHooksOf = (service: CatalogService) => store.webhooksOf(service).filter((hook) => hook.active);
+
+  serviceRoute<ControlParams>(app, 'POST', '/jobs', async (request) => {
+    const service = store.service(request.params.folder, request.params.service);
+    if (service.type !== 'GPServer') throw new AdminError(400, `Service '${request.params.service}' is not a GPServer.`);
+    const outcome = body(request).outcome ?? 'succeeded';
+    if (!outcomes.includes(outcome as (typeof outcomes)[number])) throw invalidParameter('outcome', `must be one of ${outcomes.join(', ')}`);
+    const jobId = `j${randomBytes(16).toString('hex')}`;
+    const deliveries = engine.fire(activeHooksOf(service), { kind: 'gp', outcome: outcome as (typeof outcomes)[number], jobId, taskName: service.serviceName });
+    return { jobId, deliveries: deliveries.map((delivery) => delivery.id) };
+  }, '/emulator/services');
+
+  serviceRoute<ControlParams>(app, 'POST', '/edits', async (request) => {
+    const service = store.service(request.params.folder, request.params.service);
+    if (service.type !== 'FeatureServer') throw new AdminError(400, `Service '${request.params.service}' is not a FeatureServer.`);
+    const { changeType = 'FeaturesCreated', layerId = 0 } = body(request);
+    const canonical = featureChangeTypes.find((name) => name.toLowerCase() === String(changeType).toLowerCase());
+    if (canonical === undefined) throw invalidParameter('changeType', `must be one of ${featureChangeTypes.join(', ')}`);
+    if (!Number.isInteger(layerId) || (layerId as number) < 0) throw invalidParameter('layerId', 'must be a non-negative integer');
+    const hooks = activeHooksOf(service).filter((hook) => matchesChangeType(hook.changeTypes, canonical));
+    const deliveries = engine.fire(hooks, { kind: 'feature', changeType: canonical, layerId: layerId as number });
+    return { deliveries: deliveries.map((delivery) => delivery.id) };
+  }, '/emulator/services');
+
+  app.get('/emulator/webhooks', async () => ({
+    webhooks: [...store.webhooks.values()].map((hook) => ({
+      ...hook,
+      failuresByDay: formatFailuresByDay(engine.failuresByDay(hook.id)),
+    })),
+  }));
+
+  app.get('/emulator/deliveries', async () => ({ deliveries: engine.deliveries() }));
+
+  app.post('/emulator/clock', async (request) => {
+    const { now, advanceDays } = body(request);
+    if (now !== undefined) {
+      if (!Number.isInteger(now)) throw invalidParameter('now', 'must be epoch milliseconds');
+      clock.set(now as number);
+    }
+    if (advanceDays !== undefined) {
+      if (!Number.isInteger(advanceDays)) throw invalidParameter('advanceDays', 'must be an integer');
+      clock.advanceDays(advanceDays as number);
+    }
+    return { now: clock.now() };
+  });
+}

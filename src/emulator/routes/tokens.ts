@@ -1,0 +1,41 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AdminError } from '../admin-error.js';
+import type { EmulatorContext } from '../context.js';
+import { Params } from '../params.js';
+import { sendAdmin } from '../respond.js';
+
+/** Longest token lifetime, in minutes (the product's 15 days). */
+const MAX_EXPIRATION_MINUTES = 21_600;
+
+function generate(context: EmulatorContext, request: FastifyRequest): { token: string; expires: number; ssl: false } {
+  const params = Params.of(request);
+  const expiration = params.integer('expiration', 1, MAX_EXPIRATION_MINUTES) ?? 60;
+  const issued = context.tokens.generate(params.string('username') ?? '', params.string('password') ?? '', expiration);
+  if (issued === undefined) throw new AdminError(400, 'Unable to generate token.', 'Invalid username or password.');
+  return { ...issued, ssl: false };
+}
+
+/**
+ * `generateToken`, at the portal's `sharing/rest` (errors in the portal's `{"error":{…}}` shape, as the real
+ * product answers there) and under the admin root (errors in the admin shape).
+ */
+export async function tokenRoutes(app: FastifyInstance, context: EmulatorContext): Promise<void> {
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/arcgis/sharing/rest/generateToken',
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      try {
+        return sendAdmin(request, reply, generate(context, request));
+      } catch (err) {
+        if (!(err instanceof AdminError)) throw err;
+        const [message, ...details] = err.messages;
+        return sendAdmin(request, reply, { error: { code: err.code, message, details } });
+      }
+    },
+  });
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/arcgis/admin/generateToken',
+    handler: async (request, reply) => sendAdmin(request, reply, generate(context, request)),
+  });
+}

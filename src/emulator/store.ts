@@ -1,0 +1,52 @@
+import { AdminError } from './admin-error.js';
+import { defaultWebhookSettings, type CatalogService, type Webhook, type WebhookSettings } from './types.js';
+
+/** `folder/name.Type`, the key of a service. */
+export const serviceKey = (service: CatalogService): string => `${service.folderName}/${service.serviceName}.${service.type}`;
+
+/** The emulator's state: the catalogue (with its mutable definitions), webhooks, settings and placement. */
+export class EmulatorStore {
+  readonly services: CatalogService[];
+  readonly webhooks = new Map<string, Webhook>();
+  readonly placementPolicies = new Map<string, unknown>();
+  settings: WebhookSettings = { ...defaultWebhookSettings };
+
+  constructor(catalog: readonly CatalogService[]) {
+    this.services = catalog.map((service) => ({ ...service }));
+  }
+
+  /**
+   * The service `name.Type`, in `folder` when given; 404 when there is none, 400 when the name without a
+   * folder is ambiguous.
+   */
+  service(folder: string | undefined, nameAndType: string): CatalogService {
+    const dot = nameAndType.lastIndexOf('.');
+    const name = dot === -1 ? nameAndType : nameAndType.slice(0, dot);
+    const type = dot === -1 ? '' : nameAndType.slice(dot + 1);
+    const found = this.services.filter(
+      (service) =>
+        service.serviceName === name &&
+        service.type.toLowerCase() === type.toLowerCase() &&
+        (folder === undefined || service.folderName === folder),
+    );
+    const label = folder === undefined ? nameAndType : `${folder}/${nameAndType}`;
+    if (found.length === 0) throw new AdminError(404, `Service '${label}' does not exist.`);
+    if (found.length > 1) throw new AdminError(400, `Service name '${nameAndType}' is in several folders: address it as <folder>/${nameAndType}.`);
+    return found[0]!;
+  }
+
+  webhooksOf(service: CatalogService): Webhook[] {
+    return [...this.webhooks.values()].filter(
+      (hook) => hook.folderName === service.folderName && hook.serviceName === service.serviceName && hook.serviceType === service.type,
+    );
+  }
+
+  /** The webhook `id` of `service`, or 404. */
+  webhook(service: CatalogService, id: string): Webhook {
+    const hook = this.webhooks.get(id);
+    if (hook === undefined || hook.serviceName !== service.serviceName || hook.folderName !== service.folderName) {
+      throw new AdminError(404, `Webhook '${id}' does not exist on service '${service.serviceName}.${service.type}'.`);
+    }
+    return hook;
+  }
+}

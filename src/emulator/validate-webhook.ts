@@ -1,0 +1,106 @@
+import { featureChangeTypes } from '../queue/envelope.js';
+import { AdminError, invalidParameter } from './admin-error.js';
+import type { Params } from './params.js';
+import type { CatalogService, ScheduleInfo, Webhook } from './types.js';
+
+/** Every `changeTypes` value the product accepts. */
+export const changeTypeValues: readonly string[] = ['*', ...featureChangeTypes];
+const contentTypes = ['application/json', 'application/x-www-form-urlencoded'] as const;
+const payloadFormats = ['json', 'pjson'] as const;
+
+const capabilitySet = (service: CatalogService): Set<string> =>
+  new Set((service.capabilities ?? '').split(',').map((capability) => capability.trim().toLowerCase()).filter(Boolean));
+
+/** Throws the reason a service cannot take webhooks (spec "Prerequisites"), or returns. */
+export function checkPrerequisites(service: CatalogService): void {
+  const label = `${service.folderName}/${service.serviceName}.${service.type}`;
+  if (service.type === 'GPServer') {
+    if (service.asynchronous !== true) {
+      throw new AdminError(400, `Service '${label}' is a synchronous geoprocessing service: only asynchronous geoprocessing services take webhooks.`);
+    }
+    return;
+  }
+  if (service.type !== 'FeatureServer') {
+    throw new AdminError(400, `Service '${label}' is a ${service.type}: webhooks are supported on GPServer and FeatureServer services only.`);
+  }
+  if (service.branchVersioned === true) throw new AdminError(400, `Service '${label}' references branch versioned data, which does not support webhooks.`);
+  const capabilities = capabilitySet(service);
+  if (!capabilities.has('editing')) throw new AdminError(400, `Service '${label}' needs the editing capability ('Editing') to take webhooks.`);
+  if (!capabilities.has('changetracking')) {
+    throw new AdminError(400, `Service '${label}' needs change tracking ('ChangeTracking' in capabilities) to take webhooks; enable it with updateDefinition.`);
+  }
+  if (service.syncEnabled === true || capabilities.has('sync')) {
+    throw new AdminError(400, `Service '${label}' has sync enabled: change tracking without sync is required to take webhooks.`);
+  }
+  if (service.hosted === false && (service.versioned === true || service.archiving !== true)) {
+    throw new AdminError(400, `Service '${label}' is not hosted: its data must be nonversioned with archiving enabled to take webhooks.`);
+  }
+}
+
+/** `changeTypes` as a string, a comma list or a JSON array, each one of the 11 values (any case). */
+export function parseChangeTypes(raw: string): string[] {
+  const text = raw.trim();
+  let items: unknown[];
+  if (text.startsWith('[')) {
+    try {
+      items = JSON.parse(text) as unknown[];
+    } catch {
+      throw invalidParameter('changeTypes', 'must be a string, a comma-separated list or a JSON array');
+    }
+    if (!Array.isArray(items)) throw invalidParameter('changeTypes', 'must be a string, a comma-separated list or a JSON array');
+  } else {
+    items = text.split(',');
+  }
+  const values = items.map((item) => {
+    const name = typeof item === 'string' ? item.trim() : '';
+    const canonical = changeTypeValues.find((value) => value.toLowerCase() === name.toLowerCase());
+    if (canonical === undefined) throw invalidParameter('changeTypes', `'${String(item)}' is not one of ${changeTypeValues.join(', ')}`);
+    return canonical;
+  });
+  if (values.length === 0) throw invalidParameter('changeTypes', `must name at least one of ${changeTypeValues.join(', ')}`);
+  return [...new Set(values)];
+}
+
+function parseHookUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return raw;
+  } catch {
+    // Reported below.
+  }
+  throw invalidParameter('hookUrl', `must be an http or https URL, got '${raw}'`);
+}
+
+function parseScheduleInfo(params: Params, now: number): ScheduleInfo | undefined {
+  const raw = params.json('scheduleInfo');
+  if (raw === undefined) return undefined;
+  const input = raw as Partial<ScheduleInfo> & { recurrenceInfo?: Partial<ScheduleInfo['recurrenceInfo']> };
+  const interval = input.recurrenceInfo?.interval ?? 20;
+  if (typeof raw !== 'object' || raw === null || !Number.isInteger(interval) || interval < 1) {
+    throw invalidParameter('scheduleInfo', 'must be an object {name, startAt, recurrenceInfo: {interval (integer ≥ 1), frequency: "second"}}');
+  }
+  return { name: typeof input.name === 'string' ? input.name : '', state: 'enabled', startAt: typeof input.startAt === 'number' ? input.startAt : now, recurrenceInfo: { interval, frequency: 'second' } };
+}
+
+/** The fields of a webhook taken from create/edit parameters; `current` supplies what edit leaves out. */
+export function webhookFields(
+  params: Params,
+  service: CatalogService,
+  now: number,
+  current?: Webhook,
+): Pick<Webhook, 'name' | 'changeTypes' | 'signatureKey' | 'hookUrl' | 'active' | 'contentType' | 'scheduleInfo' | 'payloadFormat'> {
+  const isFeature = service.type === 'FeatureServer';
+  const changeTypes = isFeature && params.has('changeTypes') ? parseChangeTypes(params.string('changeTypes')!) : undefined;
+  return {
+    name: current !== undefined && !params.has('name') ? current.name : params.requiredString('name'),
+    hookUrl: current !== undefined && !params.has('hookUrl') ? current.hookUrl : parseHookUrl(params.requiredString('hookUrl')),
+    changeTypes: changeTypes ?? current?.changeTypes ?? ['*'],
+    signatureKey: params.string('signatureKey') ?? current?.signatureKey ?? '',
+    active: params.boolean('active') ?? current?.active ?? false,
+    contentType: params.oneOf('contentType', contentTypes) ?? current?.contentType ?? 'application/json',
+    payloadFormat: params.oneOf('payloadFormat', payloadFormats) ?? current?.payloadFormat ?? 'json',
+    scheduleInfo: isFeature
+      ? (parseScheduleInfo(params, now) ?? current?.scheduleInfo ?? { name: '', state: 'enabled', startAt: now, recurrenceInfo: { interval: 20, frequency: 'second' } })
+      : {},
+  };
+}

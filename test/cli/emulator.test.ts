@@ -1,0 +1,43 @@
+import t from 'tap';
+import { once } from 'node:events';
+import { findFreePort } from '../../src/embedded/redis-server.js';
+import { runCli, startCli } from '../helpers/cli.js';
+
+t.test('geohook emulator serves the admin API on --port and stops on SIGTERM', async (t) => {
+  const port = await findFreePort();
+  const { child } = await startCli(['emulator', '--port', String(port)], {}, /Server listening/);
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  const tokenAnswer = await fetch(`http://127.0.0.1:${port}/arcgis/sharing/rest/generateToken`, {
+    method: 'POST',
+    body: new URLSearchParams({ username: 'admin', password: 'admin.pass', f: 'json' }),
+  });
+  const { token } = (await tokenAnswer.json()) as { token: string };
+  const found = await fetch(`http://127.0.0.1:${port}/arcgis/admin/services/findServices`, { method: 'POST', body: new URLSearchParams({ token, f: 'json' }) });
+  t.equal(((await found.json()) as { filteredServices: unknown[] }).filteredServices.length, 6);
+  child.kill('SIGTERM');
+  const [code] = await once(child, 'exit');
+  t.equal(code, 0);
+});
+
+t.test('geohook emulator takes users from EMULATOR_USERS and the port from EMULATOR_PORT', async (t) => {
+  const port = await findFreePort();
+  const { child } = await startCli(['emulator'], { EMULATOR_PORT: String(port), EMULATOR_USERS: 'ops:s3cret:orgadmin' }, /Server listening/);
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  const answer = await fetch(`http://127.0.0.1:${port}/arcgis/admin/generateToken`, { method: 'POST', body: new URLSearchParams({ username: 'ops', password: 's3cret' }) });
+  t.match(await answer.json(), { token: String });
+});
+
+t.test('a bad --catalog, EMULATOR_PORT or EMULATOR_USERS stops the emulator with one line', async (t) => {
+  const dir = t.testdir({ 'catalog.json': '[{"folderName":"a","serviceName":"b","type":"nope"}]' });
+  const catalog = await runCli(['emulator', '--catalog', `${dir}/catalog.json`]);
+  t.equal(catalog.code, 1);
+  t.match(catalog.stderr, /^geohook: --catalog: .*catalog\.json at \[0\.type\]: a service type such as GPServer or FeatureServer\n$/);
+  const port = await runCli(['emulator'], { env: { EMULATOR_PORT: 'seventy' } });
+  t.equal(port.stderr, 'geohook: EMULATOR_PORT: a port number from 0 to 65535\n');
+  const users = await runCli(['emulator'], { env: { EMULATOR_USERS: 'justaname' } });
+  t.match(users.stderr, /^geohook: EMULATOR_USERS: "justaname" is not user:password:role/);
+});

@@ -1,0 +1,138 @@
+import t, { type Test } from 'tap';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EmulatorClock } from '../../src/emulator/clock.js';
+import { DeliveryEngine, type DeliveryEngineOptions } from '../../src/emulator/delivery/delivery-engine.js';
+import { defaultWebhookSettings, type EmulatorEvent, type Webhook, type WebhookSettings } from '../../src/emulator/types.js';
+import { verify } from '../../src/signature/verify.js';
+
+interface Received {
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+
+/** A node:http receiver on loopback; `handler` decides the answer. Closed at teardown. */
+async function startServer(t: Test, handler: (response: ServerResponse) => void): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({ headers: request.headers, body: Buffer.concat(chunks) });
+      handler(response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/default`, received };
+}
+
+const answer = (status: number) => (response: ServerResponse) => response.writeHead(status).end();
+
+function webhook(id: string, hookUrl: string, fields: Partial<Webhook> = {}): Webhook {
+  return {
+    id, folderName: 'Hosted', serviceName: 'Parcels', serviceType: 'FeatureServer', name: `hook-${id}`, changeTypes: ['*'],
+    signatureKey: '', hookUrl, active: true, contentType: 'application/json', scheduleInfo: {}, payloadFormat: 'json',
+    created: 0, modified: 0, ownerId: 'admin', modifiedId: 'admin', ...fields,
+  };
+}
+
+const created: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesCreated', layerId: 0 };
+
+/** An engine that skips the waits between attempts; closed at teardown. */
+function engineFor(t: Test, settings: Partial<WebhookSettings> = {}, options: Partial<DeliveryEngineOptions> = {}) {
+  const deactivated: string[] = [];
+  const engine = new DeliveryEngine({
+    clock: new EmulatorClock(),
+    getSettings: () => ({ ...defaultWebhookSettings, ...settings }),
+    onDeactivate: (webhookId) => deactivated.push(webhookId),
+    restBaseUrl: 'http://127.0.0.1:7080/arcgis/rest/services',
+    sleep: async () => undefined,
+    ...options,
+  });
+  t.teardown(() => engine.close());
+  return { engine, deactivated };
+}
+
+/** Polls until `condition` holds; the test's own timeout is the only limit. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await sleep(5);
+}
+
+t.test('fire returns pending records at once and skips inactive webhooks', async (t) => {
+  const server = await startServer(t, answer(200));
+  const { engine } = engineFor(t);
+  const records = engine.fire([webhook('a', server.url), webhook('b', server.url, { active: false })], created);
+  t.same(records.map((record) => [record.webhookId, record.outcome, record.event]), [['a', 'pending', 'FeaturesCreated']]);
+  await engine.idle();
+  t.equal(records[0]?.outcome, 'delivered', 'the returned record is updated in place');
+  t.equal(server.received.length, 1, 'the inactive webhook got nothing');
+});
+
+t.test('a hanging receiver does not delay another webhook delivery', async (t) => {
+  const held: ServerResponse[] = [];
+  const hanging = await startServer(t, (response) => held.push(response));
+  const quick = await startServer(t, answer(202));
+  const { engine } = engineFor(t);
+  const [slow, fast] = engine.fire([webhook('slow', hanging.url), webhook('fast', quick.url)], created);
+  await until(() => fast?.outcome !== 'pending');
+  t.equal(fast?.outcome, 'delivered');
+  await until(() => held.length === 1);
+  t.equal(slow?.outcome, 'pending', 'the hanging delivery is still waiting for its answer');
+  held[0]?.writeHead(200).end();
+  await engine.idle();
+  t.equal(slow?.outcome, 'delivered');
+});
+
+t.test('the signature header is sent, recorded and verifies over the received bytes', async (t) => {
+  const server = await startServer(t, answer(200));
+  const { engine } = engineFor(t);
+  const [signed, unsigned] = engine.fire([webhook('s', server.url, { signatureKey: 'k3y' }), webhook('u', server.url)], created);
+  await engine.idle();
+  const bySignature = (header: unknown): Received | undefined => server.received.find((r) => r.headers['x-service'] === header);
+  const delivery = bySignature(signed?.signature);
+  t.ok(delivery, 'a delivery carried the recorded signature');
+  t.equal(verify(['k3y'], delivery?.body ?? Buffer.alloc(0), String(signed?.signature)), true);
+  t.equal(verify(['wrong'], delivery?.body ?? Buffer.alloc(0), String(signed?.signature)), false);
+  t.equal(unsigned?.signature, undefined);
+  t.equal(server.received.filter((r) => r.headers['x-service'] === undefined).length, 1, 'no header without a key');
+});
+
+t.test('the delivery log keeps the last maxDeliveries records', async (t) => {
+  const server = await startServer(t, answer(200));
+  const { engine } = engineFor(t, {}, { maxDeliveries: 3 });
+  const ids = [1, 2, 3, 4, 5].map((n) => engine.fire([webhook(`w${n}`, server.url)], created)[0]?.webhookId);
+  await engine.idle();
+  t.same(engine.deliveries().map((record) => record.webhookId), ids.slice(2));
+});
+
+t.test('close aborts deliveries in flight without counting them as failures, and fires nothing after', async (t) => {
+  const hanging = await startServer(t, () => undefined);
+  const { engine, deactivated } = engineFor(t, { numberOfFailures: 1 });
+  const [record] = engine.fire([webhook('w', hanging.url)], created);
+  await until(() => hanging.received.length === 1);
+  await engine.close();
+  t.equal(record?.outcome, 'failed');
+  t.equal(record?.attempts[0]?.error, 'aborted: the emulator is closing');
+  t.same(deactivated, []);
+  t.equal(engine.failuresByDay('w').size, 0);
+  t.same(engine.fire([webhook('w', hanging.url)], created), []);
+});
+
+t.test('an onDeactivate that throws is logged and does not stall the engine', async (t) => {
+  const server = await startServer(t, answer(500));
+  const logged: string[] = [];
+  const logger = { info: () => undefined, warn: (_: object, msg: string) => logged.push(msg), error: (_: object, msg: string) => logged.push(msg) };
+  const onDeactivate = (): void => {
+    throw new Error('store gone');
+  };
+  const { engine } = engineFor(t, { notificationAttempts: 1, numberOfFailures: 1 }, { onDeactivate, logger });
+  engine.fire([webhook('w', server.url)], created);
+  await engine.idle();
+  t.same(logged, ['webhook delivery failed', 'webhook deactivated by the failure policy', 'delivery bookkeeping failed']);
+});
+

@@ -1,0 +1,134 @@
+import t, { type Test } from 'tap';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BuiltPayload } from '../../src/emulator/delivery/build-payload.js';
+import { deliver, type RetrySettings } from '../../src/emulator/delivery/deliver.js';
+import type { DeliveryRecord } from '../../src/emulator/types.js';
+
+type Handler = (request: IncomingMessage, response: ServerResponse, body: Buffer) => void;
+
+/** A node:http receiver on a free loopback port, every request's body collected; closed at teardown. */
+async function startServer(t: Test, handler: Handler): Promise<{ url: string; bodies: Buffer[] }> {
+  const bodies: Buffer[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      bodies.push(Buffer.concat(chunks));
+      handler(request, response, Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, bodies };
+}
+
+const answer = (status: number): Handler => (_request, response) => response.writeHead(status).end();
+const payload: BuiltPayload = { body: Buffer.from('{"n":1}'), contentType: 'application/json', eventType: 'FeaturesCreated', signature: 'sha256=abc' };
+const settings = (fields: Partial<RetrySettings> = {}): RetrySettings => ({
+  notificationAttempts: 3,
+  notificationTimeOutInSeconds: 10,
+  notificationElapsedTimeInSeconds: 5,
+  ...fields,
+});
+/** Waits between attempts skipped; per-attempt timeouts stay real (10 s) so a slow first connection cannot fail a test. */
+const fast = { sleep: async (): Promise<void> => undefined };
+
+function recordFor(url: string): DeliveryRecord {
+  return { id: 'd1', webhookId: 'w1', hookUrl: url, event: 'FeaturesCreated', contentType: 'application/json', attempts: [], outcome: 'pending' };
+}
+
+t.test('a receiver that fails twice then answers 202 gets the delivery on the third attempt', async (t) => {
+  let calls = 0;
+  const server = await startServer(t, (request, response) => answer(++calls < 3 ? 503 : 202)(request, response, Buffer.alloc(0)));
+  const record = await deliver(recordFor(server.url), payload, settings(), fast);
+  t.equal(record.outcome, 'delivered');
+  t.same(record.attempts.map((attempt) => attempt.statusCode), [503, 503, 202]);
+  t.same(server.bodies.map(String), ['{"n":1}', '{"n":1}', '{"n":1}'], 'the same bytes every time');
+});
+
+t.test('a receiver that always answers 500 fails after exactly notificationAttempts attempts', async (t) => {
+  const server = await startServer(t, answer(500));
+  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 4 }), fast);
+  t.equal(record.outcome, 'failed');
+  t.same(record.attempts.map((attempt) => attempt.statusCode), [500, 500, 500, 500]);
+  t.equal(server.bodies.length, 4);
+});
+
+t.test('a receiver that never answers fails each attempt with a timeout', async (t) => {
+  const server = await startServer(t, () => undefined);
+  const options = { ...fast, secondsToMs: (seconds: number) => seconds * 20 };
+  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 2, notificationTimeOutInSeconds: 3 }), options);
+  t.equal(record.outcome, 'failed');
+  t.equal(record.attempts.length, 2);
+  for (const attempt of record.attempts) {
+    t.equal(attempt.statusCode, undefined);
+    t.equal(attempt.error, 'timeout: no answer within 3 s');
+  }
+});
+
+t.test('a refused connection is a failed attempt with the network error', async (t) => {
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const { port } = closed.address() as AddressInfo;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const record = await deliver(recordFor(`http://127.0.0.1:${port}/hook`), payload, settings({ notificationAttempts: 2 }), fast);
+  t.equal(record.outcome, 'failed');
+  t.same(record.attempts.map((attempt) => attempt.error), ['network error: ECONNREFUSED', 'network error: ECONNREFUSED']);
+});
+
+t.test('a redirect is not followed and counts as a failed attempt', async (t) => {
+  const target = await startServer(t, answer(200));
+  const server = await startServer(t, (_request, response) => response.writeHead(302, { location: target.url }).end());
+  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 1 }), fast);
+  t.equal(record.outcome, 'failed');
+  t.same(record.attempts.map((attempt) => attempt.statusCode), [302]);
+  t.equal(target.bodies.length, 0);
+});
+
+t.test('failed attempts are notificationElapsedTimeInSeconds apart and a success waits no more', async (t) => {
+  let calls = 0;
+  const server = await startServer(t, (request, response) => answer(++calls < 3 ? 500 : 200)(request, response, Buffer.alloc(0)));
+  const waits: number[] = [];
+  const sleep = async (ms: number): Promise<void> => {
+    waits.push(ms);
+  };
+  const secondsToMs = (seconds: number): number => seconds * 3;
+  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 5, notificationElapsedTimeInSeconds: 7 }), { sleep, secondsToMs });
+  t.equal(record.outcome, 'delivered');
+  t.same(waits, [21, 21], 'one wait after each failed attempt, in secondsToMs');
+});
+
+t.test('the attempts carry the injected clock time, the content type and the signature header', async (t) => {
+  const seen: IncomingMessage[] = [];
+  const server = await startServer(t, (request, response) => {
+    seen.push(request);
+    response.writeHead(204).end();
+  });
+  const record = await deliver(recordFor(server.url), payload, settings(), { now: () => 1234 });
+  t.same(record.attempts, [{ at: 1234, statusCode: 204 }]);
+  t.equal(seen[0]?.method, 'POST');
+  t.equal(seen[0]?.headers['content-type'], 'application/json');
+  t.equal(seen[0]?.headers['x-service'], 'sha256=abc');
+  const unsigned = await startServer(t, (request, response) => {
+    seen.push(request);
+    response.writeHead(200).end();
+  });
+  await deliver(recordFor(unsigned.url), { ...payload, signature: undefined }, settings());
+  t.notOk('x-service' in (seen[1]?.headers ?? {}), 'no header without a key');
+});
+
+t.test('aborting the signal ends the delivery as failed without more attempts', async (t) => {
+  const server = await startServer(t, answer(500));
+  const controller = new AbortController();
+  const sleep = (_ms: number, signal: AbortSignal): Promise<void> => {
+    controller.abort();
+    return Promise.reject(signal.reason);
+  };
+  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 5 }), { sleep, signal: controller.signal });
+  t.equal(record.outcome, 'failed');
+  t.equal(record.attempts.length, 1);
+});
