@@ -1,34 +1,16 @@
 import t, { type Test } from 'tap';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EmulatorClock } from '../../src/emulator/clock.js';
 import { DeliveryEngine, type DeliveryEngineOptions } from '../../src/emulator/delivery/delivery-engine.js';
 import { defaultWebhookSettings, type EmulatorEvent, type Webhook, type WebhookSettings } from '../../src/emulator/types.js';
 import { verify } from '../../src/signature/verify.js';
+import { startSink, type ReceivedRequest } from '../helpers/http-sink.js';
 
-interface Received {
-  headers: IncomingMessage['headers'];
-  body: Buffer;
-}
-
-/** A node:http receiver on loopback; `handler` decides the answer. Closed at teardown. */
-async function startServer(t: Test, handler: (response: ServerResponse) => void): Promise<{ url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      received.push({ headers: request.headers, body: Buffer.concat(chunks) });
-      handler(response);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/default`, received };
+/** A sink at `/webhooks/default`; `handler` decides the answer. */
+async function startServer(t: Test, handler: (response: ServerResponse) => void): Promise<{ url: string; received: ReceivedRequest[] }> {
+  const sink = await startSink(t, (_request, response) => handler(response));
+  return { url: `${sink.url}/webhooks/default`, received: sink.received };
 }
 
 const answer = (status: number) => (response: ServerResponse) => response.writeHead(status).end();
@@ -93,7 +75,7 @@ t.test('the signature header is sent, recorded and verifies over the received by
   const { engine } = engineFor(t);
   const [signed, unsigned] = engine.fire([webhook('s', server.url, { signatureKey: 'k3y' }), webhook('u', server.url)], created);
   await engine.idle();
-  const bySignature = (header: unknown): Received | undefined => server.received.find((r) => r.headers['x-service'] === header);
+  const bySignature = (header: unknown): ReceivedRequest | undefined => server.received.find((r) => r.headers['x-service'] === header);
   const delivery = bySignature(signed?.signature);
   t.ok(delivery, 'a delivery carried the recorded signature');
   t.equal(verify(['k3y'], delivery?.body ?? Buffer.alloc(0), String(signed?.signature)), true);

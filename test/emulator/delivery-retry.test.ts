@@ -1,29 +1,22 @@
 import t, { type Test } from 'tap';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BuiltPayload } from '../../src/emulator/delivery/build-payload.js';
 import { deliver, type RetrySettings } from '../../src/emulator/delivery/deliver.js';
 import type { DeliveryRecord } from '../../src/emulator/types.js';
+import { startSink, type SinkHandler } from '../helpers/http-sink.js';
 
-type Handler = (request: IncomingMessage, response: ServerResponse, body: Buffer) => void;
+type Handler = SinkHandler;
 
-/** A node:http receiver on a free loopback port, every request's body collected; closed at teardown. */
+/** A sink at `/hook` whose request bodies are collected. */
 async function startServer(t: Test, handler: Handler): Promise<{ url: string; bodies: Buffer[] }> {
-  const bodies: Buffer[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      bodies.push(Buffer.concat(chunks));
-      handler(request, response, Buffer.concat(chunks));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, bodies };
+  const sink = await startSink(t, handler);
+  return {
+    url: `${sink.url}/hook`,
+    get bodies() {
+      return sink.received.map((request) => request.body);
+    },
+  };
 }
 
 const answer = (status: number): Handler => (_request, response) => response.writeHead(status).end();

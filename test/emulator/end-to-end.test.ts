@@ -1,8 +1,7 @@
 import t from 'tap';
-import { createServer } from 'node:http';
-import { once } from 'node:events';
 import { EmulatorClock } from '../../src/emulator/clock.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { answerWith, startSink } from '../helpers/http-sink.js';
 import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
 
@@ -66,16 +65,12 @@ t.test('a feature edit fires only the active webhooks whose changeTypes match', 
 });
 
 t.test('a webhook whose receiver keeps failing is deactivated by the policy, and activateAll revives it and clears the count', async (t) => {
-  const failing = createServer((_request, response) => response.writeHead(500).end());
-  failing.listen(0, '127.0.0.1');
-  await once(failing, 'listening');
-  t.teardown(() => failing.close());
-  const port = (failing.address() as { port: number }).port;
+  const failing = await startSink(t, answerWith(500));
   const clock = new EmulatorClock();
   clock.set(Date.UTC(2026, 0, 1, 12));
   const emulator = await startEmulator(t, { ...fast, clock });
   await emulator.admin('services/webhooks/settings', { notificationAttempts: '2', numberOfFailures: '3', daysInPast: '2' }, 'orgadmin');
-  const hook = await emulator.admin('services/Buffer.GPServer/webhooks/create', { name: 'flaky', hookUrl: `http://127.0.0.1:${port}/`, active: 'true' });
+  const hook = await emulator.admin('services/Buffer.GPServer/webhooks/create', { name: 'flaky', hookUrl: `${failing.url}/`, active: 'true' });
 
   const fireAndSettle = async (expected: number) => {
     await emulator.control('services/Buffer.GPServer/jobs', { outcome: 'succeeded' });
