@@ -130,3 +130,28 @@ t.test('f=pjson answers pretty JSON and f=json compact JSON', async (t) => {
   const bad = await (await fetch(`${emulator.baseUrl}/services/webhooks?f=xml&token=${token}`)).json();
   t.match(bad, { status: 'error', code: 400, messages: [/'f'.*json or pjson/] });
 });
+
+t.test('a non-hosted feature service takes webhooks only with nonversioned data and archiving', async (t) => {
+  const base = { folderName: 'Enterprise', type: 'FeatureServer', hosted: false, capabilities: 'Query,Editing,ChangeTracking', syncEnabled: false };
+  const emulator = await startEmulator(t, {
+    catalog: [
+      { ...base, serviceName: 'Versioned', versioned: true, archiving: true },
+      { ...base, serviceName: 'NoArchive', versioned: false, archiving: false },
+      { ...base, serviceName: 'Good', versioned: false, archiving: true },
+    ],
+  });
+  const attempt = (name: string) => emulator.admin(`services/Enterprise/${name}.FeatureServer/webhooks/create`, { name: 'x', hookUrl });
+  t.match(await attempt('Versioned'), { code: 400, messages: [/not hosted: its data must be nonversioned with archiving enabled/] });
+  t.match(await attempt('NoArchive'), { code: 400, messages: [/not hosted: its data must be nonversioned with archiving enabled/] });
+  t.match(await attempt('Good'), { status: 'success' });
+});
+
+t.test('a malformed scheduleInfo is a 400 naming the parameter', async (t) => {
+  const emulator = await startEmulator(t);
+  const create = (scheduleInfo: string) => emulator.admin('services/Parcels.FeatureServer/webhooks/create', { name: 's', hookUrl, scheduleInfo });
+  t.match(await create('{broken'), { code: 400, messages: [/'scheduleInfo': must be valid JSON/] });
+  t.match(await create('{"recurrenceInfo":{"interval":0}}'), { code: 400, messages: [/'scheduleInfo': must be an object/] });
+  t.match(await create('{"name":"nightly","startAt":5,"recurrenceInfo":{"interval":60,"frequency":"second"}}'), {
+    scheduleInfo: { name: 'nightly', state: 'enabled', startAt: 5, recurrenceInfo: { interval: 60, frequency: 'second' } },
+  });
+});
