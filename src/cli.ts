@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
+import { registerAdmin } from './cli/admin.js';
 import { registerEmulator } from './cli/emulator.js';
 import { printError } from './cli/print.js';
 import { registerSend } from './cli/send.js';
@@ -19,6 +20,7 @@ registerServe(program);
 registerEmulator(program);
 registerSign(program);
 registerSend(program);
+registerAdmin(program);
 
 try {
   await program.parseAsync();

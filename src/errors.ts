@@ -24,6 +24,12 @@ export const errorCodes = {
   GEOHOOK_ERR_INTERNAL: { statusCode: 500, summary: 'An unexpected error; the event was not acknowledged.' },
   GEOHOOK_ERR_REDIS_SERVER: { statusCode: 500, summary: 'The embedded redis-server could not be started.' },
   GEOHOOK_ERR_SEND_FAILED: { statusCode: 500, summary: '`geohook send` could not deliver (network error or non-2xx answer).' },
+  GEOHOOK_ERR_ADMIN_API: {
+    statusCode: 502,
+    summary: 'The admin API answered with an error (in either body shape, or a non-2xx or non-JSON answer), or could not be reached.',
+  },
+  GEOHOOK_ERR_ADMIN_AUTH: { statusCode: 401, summary: 'The admin API refused the token (498 invalid or expired, 499 missing).' },
+  GEOHOOK_ERR_ADMIN_INVALID: { statusCode: 400, summary: 'An admin client argument is invalid; nothing was sent.' },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;
@@ -57,5 +63,43 @@ export class QueueUnavailableError extends GeohookError {
     super('GEOHOOK_ERR_QUEUE_UNAVAILABLE', message, options);
     this.name = 'QueueUnavailableError';
     this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** What an {@link AdminApiError} knows of the failed call. */
+export interface AdminApiErrorDetails {
+  /** The code the server reported (`code` of either error shape, else the HTTP status), when there is one. */
+  serverCode: number | undefined;
+  /** The server's messages (and details), or the reason the call failed. */
+  messages: string[];
+  /** The URL called, never with a token. */
+  url: string;
+  /** The parsed body (or the raw text when it was not JSON), with any token redacted. */
+  response: unknown;
+  cause?: unknown;
+}
+
+/** The admin API answered with an error, or could not be reached. The message is one line, without the token. */
+export class AdminApiError extends GeohookError {
+  readonly serverCode: number | undefined;
+  readonly messages: string[];
+  readonly url: string;
+  readonly response: unknown;
+
+  constructor(message: string, details: AdminApiErrorDetails, code: 'GEOHOOK_ERR_ADMIN_API' | 'GEOHOOK_ERR_ADMIN_AUTH' = 'GEOHOOK_ERR_ADMIN_API') {
+    super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'AdminApiError';
+    this.serverCode = details.serverCode;
+    this.messages = details.messages;
+    this.url = details.url;
+    this.response = details.response;
+  }
+}
+
+/** The admin API refused the token: 498 (invalid or expired) or 499 (missing). */
+export class AdminAuthError extends AdminApiError {
+  constructor(message: string, details: AdminApiErrorDetails) {
+    super(message, details, 'GEOHOOK_ERR_ADMIN_AUTH');
+    this.name = 'AdminAuthError';
   }
 }

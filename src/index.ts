@@ -18,6 +18,23 @@ export {
 } from './queue/envelope.js';
 export { sign, computeDigest } from './signature/sign.js';
 export { verify } from './signature/verify.js';
-export { errorCodes, GeohookError, ConfigError, QueueUnavailableError, type ErrorCode } from './errors.js';
+export { errorCodes, GeohookError, ConfigError, QueueUnavailableError, AdminApiError, AdminAuthError, type ErrorCode } from './errors.js';
+export {
+  createAdminClient,
+  type AdminClient,
+  type AdminClientOptions,
+  type AdminAuth,
+  type CreateWebhookParams,
+  type FindServicesFilters,
+  type ServiceName,
+  type ServiceRecord,
+  type Webhook,
+  type WebhookSettings,
+} from './admin/admin-client.js';
+export { generateToken, type GenerateTokenOptions } from './admin/generate-token.js';
+export { validatePlacementPolicy, type ServicePlacementPolicy, type PlacementPolicyEntry } from './admin/placement-policy.js';
+export { explainPlacement, type Node, type NodeVerdict } from './admin/placement-explain.js';
+export { buildEmulator, type EmulatorOptions } from './emulator/build-emulator.js';
+export { EmulatorClock } from './emulator/clock.js';
 export { createLoggerOptions, type LoggerSettings } from './logger.js';
 export { RedisServer, type RedisServerOptions } from './embedded/redis-server.js';

@@ -14,3 +14,22 @@ export function printJson(value: unknown): void {
 export function printError(message: string): void {
   process.stderr.write(`geohook: ${message}\n`);
 }
+
+function cell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * Writes rows as an aligned text table (`--table`): the columns given, or every key of the rows. A single
+ * object is shown as a two-column table of its fields.
+ */
+export function printTable(value: unknown, columns?: readonly string[]): void {
+  const rows: Record<string, unknown>[] = Array.isArray(value)
+    ? (value as Record<string, unknown>[])
+    : Object.entries((value ?? {}) as Record<string, unknown>).map(([field, fieldValue]) => ({ field, value: fieldValue }));
+  const keys = columns ?? [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  const table = [keys, ...rows.map((row) => keys.map((key) => cell(row[key])))];
+  const widths = keys.map((_key, index) => Math.max(...table.map((line) => line[index]!.length)));
+  for (const line of table) printLine(line.map((text, index) => text.padEnd(widths[index]!)).join('  ').trimEnd());
+}

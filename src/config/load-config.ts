@@ -15,6 +15,19 @@ export interface HookConfig {
   readonly changeTypes: readonly string[];
 }
 
+/** How geohook authenticates to the admin API. */
+export type AdminAuth = { token: string } | { username: string; password: string; tokenUrl?: string };
+
+/** Where the admin API is and how to reach it; `undefined` when ADMIN_URL is unset. */
+export interface AdminConfig {
+  readonly url: string;
+  readonly auth: AdminAuth | undefined;
+  /** Services to register the `default` hook on (REGISTER). */
+  readonly register: readonly string[];
+  /** Feature-service triggers for registration (CHANGE_TYPES). */
+  readonly changeTypes: readonly string[];
+}
+
 /** geohook's validated, frozen configuration. Nothing else reads `process.env`. */
 export interface GeohookConfig {
   readonly port: number;
@@ -33,6 +46,7 @@ export interface GeohookConfig {
   readonly enqueueTimeoutMs: number;
   /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
   readonly completedJobs: { readonly ageSeconds: number; readonly count: number };
+  readonly admin: AdminConfig | undefined;
 }
 
 /** Values that win over the environment (command-line flags). */
@@ -113,6 +127,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     hooks.set('default', { ...hooks.get('default')!, secrets: vars.HOOK_SECRETS });
   }
 
+  if (vars.ADMIN_USERNAME !== undefined && vars.ADMIN_PASSWORD === undefined) {
+    throw new ConfigError('ADMIN_PASSWORD: required with ADMIN_USERNAME');
+  }
+  if (vars.ADMIN_URL === undefined && (vars.ADMIN_TOKEN !== undefined || vars.ADMIN_USERNAME !== undefined || vars.REGISTER !== undefined)) {
+    throw new ConfigError('ADMIN_URL: required with ADMIN_TOKEN, ADMIN_USERNAME or REGISTER (an http(s) URL of the admin root)');
+  }
+  const auth: AdminAuth | undefined =
+    vars.ADMIN_TOKEN !== undefined
+      ? { token: vars.ADMIN_TOKEN }
+      : vars.ADMIN_USERNAME !== undefined
+        ? { username: vars.ADMIN_USERNAME, password: vars.ADMIN_PASSWORD!, ...(vars.TOKEN_URL === undefined ? {} : { tokenUrl: vars.TOKEN_URL }) }
+        : undefined;
+
   return deepFreeze({
     port: vars.PORT,
     host: vars.HOST,
@@ -127,5 +154,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     dedupRetentionSeconds: parsedFile.data.dedupRetentionSeconds,
     enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,
     completedJobs: parsedFile.data.completedJobs,
+    admin:
+      vars.ADMIN_URL === undefined
+        ? undefined
+        : { url: vars.ADMIN_URL, auth, register: vars.REGISTER ?? [], changeTypes: vars.CHANGE_TYPES },
   });
 }

@@ -66,6 +66,21 @@ export const envSchema = z.object({
   PUBLIC_URL: httpUrl.optional(),
   /** pino level. @defaultValue 'info' */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The admin root, `{base_url}` of the spec. */
+  ADMIN_URL: httpUrl.optional(),
+  /** A static admin token. */
+  ADMIN_TOKEN: z.string().min(1, 'a token').optional(),
+  /** Admin credentials exchanged for a token at TOKEN_URL. */
+  ADMIN_USERNAME: z.string().min(1, 'a user name').optional(),
+  ADMIN_PASSWORD: z.string().min(1, 'a password').optional(),
+  /** Where tokens come from. @defaultValue `{ADMIN_URL}/generateToken` */
+  TOKEN_URL: httpUrl.optional(),
+  /** Services to register the `default` hook on: `folder/name.Type` or `name.Type`, comma-separated. */
+  REGISTER: commaList
+    .pipe(z.array(z.string().regex(/^([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server$/, 'services as folder/name.Type or name.Type, comma-separated')))
+    .optional(),
+  /** Feature-service triggers for registration. @defaultValue ['*'] */
+  CHANGE_TYPES: commaList.pipe(z.array(z.string().min(1)).min(1, 'at least one change type')).default(['*']),
 });
 
 /** One hook of the `GEOHOOK_CONFIG` file. */

@@ -1,0 +1,63 @@
+import { createAdminRequest } from './admin-request.js';
+import { createPlacementResource } from './placement-resource.js';
+import { createServicesResource } from './services-resource.js';
+import { createSettingsResource } from './settings-resource.js';
+import { createTokenProvider } from './token-provider.js';
+import type { AdminClient, AdminClientOptions } from './types.js';
+import { invalidArgument } from './validate-input.js';
+import { createWebhooksResource } from './webhooks-resource.js';
+
+export type {
+  AdminAuth,
+  AdminClient,
+  AdminClientOptions,
+  CreateWebhookParams,
+  FindServicesFilters,
+  ServiceName,
+  ServicePlacementPolicy,
+  ServiceRecord,
+  Webhook,
+  WebhookSettings,
+} from './types.js';
+
+/** The admin root without a trailing slash; a query string is refused (and not echoed: it may hold a token). */
+function checkBaseUrl(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw invalidArgument('baseUrl: must be an http or https URL of the admin root, e.g. http://127.0.0.1:7080/arcgis/admin');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidArgument(`baseUrl: must be an http or https URL, got ${url.protocol}`);
+  if (url.search !== '' || url.hash !== '') throw invalidArgument('baseUrl: must have no query string or fragment (pass a token with auth)');
+  return url.toString().replace(/\/+$/, '');
+}
+
+/** Reads are retried after these waits. */
+const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [200, 1000, 3000];
+
+/**
+ * A client of the service administration API (`spec/admin-api.md`) and of what the real product adds (list,
+ * get, edit, notificationStatus…). Every call is a form POST with the token in the body; errors are
+ * `AdminApiError` / `AdminAuthError`; invalid arguments are refused with `GEOHOOK_ERR_ADMIN_INVALID` before
+ * anything is sent.
+ */
+export function createAdminClient(options: AdminClientOptions): AdminClient {
+  const baseUrl = checkBaseUrl(options.baseUrl);
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const tokens = createTokenProvider({ auth: options.auth, baseUrl, fetch: fetchFn, timeoutMs });
+  const request = createAdminRequest({
+    baseUrl,
+    tokens,
+    fetch: fetchFn,
+    timeoutMs,
+    retryDelaysMs: options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS,
+  });
+  return {
+    webhooks: createWebhooksResource(request),
+    settings: createSettingsResource(request),
+    placement: createPlacementResource(request),
+    ...createServicesResource(request),
+  };
+}

@@ -1,0 +1,79 @@
+import { AdminApiError, AdminAuthError, type AdminApiErrorDetails } from '../errors.js';
+import { pathOf, redactText, redactValue, urlWithoutToken } from './redact.js';
+
+/** One HTTP answer of the admin API, read to the end. */
+export interface AdminAnswer {
+  /** HTTP status. */
+  status: number;
+  statusText: string;
+  /** The body as text. */
+  body: string;
+  /** The URL called. */
+  url: string;
+  /** Strings that must not appear in an error (the token sent, a password). @defaultValue [] */
+  secrets?: readonly string[];
+}
+
+type JsonObject = Record<string, unknown>;
+
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function numberOf(value: unknown): number | undefined {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
+}
+
+const strings = (value: unknown): string[] =>
+  (Array.isArray(value) ? value : [value]).filter((item): item is string => typeof item === 'string' && item.trim() !== '');
+
+/** The error a body reports, in the admin shape or the portal shape; undefined when it reports none. */
+function errorIn(body: unknown): { code: number | undefined; messages: string[] } | undefined {
+  if (!isObject(body)) return undefined;
+  if (body.status === 'error' || body.status === 'failed' || body.status === 'failure') {
+    return { code: numberOf(body.code), messages: [...strings(body.messages), ...strings(body.message)] };
+  }
+  if (isObject(body.error)) {
+    const { code, message, details } = body.error;
+    const messages = [...strings(message), ...strings(details)];
+    return { code: numberOf(code), messages: [...new Set(messages)] };
+  }
+  return undefined;
+}
+
+function parse(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function fail(answer: AdminAnswer, code: number | undefined, messages: string[], response: unknown): never {
+  const secrets = answer.secrets ?? [];
+  const clean = messages.map((message) => redactText(message, secrets).replace(/\s+/g, ' ').trim());
+  const url = urlWithoutToken(answer.url);
+  const details: AdminApiErrorDetails = { serverCode: code, messages: clean, url, response: redactValue(response, secrets) };
+  const message = `${pathOf(url)}: ${clean.join(' ') || 'error'}${code === undefined ? '' : ` (code ${code})`}`;
+  throw code === 498 || code === 499 ? new AdminAuthError(message, details) : new AdminApiError(message, details);
+}
+
+/**
+ * The one response checker: returns the JSON object of a successful answer, and throws `AdminApiError`
+ * (`AdminAuthError` for 498/499) for an error inside an HTTP 200 body in either shape the product uses
+ * (`{"status":"error","messages":[…],"code":N}` or `{"error":{"code","message","details"}}`), a non-2xx
+ * status, or a body that is not a JSON object. No secret of `answer.secrets` reaches the error.
+ */
+export function checkResponse(answer: AdminAnswer): JsonObject {
+  const parsed = parse(answer.body);
+  const reported = parsed.ok ? errorIn(parsed.value) : undefined;
+  const excerpt = answer.body.length > 500 ? `${answer.body.slice(0, 500)}…` : answer.body;
+  if (answer.status < 200 || answer.status > 299) {
+    const statusLine = `HTTP ${answer.status}${answer.statusText === '' ? '' : ` ${answer.statusText}`}`;
+    const messages = reported === undefined || reported.messages.length === 0 ? [statusLine] : reported.messages;
+    return fail(answer, reported?.code ?? answer.status, messages, parsed.ok ? parsed.value : excerpt);
+  }
+  if (!parsed.ok) return fail(answer, undefined, [`the answer is not JSON (HTTP ${answer.status})`], excerpt);
+  if (reported !== undefined) return fail(answer, reported.code, reported.messages, parsed.value);
+  if (!isObject(parsed.value)) return fail(answer, undefined, ['the answer is not a JSON object'], parsed.value);
+  return parsed.value;
+}

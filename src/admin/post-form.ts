@@ -1,0 +1,63 @@
+import { AdminApiError } from '../errors.js';
+import type { AdminAnswer } from './check-response.js';
+import { pathOf, urlWithoutToken } from './redact.js';
+
+/** How one POST is sent. */
+export interface TransportOptions {
+  /** The fetch to use. */
+  fetch: typeof fetch;
+  /** The whole exchange, body included, must end within this. */
+  timeoutMs: number;
+}
+
+/** Settles like `promise`, or rejects with the signal's reason once it aborts (even if `promise` never settles). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/**
+ * POSTs `form` as `application/x-www-form-urlencoded` and reads the whole answer, within `timeoutMs`
+ * (`AbortSignal.timeout`). Network failures and the timeout are thrown as they come; see {@link networkError}.
+ */
+export async function postForm(url: string, form: URLSearchParams, options: TransportOptions): Promise<AdminAnswer> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  const exchange = (async (): Promise<AdminAnswer> => {
+    const response = await options.fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: form.toString(),
+      signal,
+    });
+    return { status: response.status, statusText: response.statusText, body: await response.text(), url };
+  })();
+  return untilAborted(exchange, signal);
+}
+
+function reasonOf(err: unknown, timeoutMs: number): string {
+  if (err instanceof Error && err.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
+  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
+  return detail === undefined ? err.message : `${err.message} (${detail})`;
+}
+
+/** The `AdminApiError` for a call that got no answer after `attempts` tries; `err` is kept as the cause. */
+export function networkError(url: string, err: unknown, attempts: number, timeoutMs: number): AdminApiError {
+  const reason = `request failed: ${reasonOf(err, timeoutMs)}${attempts > 1 ? ` after ${attempts} attempts` : ''}`;
+  const clean = urlWithoutToken(url);
+  return new AdminApiError(`${pathOf(clean)}: ${reason}`, { serverCode: undefined, messages: [reason], url: clean, response: undefined, cause: err });
+}

@@ -1,0 +1,39 @@
+import { invalidArgument } from './validate-input.js';
+import type { ServiceName } from './types.js';
+
+/** A service name taken apart. */
+export interface ParsedServiceName {
+  folder: string | undefined;
+  name: string;
+  /** The service type, such as `GPServer`. */
+  type: string;
+  /** `services/<folder>/<name>.<Type>` (or without the folder), each segment URL-encoded. */
+  path: string;
+}
+
+const SERVICE_NAME = /^(?:([^/]+)\/)?([^/]+)\.([A-Za-z]+Server)$/;
+
+/** Parses `folder/name.Type` or `name.Type`; anything else (a name without `.Type`) is `GEOHOOK_ERR_ADMIN_INVALID`. */
+export function parseServiceName(service: ServiceName): ParsedServiceName {
+  const match = typeof service === 'string' ? SERVICE_NAME.exec(service.trim()) : null;
+  if (match === null) {
+    throw invalidArgument(`service: must be folder/name.Type or name.Type (e.g. Tools/Buffer.GPServer), got ${JSON.stringify(service)}`);
+  }
+  const [, folder, name, type] = match as unknown as [string, string | undefined, string, string];
+  const segments = [...(folder === undefined ? [] : [folder]), `${name}.${type}`].map(encodeURIComponent);
+  return { folder, name, type, path: `services/${segments.join('/')}` };
+}
+
+/** `services/<folder>/<name>/FeatureServer/updateDefinition`; only feature services have one. */
+export function updateDefinitionPath(service: ServiceName): string {
+  const { folder, name, type } = parseServiceName(service);
+  if (type !== 'FeatureServer') throw invalidArgument(`service: updateDefinition applies to FeatureServer services only, got ${type}`);
+  const segments = [...(folder === undefined ? [] : [folder]), name].map(encodeURIComponent);
+  return `services/${segments.join('/')}/FeatureServer/updateDefinition`;
+}
+
+/** `<service path>/webhooks/<id>`; an empty id is refused. */
+export function webhookPath(service: ServiceName, id: string): string {
+  if (typeof id !== 'string' || id.trim() === '') throw invalidArgument('id: must be a non-empty webhook id');
+  return `${parseServiceName(service).path}/webhooks/${encodeURIComponent(id)}`;
+}

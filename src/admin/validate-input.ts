@@ -1,0 +1,51 @@
+import { GeohookError } from '../errors.js';
+import { validatePlacementPolicy, type ServicePlacementPolicy } from './placement-policy.js';
+import type { CreateWebhookParams, WebhookSettings } from './types.js';
+
+/** A client argument that is refused before anything is sent. */
+export const invalidArgument = (message: string): GeohookError => new GeohookError('GEOHOOK_ERR_ADMIN_INVALID', message);
+
+/** Bounds of each webhook setting: attempts 1–5 and timeout 1–60 from the spec; the rest as the emulator enforces. */
+export const settingBounds: Readonly<Record<keyof WebhookSettings, readonly [min: number, max: number]>> = {
+  notificationAttempts: [1, 5],
+  notificationTimeOutInSeconds: [1, 60],
+  notificationElapsedTimeInSeconds: [1, 3600],
+  numberOfFailures: [1, 100],
+  daysInPast: [1, 30],
+};
+
+const describe = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value) : String(value));
+
+/** Every given setting is a known one and an integer within its bounds; otherwise `GEOHOOK_ERR_ADMIN_INVALID`. */
+export function validateSettings(settings: Partial<WebhookSettings>): void {
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+    throw invalidArgument('settings: must be an object with any of ' + Object.keys(settingBounds).join(', '));
+  }
+  for (const [name, value] of Object.entries(settings) as [string, unknown][]) {
+    const bounds = settingBounds[name as keyof WebhookSettings] as readonly [number, number] | undefined;
+    if (bounds === undefined) throw invalidArgument(`settings.${name}: unknown setting, must be one of ${Object.keys(settingBounds).join(', ')}`);
+    if (value === undefined) continue;
+    const [min, max] = bounds;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      throw invalidArgument(`settings.${name}: must be an integer from ${min} to ${max}, got ${describe(value)}`);
+    }
+  }
+}
+
+/** The placement policy has the whole shape (`validatePlacementPolicy`); otherwise every problem on one line. */
+export function checkPlacementPolicy(policy: ServicePlacementPolicy): void {
+  const result = validatePlacementPolicy(policy);
+  if (!result.ok) throw invalidArgument(`servicePlacementPolicy: ${result.errors.join('; ')}`);
+}
+
+/** `name` and `hookUrl` of a new webhook are non-empty, `hookUrl` an http(s) URL. */
+export function checkWebhookParams(params: Partial<CreateWebhookParams>, required: boolean): void {
+  for (const field of ['name', 'hookUrl'] as const) {
+    const value = params[field];
+    if (value === undefined && !required) continue;
+    if (typeof value !== 'string' || value.trim() === '') throw invalidArgument(`${field}: must be a non-empty string, got ${describe(value)}`);
+  }
+  if (params.hookUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(params.hookUrl)) {
+    throw invalidArgument(`hookUrl: must be an http or https URL, got ${describe(params.hookUrl)}`);
+  }
+}

@@ -1,0 +1,75 @@
+import { readFile } from 'node:fs/promises';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { AdminClient } from '../admin/admin-client.js';
+import { GeohookError } from '../errors.js';
+import { registerAdminSettings } from './admin-settings.js';
+import { registerAdminWebhooks } from './admin-webhooks.js';
+import { printJson, printTable } from './print.js';
+
+/** Options every `geohook admin` command takes; each also has its variable (CONTRACT §2). */
+export interface AdminFlags {
+  adminUrl?: string;
+  token?: string;
+  username?: string;
+  password?: string;
+  tokenUrl?: string;
+  table?: boolean;
+}
+
+/** A whole number flag. */
+export function integer(value: string): number {
+  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError('a whole number');
+  return Number(value);
+}
+
+/** The JSON of a file given to `--file`, `--nodes`…; a bad file is one clear line. */
+export async function readJsonFile(path: string, flag: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new GeohookError('GEOHOOK_ERR_CONFIG', `${flag}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new GeohookError('GEOHOOK_ERR_CONFIG', `${flag}: ${path} is not valid JSON`);
+  }
+}
+
+/** The admin client the flags and environment describe (validated by the one config schema). */
+export async function adminClientFrom(flags: AdminFlags): Promise<AdminClient> {
+  const [{ loadConfig }, { createAdminClient }] = await Promise.all([import('../config/load-config.js'), import('../admin/admin-client.js')]);
+  const config = loadConfig(process.env, {
+    ADMIN_URL: flags.adminUrl,
+    ADMIN_TOKEN: flags.token,
+    ADMIN_USERNAME: flags.username,
+    ADMIN_PASSWORD: flags.password,
+    TOKEN_URL: flags.tokenUrl,
+  });
+  if (config.admin === undefined) {
+    throw new GeohookError('GEOHOOK_ERR_CONFIG', 'ADMIN_URL: required (the admin root, e.g. http://127.0.0.1:7080/arcgis/admin), or pass --admin-url');
+  }
+  return createAdminClient({ baseUrl: config.admin.url, ...(config.admin.auth === undefined ? {} : { auth: config.admin.auth }) });
+}
+
+/** Prints a result as JSON, or as a table with `--table`. */
+export function emit(result: unknown, flags: AdminFlags, columns?: readonly string[]): void {
+  if (flags.table === true) printTable(result, columns);
+  else printJson(result);
+}
+
+/** `geohook admin …`: the whole admin API from the shell. */
+export function registerAdmin(program: Command): void {
+  const admin = program
+    .command('admin')
+    .description('drive the GIS admin API: webhooks, settings, placement policy, findServices, updateDefinition, tokens')
+    .addOption(new Option('--admin-url <url>', 'the admin root, {base_url}').env('ADMIN_URL'))
+    .addOption(new Option('--token <token>', 'a static admin token').env('ADMIN_TOKEN'))
+    .addOption(new Option('--username <name>', 'admin user, exchanged for a token').env('ADMIN_USERNAME'))
+    .addOption(new Option('--password <password>', 'its password').env('ADMIN_PASSWORD'))
+    .addOption(new Option('--token-url <url>', 'where tokens come from (default {admin-url}/generateToken)').env('TOKEN_URL'))
+    .option('--table', 'print a readable table instead of JSON');
+  registerAdminWebhooks(admin);
+  registerAdminSettings(admin);
+}
