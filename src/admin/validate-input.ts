@@ -1,29 +1,21 @@
 import { GeohookError } from '../errors.js';
 import { validatePlacementPolicy, type ServicePlacementPolicy } from './placement-policy.js';
+import { webhookSettingBounds } from '../emulator/types.js';
 import type { CreateWebhookParams, WebhookSettings } from './types.js';
 
 /** A client argument that is refused before anything is sent. */
 export const invalidArgument = (message: string): GeohookError => new GeohookError('GEOHOOK_ERR_ADMIN_INVALID', message);
-
-/** Bounds of each webhook setting: attempts 1–5 and timeout 1–60 from the spec; the rest as the emulator enforces. */
-export const settingBounds: Readonly<Record<keyof WebhookSettings, readonly [min: number, max: number]>> = {
-  notificationAttempts: [1, 5],
-  notificationTimeOutInSeconds: [1, 60],
-  notificationElapsedTimeInSeconds: [1, 3600],
-  numberOfFailures: [1, 100],
-  daysInPast: [1, 30],
-};
 
 const describe = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value) : String(value));
 
 /** Every given setting is a known one and an integer within its bounds; otherwise `GEOHOOK_ERR_ADMIN_INVALID`. */
 export function validateSettings(settings: Partial<WebhookSettings>): void {
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
-    throw invalidArgument('settings: must be an object with any of ' + Object.keys(settingBounds).join(', '));
+    throw invalidArgument('settings: must be an object with any of ' + Object.keys(webhookSettingBounds).join(', '));
   }
   for (const [name, value] of Object.entries(settings) as [string, unknown][]) {
-    const bounds = settingBounds[name as keyof WebhookSettings] as readonly [number, number] | undefined;
-    if (bounds === undefined) throw invalidArgument(`settings.${name}: unknown setting, must be one of ${Object.keys(settingBounds).join(', ')}`);
+    const bounds = webhookSettingBounds[name as keyof WebhookSettings] as readonly [number, number] | undefined;
+    if (bounds === undefined) throw invalidArgument(`settings.${name}: unknown setting, must be one of ${Object.keys(webhookSettingBounds).join(', ')}`);
     if (value === undefined) continue;
     const [min, max] = bounds;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {

@@ -67,6 +67,19 @@ export const defaultWebhookSettings: Readonly<WebhookSettings> = Object.freeze({
   daysInPast: 5,
 });
 
+/**
+ * Bounds of each setting, shared by the emulator and the admin client. The spec gives attempts 1–5 and
+ * timeout 1–60; the others are ours: an interval of at most an hour, and a deactivation policy of up to 100
+ * failures over up to 30 days.
+ */
+export const webhookSettingBounds: Readonly<Record<keyof WebhookSettings, readonly [min: number, max: number]>> = Object.freeze({
+  notificationAttempts: [1, 5],
+  notificationTimeOutInSeconds: [1, 60],
+  notificationElapsedTimeInSeconds: [1, 3600],
+  numberOfFailures: [1, 100],
+  daysInPast: [1, 30],
+});
+
 /** What fired: a GP job outcome or a feature-service change. */
 export type EmulatorEvent =
   | { kind: 'gp'; outcome: 'succeeded' | 'failed' | 'canceled'; jobId: string; taskName: string }
