@@ -29,6 +29,10 @@ export const errorCodes = {
     summary: 'The admin API answered with an error (in either body shape, or a non-2xx or non-JSON answer), or could not be reached.',
   },
   GEOHOOK_ERR_ADMIN_AUTH: { statusCode: 401, summary: 'The admin API refused the token (498 invalid or expired, 499 missing).' },
+  GEOHOOK_ERR_REGISTRATION: {
+    statusCode: 503,
+    summary: 'Self-registration could not ensure a webhook (a service in REGISTER is missing, or the lock stayed busy); retried with backoff.',
+  },
   GEOHOOK_ERR_ADMIN_INVALID: { statusCode: 400, summary: 'An admin client argument is invalid; nothing was sent.' },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 

@@ -4,7 +4,10 @@ import pino, { type Logger } from 'pino';
 import type { GeohookConfig } from './config/load-config.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { createLoggerOptions } from './logger.js';
+import { createProducerConnection } from './queue/connection.js';
 import { buildReceiver } from './receiver/build-receiver.js';
+import { createRegistration, wantsRegistration } from './registration/create-registration.js';
+import type { Registration } from './registration/registration.js';
 
 /** Options of {@link startServer}. */
 export interface StartServerOptions {
@@ -12,6 +15,8 @@ export interface StartServerOptions {
   logDestination?: 1 | 2;
   /** Data directory of the embedded redis-server. @defaultValue './.geohook/redis' */
   embeddedRedisDir?: string;
+  /** A pino logger to use instead of one writing to `logDestination`. */
+  logger?: Logger;
 }
 
 /** A listening receiver and what it started. */
@@ -20,19 +25,24 @@ export interface RunningServer {
   logger: Logger;
   /** The embedded redis-server, when REDIS_URL was unset. */
   redis: RedisServer | undefined;
-  /** Stops accepting, finishes in-flight requests, closes the queues and Redis, stops the embedded Redis. */
+  /** Self-registration, when ADMIN_URL and REGISTER are set. */
+  registration: Registration | undefined;
+  /** Stops registration and accepting, finishes in-flight requests, closes the queues and Redis, stops the embedded Redis. */
   close(): Promise<void>;
 }
 
 /**
  * Starts the receiver: an embedded redis-server (AOF on) when `config.redisUrl` is unset, the receiver on
- * `config.host:config.port`, ready once Redis answers.
+ * `config.host:config.port`, ready once Redis answers and, when ADMIN_URL and REGISTER are set, once
+ * self-registration has succeeded (it runs in the background, retried with backoff, healed on an interval).
  */
 export async function startServer(config: GeohookConfig, options: StartServerOptions = {}): Promise<RunningServer> {
-  const logger = pino(
-    createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }),
-    pino.destination({ fd: options.logDestination ?? 1, sync: false }),
-  );
+  const logger =
+    options.logger ??
+    pino(
+      createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }),
+      pino.destination({ fd: options.logDestination ?? 1, sync: false }),
+    );
   let redis: RedisServer | undefined;
   let redisUrl = config.redisUrl;
   if (redisUrl === undefined) {
@@ -41,20 +51,33 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     redisUrl = redis.url;
     logger.info({ redisUrl }, 'embedded redis-server started');
   }
-  const app = await buildReceiver({ config: { ...config, redisUrl }, loggerInstance: logger });
+  let registration: Registration | undefined;
+  const readinessChecks = wantsRegistration(config) ? [() => (registration === undefined ? 'registration pending' : registration.notReadyReason())] : [];
+  const app = await buildReceiver({ config: { ...config, redisUrl }, loggerInstance: logger, readinessChecks });
+  const registrationRedis = wantsRegistration(config) ? createProducerConnection(redisUrl) : undefined;
+  // Outages are logged by the receiver's connection; registration sees them as failed commands and retries.
+  registrationRedis?.on('error', () => undefined);
   try {
     await app.eventQueue.ready();
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await app.close();
+    registrationRedis?.disconnect();
     await redis?.stop();
     throw err;
+  }
+  if (registrationRedis !== undefined) {
+    registration = createRegistration(config, { hookKeys: app.hookKeys, redis: registrationRedis, logger });
+    registration?.start();
   }
   return {
     app,
     logger,
     redis,
+    registration,
     async close() {
+      await registration?.close();
+      await registrationRedis?.quit().catch(() => registrationRedis.disconnect());
       await app.close();
       await redis?.stop();
       logger.info('geohook stopped');

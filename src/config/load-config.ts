@@ -47,6 +47,18 @@ export interface GeohookConfig {
   /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
   readonly completedJobs: { readonly ageSeconds: number; readonly count: number };
   readonly admin: AdminConfig | undefined;
+  /** Self-registration timing (`registration` in GEOHOOK_CONFIG). */
+  readonly registration: RegistrationTiming;
+}
+
+/** How often self-registration heals and how it backs off after a failure. */
+export interface RegistrationTiming {
+  /** Seconds between two checks once registered. @defaultValue 300 */
+  readonly intervalSeconds: number;
+  /** First wait after a failure, doubled each time. @defaultValue 1 */
+  readonly retryInitialSeconds: number;
+  /** Longest wait after a failure. @defaultValue 60 */
+  readonly retryMaxSeconds: number;
 }
 
 /** Values that win over the environment (command-line flags). */
@@ -154,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     dedupRetentionSeconds: parsedFile.data.dedupRetentionSeconds,
     enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,
     completedJobs: parsedFile.data.completedJobs,
+    registration: parsedFile.data.registration,
     admin:
       vars.ADMIN_URL === undefined
         ? undefined

@@ -109,6 +109,18 @@ export const configFileSchema = z
       .default({ ageSeconds: 86_400, count: 10_000 }),
     /** How long the receiver waits for Redis to store an event before it answers 503. @defaultValue 2000 */
     enqueueTimeoutMs: z.number().int().min(50).max(30_000).default(2000),
+    /** Self-registration (REGISTER): how often it heals, and how it backs off after a failure. */
+    registration: z
+      .object({
+        /** Seconds between two checks of the registered webhooks. @defaultValue 300 */
+        intervalSeconds: z.number().min(0.1).max(86_400).default(300),
+        /** First wait after a failed registration; it doubles up to retryMaxSeconds. @defaultValue 1 */
+        retryInitialSeconds: z.number().min(0.01).max(3600).default(1),
+        /** Longest wait between two failed registrations. @defaultValue 60 */
+        retryMaxSeconds: z.number().min(0.01).max(3600).default(60),
+      })
+      .strict()
+      .default({ intervalSeconds: 300, retryInitialSeconds: 1, retryMaxSeconds: 60 }),
   })
   .strict();
 

@@ -12,12 +12,15 @@ import { authenticate, type SignaturePolicy } from './authenticate.js';
 import { classifyEvent } from './classify-event.js';
 import { isBodyParseError, sendError, toGeohookError } from './error-reply.js';
 import type { FormFields } from './form-fields.js';
+import type { HookKeys } from './hook-keys.js';
 import type { ReceiverMetrics } from './metrics.js';
 import { classifiable, formPayload } from './parse-payload.js';
 
 /** Options of the webhook routes plugin. */
 export interface WebhookRouteOptions {
   hooks: ReadonlyMap<string, HookConfig>;
+  /** Where the route reads each hook's current keys (in memory). */
+  hookKeys: HookKeys;
   policy: SignaturePolicy;
   maxBodyBytes: number;
   eventQueue: EventQueue;
@@ -44,7 +47,7 @@ function rawBytes(request: FastifyRequest): Buffer {
  * @fastify/formbody; the signature decides between 401 and 400 before a parse error is reported.
  */
 export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
-  const { hooks, policy, eventQueue, metrics } = options;
+  const { hooks, hookKeys, policy, eventQueue, metrics } = options;
 
   // Only the two content types the GIS server sends: JSON (parsed by fastify-raw-body over the exact
   // bytes it keeps) and forms (@fastify/formbody). Anything else, text/plain included, is 415.
@@ -67,13 +70,13 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   };
 
   const hookOf = (request: FastifyRequest<{ Params: HookParams }>): HookConfig => {
-    const hook = hooks.get(request.params.hook);
+    const hook = hookKeys.get(request.params.hook);
     if (hook === undefined) throw new GeohookError('GEOHOOK_ERR_UNKNOWN_HOOK', `no hook named "${request.params.hook}"`);
     return hook;
   };
 
   app.setErrorHandler<FastifyError | GeohookError, { Params: HookParams }>((err, request, reply) => {
-    const hook = hooks.get(request.params.hook);
+    const hook = hookKeys.get(request.params.hook);
     if (hook !== undefined && !(err instanceof GeohookError) && isBodyParseError(err)) {
       const auth = authenticate(hook, policy, request.headers, rawBytes(request));
       const error = auth.ok

@@ -295,3 +295,11 @@ t.test('HOOK_SECRETS wins over the secrets of a default hook in the file', async
     changeTypes: ['*'],
   });
 });
+
+t.test('registration timing defaults to a 300 s interval and a 1 s backoff doubling to 60 s, and the file may change it', async (t) => {
+  t.strictSame(loadConfig({}).registration, { intervalSeconds: 300, retryInitialSeconds: 1, retryMaxSeconds: 60 });
+  const path = configFile(t, JSON.stringify({ registration: { intervalSeconds: 0.5 } }));
+  t.strictSame(loadConfig({ GEOHOOK_CONFIG: path }).registration, { intervalSeconds: 0.5, retryInitialSeconds: 1, retryMaxSeconds: 60 });
+  const bad = configFile(t, JSON.stringify({ registration: { intervalSeconds: 0 } }));
+  t.throws(() => loadConfig({ GEOHOOK_CONFIG: bad }), { code: 'GEOHOOK_ERR_CONFIG', message: /registration\.intervalSeconds/ });
+});

@@ -1,0 +1,59 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { createAdminClient } from '../admin/admin-client.js';
+import type { GeohookConfig } from '../config/load-config.js';
+import type { HookKeys } from '../receiver/hook-keys.js';
+import { Registration } from './registration.js';
+
+/** What {@link createRegistration} needs besides the configuration. */
+export interface RegistrationDependencies {
+  hookKeys: HookKeys;
+  /** Redis for the lock and the generated keys; the caller closes it. */
+  redis: Redis;
+  logger: Logger;
+  /** Per-request timeout of the admin client. @defaultValue 10000 */
+  adminTimeoutMs?: number;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** The hook self-registration registers (CONTRACT §2 `REGISTER`). */
+export const REGISTERED_HOOK = 'default';
+
+/** True when the configuration asks for self-registration (ADMIN_URL and a non-empty REGISTER). */
+export function wantsRegistration(config: GeohookConfig): boolean {
+  return config.admin !== undefined && config.admin.register.length > 0;
+}
+
+/**
+ * The self-registration of the `default` hook that `config` asks for (ADMIN_URL, REGISTER, CHANGE_TYPES,
+ * the first HOOK_SECRETS key, `registration` timing), or undefined when it asks for none. Not started.
+ */
+export function createRegistration(config: GeohookConfig, deps: RegistrationDependencies): Registration | undefined {
+  const admin = config.admin;
+  if (admin === undefined || !wantsRegistration(config)) return undefined;
+  const client = createAdminClient({
+    baseUrl: admin.url,
+    ...(admin.auth === undefined ? {} : { auth: admin.auth }),
+    ...(deps.fetch === undefined ? {} : { fetch: deps.fetch }),
+    timeoutMs: deps.adminTimeoutMs ?? 10_000,
+    // Registration retries on its own schedule, with backoff.
+    retry: { delaysMs: [] },
+  });
+  const timing = config.registration;
+  return new Registration({
+    client,
+    redis: deps.redis,
+    hookKeys: deps.hookKeys,
+    prefix: config.prefix,
+    hook: REGISTERED_HOOK,
+    services: admin.register,
+    hookUrl: `${config.publicUrl}/webhooks/${REGISTERED_HOOK}`,
+    configuredKey: config.hooks.get(REGISTERED_HOOK)?.secrets[0],
+    changeTypes: admin.changeTypes,
+    logger: deps.logger,
+    intervalMs: timing.intervalSeconds * 1000,
+    retryInitialMs: timing.retryInitialSeconds * 1000,
+    retryMaxMs: timing.retryMaxSeconds * 1000,
+  });
+}

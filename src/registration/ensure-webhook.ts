@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import { parseServiceName } from '../admin/service-name.js';
+import type { AdminClient, CreateWebhookParams, ServiceName } from '../admin/types.js';
+import { GeohookError } from '../errors.js';
+
+/** What geohook wants registered on a service. */
+export interface DesiredWebhook {
+  /** `$PUBLIC_URL/webhooks/<hook>`: how geohook recognises its own webhook. */
+  hookUrl: string;
+  /** The signature key the GIS server must sign with. */
+  signatureKey: string;
+  /** Feature-service triggers (ignored for other service types). */
+  changeTypes: readonly string[];
+}
+
+/** What {@link ensureWebhook} did. */
+export type EnsureAction = 'created' | 'reactivated' | 'updated' | 'unchanged';
+
+/** The name geohook gives the webhooks it creates. */
+export const WEBHOOK_NAME = 'geohook';
+
+/** Throws `GEOHOOK_ERR_REGISTRATION` unless findServices knows the service. */
+async function checkServiceExists(client: AdminClient, service: ServiceName): Promise<void> {
+  const { folder, name, type } = parseServiceName(service);
+  const found = await client.findServices({ ...(folder === undefined ? {} : { folderName: folder }), serviceName: name, serviceType: type });
+  if (found.length === 0) throw new GeohookError('GEOHOOK_ERR_REGISTRATION', `service ${service} not found on the GIS server`);
+}
+
+/**
+ * Makes sure `service` has exactly one webhook with `desired.hookUrl`, active and signed with
+ * `desired.signatureKey`: adopts the one that exists (deleting extra copies), reactivates it, sets the key,
+ * or creates it. Run it under the registration lock so that replicas do not create one each.
+ */
+export async function ensureWebhook(client: AdminClient, service: ServiceName, desired: DesiredWebhook, log: Logger): Promise<{ id: string; action: EnsureAction }> {
+  await checkServiceExists(client, service);
+  const ours = (await client.webhooks.listAll(service)).filter((webhook) => webhook.hookUrl === desired.hookUrl);
+  const [kept, ...extra] = ours;
+  for (const duplicate of extra) {
+    log.warn({ service, webhookId: duplicate.id }, 'deleting a duplicate webhook with our hookUrl');
+    await client.webhooks.delete(service, duplicate.id);
+  }
+  if (kept === undefined) {
+    const params: CreateWebhookParams = {
+      name: WEBHOOK_NAME,
+      hookUrl: desired.hookUrl,
+      signatureKey: desired.signatureKey,
+      active: true,
+      contentType: 'application/json',
+      ...(parseServiceName(service).type === 'FeatureServer' ? { changeTypes: [...desired.changeTypes] } : {}),
+    };
+    const created = await client.webhooks.create(service, params);
+    return { id: created.id, action: 'created' };
+  }
+  let action: EnsureAction = 'unchanged';
+  if (kept.signatureKey !== desired.signatureKey) {
+    await client.webhooks.edit(service, kept.id, { signatureKey: desired.signatureKey });
+    action = 'updated';
+  }
+  if (!kept.active) {
+    // activateAll is the product's way back from deactivation: it also clears the failure count.
+    await client.webhooks.activateAll(service);
+    action = 'reactivated';
+  }
+  return { id: kept.id, action };
+}

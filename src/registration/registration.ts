@@ -1,0 +1,131 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { AdminClient, ServiceName } from '../admin/types.js';
+import type { HookKeys } from '../receiver/hook-keys.js';
+import { ensureWebhook } from './ensure-webhook.js';
+import { withLock, type LockOptions } from './redis-lock.js';
+
+/** Options of {@link Registration}. */
+export interface RegistrationOptions {
+  client: AdminClient;
+  /** Redis for the lock and the generated keys. */
+  redis: Redis;
+  /** The receiver's keys: a generated key is added there before any webhook is signed with it. */
+  hookKeys: HookKeys;
+  /** Key prefix of the locks (`GEOHOOK_PREFIX`). */
+  prefix: string;
+  /** The hook registered (`default`). */
+  hook: string;
+  /** Services, each `folder/name.Type` or `name.Type`. */
+  services: readonly ServiceName[];
+  /** `$PUBLIC_URL/webhooks/<hook>`. */
+  hookUrl: string;
+  /** The configured key to register; `undefined`: a generated one kept in Redis. */
+  configuredKey: string | undefined;
+  /** Feature-service triggers. */
+  changeTypes: readonly string[];
+  logger: Logger;
+  /** Pause between two checks once registered. @defaultValue 300000 */
+  intervalMs?: number;
+  /** First pause after a failure; doubled each time up to retryMaxMs. @defaultValue 1000 */
+  retryInitialMs?: number;
+  /** @defaultValue 60000 */
+  retryMaxMs?: number;
+  /** @defaultValue withLock's defaults */
+  lock?: LockOptions;
+}
+
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Registers the receiver's hook on each service at start-up, then checks again on an interval so that a
+ * deleted webhook is recreated and a deactivated one reactivated. Failures are logged and retried with
+ * backoff; they never throw out of the timer.
+ */
+export class Registration {
+  private readonly options: RegistrationOptions;
+  private readonly log: Logger;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private closed = false;
+  private registered = false;
+  private lastError: string | undefined;
+  private failures = 0;
+
+  constructor(options: RegistrationOptions) {
+    this.options = options;
+    this.log = options.logger.child({ component: 'registration', hook: options.hook });
+  }
+
+  /** Starts the first pass now; later passes follow on their own. */
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Why `/readyz` is not ready yet: undefined once every service was registered once. */
+  notReadyReason(): string | undefined {
+    if (this.registered) return undefined;
+    return this.lastError === undefined ? 'registration pending' : `registration failed: ${this.lastError}`;
+  }
+
+  /** Stops the timer and waits for a pass in progress. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed) return;
+    this.timer = setTimeout(() => {
+      this.running = this.pass().finally(() => (this.running = undefined));
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async pass(): Promise<void> {
+    const { intervalMs = 300_000, retryInitialMs = 1000, retryMaxMs = 60_000 } = this.options;
+    const failed = await this.ensureAll().catch((err: unknown) => {
+      this.log.error({ err }, 'registration failed');
+      return [reasonOf(err)];
+    });
+    if (failed.length === 0) {
+      if (!this.registered) this.log.info({ services: this.options.services }, 'registration done');
+      this.registered = true;
+      this.lastError = undefined;
+      this.failures = 0;
+      this.schedule(intervalMs);
+      return;
+    }
+    this.lastError = failed.join('; ');
+    const delayMs = Math.min(retryInitialMs * 2 ** this.failures, retryMaxMs);
+    this.failures += 1;
+    if (!this.closed) this.log.warn({ retryInMs: delayMs, failed: this.lastError }, 'registration incomplete: retrying');
+    this.schedule(delayMs);
+  }
+
+  /** One pass over every service; returns what failed, one reason per service. */
+  private async ensureAll(): Promise<string[]> {
+    const { redis, hookKeys, hook, prefix, client } = this.options;
+    const signatureKey = this.options.configuredKey ?? (await hookKeys.ensureGenerated(redis, hook));
+    // Keys another replica generated (or a rotation added) verify here too.
+    await hookKeys.load(redis);
+    const desired = { hookUrl: this.options.hookUrl, signatureKey, changeTypes: this.options.changeTypes };
+    const failed: string[] = [];
+    for (const service of this.options.services) {
+      if (this.closed) break;
+      try {
+        const lockKey = `${prefix}:registration:${hook}:${service}:lock`;
+        const { id, action } = await withLock(redis, lockKey, () => ensureWebhook(client, service, desired, this.log), this.options.lock);
+        const level = action === 'unchanged' ? 'debug' : 'info';
+        this.log[level]({ service, webhookId: id, action }, `webhook ${action}`);
+      } catch (err) {
+        this.log.error({ err, service }, 'registration of a service failed');
+        failed.push(`${service}: ${reasonOf(err)}`);
+      }
+    }
+    return failed;
+  }
+}

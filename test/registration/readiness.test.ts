@@ -1,0 +1,88 @@
+import t from 'tap';
+import { buildEmulator } from '../../src/emulator/build-emulator.js';
+import { findFreePort } from '../../src/embedded/redis-server.js';
+import { sign } from '../../src/signature/sign.js';
+import { startEmulator } from '../helpers/emulator.js';
+import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../helpers/geohook.js';
+import { configFile, uniquePrefix } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+
+const redis = await startRedis(t);
+const fastRetries = { registration: { retryInitialSeconds: 0.05, retryMaxSeconds: 0.2 } };
+
+t.test('/readyz is 503 while the GIS server is down, the receiver keeps serving, and 200 once registration succeeds', async (t) => {
+  const adminPort = await findFreePort();
+  const env = {
+    ADMIN_URL: `http://127.0.0.1:${adminPort}/arcgis/admin`,
+    ADMIN_USERNAME: 'admin',
+    ADMIN_PASSWORD: 'admin.pass',
+    REGISTER: 'Tools/Buffer.GPServer',
+    GEOHOOK_PREFIX: uniquePrefix(),
+    HOOK_SECRETS: 'configured-key',
+    GEOHOOK_CONFIG: configFile(t, fastRetries),
+  };
+  const geohook = await startGeohook(t, redis, env);
+  const first = await geohook.readyz();
+  t.equal(first.status, 503);
+  t.match(first.reason, /^registration (pending|failed)/);
+  const failing = await waitFor('a reported failure', async () => {
+    const ready = await geohook.readyz();
+    return ready.reason?.startsWith('registration failed') === true ? ready : undefined;
+  });
+  t.equal(failing.status, 503);
+  t.match(failing.reason, 'Tools/Buffer.GPServer', 'the reason names the service');
+  t.match(geohook.log(), /"msg":"registration incomplete: retrying"/, 'the failure is logged');
+  await waitFor('backoff to reach its maximum', async () => /"retryInMs":200,.*"retryInMs":200,/s.test(geohook.log()));
+  const delays = [...geohook.log().matchAll(/"retryInMs":(\d+)/g)].map((match) => Number(match[1]));
+  t.strictSame(delays.slice(0, 4), [50, 100, 200, 200], 'retries back off, doubling up to retryMaxSeconds');
+
+  t.equal((await fetch(`${geohook.url}/healthz`)).status, 200, 'the process keeps serving');
+  const body = '{"serviceType":"GPServer","jobId":"down","events":[{"eventType":"esriJobSucceeded"}]}';
+  const delivery = await fetch(`${geohook.url}/webhooks/default`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service': sign('configured-key', body) },
+    body,
+  });
+  t.equal(delivery.status, 202, 'deliveries are still accepted');
+
+  const emulator = await buildEmulator({ logLevel: 'silent' });
+  await emulator.listen({ host: '127.0.0.1', port: adminPort });
+  t.teardown(() => emulator.close());
+  await waitFor('readiness once the GIS server is up', async () => (await geohook.readyz()).status === 200);
+  t.pass('ready once the GIS server answers');
+  t.notOk(geohook.log().includes('configured-key'), 'the key never reaches the log');
+  t.notOk(geohook.log().includes('admin.pass'), 'the password never reaches the log');
+});
+
+t.test('an unknown service in REGISTER is reported by /readyz while the others are registered', async (t) => {
+  const emulator = await startEmulator(t);
+  const env = {
+    ...registrationEnv(emulator, ['Tools/Nowhere.GPServer', 'Tools/Buffer.GPServer'], uniquePrefix()),
+    GEOHOOK_CONFIG: configFile(t, fastRetries),
+  };
+  const geohook = await startGeohook(t, redis, env);
+  const ready = await waitFor('the failure to be reported', async () => {
+    const answer = await geohook.readyz();
+    return answer.reason?.startsWith('registration failed') === true ? answer : undefined;
+  });
+  t.equal(ready.status, 503);
+  t.match(ready.reason, /Tools\/Nowhere\.GPServer: service Tools\/Nowhere\.GPServer not found/);
+  t.notMatch(ready.reason, /Buffer/, 'the known service is not blamed');
+  await waitFor('the known service to be registered', async () => (await webhooksOf(emulator, 'Tools/Buffer.GPServer')).length === 1);
+  t.equal((await fetch(`${geohook.url}/healthz`)).status, 200, 'the process keeps serving');
+  t.equal((await geohook.readyz()).status, 503, 'and stays not ready');
+});
+
+t.test('a rejected token is reported without crashing', async (t) => {
+  const emulator = await startEmulator(t);
+  const { ADMIN_USERNAME: _user, ADMIN_PASSWORD: _password, ...env } = registrationEnv(emulator, ['Tools/Buffer.GPServer'], uniquePrefix());
+  const geohook = await startGeohook(t, redis, { ...env, ADMIN_TOKEN: 'not-a-real-token', GEOHOOK_CONFIG: configFile(t, fastRetries) });
+  const ready = await waitFor('the failure to be reported', async () => {
+    const answer = await geohook.readyz();
+    return answer.reason?.startsWith('registration failed') === true ? answer : undefined;
+  });
+  t.equal(ready.status, 503);
+  t.notOk(ready.reason?.includes('not-a-real-token'), 'the reason does not show the token');
+  t.notOk(geohook.log().includes('not-a-real-token'), 'nor does the log');
+  t.equal((await fetch(`${geohook.url}/healthz`)).status, 200);
+});
