@@ -1,13 +1,71 @@
+import closeWithGrace from 'close-with-grace';
 import type { Command } from 'commander';
-import { addConfigOptions } from './cli/config-options.js';
-import { runReceiverUntilSignal } from './cli/serve.js';
+import type { FastifyInstance } from 'fastify';
+import type { AdminConfig } from './config/load-config.js';
+import { addConfigOptions, configOverrides } from './cli/config-options.js';
+import { printNotice } from './cli/print.js';
+
+/** The services `geohook up` registers on in its own emulator. */
+const DEMO_SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function waitForRegistration(reason: () => string | undefined, timeoutMs: number): Promise<string | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (reason() !== undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  return reason();
+}
 
 /**
- * `geohook up`, what `npm start` runs: everything on one machine. Today that is an embedded redis-server
- * (when REDIS_URL is unset) and the receiver; logs go to stderr so that stdout can carry events.
+ * `geohook up`: everything on one machine. An embedded redis-server when REDIS_URL is unset, the emulator
+ * (on EMULATOR_PORT) when ADMIN_URL is unset, the receiver registered on the emulator's Buffer and Parcels
+ * services, and a consumer printing each event as a JSON line on stdout; logs and notices go to stderr.
  */
+export async function runUp(options: Record<string, string | undefined>): Promise<void> {
+  const [{ loadConfig }, { startServer }, { buildEmulator }, { startEventPrinter }, pino, { createLoggerOptions }] = await Promise.all([
+    import('./config/load-config.js'),
+    import('./server.js'),
+    import('./emulator/build-emulator.js'),
+    import('./cli/event-printer.js'),
+    import('pino'),
+    import('./logger.js'),
+  ]);
+  const config = loadConfig(process.env, configOverrides(options));
+  const logger = pino.default(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
+
+  let emulator: FastifyInstance | undefined;
+  let admin: AdminConfig | undefined = config.admin;
+  if (admin === undefined) {
+    const emulatorUrl = `http://127.0.0.1:${config.emulatorPort}`;
+    emulator = await buildEmulator({ publicUrl: emulatorUrl, loggerInstance: logger.child({ component: 'emulator' }) });
+    await emulator.listen({ host: '127.0.0.1', port: config.emulatorPort });
+    admin = { url: `${emulatorUrl}/arcgis/admin`, auth: { username: 'admin', password: 'admin.pass' }, register: DEMO_SERVICES, changeTypes: config.admin?.changeTypes ?? ['*'] };
+  }
+  const server = await startServer({ ...config, admin }, { logger });
+  const printer = startEventPrinter(server.redisUrl, config.prefix);
+  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
+    if (err !== undefined) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down');
+    await printer.close();
+    await server.close();
+    await emulator?.close();
+  });
+
+  const pending = server.registration === undefined ? undefined : await waitForRegistration(() => server.registration!.notReadyReason(), 15_000);
+  printNotice(`receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redisUrl})`);
+  if (emulator !== undefined) {
+    const emulatorUrl = `http://127.0.0.1:${config.emulatorPort}`;
+    printNotice(`emulator   ${emulatorUrl}/arcgis/admin  (users admin/admin.pass, orgadmin/orgadmin.pass)`);
+    printNotice(`fire a GP job:  curl -s -X POST ${emulatorUrl}/emulator/services/Tools/Buffer.GPServer/jobs -H 'content-type: application/json' -d '{"outcome":"succeeded"}'`);
+    printNotice(`edit a feature: curl -s -X POST ${emulatorUrl}/emulator/services/Hosted/Parcels.FeatureServer/edits -H 'content-type: application/json' -d '{"changeType":"FeaturesCreated"}'`);
+  }
+  printNotice(pending === undefined ? 'ready: events are printed below as JSON lines; Ctrl-C stops everything' : `not ready yet: ${pending}`);
+}
+
+/** `geohook up`, what `npm start` runs. */
 export function registerUp(program: Command): void {
   addConfigOptions(
-    program.command('up').description('run everything on one machine: embedded Redis when REDIS_URL is unset, and the receiver'),
-  ).action((options: Record<string, string | undefined>) => runReceiverUntilSignal(options, { logDestination: 2 }));
+    program
+      .command('up')
+      .description('run everything on one machine: embedded Redis (REDIS_URL unset), the emulator (ADMIN_URL unset), the registered receiver, and a consumer printing events'),
+  ).action((options: Record<string, string | undefined>) => runUp(options));
 }

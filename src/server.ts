@@ -25,6 +25,8 @@ export interface RunningServer {
   logger: Logger;
   /** The embedded redis-server, when REDIS_URL was unset. */
   redis: RedisServer | undefined;
+  /** The Redis the events are in (REDIS_URL or the embedded server's). */
+  redisUrl: string;
   /** Self-registration, when ADMIN_URL and REGISTER are set. */
   registration: Registration | undefined;
   /** Stops registration and accepting, finishes in-flight requests, closes the queues and Redis, stops the embedded Redis. */
@@ -74,6 +76,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     app,
     logger,
     redis,
+    redisUrl,
     registration,
     async close() {
       await registration?.close();

@@ -10,6 +10,11 @@ export function printJson(value: unknown): void {
   printLine(JSON.stringify(value));
 }
 
+/** Writes a line for a person to stderr (stdout may be carrying data). */
+export function printNotice(text: string): void {
+  process.stderr.write(`${text}\n`);
+}
+
 /** Writes `geohook: <message>` to stderr. */
 export function printError(message: string): void {
   process.stderr.write(`geohook: ${message}\n`);

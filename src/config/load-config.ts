@@ -49,6 +49,8 @@ export interface GeohookConfig {
   readonly admin: AdminConfig | undefined;
   /** Self-registration timing (`registration` in GEOHOOK_CONFIG). */
   readonly registration: RegistrationTiming;
+  /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. */
+  readonly emulatorPort: number;
 }
 
 /** How often self-registration heals and how it backs off after a failure. */
@@ -167,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,
     completedJobs: parsedFile.data.completedJobs,
     registration: parsedFile.data.registration,
+    emulatorPort: vars.EMULATOR_PORT,
     admin:
       vars.ADMIN_URL === undefined
         ? undefined

@@ -79,6 +79,8 @@ export const envSchema = z.object({
   REGISTER: commaList
     .pipe(z.array(z.string().regex(/^([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server$/, 'services as folder/name.Type or name.Type, comma-separated')))
     .optional(),
+  /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. @defaultValue 7080 */
+  EMULATOR_PORT: port.default(7080),
   /** Feature-service triggers for registration. @defaultValue ['*'] */
   CHANGE_TYPES: commaList.pipe(z.array(z.string().min(1)).min(1, 'at least one change type')).default(['*']),
 });

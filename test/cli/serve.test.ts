@@ -46,24 +46,44 @@ t.test('geohook serve receives, then drains and exits 0 on SIGTERM', async (t) =
   t.notOk(output().includes(TEST_KEY), 'the key is not logged');
 });
 
-t.test('geohook up starts an embedded redis-server with AOF under ./.geohook and stops it on SIGINT', async (t) => {
+t.test('geohook up runs everything: embedded Redis with AOF, the emulator, the registered receiver and a printing consumer; Ctrl-C stops it all', async (t) => {
   const dir = t.testdir();
   const port = await findFreePort();
-  const { child, output } = await startCli(['up', '--port', String(port), '--host', '127.0.0.1'], { HOOK_SECRETS: TEST_KEY }, /Server listening/, dir);
+  const emulatorPort = await findFreePort();
+  const { child, output } = await startCli(['up', '--port', String(port), '--host', '127.0.0.1'], { EMULATOR_PORT: String(emulatorPort) }, /ready: events are printed/, dir);
   t.teardown(() => {
     child.kill('SIGKILL');
   });
   t.ok(existsSync(join(dir, '.geohook/redis/appendonlydir')), 'AOF files are under ./.geohook/redis');
-  const match = /"redisUrl":"redis:\/\/127\.0\.0\.1:(\d+)"/.exec(output());
-  t.ok(match, 'the embedded Redis URL is logged');
-  const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
-  t.equal(ready.status, 200);
+  const redisPort = Number(/\(Redis redis:\/\/127\.0\.0\.1:(\d+)\)/.exec(output())?.[1]);
+  t.ok(redisPort > 0, 'the embedded Redis URL is printed');
+  t.match(output(), `fire a GP job:  curl -s -X POST http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`);
+  t.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200, 'registered and ready');
+
+  const fired = await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"outcome":"succeeded"}',
+  });
+  t.equal(fired.status, 200);
+  let printed: { type: string; verified: boolean } | undefined;
+  for (let attempt = 0; attempt < 200 && printed === undefined; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const line = output().split('\n').find((text) => text.startsWith('{"id":'));
+    if (line !== undefined) printed = JSON.parse(line) as { type: string; verified: boolean };
+  }
+  t.match(printed, { type: 'gp.job.succeeded', verified: true }, 'the event is printed as a JSON line');
+
   child.kill('SIGINT');
   const [code] = await once(child, 'exit');
   t.equal(code, 0);
-  const { Redis } = await import('ioredis');
-  const probe = new Redis(Number(match![1]), '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  await t.rejects(probe.connect(), 'the embedded redis-server is stopped');
-  probe.disconnect();
+  const { createConnection } = await import('node:net');
+  for (const [name, closedPort] of [['embedded Redis', redisPort], ['emulator', emulatorPort], ['receiver', port]] as const) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = createConnection(closedPort, '127.0.0.1');
+      socket.on('connect', () => { socket.destroy(); resolve(false); });
+      socket.on('error', () => resolve(true));
+    });
+    t.ok(refused, `the ${name} is stopped`);
+  }
 });
