@@ -38,7 +38,14 @@ export async function runUp(options: Record<string, string | undefined>): Promis
     const emulatorUrl = `http://127.0.0.1:${config.emulatorPort}`;
     emulator = await buildEmulator({ publicUrl: emulatorUrl, loggerInstance: logger.child({ component: 'emulator' }) });
     await emulator.listen({ host: '127.0.0.1', port: config.emulatorPort });
-    admin = { url: `${emulatorUrl}/arcgis/admin`, auth: { username: 'admin', password: 'admin.pass' }, register: DEMO_SERVICES, changeTypes: config.admin?.changeTypes ?? ['*'] };
+    admin = {
+      url: `${emulatorUrl}/arcgis/admin`,
+      auth: { username: 'admin', password: 'admin.pass' },
+      register: DEMO_SERVICES,
+      changeTypes: ['*'],
+      settings: undefined,
+      placement: {},
+    };
   }
   const server = await startServer({ ...config, admin }, { logger });
   const printer = startEventPrinter(server.redisUrl, config.prefix);

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { AdminClient } from '../admin/admin-client.js';
 import { GeohookError } from '../errors.js';
+import { registerAdminRotateKey } from './admin-rotate-key.js';
 import { registerAdminSettings } from './admin-settings.js';
 import { registerAdminWebhooks } from './admin-webhooks.js';
 import { printJson, printTable } from './print.js';
@@ -72,4 +73,5 @@ export function registerAdmin(program: Command): void {
     .option('--table', 'print a readable table instead of JSON');
   registerAdminWebhooks(admin);
   registerAdminSettings(admin);
+  registerAdminRotateKey(admin);
 }

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
+import type { ServicePlacementPolicy } from '../admin/placement-policy.js';
+import type { WebhookSettings } from '../emulator/types.js';
 import { ConfigError } from '../errors.js';
 import { configFileSchema, envSchema } from './schema.js';
 
@@ -26,6 +28,10 @@ export interface AdminConfig {
   readonly register: readonly string[];
   /** Feature-service triggers for registration (CHANGE_TYPES). */
   readonly changeTypes: readonly string[];
+  /** Organisation webhook settings applied at the start of registration (`settings` in GEOHOOK_CONFIG). */
+  readonly settings: Readonly<Partial<WebhookSettings>> | undefined;
+  /** Placement policies applied at the start of registration, by service (`placement` in GEOHOOK_CONFIG). */
+  readonly placement: Readonly<Record<string, ServicePlacementPolicy>>;
 }
 
 /** geohook's validated, frozen configuration. Nothing else reads `process.env`. */
@@ -44,6 +50,8 @@ export interface GeohookConfig {
   readonly hooks: ReadonlyMap<string, HookConfig>;
   readonly dedupRetentionSeconds: number;
   readonly enqueueTimeoutMs: number;
+  /** Seconds between two reloads of the generated keys from Redis (`keyReloadSeconds`). */
+  readonly keyReloadSeconds: number;
   /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
   readonly completedJobs: { readonly ageSeconds: number; readonly count: number };
   readonly admin: AdminConfig | undefined;
@@ -167,12 +175,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     hooks: frozenMap([...hooks].map(([name, hook]) => [name, deepFreeze(hook)])),
     dedupRetentionSeconds: parsedFile.data.dedupRetentionSeconds,
     enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,
+    keyReloadSeconds: parsedFile.data.keyReloadSeconds,
     completedJobs: parsedFile.data.completedJobs,
     registration: parsedFile.data.registration,
     emulatorPort: vars.EMULATOR_PORT,
     admin:
       vars.ADMIN_URL === undefined
         ? undefined
-        : { url: vars.ADMIN_URL, auth, register: vars.REGISTER ?? [], changeTypes: vars.CHANGE_TYPES },
+        : {
+            url: vars.ADMIN_URL,
+            auth,
+            register: vars.REGISTER ?? [],
+            changeTypes: vars.CHANGE_TYPES,
+            settings: parsedFile.data.settings,
+            placement: parsedFile.data.placement,
+          },
   });
 }

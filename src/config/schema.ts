@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { orgSettingsSchema, placementSchema, serviceName } from './org-schema.js';
 
 const hookName = z
   .string()
@@ -77,7 +78,7 @@ export const envSchema = z.object({
   TOKEN_URL: httpUrl.optional(),
   /** Services to register the `default` hook on: `folder/name.Type` or `name.Type`, comma-separated. */
   REGISTER: commaList
-    .pipe(z.array(z.string().regex(/^([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server$/, 'services as folder/name.Type or name.Type, comma-separated')))
+    .pipe(z.array(serviceName))
     .optional(),
   /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. @defaultValue 7080 */
   EMULATOR_PORT: port.default(7080),
@@ -111,6 +112,12 @@ export const configFileSchema = z
       .default({ ageSeconds: 86_400, count: 10_000 }),
     /** How long the receiver waits for Redis to store an event before it answers 503. @defaultValue 2000 */
     enqueueTimeoutMs: z.number().int().min(50).max(30_000).default(2000),
+    /** Organisation-wide webhook settings applied at the start of self-registration (an organisation administrator). */
+    settings: orgSettingsSchema.optional(),
+    /** Placement policies applied at the start of self-registration: service → `servicePlacementPolicy`. */
+    placement: placementSchema.default({}),
+    /** Seconds between two reloads of the generated signature keys from Redis (picks up a key rotation). @defaultValue 5 */
+    keyReloadSeconds: z.number().min(0.05).max(3600).default(5),
     /** Self-registration (REGISTER): how often it heals, and how it backs off after a failure. */
     registration: z
       .object({

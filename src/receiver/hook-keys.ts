@@ -13,6 +13,16 @@ export interface HookKeysOptions {
 /** Bytes of randomness in a generated key (base64url: 43 characters). */
 export const GENERATED_KEY_BYTES = 32;
 
+/** The Redis list holding the keys generated for `hook` under `prefix`, the current key first. */
+export function generatedKeysList(prefix: string, hook: string): string {
+  return `${prefix}:hooks:${hook}:keys`;
+}
+
+/** A new random signature key of {@link GENERATED_KEY_BYTES} bytes, base64url. */
+export function newGeneratedKey(): string {
+  return randomBytes(GENERATED_KEY_BYTES).toString('base64url');
+}
+
 /** Pushes `ARGV[1]` only when the list is empty, so that every replica ends up with the same first key. */
 const ENSURE_KEY_SCRIPT = `
 if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], ARGV[1]) end
@@ -36,7 +46,7 @@ export class HookKeys {
 
   /** The Redis list holding the keys generated for `hook`. */
   redisKey(hook: string): string {
-    return `${this.prefix}:hooks:${hook}:keys`;
+    return generatedKeysList(this.prefix, hook);
   }
 
   /** The hook with every key that verifies it (configured first), or undefined for an unknown hook. */
@@ -70,7 +80,7 @@ export class HookKeys {
    * every replica and restart). The receiver accepts it from then on.
    */
   async ensureGenerated(redis: Redis, hook: string): Promise<string> {
-    const candidate = randomBytes(GENERATED_KEY_BYTES).toString('base64url');
+    const candidate = newGeneratedKey();
     const keys = (await redis.eval(ENSURE_KEY_SCRIPT, 1, this.redisKey(hook), candidate)) as string[];
     this.setGenerated(hook, keys);
     return keys[0]!;

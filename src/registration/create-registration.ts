@@ -27,7 +27,7 @@ export function wantsRegistration(config: GeohookConfig): boolean {
 
 /**
  * The self-registration of the `default` hook that `config` asks for (ADMIN_URL, REGISTER, CHANGE_TYPES,
- * the first HOOK_SECRETS key, `registration` timing), or undefined when it asks for none. Not started.
+ * the first HOOK_SECRETS key, `registration` timing, `settings` and `placement`), or undefined when it asks for none. Not started.
  */
 export function createRegistration(config: GeohookConfig, deps: RegistrationDependencies): Registration | undefined {
   const admin = config.admin;
@@ -51,6 +51,7 @@ export function createRegistration(config: GeohookConfig, deps: RegistrationDepe
     hookUrl: `${config.publicUrl}/webhooks/${REGISTERED_HOOK}`,
     configuredKey: config.hooks.get(REGISTERED_HOOK)?.secrets[0],
     changeTypes: admin.changeTypes,
+    org: { settings: admin.settings, placement: admin.placement },
     logger: deps.logger,
     intervalMs: timing.intervalSeconds * 1000,
     retryInitialMs: timing.retryInitialSeconds * 1000,

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AdminClient, ServiceName } from '../admin/types.js';
 import type { HookKeys } from '../receiver/hook-keys.js';
+import { applyOrgConfig, hasOrgConfig, type OrgConfig } from './apply-org-config.js';
 import { ensureWebhook } from './ensure-webhook.js';
 import { withLock, type LockOptions } from './redis-lock.js';
 
@@ -31,6 +32,8 @@ export interface RegistrationOptions {
   retryInitialMs?: number;
   /** @defaultValue 60000 */
   retryMaxMs?: number;
+  /** Settings and placement policies applied before the first registration (until they succeed once). */
+  org?: OrgConfig;
   /** @defaultValue withLock's defaults */
   lock?: LockOptions;
 }
@@ -53,6 +56,7 @@ export class Registration {
   private registered = false;
   private lastError: string | undefined;
   private failures = 0;
+  private orgApplied = false;
 
   constructor(options: RegistrationOptions) {
     this.options = options;
@@ -114,6 +118,12 @@ export class Registration {
     await hookKeys.load(redis);
     const desired = { hookUrl: this.options.hookUrl, signatureKey, changeTypes: this.options.changeTypes };
     const failed: string[] = [];
+    const org = this.options.org;
+    if (!this.orgApplied && org !== undefined && hasOrgConfig(org)) {
+      const orgFailed = await applyOrgConfig(client, org, this.log);
+      failed.push(...orgFailed);
+      this.orgApplied = orgFailed.length === 0;
+    }
     for (const service of this.options.services) {
       if (this.closed) break;
       try {

@@ -1,0 +1,82 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { GeohookError } from '../errors.js';
+import type { RotateKeyResult } from '../registration/rotate-key.js';
+import { emit, type AdminFlags } from './admin.js';
+
+interface RotateFlags extends AdminFlags {
+  redisUrl?: string;
+  prefix?: string;
+  publicUrl?: string;
+  register?: string;
+  graceSeconds: number;
+  propagationSeconds: number;
+}
+
+function seconds(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new InvalidArgumentError('a number of seconds');
+  return Number(value);
+}
+
+const configError = (message: string): GeohookError => new GeohookError('GEOHOOK_ERR_CONFIG', message);
+
+/** Rotates the generated key with the configuration `geohook serve` would read (one schema, same defaults). */
+async function rotate(flags: RotateFlags): Promise<RotateKeyResult> {
+  const [{ loadConfig }, { createAdminClient }, { rotateKey }, { REGISTERED_HOOK }, { Redis }] = await Promise.all([
+    import('../config/load-config.js'),
+    import('../admin/admin-client.js'),
+    import('../registration/rotate-key.js'),
+    import('../registration/create-registration.js'),
+    import('ioredis'),
+  ]);
+  const config = loadConfig(process.env, {
+    ADMIN_URL: flags.adminUrl,
+    ADMIN_TOKEN: flags.token,
+    ADMIN_USERNAME: flags.username,
+    ADMIN_PASSWORD: flags.password,
+    TOKEN_URL: flags.tokenUrl,
+    REDIS_URL: flags.redisUrl,
+    GEOHOOK_PREFIX: flags.prefix,
+    PUBLIC_URL: flags.publicUrl,
+    REGISTER: flags.register,
+  });
+  if (config.admin === undefined) throw configError('ADMIN_URL: required (the admin root), or pass --admin-url');
+  if (config.redisUrl === undefined) throw configError('REDIS_URL: required (the Redis the receivers use), or pass --redis-url');
+  if (config.admin.register.length === 0) throw configError('REGISTER: required (the services registered), or pass --register');
+  if ((config.hooks.get(REGISTERED_HOOK)?.secrets.length ?? 0) > 0) {
+    throw configError('HOOK_SECRETS: set, so the registered key is the configured one; rotate it by changing HOOK_SECRETS instead');
+  }
+  const client = createAdminClient({ baseUrl: config.admin.url, ...(config.admin.auth === undefined ? {} : { auth: config.admin.auth }) });
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
+  try {
+    return await rotateKey({
+      client,
+      redis,
+      prefix: config.prefix,
+      hook: REGISTERED_HOOK,
+      hookUrl: `${config.publicUrl}/webhooks/${REGISTERED_HOOK}`,
+      services: config.admin.register,
+      propagationMs: flags.propagationSeconds * 1000,
+      graceMs: flags.graceSeconds * 1000,
+    });
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** `geohook admin rotate-key`: a new generated signature key for the `default` hook, without a lost delivery. */
+export function registerAdminRotateKey(admin: Command): void {
+  admin
+    .command('rotate-key')
+    .description("rotate the default hook's generated signature key: add the new key, switch the webhooks, drop the old key after a grace period")
+    .addOption(new Option('--redis-url <url>', 'the Redis the receivers use').env('REDIS_URL'))
+    .addOption(new Option('--prefix <prefix>', 'their key prefix (default geohook)').env('GEOHOOK_PREFIX'))
+    .addOption(new Option('--public-url <url>', 'their PUBLIC_URL (default http://127.0.0.1:$PORT)').env('PUBLIC_URL'))
+    .addOption(new Option('--register <services>', 'the registered services, comma-separated').env('REGISTER'))
+    .addOption(new Option('--propagation-seconds <s>', 'wait for the replicas to load the new key').argParser(seconds).default(10))
+    .addOption(new Option('--grace-seconds <s>', 'keep accepting the old key this long after the switch').argParser(seconds).default(60))
+    .action(async (_options: unknown, command: Command) => {
+      const flags = command.optsWithGlobals<RotateFlags>();
+      const result = await rotate(flags);
+      emit(flags.table === true ? result.services : result, flags, ['service', 'webhookIds', 'action']);
+    });
+}
