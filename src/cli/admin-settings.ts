@@ -16,6 +16,14 @@ const settingFlags: [flag: string, field: keyof WebhookSettings][] = [
 
 const flagsOf = (command: Command): Flags => command.optsWithGlobals<Flags>();
 
+function parseJsonFlag(text: string, flag: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new GeohookError('GEOHOOK_ERR_CONFIG', `${flag}: not valid JSON`);
+  }
+}
+
 /** settings, placement (get, edit, explain), find, update-definition and token. */
 export function registerAdminSettings(admin: Command): void {
   const settings = admin
@@ -39,11 +47,13 @@ export function registerAdminSettings(admin: Command): void {
   placement
     .command('edit')
     .argument('<service>')
-    .requiredOption('--file <policy.json>', 'the servicePlacementPolicy JSON')
+    .option('--file <policy.json>', 'the servicePlacementPolicy JSON, from a file')
+    .option('--policy <json>', 'the servicePlacementPolicy JSON, inline')
     .option('--async', 'run the edit asynchronously')
     .action(async (service: string, _options: unknown, command: Command) => {
       const flags = flagsOf(command);
-      const policy = (await readJsonFile(flags.file as string, '--file')) as ServicePlacementPolicy;
+      if ((flags.file === undefined) === (flags.policy === undefined)) throw new GeohookError('GEOHOOK_ERR_CONFIG', '--file or --policy: give exactly one');
+      const policy = (flags.file === undefined ? parseJsonFlag(flags.policy as string, '--policy') : await readJsonFile(flags.file as string, '--file')) as ServicePlacementPolicy;
       await (await adminClientFrom(flags)).placement.edit(service, policy, { async: flags.async === true });
       emit({ status: 'success' }, flags);
     });

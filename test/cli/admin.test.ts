@@ -92,3 +92,20 @@ t.test('geohook admin without ADMIN_URL says what is missing in one line', async
   t.equal(result.code, 1);
   t.equal(result.stderr, 'geohook: ADMIN_URL: required (the admin root, e.g. http://127.0.0.1:7080/arcgis/admin), or pass --admin-url\n');
 });
+
+t.test('geohook admin placement edit takes the policy from --file or inline --policy, and get reads it back', async (t) => {
+  const emulator = await startEmulator(t);
+  const env = { ADMIN_URL: emulator.baseUrl, ADMIN_USERNAME: 'admin', ADMIN_PASSWORD: 'admin.pass' };
+  const policy = {
+    placementPolicy: [{ deploymentId: 'b', deploymentType: 'GPServer', podPlacementPolicy: { nodeAffinity: {}, tolerations: [{ key: 'gpu', operator: 'Exists' }] } }],
+  };
+  const inline = await runCli(['admin', 'placement', 'edit', 'Tools/Buffer.GPServer', '--policy', JSON.stringify(policy)], { env });
+  t.equal(inline.code, 0, inline.stderr);
+  t.same(JSON.parse((await runCli(['admin', 'placement', 'get', 'Tools/Buffer.GPServer'], { env })).stdout), policy);
+  const dir = t.testdir({ 'policy.json': JSON.stringify(policy) });
+  t.equal((await runCli(['admin', 'placement', 'edit', 'Hosted/Parcels.FeatureServer', '--file', `${dir}/policy.json`], { env })).code, 0);
+  const neither = await runCli(['admin', 'placement', 'edit', 'Tools/Buffer.GPServer'], { env });
+  t.equal(neither.stderr, 'geohook: --file or --policy: give exactly one\n');
+  const broken = await runCli(['admin', 'placement', 'edit', 'Tools/Buffer.GPServer', '--policy', '{'], { env });
+  t.equal(broken.stderr, 'geohook: --policy: not valid JSON\n');
+});
