@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { GeohookError } from '../errors.js';
 import type { RotateKeyResult } from '../registration/rotate-key.js';
-import { emit, type AdminFlags } from './admin.js';
+import { adminOverrides, clientOf, emit, type AdminFlags } from './admin.js';
 
 interface RotateFlags extends AdminFlags {
   redisUrl?: string;
@@ -29,11 +29,7 @@ async function rotate(flags: RotateFlags): Promise<RotateKeyResult> {
     import('ioredis'),
   ]);
   const config = loadConfig(process.env, {
-    ADMIN_URL: flags.adminUrl,
-    ADMIN_TOKEN: flags.token,
-    ADMIN_USERNAME: flags.username,
-    ADMIN_PASSWORD: flags.password,
-    TOKEN_URL: flags.tokenUrl,
+    ...adminOverrides(flags),
     REDIS_URL: flags.redisUrl,
     GEOHOOK_PREFIX: flags.prefix,
     PUBLIC_URL: flags.publicUrl,
@@ -45,7 +41,7 @@ async function rotate(flags: RotateFlags): Promise<RotateKeyResult> {
   if ((config.hooks.get(REGISTERED_HOOK)?.secrets.length ?? 0) > 0) {
     throw configError('HOOK_SECRETS: set, so the registered key is the configured one; rotate it by changing HOOK_SECRETS instead');
   }
-  const client = createAdminClient({ baseUrl: config.admin.url, ...(config.admin.auth === undefined ? {} : { auth: config.admin.auth }) });
+  const client = clientOf(config.admin, createAdminClient);
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
   try {
     return await rotateKey({

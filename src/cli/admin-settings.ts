@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import type { ServicePlacementPolicy } from '../admin/placement-policy.js';
 import type { WebhookSettings } from '../emulator/types.js';
 import { GeohookError } from '../errors.js';
-import { adminClientFrom, emit, integer, readJsonFile, type AdminFlags } from './admin.js';
+import { adminClientFrom, adminOverrides, emit, integer, readJsonFile, type AdminFlags } from './admin.js';
 
 type Flags = AdminFlags & Record<string, unknown>;
 
@@ -120,7 +120,7 @@ export function registerAdminSettings(admin: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const flags = flagsOf(command);
       const [{ loadConfig }, { generateToken }] = await Promise.all([import('../config/load-config.js'), import('../admin/generate-token.js')]);
-      const config = loadConfig(process.env, { ADMIN_URL: flags.adminUrl, ADMIN_USERNAME: flags.username, ADMIN_PASSWORD: flags.password, TOKEN_URL: flags.tokenUrl });
+      const config = loadConfig(process.env, adminOverrides(flags));
       const auth = config.admin?.auth;
       if (config.admin === undefined || auth === undefined || !('username' in auth)) {
         throw new GeohookError('GEOHOOK_ERR_CONFIG', 'ADMIN_USERNAME: required with ADMIN_PASSWORD and ADMIN_URL (or --username, --password, --admin-url)');

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { AdminClient } from '../admin/admin-client.js';
+import type { AdminClient, AdminClientOptions } from '../admin/admin-client.js';
+import type { AdminConfig, ConfigOverrides } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
 import { registerAdminRotateKey } from './admin-rotate-key.js';
 import { registerAdminSettings } from './admin-settings.js';
@@ -38,20 +39,24 @@ export async function readJsonFile(path: string, flag: string): Promise<unknown>
   }
 }
 
+/** The admin variables the flags override (flags win over the environment). */
+export function adminOverrides(flags: AdminFlags): ConfigOverrides {
+  return { ADMIN_URL: flags.adminUrl, ADMIN_TOKEN: flags.token, ADMIN_USERNAME: flags.username, ADMIN_PASSWORD: flags.password, TOKEN_URL: flags.tokenUrl };
+}
+
+/** The client of a validated admin configuration. */
+export function clientOf(admin: AdminConfig, createAdminClient: (options: AdminClientOptions) => AdminClient): AdminClient {
+  return createAdminClient({ baseUrl: admin.url, ...(admin.auth === undefined ? {} : { auth: admin.auth }) });
+}
+
 /** The admin client the flags and environment describe (validated by the one config schema). */
 export async function adminClientFrom(flags: AdminFlags): Promise<AdminClient> {
   const [{ loadConfig }, { createAdminClient }] = await Promise.all([import('../config/load-config.js'), import('../admin/admin-client.js')]);
-  const config = loadConfig(process.env, {
-    ADMIN_URL: flags.adminUrl,
-    ADMIN_TOKEN: flags.token,
-    ADMIN_USERNAME: flags.username,
-    ADMIN_PASSWORD: flags.password,
-    TOKEN_URL: flags.tokenUrl,
-  });
+  const config = loadConfig(process.env, adminOverrides(flags));
   if (config.admin === undefined) {
     throw new GeohookError('GEOHOOK_ERR_CONFIG', 'ADMIN_URL: required (the admin root, e.g. http://127.0.0.1:7080/arcgis/admin), or pass --admin-url');
   }
-  return createAdminClient({ baseUrl: config.admin.url, ...(config.admin.auth === undefined ? {} : { auth: config.admin.auth }) });
+  return clientOf(config.admin, createAdminClient);
 }
 
 /** Prints a result as JSON, or as a table with `--table`. */
