@@ -2,22 +2,10 @@ import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
 import type { ServicePlacementPolicy } from '../../src/admin/placement-policy.js';
 import { startEmulator } from '../helpers/emulator.js';
+import { fixture } from '../helpers/receiver.js';
 import { recordingFetch } from './helpers/recording-fetch.js';
 
-const policy: ServicePlacementPolicy = {
-  placementPolicy: [
-    {
-      deploymentId: 'buffer-1',
-      deploymentType: 'GPServer',
-      podPlacementPolicy: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'workload', operator: 'In', values: ['gis'] }] }] },
-        },
-        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gis', effect: 'NoSchedule' }],
-      },
-    },
-  ],
-};
+const policy = JSON.parse(fixture('placement-policy.json').toString('utf8')) as ServicePlacementPolicy;
 
 t.test('placement.edit sends the policy as JSON and placement.get returns it', async (t) => {
   const emulator = await startEmulator(t);

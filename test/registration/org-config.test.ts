@@ -4,26 +4,13 @@ import type { ServicePlacementPolicy } from '../../src/admin/placement-policy.js
 import { loadConfig } from '../../src/config/load-config.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../helpers/geohook.js';
-import { configFile, uniquePrefix } from '../helpers/receiver.js';
+import { configFile, fixture, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
 const redis = await startRedis(t);
 const SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];
 const settings = { notificationAttempts: 5, notificationTimeOutInSeconds: 20, notificationElapsedTimeInSeconds: 7, numberOfFailures: 9, daysInPast: 3 };
-const policy: ServicePlacementPolicy = {
-  placementPolicy: [
-    {
-      deploymentId: 'buffer-1',
-      deploymentType: 'GPServer',
-      podPlacementPolicy: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'workload', operator: 'In', values: ['gis'] }] }] },
-        },
-        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gis', effect: 'NoSchedule' }],
-      },
-    },
-  ],
-};
+const policy = JSON.parse(fixture('placement-policy.json').toString('utf8')) as ServicePlacementPolicy;
 
 t.test('an organisation administrator applies the settings and placement policy of GEOHOOK_CONFIG at start-up', async (t) => {
   const emulator = await startEmulator(t);
