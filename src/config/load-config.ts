@@ -1,75 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
-import type { ServicePlacementPolicy } from '../admin/placement-policy.js';
-import type { WebhookSettings } from '../emulator/types.js';
 import { ConfigError } from '../errors.js';
-import { configFileSchema, envSchema } from './schema.js';
+import { deepFreeze, frozenMap } from './freeze.js';
+import { configFileSchema, envSchema, type ConfigFile } from './schema.js';
+import type { AdminAuth, DashboardConfig, GeohookConfig, HookConfig } from './types.js';
 
-/** A hook the receiver accepts deliveries for. */
-export interface HookConfig {
-  /** Path segment of `POST /webhooks/:hook`. */
-  readonly name: string;
-  /** Signature keys; any one verifies. The first answers `crc_token` challenges. */
-  readonly secrets: readonly string[];
-  /** Services the hook is registered on (`folder/name.Type`). */
-  readonly services: readonly string[];
-  /** Feature-service triggers used at registration. */
-  readonly changeTypes: readonly string[];
-}
-
-/** How geohook authenticates to the admin API. */
-export type AdminAuth = { token: string } | { username: string; password: string; tokenUrl?: string };
-
-/** Where the admin API is and how to reach it; `undefined` when ADMIN_URL is unset. */
-export interface AdminConfig {
-  readonly url: string;
-  readonly auth: AdminAuth | undefined;
-  /** Services to register the `default` hook on (REGISTER). */
-  readonly register: readonly string[];
-  /** Feature-service triggers for registration (CHANGE_TYPES). */
-  readonly changeTypes: readonly string[];
-  /** Organisation webhook settings applied at the start of registration (`settings` in GEOHOOK_CONFIG). */
-  readonly settings: Readonly<Partial<WebhookSettings>> | undefined;
-  /** Placement policies applied at the start of registration, by service (`placement` in GEOHOOK_CONFIG). */
-  readonly placement: Readonly<Record<string, ServicePlacementPolicy>>;
-}
-
-/** geohook's validated, frozen configuration. Nothing else reads `process.env`. */
-export interface GeohookConfig {
-  readonly port: number;
-  readonly host: string;
-  /** `undefined` means: start an embedded redis-server (`geohook up`). */
-  readonly redisUrl: string | undefined;
-  readonly prefix: string;
-  readonly requireSignature: boolean;
-  /** Lower-cased header names, in order of preference. */
-  readonly signatureHeaders: readonly string[];
-  readonly maxBodyBytes: number;
-  readonly publicUrl: string;
-  readonly logLevel: string;
-  readonly hooks: ReadonlyMap<string, HookConfig>;
-  readonly dedupRetentionSeconds: number;
-  readonly enqueueTimeoutMs: number;
-  /** Seconds between two reloads of the generated keys from Redis (`keyReloadSeconds`). */
-  readonly keyReloadSeconds: number;
-  /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
-  readonly completedJobs: { readonly ageSeconds: number; readonly count: number };
-  readonly admin: AdminConfig | undefined;
-  /** Self-registration timing (`registration` in GEOHOOK_CONFIG). */
-  readonly registration: RegistrationTiming;
-  /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. */
-  readonly emulatorPort: number;
-}
-
-/** How often self-registration heals and how it backs off after a failure. */
-export interface RegistrationTiming {
-  /** Seconds between two checks once registered. @defaultValue 300 */
-  readonly intervalSeconds: number;
-  /** First wait after a failure, doubled each time. @defaultValue 1 */
-  readonly retryInitialSeconds: number;
-  /** Longest wait after a failure. @defaultValue 60 */
-  readonly retryMaxSeconds: number;
-}
+export type { AdminAuth, AdminConfig, DashboardAuth, DashboardConfig, GeohookConfig, HookConfig, RegistrationTiming, RetryPolicy } from './types.js';
 
 /** Values that win over the environment (command-line flags). */
 export type ConfigOverrides = Partial<Record<keyof z.input<typeof envSchema>, string | undefined>>;
@@ -96,24 +32,10 @@ function readConfigFile(path: string): unknown {
   }
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const member of Object.values(value)) deepFreeze(member);
-    Object.freeze(value);
-  }
-  return value;
-}
-
-/** A Map whose mutators throw: a frozen Map still accepts `set`. */
-function frozenMap<K, V>(entries: Iterable<[K, V]>): ReadonlyMap<K, V> {
-  const map = new Map(entries);
-  const refuse = (): never => {
-    throw new TypeError('the configuration is frozen');
-  };
-  map.set = refuse;
-  map.delete = refuse;
-  map.clear = refuse;
-  return Object.freeze(map);
+/** DASHBOARD_TOKEN wins over the file's `dashboard`; neither means no dashboard. */
+function dashboardConfig(token: string | undefined, file: ConfigFile['dashboard']): DashboardConfig | undefined {
+  if (token !== undefined) return { auth: { token } };
+  return file === undefined ? undefined : { auth: file };
 }
 
 /**
@@ -179,6 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     completedJobs: parsedFile.data.completedJobs,
     registration: parsedFile.data.registration,
     emulatorPort: vars.EMULATOR_PORT,
+    retry: parsedFile.data.retry,
+    dashboard: dashboardConfig(vars.DASHBOARD_TOKEN, parsedFile.data.dashboard),
     admin:
       vars.ADMIN_URL === undefined
         ? undefined

@@ -82,6 +82,8 @@ export const envSchema = z.object({
     .optional(),
   /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. @defaultValue 7080 */
   EMULATOR_PORT: port.default(7080),
+  /** Enables the queue dashboard at `/ui`, protected by this bearer token (at least 16 characters). */
+  DASHBOARD_TOKEN: z.string().min(16, 'a token of at least 16 characters').optional(),
   /** Feature-service triggers for registration. @defaultValue ['*'] */
   CHANGE_TYPES: commaList.pipe(z.array(z.string().min(1)).min(1, 'at least one change type')).default(['*']),
 });
@@ -95,6 +97,34 @@ export const hookFileSchema = z
     changeTypes: z.array(z.string()).default(['*']),
   })
   .strict();
+
+/** How consumers retry an event whose handler failed (BullMQ job options, set when the event is enqueued). */
+const retrySchema = z
+  .object({
+    /** Attempts in all, the first one included; then the job stays in the failed set. @defaultValue 5 */
+    attempts: z.number().int().min(1).max(100).default(5),
+    /** Backoff between attempts: `exponential` waits delayMs, 2×, 4×…; `fixed` always delayMs. */
+    backoff: z
+      .object({
+        type: z.enum(['exponential', 'fixed']).default('exponential'),
+        /** @defaultValue 1000 */
+        delayMs: z.number().int().min(0).max(86_400_000).default(1000),
+        /** Fraction of each delay drawn at random, 0 to 1, so that retries spread out. @defaultValue 0.2 */
+        jitter: z.number().min(0).max(1).default(0.2),
+      })
+      .strict()
+      .default({ type: 'exponential', delayMs: 1000, jitter: 0.2 }),
+  })
+  .strict();
+
+/** The queue dashboard at `/ui`: off unless one of these credentials is set. */
+const dashboardSchema = z.union(
+  [
+    z.object({ token: z.string().min(16, 'a token of at least 16 characters') }).strict(),
+    z.object({ username: z.string().min(1), password: z.string().min(12, 'a password of at least 12 characters') }).strict(),
+  ],
+  { message: 'either {"token"} or {"username", "password"}' },
+);
 
 /** The `GEOHOOK_CONFIG` file. Unknown keys are refused so that a typo is not silently ignored. */
 export const configFileSchema = z
@@ -110,6 +140,10 @@ export const configFileSchema = z
       })
       .strict()
       .default({ ageSeconds: 86_400, count: 10_000 }),
+    /** How consumers retry failed events. */
+    retry: retrySchema.default({ attempts: 5, backoff: { type: 'exponential', delayMs: 1000, jitter: 0.2 } }),
+    /** Credentials of the queue dashboard at `/ui`; without them (or DASHBOARD_TOKEN) there is no dashboard. */
+    dashboard: dashboardSchema.optional(),
     /** How long the receiver waits for Redis to store an event before it answers 503. @defaultValue 2000 */
     enqueueTimeoutMs: z.number().int().min(50).max(30_000).default(2000),
     /** Organisation-wide webhook settings applied at the start of self-registration (an organisation administrator). */

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QueueUnavailableError } from '../errors.js';
+import type { RetryPolicy } from '../config/types.js';
 import type { GeohookEvent } from './envelope.js';
 import { allQueueNames, queueNames, type QueueName } from './names.js';
 
@@ -17,9 +18,13 @@ export interface EventQueueOptions {
   enqueueTimeoutMs?: number;
   /** Completed jobs kept for inspection and replay. @defaultValue `{ ageSeconds: 86400, count: 10000 }` */
   completedJobs?: { ageSeconds: number; count: number };
+  /** How consumers retry a failed event. @defaultValue 5 attempts, exponential backoff from 1 s with 20 % jitter */
+  retry?: RetryPolicy;
   /** `Retry-After` advertised when Redis is unavailable. @defaultValue 5 */
   retryAfterSeconds?: number;
 }
+
+const defaultRetryPolicy: RetryPolicy = { attempts: 5, backoff: { type: 'exponential', delayMs: 1000, jitter: 0.2 } };
 
 /** What happened to an event handed to {@link EventQueue.enqueue}. */
 export interface EnqueueResult {
@@ -49,9 +54,10 @@ export class EventQueue {
     this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 2000;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
     this.prefix = options.prefix ?? 'geohook';
+    const retry = options.retry ?? defaultRetryPolicy;
     this.defaultJobOptions = {
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 1000 },
+      attempts: retry.attempts,
+      backoff: { type: retry.backoff.type, delay: retry.backoff.delayMs, jitter: retry.backoff.jitter },
       removeOnComplete: {
         age: options.completedJobs?.ageSeconds ?? 86_400,
         count: options.completedJobs?.count ?? 10_000,

@@ -68,6 +68,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     dedupRetentionSeconds: config.dedupRetentionSeconds,
     enqueueTimeoutMs: config.enqueueTimeoutMs,
     completedJobs: config.completedJobs,
+    retry: config.retry,
   });
   const metrics = createReceiverMetrics(eventQueue);
 

@@ -1,0 +1,94 @@
+import type { ServicePlacementPolicy } from '../admin/placement-policy.js';
+import type { WebhookSettings } from '../emulator/types.js';
+
+/** A hook the receiver accepts deliveries for. */
+export interface HookConfig {
+  /** Path segment of `POST /webhooks/:hook`. */
+  readonly name: string;
+  /** Signature keys; any one verifies. The first answers `crc_token` challenges. */
+  readonly secrets: readonly string[];
+  /** Services the hook is registered on (`folder/name.Type`). */
+  readonly services: readonly string[];
+  /** Feature-service triggers used at registration. */
+  readonly changeTypes: readonly string[];
+}
+
+/** How geohook authenticates to the admin API. */
+export type AdminAuth = { token: string } | { username: string; password: string; tokenUrl?: string };
+
+/** Where the admin API is and how to reach it; `undefined` when ADMIN_URL is unset. */
+export interface AdminConfig {
+  readonly url: string;
+  readonly auth: AdminAuth | undefined;
+  /** Services to register the `default` hook on (REGISTER). */
+  readonly register: readonly string[];
+  /** Feature-service triggers for registration (CHANGE_TYPES). */
+  readonly changeTypes: readonly string[];
+  /** Organisation webhook settings applied at the start of registration (`settings` in GEOHOOK_CONFIG). */
+  readonly settings: Readonly<Partial<WebhookSettings>> | undefined;
+  /** Placement policies applied at the start of registration, by service (`placement` in GEOHOOK_CONFIG). */
+  readonly placement: Readonly<Record<string, ServicePlacementPolicy>>;
+}
+
+/** geohook's validated, frozen configuration. Nothing else reads `process.env`. */
+export interface GeohookConfig {
+  readonly port: number;
+  readonly host: string;
+  /** `undefined` means: start an embedded redis-server (`geohook up`). */
+  readonly redisUrl: string | undefined;
+  readonly prefix: string;
+  readonly requireSignature: boolean;
+  /** Lower-cased header names, in order of preference. */
+  readonly signatureHeaders: readonly string[];
+  readonly maxBodyBytes: number;
+  readonly publicUrl: string;
+  readonly logLevel: string;
+  readonly hooks: ReadonlyMap<string, HookConfig>;
+  readonly dedupRetentionSeconds: number;
+  readonly enqueueTimeoutMs: number;
+  /** Seconds between two reloads of the generated keys from Redis (`keyReloadSeconds`). */
+  readonly keyReloadSeconds: number;
+  /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
+  readonly completedJobs: { readonly ageSeconds: number; readonly count: number };
+  readonly admin: AdminConfig | undefined;
+  /** Self-registration timing (`registration` in GEOHOOK_CONFIG). */
+  readonly registration: RegistrationTiming;
+  /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. */
+  readonly emulatorPort: number;
+  /** How consumers retry failed events (`retry` in GEOHOOK_CONFIG). */
+  readonly retry: RetryPolicy;
+  /** The queue dashboard at `/ui`; `undefined` (the default) means there is none. */
+  readonly dashboard: DashboardConfig | undefined;
+}
+
+/** Attempts and backoff of each event's job. */
+export interface RetryPolicy {
+  /** Attempts in all, the first one included. @defaultValue 5 */
+  readonly attempts: number;
+  readonly backoff: {
+    /** @defaultValue 'exponential' */
+    readonly type: 'exponential' | 'fixed';
+    /** @defaultValue 1000 */
+    readonly delayMs: number;
+    /** Fraction of each delay drawn at random. @defaultValue 0.2 */
+    readonly jitter: number;
+  };
+}
+
+/** Who may open the dashboard: a bearer token, or a user name and password (HTTP basic auth). */
+export type DashboardAuth = { readonly token: string } | { readonly username: string; readonly password: string };
+
+/** The queue dashboard at `/ui`. */
+export interface DashboardConfig {
+  readonly auth: DashboardAuth;
+}
+
+/** How often self-registration heals and how it backs off after a failure. */
+export interface RegistrationTiming {
+  /** Seconds between two checks once registered. @defaultValue 300 */
+  readonly intervalSeconds: number;
+  /** First wait after a failure, doubled each time. @defaultValue 1 */
+  readonly retryInitialSeconds: number;
+  /** Longest wait after a failure. @defaultValue 60 */
+  readonly retryMaxSeconds: number;
+}
