@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { GeohookConfig } from './config/load-config.js';
+import { EMBEDDED_REDIS_DIR, forgetRedisUrl, recordRedisUrl } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { createLoggerOptions } from './logger.js';
 import { createProducerConnection } from './queue/connection.js';
@@ -13,7 +14,7 @@ import type { Registration } from './registration/registration.js';
 export interface StartServerOptions {
   /** Where log lines go: stdout for `serve`, stderr for `up` (whose stdout carries events). @defaultValue 1 */
   logDestination?: 1 | 2;
-  /** Data directory of the embedded redis-server. @defaultValue './.geohook/redis' */
+  /** Data directory of the embedded redis-server; its URL is recorded there while it runs. @defaultValue './.geohook/redis' */
   embeddedRedisDir?: string;
   /** A pino logger to use instead of one writing to `logDestination`. */
   logger?: Logger;
@@ -47,12 +48,19 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     );
   let redis: RedisServer | undefined;
   let redisUrl = config.redisUrl;
+  const embeddedDir = resolve(options.embeddedRedisDir ?? EMBEDDED_REDIS_DIR);
   if (redisUrl === undefined) {
-    redis = new RedisServer({ dir: resolve(options.embeddedRedisDir ?? '.geohook/redis'), appendOnly: true });
+    redis = new RedisServer({ dir: embeddedDir, appendOnly: true });
     await redis.start();
     redisUrl = redis.url;
+    recordRedisUrl(embeddedDir, redisUrl);
     logger.info({ redisUrl }, 'embedded redis-server started');
   }
+  const stopEmbedded = async (): Promise<void> => {
+    if (redis === undefined) return;
+    await redis.stop();
+    forgetRedisUrl(embeddedDir);
+  };
   let registration: Registration | undefined;
   const readinessChecks = wantsRegistration(config) ? [() => (registration === undefined ? 'registration pending' : registration.notReadyReason())] : [];
   const app = await buildReceiver({ config: { ...config, redisUrl }, loggerInstance: logger, readinessChecks });
@@ -65,7 +73,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   } catch (err) {
     await app.close();
     registrationRedis?.disconnect();
-    await redis?.stop();
+    await stopEmbedded();
     throw err;
   }
   if (registrationRedis !== undefined) {
@@ -82,7 +90,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
       await registration?.close();
       await registrationRedis?.quit().catch(() => registrationRedis.disconnect());
       await app.close();
-      await redis?.stop();
+      await stopEmbedded();
       logger.info('geohook stopped');
       logger.flush();
     },

@@ -1,0 +1,16 @@
+import { resolve } from 'node:path';
+import type { GeohookConfig } from '../config/load-config.js';
+import { EMBEDDED_REDIS_DIR, readRecordedRedisUrl } from '../embedded/recorded-redis-url.js';
+import { ConfigError } from '../errors.js';
+
+/**
+ * The Redis a command that reads the queues connects to: REDIS_URL, else the embedded redis-server of a
+ * `geohook up` running in the working directory.
+ */
+export function queueRedisUrl(config: GeohookConfig, embeddedDir = EMBEDDED_REDIS_DIR): string {
+  const url = config.redisUrl ?? readRecordedRedisUrl(resolve(embeddedDir));
+  if (url === undefined) {
+    throw new ConfigError(`REDIS_URL: not set, and no \`geohook up\` is running in this directory (it records its Redis in ${EMBEDDED_REDIS_DIR}/url)`);
+  }
+  return url;
+}
