@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import { registerAdmin } from './cli/admin.js';
+import { registerConsume } from './cli/consume.js';
 import { registerEmulator } from './cli/emulator.js';
 import { printError } from './cli/print.js';
 import { registerSend } from './cli/send.js';
@@ -18,6 +19,7 @@ const program = new Command('geohook')
 registerUp(program);
 registerServe(program);
 registerEmulator(program);
+registerConsume(program);
 registerSign(program);
 registerSend(program);
 registerAdmin(program);

@@ -10,12 +10,20 @@ export {
   type GeohookEvent,
   type GpEvent,
   type FeatureEvent,
+  type UnknownEvent,
+  type AnyGeohookEvent,
+  type GpJobPayload,
+  type FeaturePayloadItem,
+  type PayloadEvent,
   type EventFamily,
   type GpEventType,
   type FeatureEventType,
   type FeatureChangeType,
   type ServiceRef,
 } from './queue/envelope.js';
+export { subscribe, type SubscribeOptions, type Subscription } from './consumers/subscribe.js';
+export type { EventHandler, EventHandlers, HandlerContext } from './consumers/types.js';
+export type { ConsumeOutcome } from './consumers/consumer-metrics.js';
 export { sign, computeDigest } from './signature/sign.js';
 export { verify } from './signature/verify.js';
 export { errorCodes, GeohookError, ConfigError, QueueUnavailableError, AdminApiError, AdminAuthError, type ErrorCode } from './errors.js';

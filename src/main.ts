@@ -48,7 +48,7 @@ export async function runUp(options: Record<string, string | undefined>): Promis
     };
   }
   const server = await startServer({ ...config, admin }, { logger });
-  const printer = startEventPrinter(server.redisUrl, config.prefix);
+  const printer = startEventPrinter({ redisUrl: server.redisUrl, prefix: config.prefix, metrics: server.app.metricsRegistry, logger });
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err !== undefined) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down');

@@ -1,34 +1,60 @@
-import t from 'tap';
-import { spawn } from 'node:child_process';
+import t, { type Test } from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { findFreePort } from '../src/embedded/redis-server.js';
 import { sign } from '../src/signature/sign.js';
+import { startEmulator } from './helpers/emulator.js';
+import { registrationEnv, startGeohook, waitFor } from './helpers/geohook.js';
 import { startRedis } from './helpers/redis.js';
 import { fixture, uniquePrefix, TEST_KEY } from './helpers/receiver.js';
 
 const example = fileURLToPath(new URL('../examples/receiver.ts', import.meta.url));
+const consumerExample = fileURLToPath(new URL('../examples/consumer.ts', import.meta.url));
 
-t.test('the README shows examples/receiver.ts verbatim', async (t) => {
+/** Runs a TypeScript example with the same loaders as this test process; stdout and stderr are collected. */
+function runExample(t: Test, file: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, [...process.execArgv, file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+t.test('the README shows the examples verbatim', async (t) => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  t.ok(readme.includes(readFileSync(example, 'utf8').trim()), 'README.md embeds the example unchanged');
+  for (const file of [example, consumerExample]) t.ok(readme.includes(readFileSync(file, 'utf8').trim()), `README.md embeds ${file} unchanged`);
+});
+
+t.test('the 10-line consumer of the README handles GP and feature events fired by the emulator', async (t) => {
+  const consumerLines = readFileSync(consumerExample, 'utf8').trim().split('\n').length;
+  t.ok(consumerLines <= 11, `the example is ${consumerLines} lines`);
+  const redis = await startRedis(t);
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const geohook = await startGeohook(t, redis, registrationEnv(emulator, ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'], prefix));
+  await waitFor('registration', async () => (await geohook.readyz()).status === 200);
+  const consumer = runExample(t, consumerExample, { REDIS_URL: redis.url, GEOHOOK_PREFIX: prefix });
+
+  t.equal((await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome: 'failed' })).status, 200);
+  t.equal((await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType: 'FeaturesDeleted' })).status, 200);
+  await waitFor('both events handled', async () => consumer.output().split('\n').length > 2);
+  t.match(consumer.output(), 'GP job gp.job.failed on Buffer');
+  t.match(consumer.output(), 'feature.FeaturesDeleted on Parcels');
+  consumer.child.kill('SIGTERM');
+  const [code] = await once(consumer.child, 'exit');
+  t.equal(code, 0, 'SIGTERM closes the subscription and the process ends');
 });
 
 t.test('the README example receives a signed GP delivery and its worker consumes it', async (t) => {
   const redis = await startRedis(t);
   const port = await findFreePort();
   // The same loaders as this test process, so that the TypeScript example runs as it stands.
-  const child = spawn(process.execPath, [...process.execArgv, example], {
-    env: { ...process.env, REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, PORT: String(port), HOST: '127.0.0.1', GEOHOOK_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.teardown(() => {
-    child.kill('SIGKILL');
-  });
-  let stdout = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const { child, output } = runExample(t, example, { REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, PORT: String(port), HOST: '127.0.0.1', GEOHOOK_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn' });
 
   let status = 0;
   for (let attempt = 0; attempt < 200 && status !== 200; attempt += 1) {
@@ -44,8 +70,8 @@ t.test('the README example receives a signed GP delivery and its worker consumes
   });
   t.equal(response.status, 202);
   const { id } = (await response.json()) as { id: string };
-  for (let attempt = 0; attempt < 200 && !stdout.includes(id); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 25));
-  t.match(stdout, `gp.job.succeeded Buffer ${id}`);
+  await waitFor('the event handled', async () => output().includes(id));
+  t.match(output(), `gp.job.succeeded Buffer ${id}`);
   child.kill('SIGTERM');
   const [code] = await once(child, 'exit');
   t.equal(code, 0);

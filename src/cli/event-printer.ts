@@ -1,37 +1,42 @@
-import { Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { compilePattern } from '../consumers/event-patterns.js';
+import { subscribe, type Subscription } from '../consumers/subscribe.js';
+import type { EventHandlers } from '../consumers/types.js';
 import type { GeohookEvent } from '../queue/envelope.js';
-import { allQueueNames } from '../queue/names.js';
 import { printJson } from './print.js';
 
-/** A consumer of the three queues that prints each event as one JSON line on stdout. */
-export interface EventPrinter {
-  close(): Promise<void>;
+/** Options of {@link startEventPrinter}. */
+export interface EventPrinterOptions {
+  redisUrl: string;
+  prefix: string;
+  /** Event-type patterns to print. @defaultValue ['*'] */
+  patterns?: readonly string[];
+  /** Events printed at the same time per queue; 1 keeps each queue's order. @defaultValue 1 */
+  concurrency?: number;
+  metrics?: Registry;
+  logger?: Logger;
 }
 
 /**
- * Starts a BullMQ Worker on each queue that prints the envelope of every event it takes. (The consumer
- * API of issue #5 will replace these plain Workers.)
+ * A consumer that prints each event matching one of `patterns` as one JSON line on stdout, once even when
+ * several patterns match it.
  */
-export function startEventPrinter(redisUrl: string, prefix: string): EventPrinter {
-  // Worker connections wait for Redis instead of failing (BullMQ's rule for workers).
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  connection.on('error', () => undefined);
-  const workers = allQueueNames.map(
-    (name) =>
-      new Worker<GeohookEvent>(
-        name,
-        async (job) => {
-          printJson(job.data);
-        },
-        { connection, prefix, concurrency: 1 },
-      ),
-  );
-  for (const worker of workers) worker.on('error', () => undefined);
-  return {
-    async close() {
-      await Promise.all(workers.map((worker) => worker.close()));
-      await connection.quit().catch(() => connection.disconnect());
-    },
+export function startEventPrinter(options: EventPrinterOptions): Subscription {
+  const patterns = [...new Set(options.patterns ?? ['*'])];
+  const compiled = patterns.map(compilePattern);
+  // The first pattern that matches an event prints it; the others let it pass.
+  const printer = (index: number) => (event: GeohookEvent) => {
+    const first = compiled.findIndex((pattern) => event.types.some((type) => pattern.matches(type)));
+    if (first === index) printJson(event);
   };
+  const handlers = Object.fromEntries(patterns.map((pattern, index) => [pattern, printer(index)])) as EventHandlers;
+  return subscribe({
+    connection: options.redisUrl,
+    prefix: options.prefix,
+    handlers,
+    concurrency: options.concurrency ?? 1,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
 }

@@ -133,12 +133,21 @@ export class RedisServer {
 
   /** Stops the server (SIGTERM: Redis flushes the AOF first) and waits for it to exit. */
   async stop(): Promise<void> {
+    await this.terminate('SIGTERM');
+  }
+
+  /** Kills the server as a crash would (SIGKILL: nothing is flushed) and waits for it to exit. */
+  async kill(): Promise<void> {
+    await this.terminate('SIGKILL');
+  }
+
+  private async terminate(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
     if (child === undefined) return;
     this.child = undefined;
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
-    child.kill('SIGTERM');
+    child.kill(signal);
     await exited;
   }
 }

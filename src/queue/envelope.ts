@@ -54,14 +54,60 @@ export interface GeohookEvent {
   rawBody: string;
 }
 
+/** One entry of a payload's `events`: `{eventType, when}` (Enterprise) or the bare name (ArcGIS Online). */
+export type PayloadEvent = { eventType: string; when?: number } | string;
+
+/** An ArcGIS Enterprise geoprocessing delivery (CONTRACT §4). Fields are as sent; none is guaranteed. */
+export interface GpJobPayload {
+  serviceType?: string;
+  jobId?: string;
+  /** The job's REST resource; `fetchJobResult` reads it. */
+  statusURL?: string;
+  /** Webhook name. */
+  name?: string;
+  taskName?: string;
+  folderName?: string;
+  serviceName?: string;
+  events?: PayloadEvent[];
+  [field: string]: unknown;
+}
+
+/** An ArcGIS Enterprise feature-service delivery, or one item of an ArcGIS Online delivery. */
+export interface FeaturePayloadItem {
+  serviceType?: string;
+  /** `extractChanges` for the edits (percent-encoded in ArcGIS Online deliveries); `fetchChanges` reads it. */
+  changesUrl?: string;
+  name?: string;
+  /** Webhook id (Enterprise). */
+  id?: string;
+  layerId?: number;
+  orgId?: string;
+  folderName?: string;
+  serviceName?: string;
+  lastUpdatedTime?: number;
+  events?: PayloadEvent[];
+  [field: string]: unknown;
+}
+
 /** A geoprocessing job event. */
 export interface GpEvent extends GeohookEvent {
   family: 'gp';
   type: GpEventType;
+  payload: GpJobPayload | GpJobPayload[];
 }
 
-/** A feature-service event. */
+/** A feature-service event: one object (Enterprise) or an array of items (ArcGIS Online). */
 export interface FeatureEvent extends GeohookEvent {
   family: 'feature';
   type: FeatureEventType;
+  payload: FeaturePayloadItem | FeaturePayloadItem[];
 }
+
+/** A verified delivery that is neither a GP job nor a feature-service event. */
+export interface UnknownEvent extends GeohookEvent {
+  family: 'unknown';
+  type: 'unknown';
+}
+
+/** Any geohook event, narrowed by `family` (or `type`). */
+export type AnyGeohookEvent = GpEvent | FeatureEvent | UnknownEvent;

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
 import type { GeohookConfig } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
 import { createLoggerOptions } from '../logger.js';
@@ -33,6 +34,8 @@ declare module 'fastify' {
     eventQueue: EventQueue;
     /** The signature keys of each hook: configured ones plus those generated at registration. */
     hookKeys: HookKeys;
+    /** The registry `/metrics` serves; consumers in the same process may add theirs to it. */
+    metricsRegistry: Registry;
   }
 }
 
@@ -82,6 +85,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     return503OnClosing: true,
   });
   app.decorate('eventQueue', eventQueue);
+  app.decorate('metricsRegistry', metrics.registry);
   watchConnection(connection, app.log);
   const hookKeys = new HookKeys({ hooks: config.hooks, prefix: config.prefix });
   app.decorate('hookKeys', hookKeys);

@@ -73,6 +73,14 @@ t.test('geohook up runs everything: embedded Redis with AOF, the emulator, the r
     if (line !== undefined) printed = JSON.parse(line) as { type: string; verified: boolean };
   }
   t.match(printed, { type: 'gp.job.succeeded', verified: true }, 'the event is printed as a JSON line');
+  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  t.match(metrics, /geohook_events_consumed_total\{queue="gp-events",type="gp.job.succeeded",outcome="completed"\} 1/, 'the consumer metrics are on the receiver\'s /metrics');
+
+  // A second consumer in the same directory finds the embedded Redis (it competes with up's own printer
+  // for events, so it is only checked to connect and consume).
+  const consumer = await startCli(['consume', '--type', 'feature.*'], {}, /"queues":\["feature-events"\].*"msg":"consuming/, dir);
+  consumer.child.kill('SIGTERM');
+  t.equal((await once(consumer.child, 'exit'))[0], 0);
 
   child.kill('SIGINT');
   const [code] = await once(child, 'exit');
@@ -86,4 +94,5 @@ t.test('geohook up runs everything: embedded Redis with AOF, the emulator, the r
     });
     t.ok(refused, `the ${name} is stopped`);
   }
+  t.notOk(existsSync(join(dir, '.geohook/redis/url')), 'the record of the embedded Redis is gone');
 });

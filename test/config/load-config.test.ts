@@ -303,3 +303,26 @@ t.test('registration timing defaults to a 300 s interval and a 1 s backoff doubl
   const bad = configFile(t, JSON.stringify({ registration: { intervalSeconds: 0 } }));
   t.throws(() => loadConfig({ GEOHOOK_CONFIG: bad }), { code: 'GEOHOOK_ERR_CONFIG', message: /registration\.intervalSeconds/ });
 });
+
+t.test('the retry policy defaults to 5 attempts with exponential backoff from 1 s, and the file may change it', async (t) => {
+  t.strictSame(loadConfig({}).retry, { attempts: 5, backoff: { type: 'exponential', delayMs: 1000, jitter: 0.2 } });
+  const path = configFile(t, JSON.stringify({ retry: { attempts: 2, backoff: { type: 'fixed', delayMs: 50 } } }));
+  t.strictSame(loadConfig({ GEOHOOK_CONFIG: path }).retry, { attempts: 2, backoff: { type: 'fixed', delayMs: 50, jitter: 0.2 } });
+  const bad = configFile(t, JSON.stringify({ retry: { attempts: 0 } }));
+  t.throws(() => loadConfig({ GEOHOOK_CONFIG: bad }), { code: 'GEOHOOK_ERR_CONFIG', message: /retry\.attempts/ });
+  const linear = configFile(t, JSON.stringify({ retry: { backoff: { type: 'linear' } } }));
+  t.throws(() => loadConfig({ GEOHOOK_CONFIG: linear }), { code: 'GEOHOOK_ERR_CONFIG', message: /retry\.backoff\.type/ });
+});
+
+t.test('there is no dashboard unless DASHBOARD_TOKEN or the file gives its credentials', async (t) => {
+  t.equal(loadConfig({}).dashboard, undefined);
+  t.strictSame(loadConfig({ DASHBOARD_TOKEN: 'a-token-of-some-length' }).dashboard, { auth: { token: 'a-token-of-some-length' } });
+  const basic = configFile(t, JSON.stringify({ dashboard: { username: 'ops', password: 'a long password' } }));
+  t.strictSame(loadConfig({ GEOHOOK_CONFIG: basic }).dashboard, { auth: { username: 'ops', password: 'a long password' } });
+  t.strictSame(loadConfig({ GEOHOOK_CONFIG: basic, DASHBOARD_TOKEN: 'a-token-of-some-length' }).dashboard, { auth: { token: 'a-token-of-some-length' } }, 'the variable wins');
+  assertConfigError(t, configError({ DASHBOARD_TOKEN: 'short' }), 'DASHBOARD_TOKEN: ');
+  for (const dashboard of [{}, { username: 'ops' }, { token: 'x'.repeat(20), username: 'ops', password: 'a long password' }, { username: 'ops', password: 'short' }]) {
+    const path = configFile(t, JSON.stringify({ dashboard }));
+    t.throws(() => loadConfig({ GEOHOOK_CONFIG: path }), { code: 'GEOHOOK_ERR_CONFIG', message: /dashboard/ }, JSON.stringify(dashboard));
+  }
+});

@@ -10,10 +10,11 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `geohook ARGS` to completion, with `input` on stdin. */
-export function runCli(args: string[], options: { env?: Record<string, string>; input?: Buffer | string } = {}): Promise<CliResult> {
+/** Runs `geohook ARGS` to completion, with `input` on stdin, in `cwd` (default: the test's). */
+export function runCli(args: string[], options: { env?: Record<string, string>; input?: Buffer | string; cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -1,0 +1,70 @@
+import closeWithGrace from 'close-with-grace';
+import { Option, type Command } from 'commander';
+import { ConfigError } from '../errors.js';
+import { configOverrides } from './config-options.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+interface ConsumeOptions {
+  type: string[];
+  redisUrl?: string;
+  prefix?: string;
+  config?: string;
+  concurrency: string;
+  metricsPort?: string;
+  logLevel?: string;
+}
+
+/** Serves the consumer metrics at `GET /metrics` on `port` (loopback and all interfaces alike). */
+async function serveMetrics(port: number, registry: import('prom-client').Registry): Promise<() => Promise<void>> {
+  const { default: Fastify } = await import('fastify');
+  const app = Fastify();
+  app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  await app.listen({ host: '0.0.0.0', port });
+  return () => app.close();
+}
+
+async function runConsume(options: ConsumeOptions): Promise<void> {
+  const [{ loadConfig }, { queueRedisUrl }, { startEventPrinter }, pino, { createLoggerOptions }] = await Promise.all([
+    import('../config/load-config.js'),
+    import('./redis-url.js'),
+    import('./event-printer.js'),
+    import('pino'),
+    import('../logger.js'),
+  ]);
+  const { redisUrl, prefix, config: configFile, logLevel } = options;
+  const config = loadConfig(process.env, configOverrides({ redisUrl, prefix, config: configFile, logLevel }));
+  const concurrency = Number(options.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError('--concurrency: a whole number from 1');
+  const metricsPort = options.metricsPort === undefined ? undefined : Number(options.metricsPort);
+  if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
+    throw new ConfigError('--metrics-port: a port number from 0 to 65535');
+  }
+  const logger = pino.default(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
+  const printer = startEventPrinter({ redisUrl: queueRedisUrl(config), prefix: config.prefix, patterns: options.type.length > 0 ? options.type : ['*'], concurrency, logger });
+  const stopMetrics = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, printer.metrics);
+  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
+    if (err !== undefined) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down');
+    await printer.close();
+    await stopMetrics?.();
+    logger.flush();
+  });
+  await printer.ready();
+  logger.info({ queues: printer.queues, patterns: options.type }, 'consuming: events are printed as JSON lines on stdout');
+}
+
+/** `geohook consume [--type PATTERN]…`: prints matching events as JSON lines (CONTRACT §1). */
+export function registerConsume(program: Command): void {
+  program
+    .command('consume')
+    .description('consume events and print each one as a JSON line on stdout (patterns: "*", "gp.*", "feature.FeaturesCreated", "unknown")')
+    .addOption(new Option('--type <pattern>', 'event-type pattern to consume; repeat for several (default "*")').argParser((value: string, previous: string[]) => [...previous, value]).default([]))
+    .addOption(new Option('--redis-url <url>', 'Redis URL (default: the Redis of a `geohook up` running in this directory)').env('REDIS_URL'))
+    .addOption(new Option('--prefix <prefix>', 'BullMQ key prefix (default geohook)').env('GEOHOOK_PREFIX'))
+    .addOption(new Option('--config <file>', 'JSON file with further settings').env('GEOHOOK_CONFIG'))
+    .addOption(new Option('--log-level <level>', 'pino level of the log lines on stderr (default info)').env('LOG_LEVEL'))
+    .addOption(new Option('--concurrency <n>', 'events handled at the same time per queue; 1 keeps the order').default('1'))
+    .addOption(new Option('--metrics-port <port>', 'serve the consumer metrics at GET /metrics on this port'))
+    .action((options: ConsumeOptions) => runConsume(options));
+}

@@ -1,0 +1,31 @@
+import { ConfigError } from '../errors.js';
+import { queueNames, type QueueName } from '../queue/names.js';
+
+/** A compiled handler pattern: `gp.job.succeeded`, `feature.*`, `gp.*`, `unknown`, `*`. */
+export interface EventPattern {
+  readonly pattern: string;
+  /** True when an event type matches the pattern. */
+  matches(type: string): boolean;
+  /** The queues whose events the pattern can match. */
+  readonly queues: readonly QueueName[];
+}
+
+const PATTERN = /^[A-Za-z0-9_.*]{1,128}$/;
+
+function queuesOf(pattern: string): readonly QueueName[] {
+  if (pattern.startsWith('gp.')) return [queueNames.gp];
+  if (pattern.startsWith('feature.')) return [queueNames.feature];
+  if (pattern === 'unknown') return [queueNames.unknown];
+  if (pattern === '*') return Object.values(queueNames);
+  throw new ConfigError(`handler "${pattern}": a pattern is "*", "unknown", or starts with "gp." or "feature." (e.g. "gp.job.succeeded", "feature.*")`);
+}
+
+/** Compiles a pattern in which `*` stands for any run of characters (dots included). */
+export function compilePattern(pattern: string): EventPattern {
+  if (!PATTERN.test(pattern)) {
+    throw new ConfigError(`handler "${pattern}": a pattern has letters, digits, ".", "_" and "*" only`);
+  }
+  const queues = queuesOf(pattern);
+  const regex = new RegExp(`^${pattern.replace(/\./g, '\\.').replace(/\*+/g, '.*')}$`);
+  return { pattern, queues, matches: (type) => regex.test(type) };
+}

@@ -1,0 +1,178 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { ConfigError } from '../errors.js';
+import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
+import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
+import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
+import { compilePattern, type EventPattern } from './event-patterns.js';
+import type { EventHandler, EventHandlers } from './types.js';
+import { validateEvent } from './validate-event.js';
+
+/** Options of {@link subscribe}. */
+export interface SubscribeOptions {
+  /**
+   * Redis: a `redis://` URL or ioredis options (the subscription opens and closes its connection), or an
+   * ioredis instance made with `maxRetriesPerRequest: null` that the caller closes.
+   */
+  connection: string | RedisOptions | Redis;
+  /** BullMQ key prefix, as GEOHOOK_PREFIX. @defaultValue 'geohook' */
+  prefix?: string;
+  /** Handlers by event-type pattern (`gp.job.succeeded`, `gp.*`, `feature.*`, `unknown`, `*`). */
+  handlers: EventHandlers;
+  /** Events handled at the same time, per queue. @defaultValue 10 */
+  concurrency?: number;
+  /** A prom-client registry for the consumer metrics (e.g. the receiver's). @defaultValue a registry of its own */
+  metrics?: Registry;
+  /** Where handler failures and connection trouble are logged. @defaultValue warnings and errors on stderr */
+  logger?: Logger;
+}
+
+/** A running subscription: one BullMQ Worker per queue its patterns need. */
+export interface Subscription {
+  /** The queues consumed. */
+  readonly queues: readonly QueueName[];
+  /** The registry holding the consumer metrics. */
+  readonly metrics: Registry;
+  /** Resolves once every worker is connected. */
+  ready(): Promise<void>;
+  /**
+   * Stops taking events and waits for the handlers running; after `timeoutMs` they are abandoned and
+   * their events are taken again by another consumer once their lock expires (BullMQ's stalled check).
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+interface Route {
+  readonly pattern: EventPattern;
+  readonly handler: EventHandler<GeohookEvent>;
+}
+
+/** The families whose queue each name is. */
+const familyOf = Object.fromEntries(Object.entries(queueNames).map(([family, name]) => [name, family])) as Record<QueueName, EventFamily>;
+
+/** Handlers already done for a job, kept in its progress so that a retry does not run them twice. */
+function handledPatterns(job: Job): Set<string> {
+  const progress = job.progress as { handled?: unknown } | number | string | boolean;
+  const handled = typeof progress === 'object' && progress !== null && Array.isArray(progress.handled) ? progress.handled : [];
+  return new Set(handled.filter((pattern): pattern is string => typeof pattern === 'string'));
+}
+
+function connectionOf(connection: SubscribeOptions['connection']): { redis: Redis; owned: boolean } {
+  if (connection instanceof Redis) return { redis: connection, owned: false };
+  // Worker connections wait for Redis through an outage instead of failing (BullMQ's rule for workers).
+  const options = { maxRetriesPerRequest: null, enableReadyCheck: true } as const;
+  const redis = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
+  return { redis, owned: true };
+}
+
+/** Runs the handlers of `routes` that match `event` and have not run yet, in the order they were given. */
+async function dispatch(job: Job<GeohookEvent>, event: GeohookEvent, routes: readonly Route[], metrics: ConsumerMetrics): Promise<number> {
+  const matching = routes.filter((route) => event.types.some((type) => route.pattern.matches(type)));
+  const handled = handledPatterns(job);
+  for (const { pattern, handler } of matching) {
+    if (handled.has(pattern.pattern)) continue;
+    const stopTimer = metrics.handlerSeconds.startTimer({ handler: pattern.pattern });
+    try {
+      await handler(event, { job, attempt: job.attemptsMade + 1, pattern: pattern.pattern });
+      stopTimer({ outcome: 'completed' });
+    } catch (err) {
+      stopTimer({ outcome: 'failed' });
+      throw err;
+    }
+    handled.add(pattern.pattern);
+    if (matching.length > 1) await job.updateProgress({ handled: [...handled] });
+  }
+  return matching.length;
+}
+
+/**
+ * Consumes geohook events with typed handlers. Each delivery reaches every handler whose pattern matches
+ * one of its `types`, once: a handler that succeeded is not run again when a later one fails and the event
+ * is retried. Events whose data is not a geohook envelope fail at once (poison) and stay in the failed set.
+ *
+ * @example
+ * const subscription = subscribe({
+ *   connection: 'redis://127.0.0.1:6379',
+ *   handlers: { 'gp.job.succeeded': async (event) => console.log(event.payload) },
+ * });
+ */
+export function subscribe(options: SubscribeOptions): Subscription {
+  const routes: Route[] = Object.entries(options.handlers).map(([pattern, handler]) => {
+    if (typeof handler !== 'function') throw new ConfigError(`handler "${pattern}": not a function`);
+    return { pattern: compilePattern(pattern), handler: handler as EventHandler<GeohookEvent> };
+  });
+  if (routes.length === 0) throw new ConfigError('subscribe: at least one handler is needed');
+  const concurrency = options.concurrency ?? 10;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError('subscribe: concurrency is a whole number from 1');
+  const registry = options.metrics ?? new Registry();
+  const metrics = createConsumerMetrics(registry);
+  const logger = options.logger ?? pino({ level: 'warn' }, pino.destination({ fd: 2, sync: false }));
+  const { redis, owned } = connectionOf(options.connection);
+  redis.on('error', () => undefined); // each worker reports connection trouble below
+
+  const running = new Set<Promise<void>>();
+  const queues = allQueueNames.filter((name) => routes.some((route) => route.pattern.queues.includes(name)));
+  const workers = queues.map((name) => {
+    const family = familyOf[name];
+    const queueRoutes = routes.filter((route) => route.pattern.queues.includes(name));
+    const count = (job: Job, outcome: ConsumeOutcome): void => {
+      metrics.consumed.inc({ queue: name, type: typeof job.name === 'string' ? job.name : 'unknown', outcome });
+    };
+    const process = async (job: Job<GeohookEvent>): Promise<void> => {
+        let event: GeohookEvent;
+        try {
+          event = validateEvent(job.data, family);
+        } catch (err) {
+          count(job, 'poison');
+          logger.error({ err, queue: name, jobId: job.id }, 'poison event failed without retry');
+          throw err;
+        }
+        try {
+          const handlers = await dispatch(job, event, queueRoutes, metrics);
+          count(job, handlers === 0 ? 'ignored' : 'completed');
+        } catch (err) {
+          const attempts = job.opts.attempts ?? 1;
+          const exhausted = err instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
+          count(job, exhausted ? 'failed' : 'retried');
+          logger.warn({ err, queue: name, eventId: event.id, type: event.type, attempt: job.attemptsMade + 1, attempts }, exhausted ? 'event failed for good: it stays in the failed set' : 'event handler failed: retrying with backoff');
+          throw err;
+        }
+    };
+    const worker = new Worker<GeohookEvent>(
+      name,
+      (job) => {
+        const handling = process(job);
+        const settled = handling.then(() => undefined, () => undefined);
+        running.add(settled);
+        void settled.then(() => running.delete(settled));
+        return handling;
+      },
+      { connection: redis, prefix: options.prefix ?? 'geohook', concurrency },
+    );
+    worker.on('error', (err) => logger.warn({ err, queue: name }, 'consumer connection trouble: BullMQ retries'));
+    return worker;
+  });
+
+  return {
+    queues,
+    metrics: registry,
+    async ready() {
+      await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+    },
+    async close({ timeoutMs = 10_000 } = {}) {
+      // Stop taking events, give the running handlers up to timeoutMs, then close without waiting more:
+      // BullMQ's own close would wait for a stuck handler forever.
+      await Promise.all(workers.map((worker) => worker.pause(true)));
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      await Promise.race([Promise.all(running), late]);
+      clearTimeout(timer);
+      await Promise.all(workers.map((worker) => worker.close(true)));
+      if (owned) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { once } from 'node:events';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { findFreePort } from '../../src/embedded/redis-server.js';
+import { sign } from '../../src/signature/sign.js';
+import { runCli, startCli } from '../helpers/cli.js';
+import { waitFor } from '../helpers/geohook.js';
+import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+
+const redis = await startRedis(t);
+
+function jsonLines(output: string): Array<{ id: string; type: string }> {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{"id":'))
+    .map((line) => JSON.parse(line) as { id: string; type: string });
+}
+
+t.test('geohook consume prints the events matching its patterns as JSON lines, each once, and serves its metrics', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  const metricsPort = await findFreePort();
+  const { child, output } = await startCli(
+    ['consume', '--type', 'gp.*', '--type', 'gp.job.succeeded', '--redis-url', redis.url, '--prefix', receiver.prefix, '--metrics-port', String(metricsPort)],
+    {},
+    /"msg":"consuming/,
+  );
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  const ids: string[] = [];
+  for (const name of ['enterprise-gp-succeeded.json', 'enterprise-feature-created.json', 'enterprise-gp-cancelled.json']) {
+    const body = fixture(name);
+    ids.push(((await (await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).json()) as { id: string }).id);
+  }
+  await waitFor('two GP events printed', async () => jsonLines(output()).length >= 2);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const printed = jsonLines(output());
+  t.same(printed.map((event) => event.id).sort(), [ids[0], ids[2]].sort(), 'the GP events, once each; not the feature event');
+  t.same(printed.map((event) => event.type).sort(), ['gp.job.canceled', 'gp.job.succeeded']);
+  t.equal(await receiver.app.eventQueue.queue('feature-events').getWaitingCount(), 1, 'the feature event is left for another consumer');
+
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  t.match(metrics, /geohook_events_consumed_total\{queue="gp-events",type="gp.job.succeeded",outcome="completed"\} 1/);
+  t.match(metrics, /geohook_handler_duration_seconds_count\{handler="gp.\*",outcome="completed"\} 2/);
+
+  child.kill('SIGTERM');
+  const [code] = await once(child, 'exit');
+  t.equal(code, 0, 'SIGTERM stops it cleanly');
+});
+
+t.test('geohook consume finds the Redis of a geohook up running in the same directory', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  const dir = t.testdir();
+  mkdirSync(join(dir, '.geohook/redis'), { recursive: true });
+  writeFileSync(join(dir, '.geohook/redis/url'), `${redis.url}\n`);
+  const { child, output } = await startCli(['consume', '--prefix', receiver.prefix], {}, /"msg":"consuming/, dir);
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  const body = fixture('enterprise-feature-created.json');
+  await receiver.post(body, { 'x-service': sign(TEST_KEY, body) });
+  await waitFor('the event printed', async () => jsonLines(output()).length === 1);
+  t.equal(jsonLines(output())[0]!.type, 'feature.FeaturesCreated');
+});
+
+t.test('geohook consume refuses bad input with one line and exit 1', async (t) => {
+  const dir = t.testdir();
+  const cases: Array<[string[], RegExp]> = [
+    [['consume', '--type', 'jobs.*', '--redis-url', redis.url], /^geohook: handler "jobs\.\*": a pattern is/],
+    [['consume', '--concurrency', '0', '--redis-url', redis.url], /^geohook: --concurrency: a whole number from 1/],
+    [['consume', '--metrics-port', 'x', '--redis-url', redis.url], /^geohook: --metrics-port:/],
+    [['consume'], /^geohook: REDIS_URL: not set, and no `geohook up` is running in this directory/],
+  ];
+  for (const [args, message] of cases) {
+    const result = await runCli(args, { cwd: dir });
+    t.equal(result.code, 1, args.join(' '));
+    t.match(result.stderr, message);
+    t.equal(result.stderr.trim().split('\n').length, 1, 'one line');
+  }
+});

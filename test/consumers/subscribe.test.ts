@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import { Queue, UnrecoverableError } from 'bullmq';
+import { Registry } from 'prom-client';
+import t, { type Test } from 'tap';
+import { subscribe, type Subscription } from '../../src/consumers/subscribe.js';
+import type { AnyGeohookEvent, FeatureEvent, GpEvent, GpEventType } from '../../src/queue/envelope.js';
+import { sign } from '../../src/signature/sign.js';
+import { waitFor } from '../helpers/geohook.js';
+import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+
+const redis = await startRedis(t);
+const fastRetry = { retry: { attempts: 3, backoff: { type: 'fixed', delayMs: 20, jitter: 0 } } };
+
+/** A signed GP delivery with a job id of its own (distinct bytes, so never a duplicate). */
+async function fireGp(receiver: TestReceiver, eventType = 'esriJobSucceeded'): Promise<string> {
+  const body = JSON.stringify({
+    serviceType: 'GPServer',
+    jobId: `j${randomUUID()}`,
+    statusURL: 'http://127.0.0.1:1/arcgis/rest/services/Tools/Buffer/GPServer/Buffer/jobs/x',
+    name: 'hook',
+    taskName: 'Buffer',
+    folderName: 'Tools',
+    serviceName: 'Buffer',
+    events: [{ eventType, when: Date.now() }],
+  });
+  const response = await receiver.post(body, { 'x-service': sign(TEST_KEY, body) });
+  if (response.status !== 202) throw new Error(`receiver answered ${response.status}`);
+  return ((await response.json()) as { id: string }).id;
+}
+
+async function fireFixture(receiver: TestReceiver, name: string): Promise<string> {
+  const body = fixture(name);
+  const response = await receiver.post(body, { 'x-service': sign(TEST_KEY, body) });
+  return ((await response.json()) as { id: string }).id;
+}
+
+function start(t: Test, receiver: TestReceiver, options: Omit<Parameters<typeof subscribe>[0], 'connection' | 'prefix'>): Subscription {
+  const subscription = subscribe({ connection: redis.url, prefix: receiver.prefix, ...options });
+  t.teardown(() => subscription.close({ timeoutMs: 1000 }));
+  return subscription;
+}
+
+async function counterValue(registry: Registry, labels: Record<string, string>): Promise<number> {
+  const metric = (await registry.getSingleMetric('geohook_events_consumed_total')!.get()).values;
+  return metric.filter((value) => Object.entries(labels).every(([key, expected]) => value.labels[key] === expected)).reduce((sum, value) => sum + value.value, 0);
+}
+
+t.test('a handler gets the typed events of its pattern, and only those', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  const succeeded: GpEventType[] = [];
+  const everything: string[] = [];
+  const subscription = start(t, receiver, {
+    handlers: {
+      'gp.job.succeeded': (event: GpEvent) => {
+        succeeded.push(event.type);
+      },
+      '*': (event: AnyGeohookEvent) => {
+        everything.push(event.family === 'gp' ? `gp:${event.type}` : event.type);
+      },
+    },
+  });
+  t.same(subscription.queues, ['gp-events', 'feature-events', 'unknown-events']);
+  await fireGp(receiver, 'esriJobSucceeded');
+  await fireGp(receiver, 'esriJobFailed');
+  await fireFixture(receiver, 'enterprise-feature-created.json');
+  await waitFor('three events', async () => everything.length === 3);
+  t.same(succeeded, ['gp.job.succeeded']);
+  t.same(everything.sort(), ['feature.FeaturesCreated', 'gp:gp.job.failed', 'gp:gp.job.succeeded']);
+});
+
+t.test('a pattern only consumes the queue it can match', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  const seen: FeatureEvent[] = [];
+  const subscription = start(t, receiver, { handlers: { 'feature.*': (event) => void seen.push(event) } });
+  t.same(subscription.queues, ['feature-events']);
+  await fireGp(receiver);
+  await fireFixture(receiver, 'enterprise-feature-created.json');
+  await waitFor('the feature event', async () => seen.length === 1);
+  t.equal(seen[0]!.service.serviceName, 'ServiceName');
+  const gpWaiting = await receiver.app.eventQueue.queue('gp-events').getWaitingCount();
+  t.equal(gpWaiting, 1, 'the GP event is left for a GP consumer');
+});
+
+t.test('a delivery reporting several types reaches every matching handler once', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  const calls: string[] = [];
+  start(t, receiver, {
+    handlers: {
+      'feature.FeaturesCreated': () => void calls.push('created'),
+      'feature.FeaturesUpdated': () => void calls.push('updated'),
+      'feature.*': (event) => void calls.push(`any:${event.types.join('+')}`),
+      'gp.*': () => void calls.push('gp'),
+    },
+  });
+  await fireFixture(receiver, 'agol-multi-event.json');
+  await waitFor('three handlers', async () => calls.length >= 3);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(calls, ['created', 'updated', 'any:feature.FeaturesCreated+feature.FeaturesUpdated']);
+});
+
+t.test('a failed handler is retried with backoff, and handlers that succeeded are not run again', async (t) => {
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, fastRetry) });
+  const calls: string[] = [];
+  const registry = new Registry();
+  start(t, receiver, {
+    metrics: registry,
+    handlers: {
+      'gp.*': () => void calls.push('first'),
+      'gp.job.succeeded': ({}, { attempt }) => {
+        calls.push(`second#${attempt}`);
+        if (attempt < 3) throw new Error('not yet');
+      },
+    },
+  });
+  const id = await fireGp(receiver);
+  const queue = receiver.app.eventQueue.queue('gp-events');
+  await waitFor('completion', async () => (await queue.getJobState(id)) === 'completed');
+  t.same(calls, ['first', 'second#1', 'second#2', 'second#3']);
+  t.equal(await counterValue(registry, { outcome: 'retried' }), 2);
+  t.equal(await counterValue(registry, { outcome: 'completed', type: 'gp.job.succeeded' }), 1);
+});
+
+t.test('an event whose attempts are used up stays in the failed set', async (t) => {
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, fastRetry) });
+  const registry = new Registry();
+  let attempts = 0;
+  start(t, receiver, {
+    metrics: registry,
+    handlers: {
+      'gp.*': () => {
+        attempts += 1;
+        throw new Error('downstream is down');
+      },
+    },
+  });
+  const id = await fireGp(receiver);
+  const queue = receiver.app.eventQueue.queue('gp-events');
+  await waitFor('the failed set', async () => (await queue.getJobState(id)) === 'failed');
+  const job = (await queue.getJob(id))!;
+  t.equal(attempts, 3);
+  t.equal(job.attemptsMade, 3);
+  t.equal(job.failedReason, 'downstream is down');
+  t.equal(await counterValue(registry, { outcome: 'failed' }), 1);
+});
+
+t.test('UnrecoverableError from a handler fails the event at once', async (t) => {
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, fastRetry) });
+  let attempts = 0;
+  start(t, receiver, {
+    handlers: {
+      'gp.*': () => {
+        attempts += 1;
+        throw new UnrecoverableError('bad job id');
+      },
+    },
+  });
+  const id = await fireGp(receiver);
+  const queue = receiver.app.eventQueue.queue('gp-events');
+  await waitFor('the failed set', async () => (await queue.getJobState(id)) === 'failed');
+  t.equal(attempts, 1);
+});
+
+t.test('a poison event (not a geohook envelope) fails at once without reaching a handler', async (t) => {
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, fastRetry) });
+  const registry = new Registry();
+  const seen: string[] = [];
+  start(t, receiver, { metrics: registry, handlers: { '*': (event) => void seen.push(event.id) } });
+  const queue = new Queue('gp-events', { connection: { host: '127.0.0.1', port: redis.port }, prefix: receiver.prefix });
+  t.teardown(() => queue.close());
+  const garbage = await queue.add('gp.job.succeeded', { hello: 'world' }, { attempts: 5 });
+  const misplaced = await queue.add('feature.FeaturesCreated', { ...envelope('feature'), family: 'feature' }, { attempts: 5 });
+  await waitFor('both failed', async () => (await queue.getJobState(garbage.id!)) === 'failed' && (await queue.getJobState(misplaced.id!)) === 'failed');
+  t.equal((await queue.getJob(garbage.id!))!.attemptsMade, 1, 'no retry');
+  t.match((await queue.getJob(garbage.id!))!.failedReason, /^poison event: id/);
+  t.match((await queue.getJob(misplaced.id!))!.failedReason, /a feature event in the gp queue/);
+  t.same(seen, []);
+  t.equal(await counterValue(registry, { outcome: 'poison' }), 2);
+});
+
+function envelope(family: 'gp' | 'feature'): Record<string, unknown> {
+  const type = family === 'gp' ? 'gp.job.succeeded' : 'feature.FeaturesCreated';
+  return {
+    id: randomUUID(),
+    hook: 'default',
+    type,
+    types: [type],
+    family,
+    receivedAt: new Date().toISOString(),
+    service: {},
+    contentType: 'application/json',
+    verified: true,
+    payload: {},
+    rawBody: '',
+  };
+}
+
+t.test('close() waits for the handlers that are running', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  let finished = false;
+  let started = false;
+  const subscription = subscribe({
+    connection: redis.url,
+    prefix: receiver.prefix,
+    handlers: {
+      'gp.*': async () => {
+        started = true;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        finished = true;
+      },
+    },
+  });
+  const id = await fireGp(receiver);
+  await waitFor('the handler to start', async () => started);
+  await subscription.close();
+  t.ok(finished, 'the running handler finished before close resolved');
+  t.equal(await receiver.app.eventQueue.queue('gp-events').getJobState(id), 'completed');
+});
+
+t.test('close() gives up on a stuck handler after its timeout', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  let started = false;
+  const subscription = subscribe({
+    connection: redis.url,
+    prefix: receiver.prefix,
+    handlers: {
+      'gp.*': async () => {
+        started = true;
+        await new Promise(() => undefined);
+      },
+    },
+  });
+  await fireGp(receiver);
+  await waitFor('the handler to start', async () => started);
+  const began = Date.now();
+  await subscription.close({ timeoutMs: 200 });
+  t.ok(Date.now() - began < 5000, 'close returned');
+});
+
+t.test('invalid handlers are refused with a configuration error', async (t) => {
+  t.throws(() => subscribe({ connection: redis.url, handlers: {} }), { code: 'GEOHOOK_ERR_CONFIG' });
+  t.throws(() => subscribe({ connection: redis.url, handlers: { 'jobs.*': () => undefined } as never }), { code: 'GEOHOOK_ERR_CONFIG', message: /jobs\.\*/ });
+  t.throws(() => subscribe({ connection: redis.url, handlers: { 'gp.$': () => undefined } }), { code: 'GEOHOOK_ERR_CONFIG' });
+  t.throws(() => subscribe({ connection: redis.url, handlers: { 'gp.*': 'nope' as never } }), { code: 'GEOHOOK_ERR_CONFIG' });
+  t.throws(() => subscribe({ connection: redis.url, concurrency: 0, handlers: { 'gp.*': () => undefined } }), { code: 'GEOHOOK_ERR_CONFIG' });
+});
