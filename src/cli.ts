@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { registerAdmin } from './cli/admin.js';
 import { registerConsume } from './cli/consume.js';
 import { registerEmulator } from './cli/emulator.js';
+import { registerEvents } from './cli/events.js';
 import { printError } from './cli/print.js';
 import { registerSend } from './cli/send.js';
 import { registerServe } from './cli/serve.js';
@@ -23,6 +24,7 @@ registerConsume(program);
 registerSign(program);
 registerSend(program);
 registerAdmin(program);
+registerEvents(program);
 
 try {
   await program.parseAsync();

@@ -19,7 +19,7 @@ export const errorCodes = {
   },
   GEOHOOK_ERR_MISSING_CRC_TOKEN: { statusCode: 400, summary: 'A challenge GET came without a crc_token.' },
   GEOHOOK_ERR_NO_CRC_KEY: { statusCode: 404, summary: 'A challenge GET names a hook that has no key to answer with.' },
-  GEOHOOK_ERR_QUEUE_UNAVAILABLE: { statusCode: 503, summary: 'Redis did not store the event in time; retry later.' },
+  GEOHOOK_ERR_QUEUE_UNAVAILABLE: { statusCode: 503, summary: 'Redis did not answer in time (an event was not stored, or a queue command could not reach it); retry later.' },
   GEOHOOK_ERR_NOT_FOUND: { statusCode: 404, summary: 'No such route.' },
   GEOHOOK_ERR_INTERNAL: { statusCode: 500, summary: 'An unexpected error; the event was not acknowledged.' },
   GEOHOOK_ERR_REDIS_SERVER: { statusCode: 500, summary: 'The embedded redis-server could not be started.' },
@@ -34,6 +34,14 @@ export const errorCodes = {
     summary: 'Self-registration could not ensure a webhook (a service in REGISTER is missing, or the lock stayed busy); retried with backoff.',
   },
   GEOHOOK_ERR_ADMIN_INVALID: { statusCode: 400, summary: 'An admin client argument is invalid; nothing was sent.' },
+  GEOHOOK_ERR_FOLLOW_UP: {
+    statusCode: 502,
+    summary: 'A follow-up fetch (fetchChanges, fetchJobResult) could not finish: the event has no usable http(s) URL, the server-side job failed, or the deadline passed.',
+  },
+  GEOHOOK_ERR_EVENT_NOT_FOUND: {
+    statusCode: 404,
+    summary: 'No job of that event id is in a state to retry or replay: none at all (completed jobs are kept for completedJobs.ageSeconds), or one still pending, or (retry) one that has not failed.',
+  },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

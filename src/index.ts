@@ -24,6 +24,19 @@ export {
 export { subscribe, type SubscribeOptions, type Subscription } from './consumers/subscribe.js';
 export type { EventHandler, EventHandlers, HandlerContext } from './consumers/types.js';
 export type { ConsumeOutcome } from './consumers/consumer-metrics.js';
+export {
+  fetchChanges,
+  fetchJobResult,
+  type FollowUpOptions,
+  type FeatureChanges,
+  type LayerChanges,
+  type EsriFeature,
+  type JobResult,
+  type GpParameterValue,
+} from './consumers/follow-up.js';
+export { QueueInspector, jobStates, type QueueInspectorOptions, type JobCounts, type JobStateName, type RetriedJob } from './queue/queue-inspector.js';
+export type { FailedJob, FailedJobsPage, FailedJobsQuery } from './queue/failed-jobs.js';
+export type { EventJobRef, QueueSource } from './queue/find-event-job.js';
 export { sign, computeDigest } from './signature/sign.js';
 export { verify } from './signature/verify.js';
 export { errorCodes, GeohookError, ConfigError, QueueUnavailableError, AdminApiError, AdminAuthError, type ErrorCode } from './errors.js';

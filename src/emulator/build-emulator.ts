@@ -8,8 +8,10 @@ import { EmulatorClock } from './clock.js';
 import type { EmulatorContext } from './context.js';
 import { DeliveryEngine } from './delivery/delivery-engine.js';
 import { sendAdmin } from './respond.js';
+import { PinnableClock } from './rest-pinnable-clock.js';
 import { controlRoutes } from './routes/control.js';
 import { placementRoutes } from './routes/placement.js';
+import { restRoutes } from './routes/rest.js';
 import { serviceRoutes } from './routes/services.js';
 import { settingsRoutes } from './routes/settings.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -25,7 +27,11 @@ export interface EmulatorOptions {
   users?: readonly EmulatorUser[];
   /** The emulator's clock (deactivation days, token expiry). @defaultValue real time */
   clock?: EmulatorClock;
-  /** Base URL the emulator is reached at, for `statusURL` and `changesUrl` in payloads. @defaultValue 'http://127.0.0.1:7080' */
+  /**
+   * Base URL the emulator is reached at, for `statusURL` and `changesUrl` in payloads and the URLs the REST
+   * resources answer with.
+   * @defaultValue `http://<address>:<port>` it listens on (a wildcard address as 127.0.0.1); 'http://127.0.0.1:7080' before it listens
+   */
   publicUrl?: string;
   /** Turns the settings' seconds into milliseconds; tests shrink time with it. @defaultValue `s => s * 1000` */
   secondsToMs?: (seconds: number) => number;
@@ -44,9 +50,18 @@ function toAdminError(err: FastifyError | AdminError): AdminError {
   return new AdminError(500, 'Internal error.');
 }
 
+/** `http://<address>:<port>` of a listening server; undefined before it listens. */
+function listeningUrl(app: FastifyInstance): string | undefined {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') return undefined;
+  const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
 /**
  * Builds the admin-API emulator (CONTRACT §5) as a Fastify instance, without listening: the admin API under
- * `/arcgis/admin`, tokens at `/arcgis/sharing/rest/generateToken`, and the control endpoints under `/emulator`.
+ * `/arcgis/admin`, tokens at `/arcgis/sharing/rest/generateToken`, the REST resources payloads point to under
+ * `/arcgis/rest/services`, and the control endpoints under `/emulator`.
  */
 export async function buildEmulator(options: EmulatorOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -54,15 +69,20 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
     bodyLimit: 1_048_576,
   });
   const clock = options.clock ?? new EmulatorClock();
+  const engineClock = new PinnableClock(clock);
+  const publicUrl = (): string => (options.publicUrl ?? listeningUrl(app) ?? 'http://127.0.0.1:7080').replace(/\/+$/, '');
   const store = new EmulatorStore(options.catalog ?? defaultCatalog);
   const engine = new DeliveryEngine({
-    clock,
+    clock: engineClock,
     getSettings: () => store.settings,
     onDeactivate: (webhookId) => {
       const hook = store.webhooks.get(webhookId);
       if (hook !== undefined) hook.active = false;
     },
-    restBaseUrl: `${options.publicUrl ?? 'http://127.0.0.1:7080'}/arcgis/rest/services`,
+    // A getter: the engine reads it at each event, by when the emulator listens and knows its port.
+    get restBaseUrl() {
+      return `${publicUrl()}/arcgis/rest/services`;
+    },
     logger: app.log,
     ...(options.secondsToMs === undefined ? {} : { secondsToMs: options.secondsToMs }),
   });
@@ -90,7 +110,8 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
     },
     { prefix: '/arcgis/admin' },
   );
-  await app.register(controlRoutes, { ...context, clock });
+  await app.register(restRoutes, { ...context, publicUrl, prefix: '/arcgis/rest/services' });
+  await app.register(controlRoutes, { ...context, clock, engineClock });
   app.addHook('onClose', async () => engine.close());
   return app;
 }

@@ -1,14 +1,19 @@
 import { AdminError } from './admin-error.js';
+import { FiredHistory } from './rest-history.js';
 import { defaultWebhookSettings, type CatalogService, type Webhook, type WebhookSettings } from './types.js';
 
 /** `folder/name.Type`, the key of a service. */
 export const serviceKey = (service: CatalogService): string => `${service.folderName}/${service.serviceName}.${service.type}`;
 
-/** The emulator's state: the catalogue (with its mutable definitions), webhooks, settings and placement. */
+/**
+ * The emulator's state: the catalogue (with its mutable definitions), webhooks, settings, placement, and the
+ * jobs and edits fired (which the REST resources of the payloads report).
+ */
 export class EmulatorStore {
   readonly services: CatalogService[];
   readonly webhooks = new Map<string, Webhook>();
   readonly placementPolicies = new Map<string, unknown>();
+  readonly history = new FiredHistory();
   settings: WebhookSettings = { ...defaultWebhookSettings };
 
   constructor(catalog: readonly CatalogService[]) {

@@ -106,3 +106,51 @@ export interface DeliveryRecord {
   attempts: DeliveryAttempt[];
   outcome: 'pending' | 'delivered' | 'failed';
 }
+
+/** A GP job the emulator fired, as its REST job resource reports it. */
+export interface FiredJob {
+  jobId: string;
+  /** The service's key, `folder/name.GPServer`. */
+  service: string;
+  taskName: string;
+  outcome: 'succeeded' | 'failed' | 'canceled';
+  /** When it was fired, epoch ms of the emulator clock. */
+  submitted: number;
+}
+
+/** What an edit did to one feature: the `extractChanges` list it lands in. */
+export type FeatureChange = 'adds' | 'updates' | 'deleteIds';
+
+/** A feature-service edit the emulator fired, as `extractChanges` reports it. */
+export interface FiredEdit {
+  /** The service's key, `folder/name.FeatureServer`. */
+  service: string;
+  layerId: number;
+  changeType: string;
+  /** The layer's server generation before the edit: `events[0].when` of the payload, and `serverGens[0]`. */
+  when: number;
+  /** The server generation of the edit (`when + 1`): `serverGens=[from,to]` selects it when `from < serverGen <= to`. */
+  serverGen: number;
+  /** The feature it touched; none for attachment and schema changes. */
+  feature?: { change: FeatureChange; objectId: number };
+}
+
+/** What an `extractChanges` call asks for. */
+export interface ChangesQuery {
+  serverGens: readonly [from: number, to: number];
+  /** Layer ids; undefined means every layer with edits in the range. */
+  layers: readonly number[] | undefined;
+  returnInserts: boolean;
+  returnUpdates: boolean;
+  returnDeletes: boolean;
+}
+
+/** An asynchronous `extractChanges` (`async=true`): its status URL answers once `InProgress`, then `Completed`. */
+export interface ExtractJob {
+  id: string;
+  service: string;
+  query: ChangesQuery;
+  submitted: number;
+  /** Status requests answered so far. */
+  polls: number;
+}

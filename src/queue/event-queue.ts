@@ -143,14 +143,6 @@ export class EventQueue {
     }
   }
 
-  /** Number of jobs waiting (or delayed) per queue. */
-  async depths(): Promise<Record<QueueName, number>> {
-    const entries = await Promise.all(
-      allQueueNames.map(async (name) => [name, await this.queue(name).getJobCountByTypes('wait', 'delayed', 'prioritized')] as const),
-    );
-    return Object.fromEntries(entries) as Record<QueueName, number>;
-  }
-
   /** Closes the BullMQ queues (not the shared connection). */
   async close(): Promise<void> {
     this.connection.off('ready', this.createQueues);

@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EventQueue } from '../queue/event-queue.js';
+import type { QueueName } from '../queue/names.js';
+import { jobStates, QueueInspector, type JobCounts } from '../queue/queue-inspector.js';
 
 /** How a delivery ended, as counted in `geohook_deliveries_total`. */
 export type DeliveryOutcome =
@@ -17,10 +19,14 @@ export interface ReceiverMetrics {
   enqueueSeconds: Histogram<'queue'>;
 }
 
-/** Creates the metrics; queue depth is read from Redis at scrape time. */
+/** Creates the metrics; queue depth and job counts are read from Redis at scrape time. */
 export function createReceiverMetrics(eventQueue: EventQueue): ReceiverMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'geohook_' });
+  const inspector = new QueueInspector({ queues: eventQueue });
+  // Both queue gauges are collected at once per scrape: they share one read of the counts.
+  let reading: Promise<Record<QueueName, JobCounts>> | undefined;
+  const counts = (): Promise<Record<QueueName, JobCounts>> => (reading ??= inspector.counts().finally(() => (reading = undefined)));
   new Gauge({
     name: 'geohook_queue_depth',
     help: 'Jobs waiting or delayed per queue',
@@ -28,9 +34,22 @@ export function createReceiverMetrics(eventQueue: EventQueue): ReceiverMetrics {
     registers: [registry],
     async collect() {
       try {
-        for (const [queue, depth] of Object.entries(await eventQueue.depths())) this.set({ queue }, depth);
+        for (const [queue, jobs] of Object.entries(await counts())) this.set({ queue }, jobs.waiting + jobs.delayed + jobs.prioritized);
       } catch {
         // Redis is unreachable: keep the last values; /readyz reports the outage.
+      }
+    },
+  });
+  new Gauge({
+    name: 'geohook_queue_jobs',
+    help: 'Jobs per queue and state (failed: the dead letters)',
+    labelNames: ['queue', 'state'],
+    registers: [registry],
+    async collect() {
+      try {
+        for (const [queue, jobs] of Object.entries(await counts())) for (const state of jobStates) this.set({ queue, state }, jobs[state]);
+      } catch {
+        // As above.
       }
     },
   });

@@ -6,6 +6,8 @@ import { serviceRoute, type EmulatorContext, type ServiceParams } from '../conte
 import type { EmulatorClock } from '../clock.js';
 import { formatFailuresByDay } from '../delivery/deactivation-policy.js';
 import { matchesChangeType } from '../delivery/delivery-engine.js';
+import type { PinnableClock } from '../rest-pinnable-clock.js';
+import { serviceKey } from '../store.js';
 import type { CatalogService } from '../types.js';
 
 type ControlParams = ServiceParams;
@@ -16,12 +18,20 @@ function body(request: { body: unknown }): Record<string, unknown> {
   return request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
 }
 
+/** What the control endpoints work with besides the context. */
+export interface ControlContext extends EmulatorContext {
+  clock: EmulatorClock;
+  /** The delivery engine's clock, held at an edit's time while it fires so that `changesUrl` selects that edit. */
+  engineClock: PinnableClock;
+}
+
 /**
  * The emulator's own control endpoints (outside the admin API, JSON in and out): fire GP jobs and feature
- * edits, inspect webhooks and deliveries, move the clock.
+ * edits (remembered, for the REST resources their payloads point to), inspect webhooks and deliveries, move
+ * the clock.
  */
-export async function controlRoutes(app: FastifyInstance, context: EmulatorContext & { clock: EmulatorClock }): Promise<void> {
-  const { store, engine, clock } = context;
+export async function controlRoutes(app: FastifyInstance, context: ControlContext): Promise<void> {
+  const { store, engine, clock, engineClock } = context;
   const activeHooksOf = (service: CatalogService) => store.webhooksOf(service).filter((hook) => hook.active);
 
   serviceRoute<ControlParams>(app, 'POST', '/jobs', async (request) => {
@@ -30,7 +40,9 @@ export async function controlRoutes(app: FastifyInstance, context: EmulatorConte
     const outcome = body(request).outcome ?? 'succeeded';
     if (!outcomes.includes(outcome as (typeof outcomes)[number])) throw invalidParameter('outcome', `must be one of ${outcomes.join(', ')}`);
     const jobId = `j${randomBytes(16).toString('hex')}`;
-    const deliveries = engine.fire(activeHooksOf(service), { kind: 'gp', outcome: outcome as (typeof outcomes)[number], jobId, taskName: service.serviceName });
+    const job = { jobId, service: serviceKey(service), taskName: service.serviceName, outcome: outcome as (typeof outcomes)[number], submitted: clock.now() };
+    store.history.recordJob(job);
+    const deliveries = engine.fire(activeHooksOf(service), { kind: 'gp', outcome: job.outcome, jobId, taskName: job.taskName });
     return { jobId, deliveries: deliveries.map((delivery) => delivery.id) };
   }, '/emulator/services');
 
@@ -42,8 +54,9 @@ export async function controlRoutes(app: FastifyInstance, context: EmulatorConte
     if (canonical === undefined) throw invalidParameter('changeType', `must be one of ${featureChangeTypes.join(', ')}`);
     if (!Number.isInteger(layerId) || (layerId as number) < 0) throw invalidParameter('layerId', 'must be a non-negative integer');
     const hooks = activeHooksOf(service).filter((hook) => matchesChangeType(hook.changeTypes, canonical));
-    const deliveries = engine.fire(hooks, { kind: 'feature', changeType: canonical, layerId: layerId as number });
-    return { deliveries: deliveries.map((delivery) => delivery.id) };
+    const edit = store.history.recordEdit(serviceKey(service), canonical, layerId as number, clock.now());
+    const deliveries = engineClock.at(edit.when, () => engine.fire(hooks, { kind: 'feature', changeType: canonical, layerId: edit.layerId }));
+    return { deliveries: deliveries.map((delivery) => delivery.id), serverGens: [edit.when, edit.serverGen] };
   }, '/emulator/services');
 
   app.get('/emulator/webhooks', async () => ({

@@ -1,0 +1,154 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { ConfigError, GeohookError } from '../errors.js';
+import { allQueueNames, type QueueName } from '../queue/names.js';
+import type { QueueInspector } from '../queue/queue-inspector.js';
+import { configOverrides } from './config-options.js';
+import { printJson, printTable } from './print.js';
+
+/** Longest wait for Redis to answer before a command gives up. */
+const CONNECT_TIMEOUT_MS = 3000;
+
+const FAILED_COLUMNS = ['failedAt', 'queue', 'jobId', 'type', 'hook', 'attemptsMade', 'failedReason'] as const;
+
+interface EventsFlags {
+  redisUrl?: string;
+  prefix?: string;
+  config?: string;
+  queue?: QueueName;
+  limit?: number;
+  offset?: number;
+  all?: boolean;
+  table?: boolean;
+}
+
+/** A whole number flag of at least `min`. */
+function wholeNumber(min: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`a whole number from ${min}`);
+    return Number(value);
+  };
+}
+
+/** The host (and port) of a Redis URL, without its credentials. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'REDIS_URL';
+  }
+}
+
+/**
+ * Runs `work` on the queues the flags and environment name, over one fail-fast connection: Redis that
+ * does not answer is one clear error within {@link CONNECT_TIMEOUT_MS}, never a hang.
+ */
+async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspector) => Promise<T>): Promise<T> {
+  const [{ loadConfig }, { queueRedisUrl }, { createProducerConnection }, { EventQueue }, { QueueInspector }] = await Promise.all([
+    import('../config/load-config.js'),
+    import('./redis-url.js'),
+    import('../queue/connection.js'),
+    import('../queue/event-queue.js'),
+    import('../queue/queue-inspector.js'),
+  ]);
+  const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
+  const url = queueRedisUrl(config);
+  const connection = createProducerConnection(url, { lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, retryStrategy: () => null });
+  let failure: Error | undefined;
+  connection.on('error', (err: Error) => (failure ??= err)); // the first failure is the one reported
+  try {
+    await connection.connect();
+  } catch (err) {
+    // Once ended, disconnect() would hold the process for ioredis' disconnectTimeout.
+    if (connection.status !== 'end') connection.disconnect();
+    const reason = (failure ?? (err as Error)).message;
+    throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `cannot reach Redis at ${hostOf(url)}: ${reason}`, { cause: failure ?? err });
+  }
+  const eventQueue = new EventQueue({ connection, prefix: config.prefix });
+  try {
+    return await work(new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: config.completedJobs.ageSeconds }));
+  } catch (err) {
+    if (err instanceof GeohookError || connection.status === 'ready') throw err;
+    throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `lost Redis at ${hostOf(url)}: ${(err as Error).message}`, { cause: err });
+  } finally {
+    await eventQueue.close();
+    connection.disconnect();
+  }
+}
+
+/** Prints a result as JSON, or as a table with `--table`. */
+function emit(result: unknown, flags: EventsFlags, table: () => unknown, columns?: readonly string[]): void {
+  if (flags.table === true) printTable(table(), columns);
+  else printJson(result);
+}
+
+/** The action of an `events` subcommand: flags of the command and its parent, positional arguments. */
+function action(run: (flags: EventsFlags, args: string[]) => Promise<void>): (...args: unknown[]) => Promise<void> {
+  return (...args) => {
+    const command = args[args.length - 1] as Command;
+    return run(command.optsWithGlobals<EventsFlags>(), command.processedArgs.flat() as string[]);
+  };
+}
+
+const queueOption = (description: string): Option => new Option('--queue <name>', description).choices(allQueueNames);
+
+/** `geohook events …`: job counts, dead letters, retries and replays from the shell. */
+export function registerEvents(program: Command): void {
+  const events = program
+    .command('events')
+    .description('inspect the queues: job counts, dead letters (failed jobs), retry them, replay an event')
+    .addOption(new Option('--redis-url <url>', 'Redis URL (default: the Redis of a `geohook up` running in this directory)').env('REDIS_URL'))
+    .addOption(new Option('--prefix <prefix>', 'BullMQ key prefix (default geohook)').env('GEOHOOK_PREFIX'))
+    .addOption(new Option('--config <file>', 'JSON file with further settings (completedJobs)').env('GEOHOOK_CONFIG'));
+
+  events
+    .command('stats')
+    .description('jobs per queue and state')
+    .option('--table', 'print a readable table instead of JSON')
+    .action(
+      action(async (flags) => {
+        const counts = await withInspector(flags, (inspector) => inspector.counts());
+        emit(counts, flags, () => allQueueNames.map((queue) => ({ queue, ...counts[queue] })));
+      }),
+    );
+
+  events
+    .command('failed')
+    .description('dead letters: jobs that used up their attempts, newest first')
+    .addOption(queueOption('only this queue'))
+    .addOption(new Option('--limit <n>', 'at most this many jobs').argParser(wholeNumber(1)).default(50))
+    .addOption(new Option('--offset <n>', 'skip this many newest ones').argParser(wholeNumber(0)).default(0))
+    .option('--table', 'print a readable table instead of JSON')
+    .action(
+      action(async (flags) => {
+        const { queue, limit, offset } = flags;
+        const page = await withInspector(flags, (inspector) => inspector.failed({ ...(queue === undefined ? {} : { queue }), limit, offset }));
+        emit(page, flags, () => page.jobs, FAILED_COLUMNS);
+      }),
+    );
+
+  events
+    .command('retry')
+    .description('put failed jobs back to be consumed again, with their whole retry policy')
+    .argument('[ids...]', 'event ids (or job ids) of failed jobs')
+    .option('--all', 'every failed job (of --queue, or of all three queues)')
+    .addOption(queueOption('look in this queue only'))
+    .action(
+      action(async (flags, ids) => {
+        if ((ids.length > 0) === (flags.all === true)) throw new ConfigError('events retry: give event ids, or --all');
+        const options = flags.queue === undefined ? {} : { queue: flags.queue };
+        const retried = await withInspector(flags, (inspector) => (flags.all === true ? inspector.retryAll(options) : inspector.retry(ids, options)));
+        printJson({ retried });
+      }),
+    );
+
+  events
+    .command('replay')
+    .description('consume an event again: a completed (or failed) job goes back to its queue with the same id and data')
+    .argument('<id>', 'event id (or job id)')
+    .action(
+      action(async (flags, [id]) => {
+        const replayed = await withInspector(flags, (inspector) => inspector.replay(id!));
+        printJson({ replayed });
+      }),
+    );
+}

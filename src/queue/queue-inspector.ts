@@ -1,0 +1,128 @@
+import type { Job, RetryOptions } from 'bullmq';
+import { GeohookError } from '../errors.js';
+import { listFailedJobs, type FailedJobsPage, type FailedJobsQuery } from './failed-jobs.js';
+import { eventJobRef, findEventJob, type EventJobRef, type FoundJob, type QueueSource } from './find-event-job.js';
+import { allQueueNames, type QueueName } from './names.js';
+
+/** The job states counted per queue, as BullMQ names them. */
+export const jobStates = ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children'] as const;
+
+export type JobStateName = (typeof jobStates)[number];
+
+/** Jobs of one queue by state. */
+export type JobCounts = Record<JobStateName, number>;
+
+/** A job put back to be consumed again, and the state it came from. */
+export interface RetriedJob extends EventJobRef {
+  from: 'failed' | 'completed';
+}
+
+/** Options of {@link QueueInspector}. */
+export interface QueueInspectorOptions {
+  /** The three queues, e.g. an `EventQueue` (its queues exist once Redis was first reached). */
+  queues: QueueSource;
+  /** How long completed jobs are kept (`completedJobs.ageSeconds`), named when an event is not found. @defaultValue 86400 */
+  completedJobsAgeSeconds?: number;
+}
+
+/** Ids fetched and retried at a time by {@link QueueInspector.retryAll}. */
+const RETRY_BATCH = 100;
+
+/** A retried job gets its whole retry policy again. */
+const fresh: RetryOptions = { resetAttemptsMade: true, resetAttemptsStarted: true };
+
+/**
+ * Reads and repairs the geohook queues: job counts, dead letters (the failed set), retries and replays.
+ * A retry or replay keeps the job id and data, so consumers see the same event again; the receiver's
+ * deduplication of repeated deliveries is not involved.
+ */
+export class QueueInspector {
+  private readonly source: QueueSource;
+  private readonly completedJobsAgeSeconds: number;
+
+  constructor(options: QueueInspectorOptions) {
+    this.source = options.queues;
+    this.completedJobsAgeSeconds = options.completedJobsAgeSeconds ?? 86_400;
+  }
+
+  /** Jobs per queue and state: one Redis round trip per queue. */
+  async counts(): Promise<Record<QueueName, JobCounts>> {
+    const entries = await Promise.all(allQueueNames.map(async (name) => [name, (await this.source.queue(name).getJobCounts(...jobStates)) as JobCounts] as const));
+    return Object.fromEntries(entries) as Record<QueueName, JobCounts>;
+  }
+
+  /** Dead letters, newest first, of one queue or all three. */
+  failed(query: FailedJobsQuery = {}): Promise<FailedJobsPage> {
+    return listFailedJobs(this.source, query);
+  }
+
+  /**
+   * Puts failed jobs back to be consumed again, each with its whole retry policy. Every id is checked
+   * first: when one has no failed job ({@link GeohookError} `GEOHOOK_ERR_EVENT_NOT_FOUND`), none is retried.
+   */
+  async retry(ids: readonly string[], options: { queue?: QueueName } = {}): Promise<RetriedJob[]> {
+    const names = options.queue === undefined ? allQueueNames : [options.queue];
+    const found: FoundJob[] = [];
+    for (const id of new Set(ids)) {
+      const hit = await findEventJob(this.source, id, names);
+      if (hit === undefined) throw this.notFound(id, names);
+      if (hit.state !== 'failed') throw new GeohookError('GEOHOOK_ERR_EVENT_NOT_FOUND', `${id}: not failed (it is ${hit.state} in ${hit.queue}); nothing retried`);
+      found.push(hit);
+    }
+    return Promise.all(found.map((hit) => this.requeue(hit.queue, hit.job, 'failed')));
+  }
+
+  /** Puts every failed job (of one queue, or all three) back to be consumed again. */
+  async retryAll(options: { queue?: QueueName } = {}): Promise<RetriedJob[]> {
+    const retried: RetriedJob[] = [];
+    for (const name of options.queue === undefined ? allQueueNames : [options.queue]) {
+      const queue = this.source.queue(name);
+      // The ids are read once: a job that fails again while this runs is not retried twice.
+      const ids = await queue.getRanges(['failed'], 0, -1, true);
+      for (let start = 0; start < ids.length; start += RETRY_BATCH) {
+        const jobs = (await Promise.all(ids.slice(start, start + RETRY_BATCH).map((id) => queue.getJob(id)))) as (Job | undefined)[];
+        const batch = await Promise.all(jobs.map((job) => (job === undefined ? undefined : this.requeueIfFailed(name, job))));
+        retried.push(...batch.filter((job) => job !== undefined));
+      }
+    }
+    return retried;
+  }
+
+  /** Retries `job` unless it left the failed set meanwhile (retried or removed by someone else). */
+  private async requeueIfFailed(queue: QueueName, job: Job): Promise<RetriedJob | undefined> {
+    try {
+      return await this.requeue(queue, job, 'failed');
+    } catch (err) {
+      if ((await job.getState()) !== 'failed') return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Consumes an event again, by event id (or job id): a completed job is replayed from the start, a failed
+   * one retried. A pending event (waiting, active, delayed…) or one not found throws
+   * `GEOHOOK_ERR_EVENT_NOT_FOUND`.
+   */
+  async replay(id: string): Promise<RetriedJob> {
+    const hit = await findEventJob(this.source, id);
+    if (hit === undefined) throw this.notFound(id, allQueueNames);
+    if (hit.state !== 'completed' && hit.state !== 'failed') {
+      throw new GeohookError('GEOHOOK_ERR_EVENT_NOT_FOUND', `${id}: already pending (${hit.state} in ${hit.queue}); nothing to replay`);
+    }
+    // Handlers that ran are recorded in the progress (see subscribe): a replay runs them all again.
+    if (hit.state === 'completed' && hit.job.progress !== 0) await hit.job.updateProgress(0);
+    return this.requeue(hit.queue, hit.job, hit.state);
+  }
+
+  private async requeue(queue: QueueName, job: Job, from: RetriedJob['from']): Promise<RetriedJob> {
+    await job.retry(from, fresh);
+    return { ...eventJobRef(queue, job), from };
+  }
+
+  private notFound(id: string, names: readonly QueueName[]): GeohookError {
+    return new GeohookError(
+      'GEOHOOK_ERR_EVENT_NOT_FOUND',
+      `${id}: no such event in ${names.join(', ')}; completed jobs are kept ${this.completedJobsAgeSeconds} s (completedJobs.ageSeconds in GEOHOOK_CONFIG)`,
+    );
+  }
+}

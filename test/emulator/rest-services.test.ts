@@ -1,0 +1,163 @@
+import t, { type Test } from 'tap';
+import { ApiKeyManager, ArcGISAuthError, Job, request } from '@esri/arcgis-rest-request';
+import { EmulatorClock } from '../../src/emulator/clock.js';
+import { FiredHistory } from '../../src/emulator/rest-history.js';
+import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { answerWith, startSink } from '../helpers/http-sink.js';
+
+type Json = Record<string, any>;
+const PARCELS = 'Hosted/Parcels/FeatureServer';
+
+/** GETs a REST resource (a path under /arcgis/rest/services, or a full URL) with the viewer's token unless `params` has one. */
+async function rest(t: Test, emulator: TestEmulator, path: string, params: Record<string, string> = {}): Promise<Json> {
+  const url = new URL(path.startsWith('http') ? path : `${emulator.url}/arcgis/rest/services/${path}`);
+  if (!('token' in params)) url.searchParams.set('token', await emulator.token('viewer'));
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  const response = await fetch(url);
+  t.equal(response.status, 200, `HTTP 200 from ${url.pathname}`);
+  const text = await response.text();
+  t.notMatch(text, /\n\s+at /, 'no stack');
+  return JSON.parse(text) as Json;
+}
+
+const fire = async (emulator: TestEmulator, changeType: string, layerId = 0): Promise<[number, number]> =>
+  (await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType, layerId })).body.serverGens as [number, number];
+
+const changes = (t: Test, emulator: TestEmulator, [from, to]: readonly number[], params: Record<string, string> = {}) =>
+  rest(t, emulator, `${PARCELS}/extractChanges`, { serverGens: `[${from},${to}]`, ...params });
+
+t.test('a GP job status reports the outcome fired, with results only when it succeeded', async (t) => {
+  const emulator = await startEmulator(t);
+  const expected = { succeeded: 'esriJobSucceeded', failed: 'esriJobFailed', canceled: 'esriJobCancelled' };
+  for (const [outcome, jobStatus] of Object.entries(expected)) {
+    const { jobId } = (await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome })).body as { jobId: string };
+    const status = await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${jobId}`, { f: 'json' });
+    t.match(status, { jobId, jobStatus, inputs: { Distance: { paramUrl: 'inputs/Distance' } }, messages: [{ type: 'esriJobMessageTypeInformative', description: 'Submitted.' }] });
+    t.same(Object.keys(status.results), outcome === 'succeeded' ? ['Output_Polygons', 'Summary'] : [], `${outcome}: results`);
+    t.equal(status.messages.some((message: Json) => message.type === 'esriJobMessageTypeError'), outcome === 'failed', `${outcome}: error messages`);
+  }
+});
+
+t.test('a GP result and input answer {paramName, dataType, value}; a failed job has no results', async (t) => {
+  const emulator = await startEmulator(t);
+  const job = async (outcome: string) => (await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome })).body.jobId as string;
+  const done = await job('succeeded');
+  const polygons = await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${done}/results/Output_Polygons`);
+  t.match(polygons, { paramName: 'Output_Polygons', dataType: 'GPFeatureRecordSetLayer', value: { geometryType: 'esriGeometryPolygon', features: [{ geometry: { rings: Array } }] } });
+  t.same(await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${done}/inputs/Distance`), { paramName: 'Distance', dataType: 'GPLinearUnit', value: { distance: 1, units: 'esriMiles' } });
+  t.match(await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${done}/results/Nope`), { error: { code: 404 } });
+  t.match(await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${await job('failed')}/results/Summary`), { error: { code: 404 } });
+});
+
+t.test('an unknown job, or a job asked under another service or task, is a 404 in the REST error shape', async (t) => {
+  const emulator = await startEmulator(t);
+  const { jobId } = (await emulator.control('services/Tools/Buffer.GPServer/jobs', {})).body as { jobId: string };
+  t.same(await rest(t, emulator, 'Tools/Buffer/GPServer/Buffer/jobs/jnope'), { error: { code: 404, message: "Job 'jnope' does not exist or is inaccessible.", details: [] } });
+  t.match(await rest(t, emulator, `Tools/Buffer/GPServer/Other/jobs/${jobId}`), { error: { code: 404 } });
+  t.match(await rest(t, emulator, `Tools/Geocode/GPServer/Buffer/jobs/${jobId}`), { error: { code: 404 } });
+  t.match(await rest(t, emulator, 'Tools/Nope/GPServer/Buffer/jobs/x'), { error: { code: 404, message: /does not exist/ } });
+  t.match(await rest(t, emulator, 'Tools/Buffer/GPServer/Buffer/nothing/here'), { error: { code: 404 } });
+  t.match(await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${jobId}`, { f: 'html' }), { error: { code: 400, message: /'f'/ } });
+});
+
+t.test('the REST resources need a valid token: 499 without, 498 invalid or expired; any user may read', async (t) => {
+  const clock = new EmulatorClock();
+  const emulator = await startEmulator(t, { clock });
+  const { jobId } = (await emulator.control('services/Tools/Buffer.GPServer/jobs', {})).body as { jobId: string };
+  const path = `Tools/Buffer/GPServer/Buffer/jobs/${jobId}`;
+  t.match(await rest(t, emulator, path, { token: '' }), { error: { code: 499, details: [] } });
+  t.match(await rest(t, emulator, path, { token: 'forged' }), { error: { code: 498 } });
+  t.match(await rest(t, emulator, `${PARCELS}/extractChanges`, { token: 'forged', serverGens: '[0,1]' }), { error: { code: 498 } });
+  t.match(await rest(t, emulator, path), { jobStatus: 'esriJobSucceeded' }, 'the viewer (no admin role) reads');
+  const form = new URLSearchParams({ token: await emulator.token('admin'), f: 'json' });
+  t.match(await (await fetch(`${emulator.url}/arcgis/rest/services/${path}`, { method: 'POST', body: form })).json(), { jobId }, 'token in a form');
+  clock.advanceDays(1);
+  t.match(await rest(t, emulator, path), { error: { code: 498, details: ['Token has expired.'] } });
+});
+
+t.test('the changesUrl of each delivered payload selects the edit that fired it, even at one instant', async (t) => {
+  const emulator = await startEmulator(t, { clock: new EmulatorClock({ realNow: () => 1_730_385_704_000 }) });
+  const sink = await startSink(t, answerWith(200));
+  await emulator.admin('services/Hosted/Parcels.FeatureServer/webhooks/create', { name: 'all', hookUrl: sink.url, active: 'true' });
+  for (const changeType of ['FeaturesCreated', 'FeaturesUpdated', 'FeaturesDeleted']) await fire(emulator, changeType, 3);
+  while (sink.received.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+  const payloads = sink.received.map(({ body }) => JSON.parse(body.toString('utf8')) as Json);
+  const byType = Object.fromEntries(payloads.map((payload) => [payload.events[0].eventType, payload.changesUrl as string]));
+  const created = await rest(t, emulator, byType.FeaturesCreated!);
+  t.match(created, { layerServerGens: [{ id: 3, serverGen: Number }], edits: [{ id: 3, features: { updates: [], deleteIds: [] } }] });
+  const [feature] = created.edits[0].features.adds;
+  t.match(feature, { attributes: { objectid: 1, globalid: /^\{[0-9A-F]{8}(-[0-9A-F]{4}){3}-[0-9A-F]{12}\}$/ }, geometry: { x: Number, y: Number, spatialReference: { wkid: 4326 } } });
+  const updated = await rest(t, emulator, byType.FeaturesUpdated!);
+  t.same(updated.edits[0].features.updates.map((f: Json) => f.attributes.globalid), [feature.attributes.globalid], 'the same feature updated');
+  t.same(updated.edits[0].features.adds, []);
+  t.same((await rest(t, emulator, byType.FeaturesDeleted!)).edits[0].features, { adds: [], updates: [], deleteIds: [1] });
+});
+
+t.test('a serverGens range gives the net changes of its edits, by layer; a range without edits gives none', async (t) => {
+  const emulator = await startEmulator(t);
+  const [start] = await fire(emulator, 'FeaturesCreated', 0);
+  await fire(emulator, 'FeaturesCreated', 0);
+  const [, lastOfLayer0] = await fire(emulator, 'FeaturesUpdated', 0);
+  await fire(emulator, 'FeaturesCreated', 1);
+  const [, end] = await fire(emulator, 'AttachmentsCreated', 1);
+  const all = await changes(t, emulator, [start, end]);
+  t.same(all.edits.map((edit: Json) => edit.id), [0, 1]);
+  t.same(all.edits[0].features.adds.map((f: Json) => f.attributes.objectid), [1, 2], 'created then updated is an add');
+  t.same(all.edits[0].features.updates, []);
+  t.same(all.edits[1].features.adds.map((f: Json) => f.attributes.objectid), [1]);
+  t.same(all.layerServerGens, [{ id: 0, serverGen: lastOfLayer0 }, { id: 1, serverGen: end }]);
+  const layerOne = await changes(t, emulator, [start, end], { layers: '[1]' });
+  t.same(layerOne.edits.map((edit: Json) => edit.id), [1]);
+  t.same(await changes(t, emulator, [0, start]), { layerServerGens: [], transportType: 'esriTransportTypeEmbedded', responseType: 'esriDataChangesResponseTypeEdits', edits: [] });
+  const createdThenDeleted = [await fire(emulator, 'FeaturesCreated', 2), await fire(emulator, 'FeaturesDeleted', 2)];
+  t.same((await changes(t, emulator, [createdThenDeleted[0]![0], createdThenDeleted[1]![1]])).edits[0].features, { adds: [], updates: [], deleteIds: [] }, 'created then deleted: nothing');
+});
+
+t.test('returnInserts, returnUpdates and returnDeletes=false leave those lists out', async (t) => {
+  const emulator = await startEmulator(t);
+  const [from] = await fire(emulator, 'FeaturesCreated');
+  const [, to] = await fire(emulator, 'FeaturesCreated');
+  t.same(Object.keys((await changes(t, emulator, [from, to], { returnInserts: 'false' })).edits[0].features), ['updates', 'deleteIds']);
+  t.same(Object.keys((await changes(t, emulator, [from, to], { returnUpdates: 'false', returnDeletes: 'false' })).edits[0].features), ['adds']);
+});
+
+t.test('extractChanges with async=true answers a statusUrl: InProgress, then Completed with a resultUrl', async (t) => {
+  const emulator = await startEmulator(t);
+  const gens = await fire(emulator, 'FeaturesDeleted', 0);
+  const { statusUrl } = await changes(t, emulator, gens, { async: 'true' });
+  t.match(statusUrl, new RegExp(`^${emulator.url}/arcgis/rest/services/${PARCELS}/jobs/[0-9a-f]{32}$`));
+  t.match(await rest(t, emulator, `${statusUrl}/result`), { error: { code: 400 } }, 'no result before it completes');
+  t.match(await rest(t, emulator, statusUrl), { status: 'InProgress', submissionTime: Number });
+  const completed = await rest(t, emulator, statusUrl);
+  t.match(completed, { status: 'Completed', resultUrl: `${statusUrl}/result` });
+  t.same(await rest(t, emulator, completed.resultUrl), await changes(t, emulator, gens));
+  t.match(await rest(t, emulator, `Hosted/Roads/FeatureServer/jobs/${statusUrl.split('/').at(-1)}`), { error: { code: 404 } }, 'not under another service');
+});
+
+t.test('extractChanges refuses a missing or malformed serverGens or layers with 400', async (t) => {
+  const emulator = await startEmulator(t);
+  t.match(await rest(t, emulator, `${PARCELS}/extractChanges`), { error: { code: 400, message: /serverGens/ } });
+  for (const serverGens of ['[5,1]', '[1]', 'nope', '[-1,2]']) t.match(await rest(t, emulator, `${PARCELS}/extractChanges`, { serverGens }), { error: { code: 400, message: /serverGens/ } }, serverGens);
+  t.match(await changes(t, emulator, [0, 1], { layers: '[x]' }), { error: { code: 400, message: /layers/ } });
+  t.match(await rest(t, emulator, 'Tools/Buffer/FeatureServer/extractChanges', { serverGens: '[0,1]' }), { error: { code: 404 } });
+});
+
+t.test('the history keeps the last N jobs and edits', async (t) => {
+  const history = new FiredHistory(2);
+  for (const jobId of ['a', 'b', 'c']) history.recordJob({ jobId, service: 'Tools/Buffer.GPServer', taskName: 'Buffer', outcome: 'succeeded', submitted: 0 });
+  t.same(['a', 'b', 'c'].map((id) => history.job(id)?.jobId), [undefined, 'b', 'c']);
+  const edits = [1, 2, 3].map(() => history.recordEdit('Hosted/Parcels.FeatureServer', 'FeaturesCreated', 0, 100));
+  t.same(edits.map((edit) => edit.when), [100, 101, 102], 'one instant, distinct generations');
+  t.same(history.editsBetween('Hosted/Parcels.FeatureServer', 0, 1000).map((edit) => edit.feature?.objectId), [2, 3]);
+});
+
+t.test("the vendor's client reads the job and its results, and sees a bad token as an auth error", async (t) => {
+  const emulator = await startEmulator(t);
+  const { jobId } = (await emulator.control('services/Tools/Buffer.GPServer/jobs', {})).body as { jobId: string };
+  const url = `${emulator.url}/arcgis/rest/services/Tools/Buffer/GPServer/Buffer`;
+  const job = await Job.fromExistingJob({ id: jobId, url, authentication: ApiKeyManager.fromKey(await emulator.token('viewer')) });
+  const results = (await job.getAllResults()) as Json;
+  t.match(results, { Output_Polygons: { dataType: 'GPFeatureRecordSetLayer' }, Summary: { value: /Buffered/ } });
+  const error = await request(`${url}/jobs/${jobId}`, { params: { token: 'forged' } }).catch((err: unknown) => err);
+  t.ok(error instanceof ArcGISAuthError, 'an ArcGISAuthError');
+});
