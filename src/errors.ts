@@ -34,6 +34,10 @@ export const errorCodes = {
     summary: 'Self-registration could not ensure a webhook (a service in REGISTER is missing, or the lock stayed busy); retried with backoff.',
   },
   GEOHOOK_ERR_ADMIN_INVALID: { statusCode: 400, summary: 'An admin client argument is invalid; nothing was sent.' },
+  GEOHOOK_ERR_DASHBOARD_AUTH: {
+    statusCode: 401,
+    summary: 'A dashboard request (`/ui`) lacks valid credentials, or a change to the queues came from a page of another origin.',
+  },
   GEOHOOK_ERR_FOLLOW_UP: {
     statusCode: 502,
     summary: 'A follow-up fetch (fetchChanges, fetchJobResult) could not finish: the event has no usable http(s) URL, the server-side job failed, or the deadline passed.',

@@ -135,6 +135,11 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     registry: metrics.registry,
     ...(options.readinessChecks === undefined ? {} : { readinessChecks: options.readinessChecks }),
   });
+  if (config.dashboard !== undefined) {
+    // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
+    const { dashboard } = await import('./dashboard.js');
+    await app.register(dashboard, { prefix: '/ui', auth: config.dashboard.auth, eventQueue });
+  }
 
   app.addHook('onClose', async () => {
     stopKeyReload();

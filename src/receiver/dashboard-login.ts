@@ -1,0 +1,74 @@
+import formBody from '@fastify/formbody';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createSession, safeEqual, SESSION_COOKIE, SESSION_SECONDS } from './dashboard-auth.js';
+
+/** Options of {@link loginRoutes}. */
+export interface LoginRouteOptions {
+  /** The dashboard token (`dashboard.auth.token` or DASHBOARD_TOKEN). */
+  token: string;
+}
+
+const WRONG_TOKEN = '<p role="alert">That is not the dashboard token.</p>';
+
+function loginPage(error: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>geohook dashboard: sign in</title>
+<style>
+body { font-family: system-ui, sans-serif; background: #151a21; color: #e6e9ee; display: grid; place-items: center; min-height: 100vh; margin: 0; }
+form { display: grid; gap: .75rem; width: min(22rem, 90vw); }
+input, button { font: inherit; padding: .5rem; }
+[role=alert] { color: #ff8a80; margin: 0; }
+</style>
+</head>
+<body>
+<form method="post" action="login">
+<h1>geohook queues</h1>
+<label for="token">Dashboard token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+${error}<button type="submit">Sign in</button>
+</form>
+</body>
+</html>
+`;
+}
+
+function sendPage(reply: FastifyReply, statusCode: number, error: string): FastifyReply {
+  return reply
+    .code(statusCode)
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+    .type('text/html; charset=utf-8')
+    .send(loginPage(error));
+}
+
+/**
+ * `GET <prefix>/login`, a form asking for the dashboard token, and `POST <prefix>/login`, which checks it
+ * and sets a session cookie holding an HMAC of the token (HttpOnly, SameSite=Strict, Path=<prefix>,
+ * Secure over HTTPS) before redirecting to the board.
+ */
+export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptions): Promise<void> {
+  await app.register(formBody, { bodyLimit: 4096 });
+
+  app.get('/login', async (_request, reply) => sendPage(reply, 200, ''));
+
+  app.post('/login', async (request: FastifyRequest<{ Body: { token?: unknown } | undefined }>, reply) => {
+    const token = request.body?.token;
+    if (typeof token !== 'string' || !safeEqual(token, options.token)) {
+      request.log.info('dashboard login refused');
+      return sendPage(reply, 401, WRONG_TOKEN);
+    }
+    const expiresAtSeconds = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
+    const secure = request.protocol === 'https' ? '; Secure' : '';
+    return reply
+      .header(
+        'set-cookie',
+        `${SESSION_COOKIE}=${createSession(options.token, expiresAtSeconds)}; Path=${app.prefix}; Max-Age=${SESSION_SECONDS}; HttpOnly; SameSite=Strict${secure}`,
+      )
+      .redirect(`${app.prefix}/`, 303);
+  });
+}

@@ -1,0 +1,83 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { DashboardAuth } from '../config/load-config.js';
+import { GeohookError, QueueUnavailableError } from '../errors.js';
+import type { EventQueue } from '../queue/event-queue.js';
+import { allQueueNames } from '../queue/names.js';
+import { isAuthorized } from './dashboard-auth.js';
+import { loginRoutes } from './dashboard-login.js';
+import { sendError } from './error-reply.js';
+
+/** Options of the {@link dashboard} plugin, registered with `prefix: '/ui'`. */
+export interface DashboardOptions {
+  /** Who may open the dashboard (`config.dashboard.auth`). */
+  auth: DashboardAuth;
+  /** The queues the board shows. */
+  eventQueue: EventQueue;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A browser marks each request with where it comes from. Cookies and basic-auth credentials ride along
+ * on requests other sites make, and SameSite=Strict still lets a sibling subdomain through: changes are
+ * taken only from the board's own pages (or from clients that are not browsers and send no such header).
+ */
+function fromAnotherOrigin(request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  return !SAFE_METHODS.has(request.method) && site !== undefined && site !== 'same-origin';
+}
+
+/** Bull Board's pages, static assets and JSON API, all behind the dashboard credentials. */
+async function board(app: FastifyInstance, options: DashboardOptions): Promise<void> {
+  const { auth, eventQueue } = options;
+  const prefix = app.prefix;
+  const tokenMode = 'token' in auth;
+  const serverAdapter = new FastifyAdapter().setBasePath(prefix);
+  const bullBoard = createBullBoard({ queues: [], serverAdapter, options: { uiConfig: { boardTitle: 'geohook' } } });
+
+  // The queues exist only once Redis was first reached, which may be long after start-up: the board
+  // takes them on the first API call that finds them.
+  let attached = false;
+  const attachQueues = (): void => {
+    if (attached) return;
+    bullBoard.setQueues(allQueueNames.map((name) => new BullMQAdapter(eventQueue.queue(name))));
+    attached = true;
+  };
+
+  const challenge = tokenMode ? 'Bearer realm="geohook"' : 'Basic realm="geohook", charset="UTF-8"';
+
+  app.addHook('onRequest', async (request, reply) => {
+    const api = request.url.startsWith(`${prefix}/api/`);
+    if (!isAuthorized(auth, request.headers)) {
+      const page = request.method === 'GET' && !api && !request.url.startsWith(`${prefix}/static/`);
+      if (tokenMode && page) return reply.redirect(`${prefix}/login`, 302);
+      reply.header('www-authenticate', challenge);
+      return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_AUTH', 'the dashboard needs its credentials'));
+    }
+    if (fromAnotherOrigin(request)) {
+      return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_AUTH', 'changes are accepted from the dashboard itself only'));
+    }
+    if (!api) return;
+    try {
+      attachQueues();
+    } catch (err) {
+      if (err instanceof QueueUnavailableError) return sendError(reply, err);
+      throw err;
+    }
+  });
+
+  await app.register(serverAdapter.registerPlugin());
+}
+
+/**
+ * The queue dashboard: Bull Board over the three event queues at the plugin's prefix, with HTTP basic
+ * auth, or in token mode a bearer token and a login page that sets a session cookie.
+ */
+export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
+  const { auth, eventQueue } = options; // not `prefix`, which the children inherit already
+  if ('token' in auth) await app.register(loginRoutes, { token: auth.token });
+  await app.register(board, { auth, eventQueue });
+}

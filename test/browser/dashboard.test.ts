@@ -1,0 +1,104 @@
+import t, { type Test } from 'tap';
+import { mkdirSync } from 'node:fs';
+import { Worker } from 'bullmq';
+import type { BrowserContext, Page } from 'playwright-core';
+import { sign } from '../../src/signature/sign.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
+import { startRedis } from '../helpers/redis.js';
+import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+
+const TOKEN = 'dashboard-token-0123456789';
+const SCREENSHOT = new URL('../../test-artifacts/dashboard.png', import.meta.url);
+const skip = chromiumMissing();
+
+/** A page that never reaches out to the internet (the board links Google Fonts), and the board requests it saw fail. */
+async function openPage(context: BrowserContext): Promise<{ page: Page; failures: string[] }> {
+  context.setDefaultTimeout(5000);
+  const page = await context.newPage();
+  await page.route(/^https?:\/\/(?!127\.0\.0\.1)/, (route) => route.abort());
+  const failures: string[] = [];
+  page.on('response', (response) => {
+    if (response.status() >= 400) failures.push(`${response.status()} ${response.request().method()} ${response.url()}`);
+  });
+  return { page, failures };
+}
+
+/** Posts the GP fixture through the webhook route; resolves to the id of its job. */
+async function enqueueEvent(t: Test, receiver: TestReceiver): Promise<string> {
+  const body = fixture('enterprise-gp-succeeded.json');
+  t.equal((await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).status, 202);
+  const [job] = await receiver.app.eventQueue.queue('gp-events').getJobs(['wait']);
+  return job!.id!;
+}
+
+/** Runs a worker whose processor throws until it has failed one job (one attempt: `retry.attempts` is 1). */
+async function failNextJob(redisUrl: string, prefix: string): Promise<void> {
+  const worker = new Worker(
+    'gp-events',
+    async () => {
+      throw new Error('consumer broke');
+    },
+    { connection: { url: redisUrl }, prefix },
+  );
+  await new Promise((resolve) => worker.once('failed', resolve));
+  await worker.close();
+}
+
+t.test('token mode: log in, see the event, retry its failed job from the Failed tab', { skip }, async (t) => {
+  const redis = await startRedis(t);
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { dashboard: { token: TOKEN }, retry: { attempts: 1 } }) });
+  const queue = receiver.app.eventQueue.queue('gp-events');
+  const jobId = await enqueueEvent(t, receiver);
+  const browser = await launchChromium(t);
+  const { page, failures } = await openPage(await browser.newContext());
+
+  await page.goto(`${receiver.url}/ui/queue/gp-events?status=waiting`);
+  t.equal(new URL(page.url()).pathname, '/ui/login', 'an anonymous visit lands on the login page');
+  await page.fill('#token', TOKEN);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${receiver.url}/ui/`);
+  await page.goto(`${receiver.url}/ui/queue/gp-events?status=waiting`);
+  await page.getByRole('link', { name: jobId }).waitFor();
+  await page.getByText('gp.job.succeeded', { exact: true }).waitFor();
+  t.pass('the enqueued event is on the board: its job id and name');
+
+  await failNextJob(redis.url, receiver.prefix);
+  await page.getByRole('link', { name: 'FAILED', exact: true }).click();
+  await page.waitForURL(/status=failed/);
+  const jobHeader = page.getByRole('link', { name: jobId }).locator('xpath=ancestor::div[2]');
+  const retryButton = jobHeader.getByRole('button').first();
+  await retryButton.hover();
+  await page.getByText('Retry', { exact: true }).waitFor();
+  await retryButton.click();
+  const retried = page.waitForResponse((response) => response.request().method() === 'PUT' && response.url().endsWith(`/${jobId}/retry`));
+  await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+  t.equal((await retried).status(), 204, 'the board called the retry API');
+  t.equal(await queue.getJobState(jobId), 'waiting', 'Redis has the job out of the failed state');
+
+  await page.getByRole('link', { name: 'WAITING', exact: true }).click();
+  await page.getByRole('link', { name: jobId }).waitFor();
+  mkdirSync(new URL('.', SCREENSHOT), { recursive: true });
+  await page.screenshot({ path: SCREENSHOT.pathname, fullPage: true });
+  t.same(failures, [], 'every page, asset and API request of the board succeeded');
+});
+
+t.test('basic mode: the browser opens the board with HTTP basic credentials, and not without', { skip }, async (t) => {
+  const redis = await startRedis(t);
+  const credentials = { username: 'ops', password: 'correct-horse-battery' };
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { dashboard: credentials }) });
+  const browser = await launchChromium(t);
+
+  const { page, failures } = await openPage(await browser.newContext({ httpCredentials: credentials }));
+  await page.goto(`${receiver.url}/ui/`);
+  for (const name of ['gp-events', 'feature-events', 'unknown-events']) await page.getByRole('navigation').getByRole('link', { name }).waitFor();
+  t.pass('the board lists the three queues');
+  t.same(failures, [], 'every page, asset and API request of the board succeeded');
+
+  const anonymous = await (await browser.newContext()).newPage();
+  // Headless Chromium cannot prompt: a Basic challenge it has no answer to fails the navigation.
+  await t.rejects(anonymous.goto(`${receiver.url}/ui/`), /ERR_INVALID_AUTH_CREDENTIALS/, 'no credentials: challenged');
+  const wrong = await (await browser.newContext({ httpCredentials: { ...credentials, password: 'wrong-password-123' } })).newPage();
+  const refused = await wrong.goto(`${receiver.url}/ui/`);
+  t.equal(refused?.status(), 401, 'wrong password: 401');
+  t.match(await refused?.json(), { code: 'GEOHOOK_ERR_DASHBOARD_AUTH' });
+});

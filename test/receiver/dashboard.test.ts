@@ -1,0 +1,267 @@
+import t, { type Test } from 'tap';
+import * as crypto from 'node:crypto';
+import { Writable } from 'node:stream';
+import { Worker } from 'bullmq';
+import pino from 'pino';
+import { loadConfig } from '../../src/config/load-config.js';
+import { createLoggerOptions } from '../../src/logger.js';
+import { buildReceiver } from '../../src/receiver/build-receiver.js';
+import { createSession, isAuthorized } from '../../src/receiver/dashboard-auth.js';
+import { sign } from '../../src/signature/sign.js';
+import { startRedis } from '../helpers/redis.js';
+import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+
+const TOKEN = 'dashboard-token-0123456789';
+const USER = 'ops';
+const PASSWORD = 'correct-horse-battery';
+const BEARER = { authorization: `Bearer ${TOKEN}` };
+const BASIC = { authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` };
+
+const redis = await startRedis(t);
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: string;
+}
+
+/** GETs `path` without following redirects, and reads the whole body (an unread one keeps the connection busy). */
+async function get(receiver: TestReceiver, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const response = await fetch(`${receiver.url}${path}`, { headers, redirect: 'manual' });
+  return { status: response.status, headers: response.headers, body: await response.text() };
+}
+
+/** The path of the board's main script, as its page links it. */
+async function mainScript(receiver: TestReceiver, headers: Record<string, string>): Promise<string> {
+  const page = (await get(receiver, '/ui/', headers)).body;
+  const script = /src="(static\/js\/main\.[\w.]+\.js)"/.exec(page)?.[1];
+  if (script === undefined) throw new Error('no main script in the board page');
+  return `/ui/${script}`;
+}
+
+async function login(receiver: TestReceiver, token: string): Promise<Answer> {
+  const response = await fetch(`${receiver.url}/ui/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token }).toString(),
+    redirect: 'manual',
+  });
+  return { status: response.status, headers: response.headers, body: await response.text() };
+}
+
+/** Enqueues the GP fixture and lets a worker fail it once (`retry.attempts` is 1); resolves to its job id. */
+async function failedJob(t: Test, receiver: TestReceiver): Promise<string> {
+  const body = fixture('enterprise-gp-succeeded.json');
+  t.equal((await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).status, 202);
+  const worker = new Worker(
+    'gp-events',
+    async () => {
+      throw new Error('consumer broke');
+    },
+    { connection: { url: redis.url }, prefix: receiver.prefix },
+  );
+  const jobId = await new Promise<string | undefined>((resolve) => worker.once('failed', (job) => resolve(job?.id)));
+  await worker.close();
+  return jobId!;
+}
+
+const tokenConfig = (t: Test): Record<string, string> => ({ GEOHOOK_CONFIG: configFile(t, { dashboard: { token: TOKEN }, retry: { attempts: 1 } }) });
+
+t.test('there is no dashboard unless credentials are configured: /ui is 404', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  for (const path of ['/ui', '/ui/', '/ui/login', '/ui/api/queues', '/ui/static/images/logo.svg']) {
+    const response = await get(receiver, path, BEARER);
+    t.equal(response.status, 404, path);
+    t.match(JSON.parse(response.body), { code: 'GEOHOOK_ERR_NOT_FOUND' });
+  }
+});
+
+t.test('token mode: the bearer token opens pages, static assets and the API', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  for (const path of ['/ui', '/ui/', '/ui/queue/gp-events', '/ui/static/images/logo.svg', '/ui/api/redis/stats']) {
+    t.equal((await get(receiver, path, BEARER)).status, 200, path);
+  }
+  const script = await get(receiver, await mainScript(receiver, BEARER), BEARER);
+  t.equal(script.status, 200, 'the board script loads');
+  t.match(script.headers.get('content-type'), /javascript/);
+  const queues = JSON.parse((await get(receiver, '/ui/api/queues', BEARER)).body) as { queues: Array<{ name: string }> };
+  t.same(queues.queues.map((queue) => queue.name).sort(), ['feature-events', 'gp-events', 'unknown-events']);
+});
+
+t.test('token mode: without credentials pages redirect to the login page, assets and the API are 401', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const script = await mainScript(receiver, BEARER);
+  for (const path of ['/ui', '/ui/', '/ui/queue/gp-events']) {
+    const response = await get(receiver, path);
+    t.equal(response.status, 302, path);
+    t.equal(response.headers.get('location'), '/ui/login');
+  }
+  for (const path of ['/ui/api/queues', '/ui/api/queues/gp-events/workers', '/ui/static/images/logo.svg', script]) {
+    const response = await get(receiver, path);
+    t.equal(response.status, 401, path);
+    t.equal(response.headers.get('www-authenticate'), 'Bearer realm="geohook"');
+    t.match(JSON.parse(response.body), { statusCode: 401, code: 'GEOHOOK_ERR_DASHBOARD_AUTH', error: 'Unauthorized' });
+  }
+});
+
+t.test('token mode: a wrong bearer token is 401, also next to a valid session cookie', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const cookie = `geohook_dashboard=${createSession(TOKEN, Math.floor(Date.now() / 1000) + 60)}`;
+  t.equal((await get(receiver, '/ui/api/queues', { cookie })).status, 200, 'the cookie alone is enough');
+  for (const authorization of [`Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, 'Bearer x', `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}`]) {
+    const response = await get(receiver, '/ui/api/queues', { authorization, cookie: authorization.startsWith('Bearer') ? cookie : '' });
+    t.equal(response.status, 401, authorization.slice(0, 10));
+    t.match(JSON.parse(response.body), { code: 'GEOHOOK_ERR_DASHBOARD_AUTH' });
+  }
+});
+
+t.test('login page: the right token sets an HttpOnly SameSite=Strict cookie holding an HMAC that opens the board', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const form = await get(receiver, '/ui/login');
+  t.equal(form.status, 200);
+  t.match(form.headers.get('content-type'), /^text\/html/);
+  t.match(form.body, /<form method="post" action="login">[\s\S]*name="token" type="password"/);
+
+  const refused = await login(receiver, `${TOKEN}-wrong`);
+  t.equal(refused.status, 401, 'a wrong token is 401');
+  t.equal(refused.headers.get('set-cookie'), null, 'and sets no cookie');
+  t.match(refused.body, /not the dashboard token/);
+
+  const accepted = await login(receiver, TOKEN);
+  t.equal(accepted.status, 303);
+  t.equal(accepted.headers.get('location'), '/ui/');
+  const setCookie = accepted.headers.get('set-cookie') ?? '';
+  t.match(setCookie, /^geohook_dashboard=\d+\.[\w-]{43}; Path=\/ui; Max-Age=28800; HttpOnly; SameSite=Strict$/);
+  t.notOk(setCookie.includes(TOKEN), 'the cookie does not hold the token');
+  const cookie = setCookie.split(';')[0]!;
+  t.equal((await get(receiver, '/ui/', { cookie })).status, 200, 'the cookie opens the page');
+  t.equal((await get(receiver, '/ui/api/queues', { cookie })).status, 200, 'and the API');
+  t.equal((await get(receiver, await mainScript(receiver, { cookie }), { cookie })).status, 200, 'and the assets');
+});
+
+t.test('an expired, forged or tampered session cookie is refused', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const now = Math.floor(Date.now() / 1000);
+  const valid = createSession(TOKEN, now + 60);
+  const cookies = {
+    expired: createSession(TOKEN, now - 1),
+    'made with another token': createSession(`${TOKEN}-other`, now + 60),
+    'expiry changed': `${now + 3600}${valid.slice(valid.indexOf('.'))}`,
+    'the token itself': TOKEN,
+  };
+  for (const [name, value] of Object.entries(cookies)) {
+    t.equal((await get(receiver, '/ui/api/queues', { cookie: `geohook_dashboard=${value}` })).status, 401, name);
+  }
+});
+
+t.test('retrying a job needs credentials and, with a cookie, a request from the board itself', async (t) => {
+  const receiver = await startReceiver(t, redis, tokenConfig(t));
+  const jobId = await failedJob(t, receiver);
+  const queue = receiver.app.eventQueue.queue('gp-events');
+  const retry = async (headers: Record<string, string>): Promise<Answer> => {
+    const response = await fetch(`${receiver.url}/ui/api/queues/gp-events/${jobId}/retry`, { method: 'PUT', headers });
+    return { status: response.status, headers: response.headers, body: await response.text() };
+  };
+  const cookie = `geohook_dashboard=${createSession(TOKEN, Math.floor(Date.now() / 1000) + 60)}`;
+
+  t.equal((await retry({})).status, 401, 'no credentials');
+  t.equal((await retry({ authorization: 'Bearer not-the-token' })).status, 401, 'wrong token');
+  const crossSite = await retry({ cookie, 'sec-fetch-site': 'same-site' });
+  t.equal(crossSite.status, 401, 'a cookie sent by a page of another origin');
+  t.match(JSON.parse(crossSite.body), { code: 'GEOHOOK_ERR_DASHBOARD_AUTH' });
+  t.equal(crossSite.headers.get('www-authenticate'), null, 'the credentials were fine: no challenge');
+  t.equal(await queue.getJobState(jobId), 'failed', 'the refused calls changed nothing');
+
+  t.equal((await retry({ cookie, 'sec-fetch-site': 'same-origin' })).status, 204, 'a cookie from the board itself');
+  t.not(await queue.getJobState(jobId), 'failed');
+});
+
+t.test('basic mode: the user name and password open the board; anything else is 401 with a Basic challenge', async (t) => {
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { dashboard: { username: USER, password: PASSWORD } }) });
+  const script = await mainScript(receiver, BASIC);
+  for (const path of ['/ui/', '/ui/api/queues', script]) t.equal((await get(receiver, path, BASIC)).status, 200, path);
+  const wrong = {
+    none: {},
+    'wrong password': { authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}x`).toString('base64')}` },
+    'wrong user': { authorization: `Basic ${Buffer.from(`${USER}x:${PASSWORD}`).toString('base64')}` },
+    'no colon': { authorization: `Basic ${Buffer.from(`${USER}${PASSWORD}`).toString('base64')}` },
+    'password as bearer': { authorization: `Bearer ${PASSWORD}` },
+  };
+  for (const [name, headers] of Object.entries(wrong)) {
+    for (const path of ['/ui/', '/ui/api/queues', script]) {
+      const response = await get(receiver, path, headers);
+      t.equal(response.status, 401, `${name}: ${path}`);
+      t.equal(response.headers.get('www-authenticate'), 'Basic realm="geohook", charset="UTF-8"');
+      t.match(JSON.parse(response.body), { code: 'GEOHOOK_ERR_DASHBOARD_AUTH' });
+    }
+  }
+  t.equal((await login(receiver, PASSWORD)).status, 404, 'basic mode has no login page');
+});
+
+t.test('a dashboard started while Redis is down answers 503 on its API until Redis comes up', async (t) => {
+  const down = await startRedis(t);
+  await down.stop();
+  const app = await buildReceiver({
+    config: loadConfig({ REDIS_URL: down.url, LOG_LEVEL: 'silent', GEOHOOK_PREFIX: 'dashdown', DASHBOARD_TOKEN: TOKEN }),
+  });
+  t.teardown(() => app.close());
+  t.equal((await app.inject({ url: '/ui/', headers: BEARER })).statusCode, 200, 'the page is served');
+  const early = await app.inject({ url: '/ui/api/queues', headers: BEARER });
+  t.equal(early.statusCode, 503);
+  t.match(early.json(), { code: 'GEOHOOK_ERR_QUEUE_UNAVAILABLE' });
+  t.ok(Number(early.headers['retry-after']) > 0);
+  await down.start();
+  await app.eventQueue.ready();
+  const late = await app.inject({ url: '/ui/api/queues', headers: BEARER });
+  t.equal(late.statusCode, 200);
+  t.equal(late.json().queues.length, 3);
+});
+
+t.test('every secret comparison goes through timingSafeEqual on equal-length digests', async (t) => {
+  const calls: Array<[number, number]> = [];
+  const auth = await t.mockImport<typeof import('../../src/receiver/dashboard-auth.js')>('../../src/receiver/dashboard-auth.js', {
+    'node:crypto': {
+      ...crypto,
+      timingSafeEqual: (a: Buffer, b: Buffer) => {
+        calls.push([a.length, b.length]);
+        return crypto.timingSafeEqual(a, b);
+      },
+    },
+  });
+  const basic = (user: string, password: string): { authorization: string } => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+  const cases: Array<[Parameters<typeof isAuthorized>[0], Record<string, string>, boolean, number]> = [
+    [{ token: TOKEN }, BEARER, true, 1],
+    [{ token: TOKEN }, { authorization: 'Bearer short' }, false, 1],
+    [{ token: TOKEN }, { authorization: `Bearer ${TOKEN}${'x'.repeat(100)}` }, false, 1],
+    [{ token: TOKEN }, { cookie: `geohook_dashboard=${createSession(TOKEN, 4_000_000_000)}` }, true, 1],
+    [{ token: TOKEN }, { cookie: `geohook_dashboard=${createSession('another-token-123', 4_000_000_000)}` }, false, 1],
+    [{ username: USER, password: PASSWORD }, BASIC, true, 2],
+    [{ username: USER, password: PASSWORD }, basic('x', PASSWORD), false, 2],
+    [{ username: USER, password: PASSWORD }, basic(USER, 'x'), false, 2],
+  ];
+  for (const [config, headers, expected, comparisons] of cases) {
+    calls.length = 0;
+    t.equal(auth.isAuthorized(config, headers), expected, JSON.stringify(headers).slice(0, 40));
+    t.same(calls, Array.from({ length: comparisons }, () => [32, 32]), 'compared as two SHA-256 digests, user and password both');
+  }
+});
+
+t.test('the token and the session cookie never reach a log line', async (t) => {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const loggerInstance = pino(createLoggerOptions({ level: 'trace' }), sink);
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN }, { loggerInstance });
+  const accepted = await login(receiver, TOKEN);
+  await login(receiver, `${TOKEN}-wrong`);
+  const cookie = (accepted.headers.get('set-cookie') ?? '').split(';')[0]!;
+  t.equal((await get(receiver, '/ui/api/queues', { cookie })).status, 200);
+  t.equal((await get(receiver, '/ui/api/queues', BEARER)).status, 200);
+  const log = lines.join('');
+  t.match(log, /dashboard login refused/, 'the log was captured');
+  for (const secret of [TOKEN, cookie.split('=')[1]!]) t.notOk(log.includes(secret), `the log does not contain ${secret.slice(0, 12)}…`);
+});
