@@ -1,0 +1,92 @@
+import { parseArgs } from 'node:util';
+import type { Durability } from './redis.js';
+
+/** What one bench run does. */
+export interface BenchOptions {
+  quick: boolean;
+  json: boolean;
+  durability: Durability;
+  /** Rounds of the three HTTP cases, taken in turns (a, b, c, a, b, c…). */
+  rounds: number;
+  /** Measured seconds per case and round. */
+  durationSeconds: number;
+  /** Unmeasured seconds of load before each measurement (JIT, connection pools). */
+  warmupSeconds: number;
+  connections: number;
+  /** Deliveries pushed through geohook while a consumer drains them. */
+  e2eEvents: number;
+  /** Signed deliveries the emulator fires at a sink. */
+  emulatorDeliveries: number;
+  /** Webhooks on the GP service: each fired job is delivered to all of them. */
+  emulatorWebhooks: number;
+  /** Profile the geohook case's server (`--cpu-prof`) and print its top frames. */
+  cpuProf: boolean;
+}
+
+export const usage = `npm run bench -- [options]
+
+  --quick                 short run (3 rounds × 2 s, e2e 10,000, emulator 4,000), under a minute
+  --json                  print one JSON object on stdout (progress goes to stderr)
+  --durability MODE       fast (AOF, fsync every second; default) or strict (fsync at every write)
+  --rounds N              rounds of the three HTTP cases (default 3)
+  --duration SECONDS      measured seconds per case and round (default 10)
+  --warmup SECONDS        unmeasured load before each measurement (default 2; quick 1)
+  --connections N         concurrent connections of the load generator (default 64)
+  --e2e-events N          deliveries of the end-to-end run (default 100000)
+  --emulator-deliveries N signed deliveries fired by the emulator (default 20000)
+  --emulator-webhooks N   webhooks on the GP service, each fired job goes to all (default 20)
+  --cpu-prof              profile geohook's server and the emulator (bench-profiles/) and print their top 15 frames
+  --help`;
+
+function whole(name: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${name}: a whole number from ${min}, got "${text}"`);
+  return value;
+}
+
+function seconds(name: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min) throw new Error(`--${name}: a number of seconds from ${min}, got "${text}"`);
+  return value;
+}
+
+/** Parses the command line; throws an Error whose message names the bad flag. Undefined means `--help`. */
+export function parseOptions(argv: readonly string[]): BenchOptions | undefined {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      quick: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      durability: { type: 'string' },
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      'e2e-events': { type: 'string' },
+      'emulator-deliveries': { type: 'string' },
+      'emulator-webhooks': { type: 'string' },
+      'cpu-prof': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) return undefined;
+  const durability = values.durability ?? 'fast';
+  if (durability !== 'fast' && durability !== 'strict') throw new Error(`--durability: fast or strict, got "${durability}"`);
+  const quick = values.quick;
+  return {
+    quick,
+    json: values.json,
+    durability,
+    rounds: whole('rounds', values.rounds, 3, 1),
+    durationSeconds: seconds('duration', values.duration, quick ? 2 : 10, 1),
+    warmupSeconds: seconds('warmup', values.warmup, quick ? 1 : 2, 0),
+    connections: whole('connections', values.connections, 64, 1),
+    e2eEvents: whole('e2e-events', values['e2e-events'], quick ? 10_000 : 100_000, 100),
+    emulatorDeliveries: whole('emulator-deliveries', values['emulator-deliveries'], quick ? 4_000 : 20_000, 1),
+    emulatorWebhooks: whole('emulator-webhooks', values['emulator-webhooks'], 20, 1),
+    cpuProf: values['cpu-prof'],
+  };
+}

@@ -1,0 +1,205 @@
+import type { EmulatorResult } from './emulator-fanout.js';
+import type { EndToEndResult } from './end-to-end.js';
+import type { CaseName, RoundResult } from './http-cases.js';
+import { formatFrames, type ProfileSummary } from './profile/top-frames.js';
+import type { Durability } from './redis.js';
+import { alignedTable } from './table.js';
+
+/** One case over all rounds. */
+export interface CaseSummary {
+  /** Medians over the rounds. */
+  rps: number;
+  p99Ms: number;
+  p50Ms: number;
+  /** Sums over the rounds. */
+  non2xx: number;
+  errors: number;
+  /** The highest peak RSS of the server over the rounds, MiB. */
+  rssMb: number;
+  serverCpuPct: number;
+  /** 2xx answers without a job in Redis (should be 0). */
+  lost: number;
+}
+
+export interface Target {
+  name: string;
+  goal: string;
+  value: string;
+  met: boolean;
+}
+
+/** How the run was made, and on what. */
+export interface BenchSettings {
+  quick: boolean;
+  rounds: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  bodyBytes: number;
+  e2eEvents: number;
+  e2eConsumerConcurrency: number;
+  emulatorDeliveries: number;
+  emulatorWebhooks: number;
+  geohookLogLevel: string;
+  cpuProf: boolean;
+  node: string;
+  redis: string;
+  cpus: number;
+  cpuModel: string;
+  /** `os.loadavg()` before and after: other work on the machine makes the figures noisy. */
+  loadAverageBefore: number[];
+  loadAverageAfter: number[];
+  elapsedSeconds: number;
+}
+
+/** The JSON report (`--json`), and what the table is printed from. */
+export interface BenchReport {
+  durability: Durability;
+  settings: BenchSettings;
+  bare: CaseSummary;
+  naive: CaseSummary;
+  geohook: CaseSummary;
+  /** Medians of the per-round ratios of geohook's req/s. */
+  ratios: { vsBare: number; vsNaive: number; naiveVsBare: number; perRound: { round: number; vsBare: number; vsNaive: number; naiveVsBare: number }[] };
+  rounds: RoundResult[];
+  e2e: EndToEndResult;
+  emulator: EmulatorResult;
+  targets: Target[];
+  /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
+  problems: string[];
+  /** With `--cpu-prof`: the geohook case's server processes, and the emulator's. */
+  cpuProfile?: { geohook: ProfileSummary; emulator: ProfileSummary };
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+export function summarizeCase(rounds: readonly RoundResult[], name: CaseName): CaseSummary {
+  const mine = rounds.filter((round) => round.case === name);
+  return {
+    rps: median(mine.map((round) => round.rps)),
+    p99Ms: median(mine.map((round) => round.p99Ms)),
+    p50Ms: median(mine.map((round) => round.p50Ms)),
+    non2xx: mine.reduce((sum, round) => sum + round.non2xx, 0),
+    errors: mine.reduce((sum, round) => sum + round.errors, 0),
+    rssMb: Math.max(...mine.map((round) => round.rssMb)),
+    serverCpuPct: median(mine.map((round) => round.serverCpuPct)),
+    lost: mine.reduce((sum, round) => sum + Math.max(0, round.acked - (round.jobs ?? round.acked)), 0),
+  };
+}
+
+export function perRoundRatios(rounds: readonly RoundResult[]): BenchReport['ratios'] {
+  const numbers = [...new Set(rounds.map((round) => round.round))];
+  const rpsOf = (round: number, name: CaseName): number => rounds.find((r) => r.round === round && r.case === name)?.rps ?? Number.NaN;
+  const perRound = numbers.map((round) => ({
+    round,
+    vsBare: rpsOf(round, 'geohook') / rpsOf(round, 'bare'),
+    vsNaive: rpsOf(round, 'geohook') / rpsOf(round, 'naive'),
+    naiveVsBare: rpsOf(round, 'naive') / rpsOf(round, 'bare'),
+  }));
+  const medianOf = (key: 'vsBare' | 'vsNaive' | 'naiveVsBare'): number => median(perRound.map((r) => r[key]));
+  return { vsBare: medianOf('vsBare'), vsNaive: medianOf('vsNaive'), naiveVsBare: medianOf('naiveVsBare'), perRound };
+}
+
+const fixed = (value: number, digits = 0): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
+const thousands = (value: number): string => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–');
+
+export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'>): Target[] {
+  const { geohook, ratios, e2e, emulator } = report;
+  return [
+    { name: 'geohook vs bare Fastify', goal: '≥ 0.50×', value: `${fixed(ratios.vsBare, 2)}×`, met: ratios.vsBare >= 0.5 },
+    { name: 'geohook vs naive receiver', goal: '≥ 2×', value: `${fixed(ratios.vsNaive, 2)}×`, met: ratios.vsNaive >= 2 },
+    { name: 'geohook p99', goal: '≤ 20 ms', value: `${fixed(geohook.p99Ms, 1)} ms`, met: geohook.p99Ms <= 20 },
+    { name: 'geohook peak RSS', goal: '≤ 150 MiB', value: `${fixed(geohook.rssMb)} MiB`, met: geohook.rssMb <= 150 },
+    { name: 'end to end consumed', goal: '≥ 5,000/s', value: `${thousands(e2e.consumedPerSec)}/s`, met: e2e.consumedPerSec >= 5000 },
+    { name: 'queues empty after load', goal: '≤ 30 s', value: e2e.drained ? `${fixed(e2e.drainSeconds, 1)} s` : `not within ${fixed(e2e.drainSeconds)} s`, met: e2e.drained && e2e.drainSeconds <= 30 },
+    { name: 'emulator signed deliveries', goal: '≥ 2,000/s', value: `${thousands(emulator.deliveriesPerSec)}/s`, met: emulator.deliveriesPerSec >= 2000 },
+  ];
+}
+
+/** The human report: the case table, the rounds, end to end, emulator, targets, problems. */
+export function formatReport(report: BenchReport): string {
+  const lines: string[] = [];
+  const caseRow = (label: string, summary: CaseSummary, vsBare: string, vsNaive: string, enqueues = true): string[] => [
+    label,
+    thousands(summary.rps),
+    vsBare,
+    vsNaive,
+    fixed(summary.p50Ms, 1),
+    fixed(summary.p99Ms, 1),
+    String(summary.non2xx),
+    String(summary.errors),
+    fixed(summary.rssMb),
+    fixed(summary.serverCpuPct),
+    enqueues ? String(summary.lost) : '–',
+  ];
+  const { settings } = report;
+  lines.push(
+    `geohook bench: ${settings.rounds} round(s) × ${settings.durationSeconds} s per case after ${settings.warmupSeconds} s of warm-up, ${settings.connections} connections, ` +
+      `distinct signed ${settings.bodyBytes}-byte bodies, Redis ${settings.redis} with AOF ${report.durability === 'strict' ? 'fsync always (strict)' : 'fsync every second (fast)'}`,
+  );
+  lines.push(
+    `machine: ${settings.cpus} × ${settings.cpuModel}, Node ${settings.node}; load average before ${settings.loadAverageBefore.map((n) => n.toFixed(2)).join(' ')}, after ${settings.loadAverageAfter.map((n) => n.toFixed(2)).join(' ')}`,
+  );
+  lines.push('');
+  lines.push(
+    ...alignedTable([
+      ['case (median of rounds)', 'req/s', 'vs bare', 'vs naive', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'max RSS MiB', 'server CPU %', 'lost jobs'],
+      caseRow('bare Fastify → 204', report.bare, '1.00', '–', false),
+      caseRow('naive: raw body + HMAC + await queue.add → 202', report.naive, fixed(report.ratios.naiveVsBare, 2), '1.00'),
+      caseRow('geohook buildReceiver → 202', report.geohook, fixed(report.ratios.vsBare, 2), fixed(report.ratios.vsNaive, 2)),
+    ]),
+  );
+  lines.push('');
+  lines.push('rounds:');
+  lines.push(
+    ...alignedTable([
+      ['round', 'case', 'req/s', 'p99 ms', 'non-2xx', 'errors', 'RSS MiB', 'server CPU %', 'redis CPU %', 'loader CPU %', '2xx acked', 'jobs'],
+      ...report.rounds.map((round) => [
+        String(round.round),
+        round.case,
+        thousands(round.rps),
+        fixed(round.p99Ms, 1),
+        String(round.non2xx),
+        String(round.errors),
+        fixed(round.rssMb),
+        fixed(round.serverCpuPct),
+        round.redisCpuPct === undefined ? '–' : fixed(round.redisCpuPct),
+        fixed(round.loaderCpuPct),
+        thousands(round.acked),
+        round.jobs === undefined ? '–' : thousands(round.jobs),
+      ]),
+    ]),
+  );
+  lines.push(`per-round geohook/bare: ${report.ratios.perRound.map((r) => fixed(r.vsBare, 2)).join(', ')}; geohook/naive: ${report.ratios.perRound.map((r) => fixed(r.vsNaive, 2)).join(', ')}`);
+  const { e2e, emulator } = report;
+  lines.push('');
+  lines.push(
+    `end to end: ${thousands(e2e.events)} deliveries acknowledged at ${thousands(e2e.ingestPerSec)}/s; consumed ${thousands(e2e.consumed)} at ${thousands(e2e.consumedPerSec)}/s; ` +
+      (e2e.drained ? `queues empty ${fixed(e2e.drainSeconds, 1)} s after the load stopped` : `queues NOT empty ${fixed(e2e.drainSeconds)} s after the load stopped`) +
+      `; failed jobs ${e2e.failedJobs}`,
+  );
+  lines.push(
+    `emulator: ${thousands(emulator.received)}/${thousands(emulator.deliveries)} signed deliveries (${emulator.webhooks} webhooks × ${thousands(emulator.jobs)} GP jobs) at ${thousands(emulator.deliveriesPerSec)}/s; ` +
+      `jobs fired in ${fixed(emulator.fireSeconds, 1)} s; emulator CPU ${fixed(emulator.emulatorCpuPct)} %, peak RSS ${fixed(emulator.emulatorRssMb)} MiB`,
+  );
+  lines.push('');
+  lines.push('targets:');
+  lines.push(...alignedTable([['', 'goal', 'measured', ''], ...report.targets.map((t) => [t.name, t.goal, t.value, t.met ? 'met' : 'NOT MET'])]).map((line) => `  ${line}`));
+  if (report.cpuProfile !== undefined) {
+    lines.push('');
+    lines.push('profiled with --cpu-prof (the profiler slows the process: the figures of this run are not comparable)');
+    lines.push(`geohook server, ${formatFrames(report.cpuProfile.geohook).join('\n')}`);
+    lines.push(`emulator, ${formatFrames(report.cpuProfile.emulator).join('\n')}`);
+  }
+  if (report.problems.length > 0) {
+    lines.push('');
+    lines.push('PROBLEMS:');
+    lines.push(...report.problems.map((problem) => `  ${problem}`));
+  }
+  return `${lines.join('\n')}\n`;
+}

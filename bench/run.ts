@@ -1,0 +1,171 @@
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { GEOHOOK_LOG_LEVEL } from './cases/case-names.js';
+import { cleanUp, exitCleanlyOnSignals } from './cleanup.js';
+import { runEmulatorFanOut, type EmulatorResult } from './emulator-fanout.js';
+import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
+import { caseSpecs, runCaseRound, type RoundResult } from './http-cases.js';
+import { Child } from './ipc.js';
+import { parseOptions, usage, type BenchOptions } from './options.js';
+import { BODY_BYTES } from './payloads.js';
+import { profileFiles, topFrames } from './profile/top-frames.js';
+import { evaluateTargets, formatReport, perRoundRatios, summarizeCase, type BenchReport } from './report.js';
+
+/**
+ * `npm run bench`: in one run, bare Fastify, the naive receiver and geohook's receiver in turns under the
+ * same load, then geohook end to end with a consumer, then the emulator's fan-out. Every piece runs in a
+ * process of its own; progress goes to stderr, the report (table or `--json`) to stdout.
+ */
+
+const log = (line: string): void => {
+  process.stderr.write(`bench: ${line}\n`);
+};
+
+/** Bodies the loader precomputes: enough for the e2e run and for a distinct-body case at 20k req/s. */
+const poolSizeFor = (options: BenchOptions): number =>
+  Math.max(options.e2eEvents, Math.ceil((options.warmupSeconds + options.durationSeconds + 1) * 20_000));
+
+function redisVersion(): string {
+  try {
+    return /v=(\S+)/.exec(execFileSync('redis-server', ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Checks one case round; correctness failures go to `problems` (and are shouted at once). */
+function checkRound(result: RoundResult, problems: string[]): void {
+  const where = `round ${result.round} ${result.case}`;
+  if (!(result.rps > 0)) problems.push(`${where}: no 2xx answer at all`);
+  if (result.jobs !== undefined && result.jobs !== result.acked) {
+    const difference = result.acked - result.jobs;
+    problems.push(`${where}: ${result.acked} deliveries answered 2xx but ${result.jobs} jobs in Redis (${difference > 0 ? `${difference} LOST` : `${-difference} extra`})`);
+  }
+  if (result.jobs !== undefined && result.jobs < result.received2xx) {
+    problems.push(`${where}: the load generator received ${result.received2xx} 2xx answers but Redis holds ${result.jobs} jobs (LOST)`);
+  }
+  if (result.signedOnTheFly > 0) log(`warning: ${where}: the body pool ran out; ${result.signedOnTheFly} bodies were signed during the load (loader busier than it should be)`);
+}
+
+function checkEndToEnd(e2e: EndToEndResult, problems: string[]): void {
+  if (e2e.acked !== e2e.events) problems.push(`e2e: ${e2e.events - e2e.acked} of ${e2e.events} deliveries not answered 2xx (${e2e.non2xx} non-2xx, ${e2e.errors} errors)`);
+  if (!e2e.drained) problems.push(`e2e: queues not empty ${Math.round(e2e.drainSeconds)} s after the load (${e2e.consumed} of ${e2e.acked} consumed)`);
+  if (e2e.consumed > e2e.acked) problems.push(`e2e: ${e2e.consumed} events consumed for ${e2e.acked} acknowledged`);
+  if (e2e.failedJobs > 0) problems.push(`e2e: ${e2e.failedJobs} jobs failed with a no-op handler`);
+}
+
+function checkEmulator(emulator: EmulatorResult, problems: string[]): void {
+  if (emulator.received !== emulator.deliveries) problems.push(`emulator: the sink received ${emulator.received} of ${emulator.deliveries} deliveries`);
+  if (emulator.signed !== emulator.received) problems.push(`emulator: ${emulator.received - emulator.signed} deliveries arrived unsigned`);
+}
+
+async function main(): Promise<number> {
+  let options: BenchOptions | undefined;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    log((err as Error).message);
+    process.stderr.write(`${usage}\n`);
+    return 2;
+  }
+  if (options === undefined) {
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  }
+  exitCleanlyOnSignals(log);
+  const startedAtMs = Date.now();
+  const loadBefore = loadavg();
+  if (loadBefore[0]! > 0.5) log(`warning: the machine is already busy (load average ${loadBefore.map((n) => n.toFixed(2)).join(', ')}): figures will be noisy`);
+  const profileDir = options.cpuProf ? resolve('bench-profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
+  const problems: string[] = [];
+  const rounds: RoundResult[] = [];
+
+  const poolSize = poolSizeFor(options);
+  log(`signing ${poolSize.toLocaleString('en-US')} distinct ${BODY_BYTES}-byte bodies in the load generator`);
+  const loader = await Child.start('loader', 'workers/loader.js', { args: [String(poolSize)], readyTimeoutMs: 300_000 });
+  let e2e: EndToEndResult;
+  let emulator: EmulatorResult;
+  try {
+    for (let round = 1; round <= options.rounds; round += 1) {
+      for (const spec of caseSpecs) {
+        const execArgv = spec.name === 'geohook' && profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'geohook')] : [];
+        const result = await runCaseRound(spec, loader, { ...options, round, execArgv });
+        rounds.push(result);
+        log(
+          `round ${round}/${options.rounds} ${spec.name}: ${Math.round(result.rps)} req/s, p99 ${result.p99Ms} ms, RSS ${Math.round(result.rssMb)} MiB` +
+            (result.jobs === undefined ? '' : `, ${result.acked} acked / ${result.jobs} jobs`),
+        );
+        checkRound(result, problems);
+      }
+    }
+    log(`end to end: ${options.e2eEvents.toLocaleString('en-US')} deliveries into geohook while a consumer drains them`);
+    e2e = await runEndToEnd(loader, {
+      events: options.e2eEvents,
+      connections: options.connections,
+      durability: options.durability,
+      concurrency: 50,
+      drainTimeoutMs: Math.max(60_000, options.e2eEvents),
+    }, log);
+    checkEndToEnd(e2e, problems);
+    log(`emulator: ${options.emulatorDeliveries.toLocaleString('en-US')} signed deliveries to a bare sink`);
+    emulator = await runEmulatorFanOut({
+      deliveries: options.emulatorDeliveries,
+      webhooks: options.emulatorWebhooks,
+      fireConcurrency: 8,
+      timeoutMs: 120_000,
+      ...(profileDir === undefined ? {} : { execArgv: ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'emulator')] }),
+    });
+    checkEmulator(emulator, problems);
+  } finally {
+    await loader.close();
+  }
+
+  const partial = {
+    durability: options.durability,
+    settings: {
+      quick: options.quick,
+      rounds: options.rounds,
+      durationSeconds: options.durationSeconds,
+      warmupSeconds: options.warmupSeconds,
+      connections: options.connections,
+      bodyBytes: BODY_BYTES,
+      e2eEvents: options.e2eEvents,
+      e2eConsumerConcurrency: 50,
+      emulatorDeliveries: emulator.deliveries,
+      emulatorWebhooks: options.emulatorWebhooks,
+      geohookLogLevel: GEOHOOK_LOG_LEVEL,
+      cpuProf: options.cpuProf,
+      node: process.version,
+      redis: redisVersion(),
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadavg(),
+      elapsedSeconds: (Date.now() - startedAtMs) / 1000,
+    },
+    bare: summarizeCase(rounds, 'bare'),
+    naive: summarizeCase(rounds, 'naive'),
+    geohook: summarizeCase(rounds, 'geohook'),
+    ratios: perRoundRatios(rounds),
+    rounds,
+    e2e,
+    emulator,
+    ...(profileDir === undefined
+      ? {}
+      : { cpuProfile: { geohook: topFrames(profileFiles([join(profileDir, 'geohook')]), 15), emulator: topFrames(profileFiles([join(profileDir, 'emulator')]), 15) } }),
+  };
+  const report: BenchReport = { ...partial, targets: evaluateTargets(partial), problems };
+  for (const problem of problems) log(`PROBLEM: ${problem}`);
+  if (profileDir !== undefined) log(`CPU profiles (geohook server, emulator): ${profileDir}`);
+  process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : formatReport(report));
+  return problems.length > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    log(`failed: ${(err as Error).stack ?? String(err)}`);
+    void cleanUp().finally(() => process.exit(1));
+  },
+);

@@ -1,0 +1,52 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import t from 'tap';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * The bench's processes must not count towards coverage: tap's process tracking passes its settings on to
+ * every process spawned, unless one is set explicitly, so coverage is switched off for them here.
+ */
+const env: NodeJS.ProcessEnv = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' };
+
+interface CaseFigures {
+  rps: number;
+  p99Ms: number;
+  rssMb: number;
+  lost: number;
+}
+
+t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
+  await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.bench.json'], { cwd: root, env });
+  const args = ['--rounds', '1', '--duration', '1', '--warmup', '0', '--e2e-events', '500', '--emulator-deliveries', '200', '--json'];
+  const { stdout } = await run(process.execPath, ['dist-bench/bench/run.js', ...args], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
+
+  const report = JSON.parse(stdout) as {
+    durability: string;
+    bare: CaseFigures;
+    naive: CaseFigures;
+    geohook: CaseFigures;
+    ratios: { vsBare: number; vsNaive: number };
+    rounds: { case: string; acked: number; jobs?: number }[];
+    e2e: { events: number; acked: number; consumed: number; consumedPerSec: number; drainSeconds: number; drained: boolean };
+    emulator: { deliveries: number; received: number; deliveriesPerSec: number };
+    problems: string[];
+  };
+  t.equal(report.durability, 'fast');
+  for (const name of ['bare', 'naive', 'geohook'] as const) {
+    t.ok(report[name].rps > 0, `${name} answered 2xx`);
+    t.equal(report[name].lost, 0, `${name} lost no job`);
+  }
+  t.ok(report.geohook.p99Ms > 0 && report.geohook.rssMb > 0, 'geohook has p99 and RSS');
+  t.ok(Number.isFinite(report.ratios.vsBare) && Number.isFinite(report.ratios.vsNaive), 'ratios are numbers');
+  t.same(report.rounds.map((round) => round.case), ['bare', 'naive', 'geohook']);
+  for (const round of report.rounds.filter((r) => r.jobs !== undefined)) t.equal(round.jobs, round.acked, `${round.case}: one job per 2xx`);
+  t.match(report.e2e, { events: 500, acked: 500, consumed: 500, drained: true });
+  t.ok(report.e2e.consumedPerSec > 0 && report.e2e.drainSeconds >= 0, 'e2e figures');
+  t.equal(report.emulator.received, report.emulator.deliveries, 'every emulator delivery reached the sink');
+  t.ok(report.emulator.deliveriesPerSec > 0);
+  t.same(report.problems, []);
+});
