@@ -107,12 +107,12 @@ export class EventQueue {
   private async store(event: GeohookEvent): Promise<EnqueueResult> {
     const queue = this.queue(queueNames[event.family]);
     const deduplicationId = `${event.hook}:${event.id}`;
-    // One round trip: has this hook seen the event within the window, and is the job id taken?
-    const [[, seen], [, taken]] = (await this.connection
-      .pipeline()
-      .exists(queue.toKey(`de:${deduplicationId}`))
-      .exists(queue.toKey(event.id))
-      .exec()) as [[Error | null, number], [Error | null, number]];
+    // Has this hook seen the event within the window, and is the job id taken? Both commands go out
+    // together (one round trip); an ioredis pipeline() would copy every BullMQ script per call.
+    const [seen, taken] = await Promise.all([
+      this.connection.exists(queue.toKey(`de:${deduplicationId}`)),
+      this.connection.exists(queue.toKey(event.id)),
+    ]);
     if (seen === 1) return { duplicate: true };
     // The id is taken by the same bytes on another hook, or by a job kept past the window: BullMQ would
     // silently keep the old job, so this event gets an id of its own.
