@@ -5,10 +5,11 @@ import { answerWith, startSink } from '../helpers/http-sink.js';
 import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
 
-const fast = { secondsToMs: (seconds: number) => seconds * 5 };
+// 10 s timeouts become 500 ms: quick, yet roomy enough for a loaded machine.
+const fast = { secondsToMs: (seconds: number) => seconds * 50 };
 
 async function settle(emulator: TestEmulator, count: number): Promise<Record<string, unknown>[]> {
-  for (let attempt = 0; attempt < 200; attempt += 1) {
+  for (let attempt = 0; attempt < 500; attempt += 1) {
     const { deliveries } = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as { deliveries: Record<string, unknown>[] };
     if (deliveries.length >= count && deliveries.every((delivery) => delivery.outcome !== 'pending')) return deliveries;
     await new Promise((resolve) => setTimeout(resolve, 20));
