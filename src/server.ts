@@ -78,7 +78,10 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   }
   if (registrationRedis !== undefined) {
     registration = createRegistration(config, { hookKeys: app.hookKeys, redis: registrationRedis, logger });
-    registration?.start();
+    // Its fail-fast connection refuses commands until it is connected: the first pass waits for it, so that
+    // start-up does not log a spurious failure (a Redis that is down is still reported and retried).
+    if (registrationRedis.status === 'ready') registration?.start();
+    else registrationRedis.once('ready', () => registration?.start());
   }
   return {
     app,
