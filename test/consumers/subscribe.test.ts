@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import { subscribe, type Subscription } from '../../src/consumers/subscribe.js';
 import type { AnyGeohookEvent, FeatureEvent, GpEvent, GpEventType } from '../../src/queue/envelope.js';
 import { sign } from '../../src/signature/sign.js';
+import { envelopeOf } from '../helpers/envelope.js';
 import { waitFor } from '../helpers/geohook.js';
 import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -169,7 +170,7 @@ t.test('a poison event (not a geohook envelope) fails at once without reaching a
   const queue = new Queue('gp-events', { connection: { host: '127.0.0.1', port: redis.port }, prefix: receiver.prefix });
   t.teardown(() => queue.close());
   const garbage = await queue.add('gp.job.succeeded', { hello: 'world' }, { attempts: 5 });
-  const misplaced = await queue.add('feature.FeaturesCreated', { ...envelope('feature'), family: 'feature' }, { attempts: 5 });
+  const misplaced = await queue.add('feature.FeaturesCreated', envelopeOf('feature'), { attempts: 5 });
   await waitFor('both failed', async () => (await queue.getJobState(garbage.id!)) === 'failed' && (await queue.getJobState(misplaced.id!)) === 'failed');
   t.equal((await queue.getJob(garbage.id!))!.attemptsMade, 1, 'no retry');
   t.match((await queue.getJob(garbage.id!))!.failedReason, /^poison event: id/);
@@ -177,23 +178,6 @@ t.test('a poison event (not a geohook envelope) fails at once without reaching a
   t.same(seen, []);
   t.equal(await counterValue(registry, { outcome: 'poison' }), 2);
 });
-
-function envelope(family: 'gp' | 'feature'): Record<string, unknown> {
-  const type = family === 'gp' ? 'gp.job.succeeded' : 'feature.FeaturesCreated';
-  return {
-    id: randomUUID(),
-    hook: 'default',
-    type,
-    types: [type],
-    family,
-    receivedAt: new Date().toISOString(),
-    service: {},
-    contentType: 'application/json',
-    verified: true,
-    payload: {},
-    rawBody: '',
-  };
-}
 
 t.test('close() waits for the handlers that are running', async (t) => {
   const receiver = await startReceiver(t, redis);

@@ -1,16 +1,16 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import type { RetryPolicy } from '../../src/config/types.js';
-import type { EventFamily, GeohookEvent } from '../../src/queue/envelope.js';
+import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { createProducerConnection } from '../../src/queue/connection.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../src/queue/names.js';
 import { QueueInspector } from '../../src/queue/queue-inspector.js';
 import { waitFor } from '../helpers/geohook.js';
+import { envelopeOf } from '../helpers/envelope.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -35,24 +35,6 @@ async function setup(t: Test, retry: RetryPolicy = once): Promise<Setup> {
     connection.disconnect();
   });
   return { prefix, connection, eventQueue, inspector: new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: 60 }) };
-}
-
-/** A valid envelope of `family`, with distinct bytes unless `body` is given. */
-function event(family: EventFamily, hook = 'default', body = `{"n":"${randomUUID()}"}`): GeohookEvent {
-  const type = { gp: 'gp.job.failed', feature: 'feature.FeaturesCreated', unknown: 'unknown' }[family];
-  return {
-    id: createHash('sha256').update(body).digest('hex'),
-    hook,
-    type,
-    types: [type],
-    family,
-    receivedAt: new Date().toISOString(),
-    service: {},
-    contentType: 'application/json',
-    verified: true,
-    payload: JSON.parse(body) as unknown,
-    rawBody: Buffer.from(body).toString('base64'),
-  };
 }
 
 /** A BullMQ Worker on `queue` running `process`, closed at teardown. */
@@ -87,8 +69,8 @@ const zero = { waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 0, 
 
 t.test('counts report every state of every queue', async (t) => {
   const s = await setup(t);
-  await s.eventQueue.enqueue(event('gp'));
-  await s.eventQueue.enqueue(event('feature'));
+  await s.eventQueue.enqueue(envelopeOf('gp'));
+  await s.eventQueue.enqueue(envelopeOf('feature'));
   t.same(await s.inspector.counts(), { 'gp-events': { ...zero, waiting: 1 }, 'feature-events': { ...zero, waiting: 1 }, 'unknown-events': zero });
   worker(t, s, 'gp-events', failing);
   await waitFor('the failure', async () => (await s.inspector.counts())['gp-events'].failed === 1);
@@ -99,7 +81,7 @@ t.test('failed lists dead letters newest first, with reason and attempts, by que
   const s = await setup(t);
   worker(t, s, 'gp-events', failing);
   worker(t, s, 'feature-events', failing);
-  const events = [event('gp', 'a'), event('feature', 'b'), event('gp', 'c')];
+  const events = [envelopeOf('gp', 'a'), envelopeOf('feature', 'b'), envelopeOf('gp', 'c')];
   await settle(s, events, 'failed');
   const all = await s.inspector.failed();
   t.equal(all.total, 3);
@@ -121,7 +103,7 @@ t.test('retry puts a dead letter back with its whole retry policy, and a worker 
     calls += 1;
     if (fail) throw new Error('down');
   });
-  const dead = event('gp');
+  const dead = envelopeOf('gp');
   await settle(s, [dead], 'failed');
   t.equal(calls, 2);
   t.same(await s.inspector.retry([dead.id]), [{ queue: 'gp-events', jobId: dead.id, eventId: dead.id, type: 'gp.job.failed', hook: 'default', from: 'failed' }]);
@@ -135,9 +117,9 @@ t.test('retry puts a dead letter back with its whole retry policy, and a worker 
 t.test('retry checks every id first: an unknown, pending or other-queue id retries nothing', async (t) => {
   const s = await setup(t);
   worker(t, s, 'gp-events', failing);
-  const dead = event('gp');
+  const dead = envelopeOf('gp');
   await settle(s, [dead], 'failed');
-  const pending = event('feature');
+  const pending = envelopeOf('feature');
   await s.eventQueue.enqueue(pending);
   await t.rejects(s.inspector.retry([dead.id, 'no-such-id']), { code: 'GEOHOOK_ERR_EVENT_NOT_FOUND', message: /^no-such-id: no such event/ });
   await t.rejects(s.inspector.retry([dead.id, pending.id]), { code: 'GEOHOOK_ERR_EVENT_NOT_FOUND', message: /not failed \(it is waiting in feature-events\)/ });
@@ -148,8 +130,8 @@ t.test('retry checks every id first: an unknown, pending or other-queue id retri
 t.test('retryAll retries every failed job of a queue once, also when two run at the same time', async (t) => {
   const s = await setup(t);
   const workers = [worker(t, s, 'gp-events', failing), worker(t, s, 'feature-events', failing)];
-  const gp = [event('gp'), event('gp')];
-  const feature = event('feature');
+  const gp = [envelopeOf('gp'), envelopeOf('gp')];
+  const feature = envelopeOf('feature');
   await settle(s, [...gp, feature], 'failed');
   await Promise.all(workers.map((running) => running.close()));
   const [first, second] = await Promise.all([s.inspector.retryAll({ queue: 'gp-events' }), s.inspector.retryAll({ queue: 'gp-events' })]);
@@ -163,7 +145,7 @@ t.test('replay consumes a completed event again with the same id and data; dedup
   const s = await setup(t);
   const seen: { id: string | undefined; data: unknown }[] = [];
   worker(t, s, 'feature-events', async (job) => void seen.push({ id: job.id, data: job.data }));
-  const done = event('feature');
+  const done = envelopeOf('feature');
   await settle(s, [done], 'completed');
   const queue = s.eventQueue.queue('feature-events');
   t.equal(await s.connection.exists(queue.toKey(`de:default:${done.id}`)), 1, 'the dedup key is live');
@@ -183,7 +165,7 @@ t.test('replay runs every handler of a subscription again', async (t) => {
     handlers: { 'gp.*': () => void calls.push('gp'), '*': () => void calls.push('any') },
   });
   t.teardown(() => subscription.close({ timeoutMs: 1000 }));
-  const done = event('gp');
+  const done = envelopeOf('gp');
   await settle(s, [done], 'completed');
   t.same(calls, ['gp', 'any']);
   await s.inspector.replay(done.id);
@@ -198,9 +180,9 @@ t.test('replay retries a failed event, refuses a pending one, and names the rete
     calls += 1;
     return failing(job);
   });
-  const dead = event('gp');
+  const dead = envelopeOf('gp');
   await settle(s, [dead], 'failed');
-  const pending = event('unknown');
+  const pending = envelopeOf('unknown');
   await s.eventQueue.enqueue(pending);
   t.match(await s.inspector.replay(dead.id), { jobId: dead.id, from: 'failed' });
   await waitFor('the second failure', async () => calls === 2 && (await stateOf(s, 'gp-events', dead.id)) === 'failed');
@@ -216,8 +198,8 @@ t.test('an event stored under a job id of its own (same bytes on another hook) i
   const s = await setup(t);
   const seen: (string | undefined)[] = [];
   worker(t, s, 'gp-events', async (job) => void seen.push(job.id));
-  const first = event('gp', 'default', '{"same":"bytes"}');
-  const second = event('gp', 'other', '{"same":"bytes"}');
+  const first = envelopeOf('gp', 'default', '{"same":"bytes"}');
+  const second = envelopeOf('gp', 'other', '{"same":"bytes"}');
   await settle(s, [first], 'completed');
   await s.eventQueue.enqueue(second);
   await waitFor('both', async () => seen.length === 2 && (await s.inspector.counts())['gp-events'].completed === 2);
