@@ -53,14 +53,22 @@ async function attempt(
   record.attempts.push(current);
   const headers: Record<string, string> = { 'content-type': payload.contentType, 'user-agent': 'geohook-emulator' };
   if (payload.signature !== undefined) headers['x-service'] = payload.signature;
-  const timeout = AbortSignal.timeout(options.secondsToMs(settings.notificationTimeOutInSeconds));
+  // One controller per attempt, its timer cleared and its link to the engine's signal removed when the
+  // attempt ends: AbortSignal.timeout/any would keep a timer and a listener alive per attempt on Node 20.
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('the attempt timed out', 'TimeoutError')),
+    options.secondsToMs(settings.notificationTimeOutInSeconds),
+  );
+  const onClose = (): void => controller.abort(options.signal.reason);
+  options.signal.addEventListener('abort', onClose, { once: true });
   try {
     const response = await options.fetch(record.hookUrl, {
       method: 'POST',
       headers,
       body: payload.body,
       redirect: 'manual',
-      signal: AbortSignal.any([timeout, options.signal]),
+      signal: controller.signal,
     });
     current.statusCode = response.status;
     await response.body?.cancel().catch(() => undefined);
@@ -68,6 +76,9 @@ async function attempt(
   } catch (err) {
     current.error = describeError(err, settings.notificationTimeOutInSeconds, options.signal.aborted);
     return false;
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener('abort', onClose);
   }
 }
 
