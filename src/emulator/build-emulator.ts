@@ -8,7 +8,6 @@ import { EmulatorClock } from './clock.js';
 import type { EmulatorContext } from './context.js';
 import { DeliveryEngine } from './delivery/delivery-engine.js';
 import { sendAdmin } from './respond.js';
-import { PinnableClock } from './rest-pinnable-clock.js';
 import { controlRoutes } from './routes/control.js';
 import { placementRoutes } from './routes/placement.js';
 import { restRoutes } from './routes/rest.js';
@@ -69,17 +68,17 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
     bodyLimit: 1_048_576,
   });
   const clock = options.clock ?? new EmulatorClock();
-  const engineClock = new PinnableClock(clock);
-  const publicUrl = (): string => (options.publicUrl ?? listeningUrl(app) ?? 'http://127.0.0.1:7080').replace(/\/+$/, '');
+  let listenedUrl: string | undefined;
+  const publicUrl = (): string => (options.publicUrl ?? (listenedUrl ??= listeningUrl(app)) ?? 'http://127.0.0.1:7080').replace(/\/+$/, '');
   const store = new EmulatorStore(options.catalog ?? defaultCatalog);
   const engine = new DeliveryEngine({
-    clock: engineClock,
+    clock,
     getSettings: () => store.settings,
     onDeactivate: (webhookId) => {
       const hook = store.webhooks.get(webhookId);
       if (hook !== undefined) hook.active = false;
     },
-    // A getter: the engine reads it at each event, by when the emulator listens and knows its port.
+    // A getter: the engine reads it at each event, by when the emulator listens and knows its port (read once).
     get restBaseUrl() {
       return `${publicUrl()}/arcgis/rest/services`;
     },
@@ -111,7 +110,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
     { prefix: '/arcgis/admin' },
   );
   await app.register(restRoutes, { ...context, publicUrl, prefix: '/arcgis/rest/services' });
-  await app.register(controlRoutes, { ...context, clock, engineClock });
+  await app.register(controlRoutes, { ...context, clock });
   app.addHook('onClose', async () => engine.close());
   return app;
 }

@@ -53,11 +53,11 @@ export class DeliveryEngine {
 
   /**
    * Starts one delivery of `event` per active webhook and returns their records at once (pending; they
-   * update as attempts are made). Inactive webhooks are skipped; after `close` nothing is started.
+   * update as attempts are made). Inactive webhooks are skipped; after `close` nothing is started. `when` is
+   * the event's time (`events[0].when`, and the server generations of `changesUrl`).
    */
-  fire(webhooks: readonly Webhook[], event: EmulatorEvent): DeliveryRecord[] {
+  fire(webhooks: readonly Webhook[], event: EmulatorEvent, when = this.#options.clock.now()): DeliveryRecord[] {
     if (this.#abort.signal.aborted) return [];
-    const when = this.#options.clock.now();
     const settings: RetrySettings = { ...this.#options.getSettings() };
     return webhooks.filter((webhook) => webhook.active).map((webhook) => this.#start(webhook, event, when, settings));
   }

@@ -6,7 +6,6 @@ import { serviceRoute, type EmulatorContext, type ServiceParams } from '../conte
 import type { EmulatorClock } from '../clock.js';
 import { formatFailuresByDay } from '../delivery/deactivation-policy.js';
 import { matchesChangeType } from '../delivery/delivery-engine.js';
-import type { PinnableClock } from '../rest-pinnable-clock.js';
 import { serviceKey } from '../store.js';
 import type { CatalogService } from '../types.js';
 
@@ -21,8 +20,6 @@ function body(request: { body: unknown }): Record<string, unknown> {
 /** What the control endpoints work with besides the context. */
 export interface ControlContext extends EmulatorContext {
   clock: EmulatorClock;
-  /** The delivery engine's clock, held at an edit's time while it fires so that `changesUrl` selects that edit. */
-  engineClock: PinnableClock;
 }
 
 /**
@@ -31,7 +28,7 @@ export interface ControlContext extends EmulatorContext {
  * the clock.
  */
 export async function controlRoutes(app: FastifyInstance, context: ControlContext): Promise<void> {
-  const { store, engine, clock, engineClock } = context;
+  const { store, engine, clock } = context;
   const activeHooksOf = (service: CatalogService) => store.webhooksOf(service).filter((hook) => hook.active);
 
   serviceRoute<ControlParams>(app, 'POST', '/jobs', async (request) => {
@@ -55,7 +52,8 @@ export async function controlRoutes(app: FastifyInstance, context: ControlContex
     if (!Number.isInteger(layerId) || (layerId as number) < 0) throw invalidParameter('layerId', 'must be a non-negative integer');
     const hooks = activeHooksOf(service).filter((hook) => matchesChangeType(hook.changeTypes, canonical));
     const edit = store.history.recordEdit(serviceKey(service), canonical, layerId as number, clock.now());
-    const deliveries = engineClock.at(edit.when, () => engine.fire(hooks, { kind: 'feature', changeType: canonical, layerId: edit.layerId }));
+    // Fired at the edit's recorded time, so that the payload's changesUrl selects this edit.
+    const deliveries = engine.fire(hooks, { kind: 'feature', changeType: canonical, layerId: edit.layerId }, edit.when);
     return { deliveries: deliveries.map((delivery) => delivery.id), serverGens: [edit.when, edit.serverGen] };
   }, '/emulator/services');
 
