@@ -122,24 +122,34 @@ t.test('a failed handler is retried with backoff, and handlers that succeeded ar
   t.equal(await counterValue(registry, { outcome: 'completed', type: 'gp.job.succeeded' }), 1);
 });
 
+/** A handler that throws `error` on every call, and how many calls it got. */
+function alwaysThrowing(error: Error): { handler: () => never; attempts: () => number } {
+  let attempts = 0;
+  return {
+    handler: () => {
+      attempts += 1;
+      throw error;
+    },
+    attempts: () => attempts,
+  };
+}
+
+/** Waits until the GP event `id` is in the failed set; returns its queue. */
+async function failedIn(receiver: TestReceiver, id: string): Promise<Queue> {
+  const queue = receiver.app.eventQueue.queue('gp-events');
+  await waitFor('the failed set', async () => (await queue.getJobState(id)) === 'failed');
+  return queue;
+}
+
 t.test('an event whose attempts are used up stays in the failed set', async (t) => {
   const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, fastRetry) });
   const registry = new Registry();
-  let attempts = 0;
-  start(t, receiver, {
-    metrics: registry,
-    handlers: {
-      'gp.*': () => {
-        attempts += 1;
-        throw new Error('downstream is down');
-      },
-    },
-  });
+  const failing = alwaysThrowing(new Error('downstream is down'));
+  start(t, receiver, { metrics: registry, handlers: { 'gp.*': failing.handler } });
   const id = await fireGp(receiver);
-  const queue = receiver.app.eventQueue.queue('gp-events');
-  await waitFor('the failed set', async () => (await queue.getJobState(id)) === 'failed');
+  const queue = await failedIn(receiver, id);
   const job = (await queue.getJob(id))!;
-  t.equal(attempts, 3);
+  t.equal(failing.attempts(), 3);
   t.equal(job.attemptsMade, 3);
   t.equal(job.failedReason, 'downstream is down');
   t.equal(await counterValue(registry, { outcome: 'failed' }), 1);
@@ -147,19 +157,10 @@ t.test('an event whose attempts are used up stays in the failed set', async (t) 
 
 t.test('UnrecoverableError from a handler fails the event at once', async (t) => {
   const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, fastRetry) });
-  let attempts = 0;
-  start(t, receiver, {
-    handlers: {
-      'gp.*': () => {
-        attempts += 1;
-        throw new UnrecoverableError('bad job id');
-      },
-    },
-  });
-  const id = await fireGp(receiver);
-  const queue = receiver.app.eventQueue.queue('gp-events');
-  await waitFor('the failed set', async () => (await queue.getJobState(id)) === 'failed');
-  t.equal(attempts, 1);
+  const failing = alwaysThrowing(new UnrecoverableError('bad job id'));
+  start(t, receiver, { handlers: { 'gp.*': failing.handler } });
+  await failedIn(receiver, await fireGp(receiver));
+  t.equal(failing.attempts(), 1);
 });
 
 t.test('a poison event (not a geohook envelope) fails at once without reaching a handler', async (t) => {
