@@ -12,10 +12,32 @@ const flags = [
   { flag: '--log-level <level>', env: 'LOG_LEVEL', description: 'pino level (default info)' },
 ] as const;
 
+type ConfigFlag = (typeof flags)[number];
+
+function toOption({ flag, env, description }: ConfigFlag): Option {
+  return new Option(flag, description).env(env);
+}
+
+/** The flag of one CONTRACT §2 variable. */
+export function configOption(env: ConfigFlag['env']): Option {
+  return toOption(flags.find((entry) => entry.env === env)!);
+}
+
 /** Adds the receiver flags to a command. */
 export function addConfigOptions(command: Command): Command {
-  for (const { flag, env, description } of flags) command.addOption(new Option(flag, description).env(env));
+  for (const entry of flags) command.addOption(toOption(entry));
   return command;
+}
+
+/**
+ * Adds the flags of the commands that read the queues (`consume`, `events`): Redis, whose default is the
+ * embedded Redis of a `geohook up` running in the working directory, the prefix and the config file.
+ */
+export function addQueueOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--redis-url <url>', 'Redis URL (default: the Redis of a `geohook up` running in this directory)').env('REDIS_URL'))
+    .addOption(configOption('GEOHOOK_PREFIX'))
+    .addOption(configOption('GEOHOOK_CONFIG'));
 }
 
 /** Turns parsed flags into overrides for `loadConfig` (flags win over the environment). */

@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { Option, type Command } from 'commander';
 import { ConfigError } from '../errors.js';
-import { configOverrides } from './config-options.js';
+import { addQueueOptions, configOption, configOverrides } from './config-options.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -56,15 +56,13 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
 
 /** `geohook consume [--type PATTERN]…`: prints matching events as JSON lines (CONTRACT §1). */
 export function registerConsume(program: Command): void {
-  program
+  const consume = program
     .command('consume')
     .description('consume events and print each one as a JSON line on stdout (patterns: "*", "gp.*", "feature.FeaturesCreated", "unknown")')
-    .addOption(new Option('--type <pattern>', 'event-type pattern to consume; repeat for several (default "*")').argParser((value: string, previous: string[]) => [...previous, value]).default([]))
-    .addOption(new Option('--redis-url <url>', 'Redis URL (default: the Redis of a `geohook up` running in this directory)').env('REDIS_URL'))
-    .addOption(new Option('--prefix <prefix>', 'BullMQ key prefix (default geohook)').env('GEOHOOK_PREFIX'))
-    .addOption(new Option('--config <file>', 'JSON file with further settings').env('GEOHOOK_CONFIG'))
-    .addOption(new Option('--log-level <level>', 'pino level of the log lines on stderr (default info)').env('LOG_LEVEL'))
+    .addOption(new Option('--type <pattern>', 'event-type pattern to consume; repeat for several').argParser((value: string, previous: string[]) => [...previous, value]).default([], '"*"'))
+    .addOption(configOption('LOG_LEVEL'))
     .addOption(new Option('--concurrency <n>', 'events handled at the same time per queue; 1 keeps the order').default('1'))
     .addOption(new Option('--metrics-port <port>', 'serve the consumer metrics at GET /metrics on this port'))
     .action((options: ConsumeOptions) => runConsume(options));
+  addQueueOptions(consume);
 }

@@ -2,7 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ConfigError, GeohookError } from '../errors.js';
 import { allQueueNames, type QueueName } from '../queue/names.js';
 import type { QueueInspector } from '../queue/queue-inspector.js';
-import { configOverrides } from './config-options.js';
+import { addQueueOptions, configOverrides } from './config-options.js';
 import { printJson, printTable } from './print.js';
 
 /** Longest wait for Redis to answer before a command gives up. */
@@ -95,10 +95,8 @@ const queueOption = (description: string): Option => new Option('--queue <name>'
 export function registerEvents(program: Command): void {
   const events = program
     .command('events')
-    .description('inspect the queues: job counts, dead letters (failed jobs), retry them, replay an event')
-    .addOption(new Option('--redis-url <url>', 'Redis URL (default: the Redis of a `geohook up` running in this directory)').env('REDIS_URL'))
-    .addOption(new Option('--prefix <prefix>', 'BullMQ key prefix (default geohook)').env('GEOHOOK_PREFIX'))
-    .addOption(new Option('--config <file>', 'JSON file with further settings (completedJobs)').env('GEOHOOK_CONFIG'));
+    .description('inspect the queues: job counts, dead letters (failed jobs), retry them, replay an event');
+  addQueueOptions(events);
 
   events
     .command('stats')
