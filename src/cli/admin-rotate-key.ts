@@ -1,7 +1,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { GeohookError } from '../errors.js';
 import type { RotateKeyResult } from '../registration/rotate-key.js';
-import { adminOverrides, clientOf, emit, type AdminFlags } from './admin.js';
+import { adminOverrides, clientOf, type AdminFlags } from './admin.js';
+import { printResult } from './print.js';
 
 interface RotateFlags extends AdminFlags {
   redisUrl?: string;
@@ -73,6 +74,6 @@ export function registerAdminRotateKey(admin: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const flags = command.optsWithGlobals<RotateFlags>();
       const result = await rotate(flags);
-      emit(flags.table === true ? result.services : result, flags, ['service', 'webhookIds', 'action']);
+      printResult(flags.table === true ? result.services : result, flags, ['service', 'webhookIds', 'action']);
     });
 }

@@ -2,7 +2,8 @@ import { Option, type Command } from 'commander';
 import type { ServicePlacementPolicy } from '../admin/placement-policy.js';
 import type { WebhookSettings } from '../emulator/types.js';
 import { GeohookError } from '../errors.js';
-import { adminClientFrom, adminOverrides, emit, integer, readJsonFile, type AdminFlags } from './admin.js';
+import { adminClientFrom, adminOverrides, integer, readJsonFile, type AdminFlags } from './admin.js';
+import { printResult } from './print.js';
 
 type Flags = AdminFlags & Record<string, unknown>;
 
@@ -36,13 +37,13 @@ export function registerAdminSettings(admin: Command): void {
     const changes: Partial<WebhookSettings> = flags.file === undefined ? {} : ((await readJsonFile(flags.file as string, '--file')) as Partial<WebhookSettings>);
     for (const [, field] of settingFlags) if (flags[field] !== undefined) changes[field] = flags[field] as number;
     const client = await adminClientFrom(flags);
-    emit(Object.keys(changes).length === 0 ? await client.settings.get() : await client.settings.set(changes), flags);
+    printResult(Object.keys(changes).length === 0 ? await client.settings.get() : await client.settings.set(changes), flags);
   });
 
   const placement = admin.command('placement').description("a service's placement policy (node affinity and tolerations)");
   placement.command('get').argument('<service>').action(async (service: string, _options: unknown, command: Command) => {
     const flags = flagsOf(command);
-    emit(await (await adminClientFrom(flags)).placement.get(service), flags);
+    printResult(await (await adminClientFrom(flags)).placement.get(service), flags);
   });
   placement
     .command('edit')
@@ -55,7 +56,7 @@ export function registerAdminSettings(admin: Command): void {
       if ((flags.file === undefined) === (flags.policy === undefined)) throw new GeohookError('GEOHOOK_ERR_CONFIG', '--file or --policy: give exactly one');
       const policy = (flags.file === undefined ? parseJsonFlag(flags.policy as string, '--policy') : await readJsonFile(flags.file as string, '--file')) as ServicePlacementPolicy;
       await (await adminClientFrom(flags)).placement.edit(service, policy, { async: flags.async === true });
-      emit({ status: 'success' }, flags);
+      printResult({ status: 'success' }, flags);
     });
   placement
     .command('explain')
@@ -74,7 +75,7 @@ export function registerAdminSettings(admin: Command): void {
       const verdicts = entries.flatMap((entry) =>
         explainPlacement(entry, nodes).map((verdict) => ({ deploymentId: entry.deploymentId, ...verdict, ...(flags.table ? { reasons: verdict.reasons.join('; ') } : {}) })),
       );
-      emit(verdicts, flags, ['deploymentId', 'node', 'schedulable', 'score', 'reasons']);
+      printResult(verdicts, flags, ['deploymentId', 'node', 'schedulable', 'score', 'reasons']);
     });
 
   admin
@@ -91,7 +92,7 @@ export function registerAdminSettings(admin: Command): void {
       for (const [flag, filter] of [['folder', 'folderName'], ['name', 'serviceName'], ['type', 'serviceType'], ['id', 'serviceId'], ['provider', 'provider']] as const) {
         if (typeof flags[flag] === 'string') filters[filter] = flags[flag] as string;
       }
-      emit(await (await adminClientFrom(flags)).findServices(filters), flags, ['id', 'folderName', 'serviceName', 'type', 'provider', 'configuredState']);
+      printResult(await (await adminClientFrom(flags)).findServices(filters), flags, ['id', 'folderName', 'serviceName', 'type', 'provider', 'configuredState']);
     });
 
   admin
@@ -110,7 +111,7 @@ export function registerAdminSettings(admin: Command): void {
         definition.syncEnabled = flags.syncEnabled === 'true';
       }
       await (await adminClientFrom(flags)).updateDefinition(service, definition);
-      emit({ status: 'success' }, flags);
+      printResult({ status: 'success' }, flags);
     });
 
   admin
@@ -131,6 +132,6 @@ export function registerAdminSettings(admin: Command): void {
         password: auth.password,
         ...(flags.expiration === undefined ? {} : { expirationMinutes: flags.expiration as number }),
       });
-      emit(issued, flags);
+      printResult(issued, flags);
     });
 }

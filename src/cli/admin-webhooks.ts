@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CreateWebhookParams } from '../admin/admin-client.js';
-import { adminClientFrom, emit, type AdminFlags } from './admin.js';
+import { adminClientFrom, type AdminFlags } from './admin.js';
+import { printResult } from './print.js';
 
 const WEBHOOK_COLUMNS = ['id', 'folderName', 'serviceName', 'name', 'active', 'hookUrl', 'changeTypes'] as const;
 
@@ -48,7 +49,7 @@ export function registerAdminWebhooks(admin: Command): void {
       const command = args[args.length - 1] as Command;
       const flags = command.optsWithGlobals<AdminFlags & WebhookFlags>();
       const result = await action(flags, ...(args.slice(0, -2) as string[]));
-      emit(result ?? { status: 'success' }, flags, columns);
+      printResult(result ?? { status: 'success' }, flags, columns);
     };
 
   webhookOptions(admin.command('create').description('create a webhook on a service').argument('<service>', 'folder/name.Type or name.Type')).action(

@@ -6,7 +6,6 @@ import { GeohookError } from '../errors.js';
 import { registerAdminRotateKey } from './admin-rotate-key.js';
 import { registerAdminSettings } from './admin-settings.js';
 import { registerAdminWebhooks } from './admin-webhooks.js';
-import { printJson, printTable } from './print.js';
 
 /** Options every `geohook admin` command takes; each also has its variable (CONTRACT §2). */
 export interface AdminFlags {
@@ -57,12 +56,6 @@ export async function adminClientFrom(flags: AdminFlags): Promise<AdminClient> {
     throw new GeohookError('GEOHOOK_ERR_CONFIG', 'ADMIN_URL: required (the admin root, e.g. http://127.0.0.1:7080/arcgis/admin), or pass --admin-url');
   }
   return clientOf(config.admin, createAdminClient);
-}
-
-/** Prints a result as JSON, or as a table with `--table`. */
-export function emit(result: unknown, flags: AdminFlags, columns?: readonly string[]): void {
-  if (flags.table === true) printTable(result, columns);
-  else printJson(result);
 }
 
 /** `geohook admin …`: the whole admin API from the shell. */

@@ -3,7 +3,7 @@ import { ConfigError, GeohookError } from '../errors.js';
 import { allQueueNames, type QueueName } from '../queue/names.js';
 import type { QueueInspector } from '../queue/queue-inspector.js';
 import { addQueueOptions, configOverrides } from './config-options.js';
-import { printJson, printTable } from './print.js';
+import { printJson, printResult } from './print.js';
 
 /** Longest wait for Redis to answer before a command gives up. */
 const CONNECT_TIMEOUT_MS = 3000;
@@ -75,12 +75,6 @@ async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspe
   }
 }
 
-/** Prints a result as JSON, or as a table with `--table`. */
-function emit(result: unknown, flags: EventsFlags, table: () => unknown, columns?: readonly string[]): void {
-  if (flags.table === true) printTable(table(), columns);
-  else printJson(result);
-}
-
 /** The action of an `events` subcommand: flags of the command and its parent, positional arguments. */
 function action(run: (flags: EventsFlags, args: string[]) => Promise<void>): (...args: unknown[]) => Promise<void> {
   return (...args) => {
@@ -105,7 +99,7 @@ export function registerEvents(program: Command): void {
     .action(
       action(async (flags) => {
         const counts = await withInspector(flags, (inspector) => inspector.counts());
-        emit(counts, flags, () => allQueueNames.map((queue) => ({ queue, ...counts[queue] })));
+        printResult(flags.table === true ? allQueueNames.map((queue) => ({ queue, ...counts[queue] })) : counts, flags);
       }),
     );
 
@@ -120,7 +114,7 @@ export function registerEvents(program: Command): void {
       action(async (flags) => {
         const { queue, limit, offset } = flags;
         const page = await withInspector(flags, (inspector) => inspector.failed({ ...(queue === undefined ? {} : { queue }), limit, offset }));
-        emit(page, flags, () => page.jobs, FAILED_COLUMNS);
+        printResult(flags.table === true ? page.jobs : page, flags, FAILED_COLUMNS);
       }),
     );
 

@@ -38,3 +38,9 @@ export function printTable(value: unknown, columns?: readonly string[]): void {
   const widths = keys.map((_key, index) => Math.max(...table.map((line) => line[index]!.length)));
   for (const line of table) printLine(line.map((text, index) => text.padEnd(widths[index]!)).join('  ').trimEnd());
 }
+
+/** Prints `result` as one JSON document, or as a table of `columns` with `--table`. */
+export function printResult(result: unknown, flags: { table?: boolean }, columns?: readonly string[]): void {
+  if (flags.table === true) printTable(result, columns);
+  else printJson(result);
+}

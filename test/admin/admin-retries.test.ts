@@ -1,4 +1,4 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { createAdminClient, type AdminClient } from '../../src/admin/admin-client.js';
 import { AdminApiError } from '../../src/errors.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
@@ -12,7 +12,7 @@ const policy = {
 const unavailable = (): Response => new Response('<html>busy</html>', { status: 503, statusText: 'Service Unavailable' });
 
 /** A client on the emulator whose fetch follows `script` first; token requests pass straight through. */
-async function scripted(t: Test, emulator: TestEmulator, script: Step[], delaysMs: number[] = [0, 0, 0]) {
+async function scripted(emulator: TestEmulator, script: Step[], delaysMs: number[] = [0, 0, 0]) {
   const token = await emulator.token('orgadmin');
   const recorder = recordingFetch(script);
   const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { token }, fetch: recorder.fetch, retry: { delaysMs } });
@@ -34,7 +34,7 @@ t.test('every idempotent read is retried after a 5xx and then succeeds', async (
     ['findServices', (c) => c.findServices()],
   ];
   for (const [name, read] of reads) {
-    const { client, requests } = await scripted(t, emulator, [unavailable()]);
+    const { client, requests } = await scripted(emulator, [unavailable()]);
     await read(client);
     t.equal(requests.length, 2, `${name}: the 503, then the answer`);
   }
@@ -42,7 +42,7 @@ t.test('every idempotent read is retried after a 5xx and then succeeds', async (
 
 t.test('a read is retried on network errors along the whole schedule', async (t) => {
   const emulator = await startEmulator(t);
-  const { client, requests } = await scripted(t, emulator, [connectionRefused(), connectionRefused(), connectionRefused()]);
+  const { client, requests } = await scripted(emulator, [connectionRefused(), connectionRefused(), connectionRefused()]);
   t.equal((await client.findServices()).length, 6);
   t.equal(requests.length, 4, 'three failures, then success on the last retry');
 });
@@ -50,7 +50,7 @@ t.test('a read is retried on network errors along the whole schedule', async (t)
 t.test('a read still failing after the schedule throws AdminApiError with the cause', async (t) => {
   const emulator = await startEmulator(t);
   const cause = connectionRefused();
-  const { client, requests } = await scripted(t, emulator, [cause, cause, cause, cause]);
+  const { client, requests } = await scripted(emulator, [cause, cause, cause, cause]);
   const err = await rejectionOf(client.findServices());
   t.ok(err instanceof AdminApiError);
   t.match(err, { code: 'GEOHOOK_ERR_ADMIN_API', serverCode: undefined, url: `${emulator.baseUrl}/services/findServices` });
@@ -61,7 +61,7 @@ t.test('a read still failing after the schedule throws AdminApiError with the ca
 
 t.test('a read answered 5xx past the schedule throws the last answer', async (t) => {
   const emulator = await startEmulator(t);
-  const { client, requests } = await scripted(t, emulator, [unavailable(), unavailable()], [0]);
+  const { client, requests } = await scripted(emulator, [unavailable(), unavailable()], [0]);
   await t.rejects(client.settings.get(), { code: 'GEOHOOK_ERR_ADMIN_API', serverCode: 503, messages: ['HTTP 503 Service Unavailable'] });
   t.equal(requests.length, 2);
 });
@@ -69,17 +69,17 @@ t.test('a read answered 5xx past the schedule throws the last answer', async (t)
 t.test('an admin error body with code 500 is retried for reads; a 4xx error is not', async (t) => {
   const emulator = await startEmulator(t);
   const internal = jsonAnswer({ status: 'error', messages: ['Internal error.'], code: 500 });
-  const first = await scripted(t, emulator, [internal]);
+  const first = await scripted(emulator, [internal]);
   await first.client.webhooks.listOrganization();
   t.equal(first.requests.length, 2);
-  const second = await scripted(t, emulator, []);
+  const second = await scripted(emulator, []);
   await t.rejects(second.client.webhooks.get(GP, 'missing'), { code: 'GEOHOOK_ERR_ADMIN_API', serverCode: 404 });
   t.equal(second.requests.length, 1, '404 is not retried');
 });
 
 t.test('the retry schedule is waited between tries', async (t) => {
   const emulator = await startEmulator(t);
-  const { client } = await scripted(t, emulator, [unavailable(), unavailable()], [60, 60]);
+  const { client } = await scripted(emulator, [unavailable(), unavailable()], [60, 60]);
   const started = performance.now();
   await client.findServices();
   t.ok(performance.now() - started >= 115, 'two waits of 60 ms');
@@ -100,7 +100,7 @@ t.test('writes are never retried, on network errors or 5xx', async (t) => {
   ];
   for (const [name, write] of writes) {
     for (const failure of [connectionRefused(), unavailable()]) {
-      const { client, requests } = await scripted(t, emulator, [failure]);
+      const { client, requests } = await scripted(emulator, [failure]);
       await t.rejects(write(client), AdminApiError, name);
       t.equal(requests.length, 1, `${name}: sent once`);
     }
