@@ -62,7 +62,7 @@ function handledPatterns(job: Job): Set<string> {
 function connectionOf(connection: SubscribeOptions['connection']): { redis: Redis; owned: boolean } {
   if (connection instanceof Redis) return { redis: connection, owned: false };
   // Worker connections wait for Redis through an outage instead of failing (BullMQ's rule for workers).
-  const options = { maxRetriesPerRequest: null, enableReadyCheck: true } as const;
+  const options = { maxRetriesPerRequest: null } as const;
   const redis = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
   return { redis, owned: true };
 }
@@ -118,7 +118,7 @@ export function subscribe(options: SubscribeOptions): Subscription {
     const family = familyOf[name];
     const queueRoutes = routes.filter((route) => route.pattern.queues.includes(name));
     const count = (job: Job, outcome: ConsumeOutcome): void => {
-      metrics.consumed.inc({ queue: name, type: typeof job.name === 'string' ? job.name : 'unknown', outcome });
+      metrics.consumed.inc({ queue: name, type: job.name, outcome });
     };
     const process = async (job: Job<GeohookEvent>): Promise<void> => {
         let event: GeohookEvent;
