@@ -63,7 +63,7 @@ async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspe
     const reason = (failure ?? (err as Error)).message;
     throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `cannot reach Redis at ${hostOf(url)}: ${reason}`, { cause: failure ?? err });
   }
-  const eventQueue = new EventQueue({ connection, prefix: config.prefix });
+  const eventQueue = new EventQueue({ connection, prefix: config.prefix, moveInbox: false });
   try {
     return await work(new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: config.completedJobs.ageSeconds }));
   } catch (err) {

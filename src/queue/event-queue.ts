@@ -1,9 +1,14 @@
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { BaseLogger } from 'pino';
 import { QueueUnavailableError } from '../errors.js';
 import type { RetryPolicy } from '../config/types.js';
+import { AcceptBatcher } from './accept-batcher.js';
+import { defineAcceptCommand } from './accept-script.js';
 import type { GeohookEvent } from './envelope.js';
+import { InboxMover } from './inbox-mover.js';
 import { allQueueNames, queueNames, type QueueName } from './names.js';
 
 /** Options of {@link EventQueue}. */
@@ -22,7 +27,17 @@ export interface EventQueueOptions {
   retry?: RetryPolicy;
   /** `Retry-After` advertised when Redis is unavailable. @defaultValue 5 */
   retryAfterSeconds?: number;
+  /**
+   * Run an {@link InboxMover} in this process, turning accepted events into jobs. Every process that
+   * accepts events should: any mover moves any receiver's events. @defaultValue true
+   */
+  moveInbox?: boolean;
+  /** Where the mover reports Redis errors. */
+  log?: Pick<BaseLogger, 'warn' | 'error'>;
 }
+
+/** How long an event id stays claimed by the first hook that got it: longer than any stay in the inbox. */
+const CLAIM_MS = 3_600_000;
 
 const defaultRetryPolicy: RetryPolicy = { attempts: 5, backoff: { type: 'exponential', delayMs: 1000, jitter: 0.2 } };
 
@@ -34,10 +49,11 @@ export interface EnqueueResult {
 
 /**
  * Puts events on the three BullMQ queues of CONTRACT §4: job name = event type, job id = event id.
- * Repeats of an event on the same hook within the retention window are enqueued once: BullMQ's
- * throttle-mode deduplication keeps its key for the whole window, also after the job itself was removed.
- * When the id is already taken by the same bytes on another hook (or by a job kept past the window),
- * the job id becomes `<event id>-<hook>-<time>` so that no accepted event is dropped.
+ * An event is acknowledged once one script has stored it in the inbox stream (`<prefix>:inbox`); an
+ * {@link InboxMover} makes it a BullMQ job moments later, in batches. Repeats of an event on the same
+ * hook within the retention window are stored once: the hook's dedup key outlives the job. When the id
+ * is already taken by the same bytes on another hook (or by a job kept past the window), the job id
+ * becomes `<event id>-<hook>-<time>` so that no accepted event is dropped.
  */
 export class EventQueue {
   private readonly connection: Redis;
@@ -47,6 +63,11 @@ export class EventQueue {
   private readonly dedupRetentionMs: number;
   private readonly enqueueTimeoutMs: number;
   private readonly retryAfterSeconds: number;
+  private readonly inbox: string;
+  private readonly moveInbox: boolean;
+  private readonly log: Pick<BaseLogger, 'warn' | 'error'> | undefined;
+  private readonly batcher: AcceptBatcher;
+  private mover: InboxMover | undefined;
 
   constructor(options: EventQueueOptions) {
     this.connection = options.connection;
@@ -54,6 +75,9 @@ export class EventQueue {
     this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 2000;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
     this.prefix = options.prefix ?? 'geohook';
+    this.inbox = `${this.prefix}:inbox`;
+    this.moveInbox = options.moveInbox ?? true;
+    this.log = options.log;
     const retry = options.retry ?? defaultRetryPolicy;
     this.defaultJobOptions = {
       attempts: retry.attempts,
@@ -64,6 +88,12 @@ export class EventQueue {
       },
       removeOnFail: false,
     };
+    defineAcceptCommand(this.connection);
+    this.batcher = new AcceptBatcher({
+      connection: this.connection,
+      dedupMs: this.dedupRetentionMs,
+      claimMs: Math.min(CLAIM_MS, this.dedupRetentionMs),
+    });
     // BullMQ queries the server when a Queue is made, which a fail-fast connection refuses while it is
     // still connecting: the queues are made once the connection is first ready.
     if (this.connection.status === 'ready') this.createQueues();
@@ -72,9 +102,20 @@ export class EventQueue {
 
   private readonly createQueues = (): void => {
     const { connection, prefix, defaultJobOptions } = this;
-    this.queues ??= new Map(
+    if (this.queues !== undefined) return;
+    const queues = new Map(
       allQueueNames.map((name) => [name, new Queue(name, { connection, prefix, skipWaitingForReady: true, defaultJobOptions })]),
     );
+    this.queues = queues;
+    if (!this.moveInbox) return;
+    this.mover = new InboxMover({
+      connection,
+      inbox: this.inbox,
+      queueOf: (name) => queues.get(name as QueueName),
+      jobOptions: defaultJobOptions,
+      ...(this.log === undefined ? {} : { log: this.log }),
+    });
+    this.mover.start();
   };
 
   /** Resolves once the queues exist (Redis answered at least once); rejects after `timeoutMs`. */
@@ -95,7 +136,8 @@ export class EventQueue {
 
   /**
    * Stores `event` durably in Redis, or throws {@link QueueUnavailableError} when Redis does not answer
-   * within the enqueue timeout. Resolves only after Redis accepted the job (or recognised a repeat).
+   * within the enqueue timeout. Resolves only after Redis stored the event in the inbox (or recognised a
+   * repeat); its job follows as soon as a mover takes it.
    */
   async enqueue(event: GeohookEvent): Promise<EnqueueResult> {
     if (this.connection.status !== 'ready' || this.queues === undefined) {
@@ -106,22 +148,40 @@ export class EventQueue {
 
   private async store(event: GeohookEvent): Promise<EnqueueResult> {
     const queue = this.queue(queueNames[event.family]);
-    const deduplicationId = `${event.hook}:${event.id}`;
-    // Has this hook seen the event within the window, and is the job id taken? Both commands go out
-    // together (one round trip); an ioredis pipeline() would copy every BullMQ script per call.
-    const [seen, taken] = await Promise.all([
-      this.connection.exists(queue.toKey(`de:${deduplicationId}`)),
-      this.connection.exists(queue.toKey(event.id)),
-    ]);
-    if (seen === 1) return { duplicate: true };
-    // The id is taken by the same bytes on another hook, or by a job kept past the window: BullMQ would
-    // silently keep the old job, so this event gets an id of its own.
-    const jobId = taken === 1 ? `${event.id}-${event.hook}-${Date.now().toString(36)}` : event.id;
-    await queue.add(event.type, event, {
-      jobId,
-      deduplication: { id: deduplicationId, ttl: this.dedupRetentionMs },
+    const accepted = await this.batcher.accept({
+      keys: {
+        dedup: queue.toKey(`de:${event.hook}:${event.id}`),
+        job: queue.toKey(event.id),
+        claim: queue.toKey(`claim:${event.id}`),
+        inbox: this.inbox,
+      },
+      entry: {
+        queue: queue.name,
+        name: event.type,
+        eventId: event.id,
+        fallbackJobId: `${event.id}-${event.hook}-${Date.now().toString(36)}`,
+        data: JSON.stringify(event),
+      },
     });
-    return { duplicate: false };
+    return { duplicate: !accepted };
+  }
+
+  /** Entries of the inbox: events acknowledged and not yet jobs. */
+  inboxLength(): Promise<number> {
+    return this.connection.xlen(this.inbox);
+  }
+
+  /**
+   * Resolves once the inbox is empty (every event accepted so far, by any receiver, is a job), or false
+   * after `timeoutMs`. Rejects when Redis cannot be asked.
+   */
+  async drained(timeoutMs = 10_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await this.inboxLength()) > 0) {
+      if (Date.now() >= deadline) return false;
+      await sleep(10);
+    }
+    return true;
   }
 
   private async withTimeout<T>(work: Promise<T>): Promise<T> {
@@ -143,9 +203,14 @@ export class EventQueue {
     }
   }
 
-  /** Closes the BullMQ queues (not the shared connection). */
-  async close(): Promise<void> {
+  /**
+   * Moves what is left in the inbox (for up to `drainTimeoutMs`, while Redis answers), then stops the
+   * mover and closes the BullMQ queues (not the shared connection).
+   */
+  async close(drainTimeoutMs = 5000): Promise<void> {
     this.connection.off('ready', this.createQueues);
+    if (this.mover !== undefined && this.connection.status === 'ready') await this.drained(drainTimeoutMs).catch(() => false);
+    await this.mover?.close();
     await Promise.all([...(this.queues?.values() ?? [])].map((queue) => queue.close()));
   }
 }

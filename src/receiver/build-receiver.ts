@@ -65,16 +65,6 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     throw new GeohookError('GEOHOOK_ERR_CONFIG', 'REDIS_URL: required by buildReceiver (or pass a connection)');
   }
   const connection = options.connection ?? createProducerConnection(config.redisUrl!);
-  const eventQueue = new EventQueue({
-    connection,
-    prefix: config.prefix,
-    dedupRetentionSeconds: config.dedupRetentionSeconds,
-    enqueueTimeoutMs: config.enqueueTimeoutMs,
-    completedJobs: config.completedJobs,
-    retry: config.retry,
-  });
-  const metrics = createReceiverMetrics(eventQueue);
-
   const loggerOptions = createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders });
   const app = Fastify({
     ...(options.loggerInstance === undefined ? { logger: loggerOptions } : { loggerInstance: options.loggerInstance }),
@@ -84,6 +74,16 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
   });
+  const eventQueue = new EventQueue({
+    connection,
+    prefix: config.prefix,
+    dedupRetentionSeconds: config.dedupRetentionSeconds,
+    enqueueTimeoutMs: config.enqueueTimeoutMs,
+    completedJobs: config.completedJobs,
+    retry: config.retry,
+    log: app.log,
+  });
+  const metrics = createReceiverMetrics(eventQueue);
   app.decorate('eventQueue', eventQueue);
   app.decorate('metricsRegistry', metrics.registry);
   watchConnection(connection, app.log);
@@ -109,8 +109,9 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -53,6 +53,18 @@ export function createReceiverMetrics(eventQueue: EventQueue): ReceiverMetrics {
       }
     },
   });
+  new Gauge({
+    name: 'geohook_inbox_entries',
+    help: 'Events acknowledged and not yet handed over to their queue as jobs',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await eventQueue.inboxLength());
+      } catch {
+        // As above.
+      }
+    },
+  });
   return {
     registry,
     deliveries: new Counter({

@@ -93,8 +93,13 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       bodyLimit: options.maxBodyBytes,
       config: { rawBody: true },
       // Unknown hooks are refused before their body is read.
-      onRequest: async (request) => {
-        hookOf(request);
+      onRequest: (request, _reply, done) => {
+        try {
+          hookOf(request);
+          done();
+        } catch (err) {
+          done(err as GeohookError);
+        }
       },
     },
     async (request, reply) => {

@@ -36,6 +36,7 @@ t.test('a GP job fired in the emulator reaches geohook signed, verified and clas
   const deliveries = await settle(emulator, 2);
   t.ok(deliveries.every((delivery) => delivery.outcome === 'delivered'), 'both delivered');
   t.ok(deliveries.every((delivery) => /^sha256=[A-Za-z0-9+/]{43}=$/.test(delivery.signature as string)), 'signed');
+  await receiver.app.eventQueue.drained();
   const jobs = await receiver.app.eventQueue.queue('gp-events').getJobs(['wait']);
   t.equal(jobs.length, 2);
   for (const job of jobs) t.match(job.data, { type: 'gp.job.failed', verified: true, service: { folderName: 'Tools', serviceName: 'Buffer' } });
@@ -55,6 +56,7 @@ t.test('a feature edit fires only the active webhooks whose changeTypes match', 
   const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType: 'FeaturesUpdated', layerId: 2 });
   t.equal((fired.body.deliveries as unknown[]).length, 2, '* and FeaturesEdited match FeaturesUpdated');
   await settle(emulator, 2);
+  await receiver.app.eventQueue.drained();
   const jobs = await receiver.app.eventQueue.queue('feature-events').getJobs(['wait']);
   t.same(jobs.map((job) => job.data.payload.name).sort(), ['all', 'edited']);
   t.ok(jobs.every((job) => job.data.type === 'feature.FeaturesUpdated' && job.data.verified));

@@ -71,6 +71,7 @@ t.test('counts report every state of every queue', async (t) => {
   const s = await setup(t);
   await s.eventQueue.enqueue(envelopeOf('gp'));
   await s.eventQueue.enqueue(envelopeOf('feature'));
+  await s.eventQueue.drained();
   t.same(await s.inspector.counts(), { 'gp-events': { ...zero, waiting: 1 }, 'feature-events': { ...zero, waiting: 1 }, 'unknown-events': zero });
   worker(t, s, 'gp-events', failing);
   await waitFor('the failure', async () => (await s.inspector.counts())['gp-events'].failed === 1);
@@ -121,6 +122,7 @@ t.test('retry checks every id first: an unknown, pending or other-queue id retri
   await settle(s, [dead], 'failed');
   const pending = envelopeOf('feature');
   await s.eventQueue.enqueue(pending);
+  await s.eventQueue.drained();
   await t.rejects(s.inspector.retry([dead.id, 'no-such-id']), { code: 'GEOHOOK_ERR_EVENT_NOT_FOUND', message: /^no-such-id: no such event/ });
   await t.rejects(s.inspector.retry([dead.id, pending.id]), { code: 'GEOHOOK_ERR_EVENT_NOT_FOUND', message: /not failed \(it is waiting in feature-events\)/ });
   await t.rejects(s.inspector.retry([dead.id], { queue: 'feature-events' }), { code: 'GEOHOOK_ERR_EVENT_NOT_FOUND' });
@@ -184,6 +186,7 @@ t.test('replay retries a failed event, refuses a pending one, and names the rete
   await settle(s, [dead], 'failed');
   const pending = envelopeOf('unknown');
   await s.eventQueue.enqueue(pending);
+  await s.eventQueue.drained();
   t.match(await s.inspector.replay(dead.id), { jobId: dead.id, from: 'failed' });
   await waitFor('the second failure', async () => calls === 2 && (await stateOf(s, 'gp-events', dead.id)) === 'failed');
   t.equal((await s.inspector.failed()).jobs[0]!.attemptsMade, 1, 'with its whole retry policy again');

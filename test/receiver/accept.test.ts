@@ -14,6 +14,7 @@ t.test('a signed Enterprise feature delivery is acknowledged 202 and enqueued on
   const id = createHash('sha256').update(body).digest('hex');
   t.same(await response.json(), { status: 'accepted', id, duplicate: false });
 
+  await receiver.app.eventQueue.drained();
   const job = await receiver.app.eventQueue.queue('feature-events').getJob(id);
   t.ok(job, 'the job is in Redis');
   t.equal(job!.name, 'feature.FeaturesCreated');

@@ -9,6 +9,7 @@ const FORM = 'application/x-www-form-urlencoded';
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
 async function jobOf(receiver: Awaited<ReturnType<typeof startReceiver>>, queue: 'gp-events' | 'feature-events' | 'unknown-events', id: string) {
+  await receiver.app.eventQueue.drained();
   const job = await receiver.app.eventQueue.queue(queue).getJob(id);
   if (job === undefined) throw new Error(`no job ${id} in ${queue}`);
   return job;

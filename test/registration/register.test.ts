@@ -29,6 +29,7 @@ async function fireJob(t: Test, emulator: TestEmulator, geohook: TestGeohook): P
     const found = deliveries.find((delivery) => delivery.id === deliveryId);
     return found !== undefined && found.outcome !== 'pending' ? found : undefined;
   });
+  await geohook.server.app.eventQueue.drained();
   const jobs = await geohook.server.app.eventQueue.queue('gp-events').getJobs();
   const event = jobs.map((job) => job.data as GeohookEvent).find((data) => (data.payload as { jobId?: string }).jobId === fired.body.jobId);
   return { record, event };
