@@ -7,7 +7,7 @@ import { BENCH_SECRET, WEBHOOK_PATH } from './payloads.js';
 import { processCpuMs, settleJobs, startRedis, type BenchRedis, type Durability } from './redis.js';
 import type { LoadParams, LoadResult } from './workers/loader.js';
 
-export type CaseName = 'bare' | 'naive' | 'geohook';
+export type CaseName = 'bare' | 'naive' | 'geohook' | 'geohook-strict';
 
 /** How to run one HTTP case. */
 interface CaseSpec {
@@ -16,12 +16,16 @@ interface CaseSpec {
   script: string;
   /** The BullMQ queues it fills; none means it needs no Redis. */
   queues: readonly string[];
+  /** Its redis-server's durability whatever the run's `--durability`; none means the run's. */
+  durability?: Durability;
 }
 
+/** The HTTP cases, in the order of their turns in each round. */
 export const caseSpecs: readonly CaseSpec[] = [
   { name: 'bare', script: 'cases/bare.js', queues: [] },
   { name: 'naive', script: 'cases/naive.js', queues: [NAIVE_QUEUE] },
   { name: 'geohook', script: 'cases/geohook.js', queues: allQueueNames },
+  { name: 'geohook-strict', script: 'cases/geohook.js', queues: allQueueNames, durability: 'strict' },
 ];
 
 /** One case in one round. */
@@ -52,6 +56,7 @@ export interface RoundResult {
 
 export interface CaseRoundSettings {
   round: number;
+  /** The run's durability, for the cases that do not set their own. */
   durability: Durability;
   durationSeconds: number;
   warmupSeconds: number;
@@ -63,9 +68,12 @@ export interface CaseRoundSettings {
 /** A fresh BullMQ prefix, so that no run sees another's keys. */
 export const freshPrefix = (label: string): string => `bench-${label}-${randomBytes(4).toString('hex')}`;
 
-/** Starts the server of a case on a fresh redis-server (when it needs one) and a fresh prefix. */
+/**
+ * Starts the server of a case on a fresh redis-server (when it needs one) and a fresh prefix. The Redis
+ * has the case's own durability if it sets one, `durability` (the run's) otherwise.
+ */
 export async function startCaseServer(spec: CaseSpec, durability: Durability, execArgv: string[] = []): Promise<{ server: Child<{ port: number }>; redis?: BenchRedis; prefix: string }> {
-  const redis = spec.queues.length > 0 ? await startRedis(durability) : undefined;
+  const redis = spec.queues.length > 0 ? await startRedis(spec.durability ?? durability) : undefined;
   const prefix = freshPrefix(spec.name);
   const params: CaseParams = { prefix, secret: BENCH_SECRET, ...(redis === undefined ? {} : { redisUrl: redis.url }) };
   try {

@@ -6,7 +6,7 @@ export interface BenchOptions {
   quick: boolean;
   json: boolean;
   durability: Durability;
-  /** Rounds of the three HTTP cases, taken in turns (a, b, c, a, b, c…). */
+  /** Rounds of the four HTTP cases, taken in turns (a, b, c, d, a, b, c, d…). */
   rounds: number;
   /** Measured seconds per case and round. */
   durationSeconds: number;
@@ -25,12 +25,13 @@ export interface BenchOptions {
 
 export const usage = `npm run bench -- [options]
 
-  --quick                 short run (3 rounds × 2 s, e2e 10,000, emulator 4,000), under a minute
+  --quick                 short run (3 rounds × 2 s after 0.5 s of warm-up, e2e 10,000, emulator 4,000), under a minute
   --json                  print one JSON object on stdout (progress goes to stderr)
-  --durability MODE       fast (AOF, fsync every second; default) or strict (fsync at every write)
-  --rounds N              rounds of the three HTTP cases (default 3)
+  --durability MODE       fast (AOF, fsync every second; default) or strict (fsync at every write);
+                          the geohook-strict case always fsyncs at every write
+  --rounds N              rounds of the four HTTP cases (default 3)
   --duration SECONDS      measured seconds per case and round (default 10)
-  --warmup SECONDS        unmeasured load before each measurement (default 2; quick 1)
+  --warmup SECONDS        unmeasured load before each measurement (default 2; quick 0.5)
   --connections N         concurrent connections of the load generator (default 64)
   --e2e-events N          deliveries of the end-to-end run (default 100000)
   --emulator-deliveries N signed deliveries fired by the emulator (default 20000)
@@ -82,7 +83,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     durability,
     rounds: whole('rounds', values.rounds, 3, 1),
     durationSeconds: seconds('duration', values.duration, quick ? 2 : 10, 1),
-    warmupSeconds: seconds('warmup', values.warmup, quick ? 1 : 2, 0),
+    warmupSeconds: seconds('warmup', values.warmup, quick ? 0.5 : 2, 0),
     connections: whole('connections', values.connections, 64, 1),
     e2eEvents: whole('e2e-events', values['e2e-events'], quick ? 10_000 : 100_000, 100),
     emulatorDeliveries: whole('emulator-deliveries', values['emulator-deliveries'], quick ? 4_000 : 20_000, 1),

@@ -21,6 +21,21 @@ export interface CaseSummary {
   lost: number;
 }
 
+/** Ratios of req/s within one round. */
+export interface RoundRatios {
+  round: number;
+  /** geohook / bare Fastify. */
+  vsBare: number;
+  /** geohook / the naive receiver. */
+  vsNaive: number;
+  /** The naive receiver / bare Fastify. */
+  naiveVsBare: number;
+  /** geohook on a Redis that fsyncs at every write / geohook on the run's Redis. */
+  strictVsFast: number;
+}
+
+type RatioName = Exclude<keyof RoundRatios, 'round'>;
+
 export interface Target {
   name: string;
   goal: string;
@@ -59,8 +74,10 @@ export interface BenchReport {
   bare: CaseSummary;
   naive: CaseSummary;
   geohook: CaseSummary;
-  /** Medians of the per-round ratios of geohook's req/s. */
-  ratios: { vsBare: number; vsNaive: number; naiveVsBare: number; perRound: { round: number; vsBare: number; vsNaive: number; naiveVsBare: number }[] };
+  /** geohook on a Redis with `appendfsync always`, whatever the run's durability. */
+  geohookStrict: CaseSummary;
+  /** Medians of the per-round ratios of req/s, and those ratios. */
+  ratios: Record<RatioName, number> & { perRound: RoundRatios[] };
   rounds: RoundResult[];
   e2e: EndToEndResult;
   emulator: EmulatorResult;
@@ -95,24 +112,27 @@ export function summarizeCase(rounds: readonly RoundResult[], name: CaseName): C
 export function perRoundRatios(rounds: readonly RoundResult[]): BenchReport['ratios'] {
   const numbers = [...new Set(rounds.map((round) => round.round))];
   const rpsOf = (round: number, name: CaseName): number => rounds.find((r) => r.round === round && r.case === name)?.rps ?? Number.NaN;
-  const perRound = numbers.map((round) => ({
+  const perRound = numbers.map((round): RoundRatios => ({
     round,
     vsBare: rpsOf(round, 'geohook') / rpsOf(round, 'bare'),
     vsNaive: rpsOf(round, 'geohook') / rpsOf(round, 'naive'),
     naiveVsBare: rpsOf(round, 'naive') / rpsOf(round, 'bare'),
+    strictVsFast: rpsOf(round, 'geohook-strict') / rpsOf(round, 'geohook'),
   }));
-  const medianOf = (key: 'vsBare' | 'vsNaive' | 'naiveVsBare'): number => median(perRound.map((r) => r[key]));
-  return { vsBare: medianOf('vsBare'), vsNaive: medianOf('vsNaive'), naiveVsBare: medianOf('naiveVsBare'), perRound };
+  const medianOf = (key: RatioName): number => median(perRound.map((r) => r[key]));
+  return { vsBare: medianOf('vsBare'), vsNaive: medianOf('vsNaive'), naiveVsBare: medianOf('naiveVsBare'), strictVsFast: medianOf('strictVsFast'), perRound };
 }
 
 const fixed = (value: number, digits = 0): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 const thousands = (value: number): string => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–');
+const aof = (durability: Durability): string => (durability === 'strict' ? 'fsync always (strict)' : 'fsync every second (fast)');
 
 export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'>): Target[] {
   const { geohook, ratios, e2e, emulator } = report;
   return [
     { name: 'geohook vs bare Fastify', goal: '≥ 0.50×', value: `${fixed(ratios.vsBare, 2)}×`, met: ratios.vsBare >= 0.5 },
     { name: 'geohook vs naive receiver', goal: '≥ 2×', value: `${fixed(ratios.vsNaive, 2)}×`, met: ratios.vsNaive >= 2 },
+    { name: 'strict vs fast durability', goal: '≥ 0.80×', value: `${fixed(ratios.strictVsFast, 2)}×`, met: ratios.strictVsFast >= 0.8 },
     { name: 'geohook p99', goal: '≤ 20 ms', value: `${fixed(geohook.p99Ms, 1)} ms`, met: geohook.p99Ms <= 20 },
     { name: 'geohook peak RSS', goal: '≤ 150 MiB', value: `${fixed(geohook.rssMb)} MiB`, met: geohook.rssMb <= 150 },
     { name: 'end to end consumed', goal: '≥ 5,000/s', value: `${thousands(e2e.consumedPerSec)}/s`, met: e2e.consumedPerSec >= 5000 },
@@ -140,7 +160,7 @@ export function formatReport(report: BenchReport): string {
   const { settings } = report;
   lines.push(
     `geohook bench: ${settings.rounds} round(s) × ${settings.durationSeconds} s per case after ${settings.warmupSeconds} s of warm-up, ${settings.connections} connections, ` +
-      `distinct signed ${settings.bodyBytes}-byte bodies, Redis ${settings.redis} with AOF ${report.durability === 'strict' ? 'fsync always (strict)' : 'fsync every second (fast)'}`,
+      `distinct signed ${settings.bodyBytes}-byte bodies, Redis ${settings.redis} with AOF ${aof(report.durability)}, geohook-strict's with ${aof('strict')}`,
   );
   lines.push(
     `machine: ${settings.cpus} × ${settings.cpuModel}, Node ${settings.node}; load average before ${settings.loadAverageBefore.map((n) => n.toFixed(2)).join(' ')}, after ${settings.loadAverageAfter.map((n) => n.toFixed(2)).join(' ')}`,
@@ -152,6 +172,7 @@ export function formatReport(report: BenchReport): string {
       caseRow('bare Fastify → 204', report.bare, '1.00', '–', false),
       caseRow('naive: raw body + HMAC + await queue.add → 202', report.naive, fixed(report.ratios.naiveVsBare, 2), '1.00'),
       caseRow('geohook buildReceiver → 202', report.geohook, fixed(report.ratios.vsBare, 2), fixed(report.ratios.vsNaive, 2)),
+      caseRow(`geohook, Redis ${aof('strict')} → 202`, report.geohookStrict, '–', '–'),
     ]),
   );
   lines.push('');
@@ -175,7 +196,8 @@ export function formatReport(report: BenchReport): string {
       ]),
     ]),
   );
-  lines.push(`per-round geohook/bare: ${report.ratios.perRound.map((r) => fixed(r.vsBare, 2)).join(', ')}; geohook/naive: ${report.ratios.perRound.map((r) => fixed(r.vsNaive, 2)).join(', ')}`);
+  const perRound = (key: RatioName): string => report.ratios.perRound.map((r) => fixed(r[key], 2)).join(', ');
+  lines.push(`per-round geohook/bare: ${perRound('vsBare')}; geohook/naive: ${perRound('vsNaive')}; geohook-strict/geohook: ${perRound('strictVsFast')}`);
   const { e2e, emulator } = report;
   lines.push('');
   lines.push(

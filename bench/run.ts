@@ -13,8 +13,9 @@ import { profileFiles, topFrames } from './profile/top-frames.js';
 import { evaluateTargets, formatReport, perRoundRatios, summarizeCase, type BenchReport } from './report.js';
 
 /**
- * `npm run bench`: in one run, bare Fastify, the naive receiver and geohook's receiver in turns under the
- * same load, then geohook end to end with a consumer, then the emulator's fan-out. Every piece runs in a
+ * `npm run bench`: in one run, bare Fastify, the naive receiver, geohook's receiver and geohook's receiver
+ * on a Redis that fsyncs at every write, in turns under the same load, then geohook end to end with a
+ * consumer, then the emulator's fan-out. Every piece runs in a
  * process of its own; progress goes to stderr, the report (table or `--json`) to stdout.
  */
 
@@ -147,6 +148,7 @@ async function main(): Promise<number> {
     bare: summarizeCase(rounds, 'bare'),
     naive: summarizeCase(rounds, 'naive'),
     geohook: summarizeCase(rounds, 'geohook'),
+    geohookStrict: summarizeCase(rounds, 'geohook-strict'),
     ratios: perRoundRatios(rounds),
     rounds,
     e2e,

@@ -3,7 +3,10 @@ import { buildReceiver } from '../../src/receiver/build-receiver.js';
 import { GEOHOOK_LOG_LEVEL } from './case-names.js';
 import { serveCase } from './case-server.js';
 
-/** Case c: geohook's real receiver, as `buildReceiver` makes it from a loaded configuration. */
+/**
+ * Cases c and d: geohook's real receiver, as `buildReceiver` makes it from a loaded configuration (d is
+ * the same server on a Redis that fsyncs at every write).
+ */
 await serveCase(async ({ redisUrl, prefix, secret }) => {
   const config = loadConfig({ REDIS_URL: redisUrl, GEOHOOK_PREFIX: prefix, HOOK_SECRETS: secret, LOG_LEVEL: GEOHOOK_LOG_LEVEL });
   const app = await buildReceiver({ config });

@@ -19,8 +19,10 @@ declare module 'autocannon' {
     method?: string;
     connections?: number;
     pipelining?: number;
-    /** Seconds; ignored when `amount` is set. */
+    /** Seconds; ignored when `amount` is set. Checked at each sample: it ends on a multiple of `sampleInt`. */
     duration?: number;
+    /** Milliseconds between the samples of the `requests` and `throughput` histograms (default 1000). */
+    sampleInt?: number;
     /** Number of requests to complete; overrides `duration`. */
     amount?: number;
     /** Seconds to wait for a response. */

@@ -29,20 +29,21 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     bare: CaseFigures;
     naive: CaseFigures;
     geohook: CaseFigures;
-    ratios: { vsBare: number; vsNaive: number };
+    geohookStrict: CaseFigures;
+    ratios: { vsBare: number; vsNaive: number; strictVsFast: number };
     rounds: { case: string; acked: number; jobs?: number }[];
     e2e: { events: number; acked: number; consumed: number; consumedPerSec: number; drainSeconds: number; drained: boolean };
     emulator: { deliveries: number; received: number; deliveriesPerSec: number };
     problems: string[];
   };
   t.equal(report.durability, 'fast');
-  for (const name of ['bare', 'naive', 'geohook'] as const) {
+  for (const name of ['bare', 'naive', 'geohook', 'geohookStrict'] as const) {
     t.ok(report[name].rps > 0, `${name} answered 2xx`);
     t.equal(report[name].lost, 0, `${name} lost no job`);
   }
   t.ok(report.geohook.p99Ms > 0 && report.geohook.rssMb > 0, 'geohook has p99 and RSS');
-  t.ok(Number.isFinite(report.ratios.vsBare) && Number.isFinite(report.ratios.vsNaive), 'ratios are numbers');
-  t.same(report.rounds.map((round) => round.case), ['bare', 'naive', 'geohook']);
+  t.ok([report.ratios.vsBare, report.ratios.vsNaive, report.ratios.strictVsFast].every(Number.isFinite), 'ratios are numbers');
+  t.same(report.rounds.map((round) => round.case), ['bare', 'naive', 'geohook', 'geohook-strict']);
   for (const round of report.rounds.filter((r) => r.jobs !== undefined)) t.equal(round.jobs, round.acked, `${round.case}: one job per 2xx`);
   t.match(report.e2e, { events: 500, acked: 500, consumed: 500, drained: true });
   t.ok(report.e2e.consumedPerSec > 0 && report.e2e.drainSeconds >= 0, 'e2e figures');
