@@ -16,7 +16,7 @@ export interface InboxMoverOptions {
   queueOf: (name: string) => Queue | undefined;
   /** Options of every job (attempts, backoff, removal); the job id comes from the entry. */
   jobOptions: JobsOptions;
-  /** Entries turned into jobs per transaction. @defaultValue 100 */
+  /** Entries turned into jobs per transaction (each batch holds the event loop for its jobs' making). @defaultValue 50 */
   batchSize?: number;
   /** An entry read by a mover that has not moved it for this long (it died) is taken over. @defaultValue 10000 */
   reclaimAfterMs?: number;
@@ -76,7 +76,7 @@ export class InboxMover {
   private ownBusyMs = 0;
 
   constructor(options: InboxMoverOptions) {
-    this.options = { batchSize: 100, reclaimAfterMs: 10_000, blockMs: 1000, yieldMs: 25, ...options };
+    this.options = { batchSize: 50, reclaimAfterMs: 10_000, blockMs: 1000, yieldMs: 25, ...options };
     // Blocking reads hold their connection; the jobs go through the queues' own connection. Reads wait
     // for Redis (while it is down, and before the first connect) instead of failing fast.
     this.reader = options.connection.duplicate({ connectionName: 'geohook-inbox-mover', enableOfflineQueue: true, maxRetriesPerRequest: null });
