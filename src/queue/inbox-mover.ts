@@ -205,12 +205,16 @@ export class InboxMover {
     if (results === null) throw new Error('the inbox transaction was discarded');
     // A job whose script failed inside the executed transaction: its entry is gone, so it is written back,
     // under a job id of its own (the failed script may have left a job hash under the first one).
+    let failures = 0;
     for (const [index, entry] of moved.entries()) {
       const err = results[index]?.[0];
       if (err === null || err === undefined) continue;
+      failures += 1;
       log?.error({ err, entry: entry.id }, 'inbox entry not added as a job: written back to the inbox');
-      const fields = { ...entry.fields!, id: `${entry.fields!.id!.split('~')[0]}~${Date.now().toString(36)}` };
+      const fields = { ...entry.fields!, id: `${entry.fields!.id!.split('~')[0]}~${randomUUID().slice(0, 8)}` };
       await connection.xadd(inbox, '*', ...Object.entries(fields).flat());
     }
+    // The next try waits like any other failure, rather than spinning on a queue that refuses jobs.
+    if (failures > 0) throw new Error(`${failures} of ${moved.length} jobs not added`);
   }
 }
