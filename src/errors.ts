@@ -20,6 +20,7 @@ export const errorCodes = {
   GEOHOOK_ERR_MISSING_CRC_TOKEN: { statusCode: 400, summary: 'A challenge GET came without a crc_token.' },
   GEOHOOK_ERR_NO_CRC_KEY: { statusCode: 404, summary: 'A challenge GET names a hook that has no key to answer with.' },
   GEOHOOK_ERR_QUEUE_UNAVAILABLE: { statusCode: 503, summary: 'Redis did not answer in time (an event was not stored, or a queue command could not reach it); retry later.' },
+  GEOHOOK_ERR_DURABILITY: { statusCode: 503, summary: 'DURABILITY=strict cannot be kept by this Redis (it needs WAITAOF, Redis 7.2+, or appendfsync always): deliveries get 503 and /readyz says why.' },
   GEOHOOK_ERR_NOT_FOUND: { statusCode: 404, summary: 'No such route.' },
   GEOHOOK_ERR_INTERNAL: { statusCode: 500, summary: 'An unexpected error; the event was not acknowledged.' },
   GEOHOOK_ERR_REDIS_SERVER: { statusCode: 500, summary: 'The embedded redis-server could not be started.' },

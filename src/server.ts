@@ -50,7 +50,8 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   let redisUrl = config.redisUrl;
   const embeddedDir = resolve(options.embeddedRedisDir ?? EMBEDDED_REDIS_DIR);
   if (redisUrl === undefined) {
-    redis = new RedisServer({ dir: embeddedDir, appendOnly: true });
+    // Strict durability on the embedded server: it fsyncs every write before it answers.
+    redis = new RedisServer({ dir: embeddedDir, appendOnly: true, appendFsync: config.durability === 'strict' ? 'always' : 'everysec' });
     await redis.start();
     redisUrl = redis.url;
     recordRedisUrl(embeddedDir, redisUrl);

@@ -65,6 +65,8 @@ export const envSchema = z.object({
   GEOHOOK_CONFIG: z.string().min(1, 'a file path').optional(),
   /** Base URL the GIS server uses to reach the receiver. @defaultValue `http://127.0.0.1:$PORT` */
   PUBLIC_URL: httpUrl.optional(),
+  /** When a delivery is acknowledged: `fast` once Redis holds it, `strict` once it is on disk. @defaultValue 'fast' */
+  DURABILITY: z.enum(['fast', 'strict'], { error: 'fast or strict' }).default('fast'),
   /** pino level. @defaultValue 'info' */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The admin root, `{base_url}` of the spec. */

@@ -43,6 +43,8 @@ export interface GeohookConfig {
   readonly maxBodyBytes: number;
   readonly publicUrl: string;
   readonly logLevel: string;
+  /** `fast`: acknowledged once Redis holds the event; `strict`: once it is on disk (DURABILITY). */
+  readonly durability: 'fast' | 'strict';
   readonly hooks: ReadonlyMap<string, HookConfig>;
   readonly dedupRetentionSeconds: number;
   readonly enqueueTimeoutMs: number;

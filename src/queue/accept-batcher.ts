@@ -16,6 +16,8 @@ export interface AcceptBatcherOptions {
   claimMs: number;
   /** Most events per script call. @defaultValue 256 */
   maxBatch?: number;
+  /** Longest wait of `WAITAOF` for the local fsync, ms. @defaultValue 2000 */
+  waitAofTimeoutMs?: number;
 }
 
 /**
@@ -28,9 +30,14 @@ export interface AcceptBatcherOptions {
 export class AcceptBatcher {
   private readonly options: Required<AcceptBatcherOptions>;
   private waiting: Waiting[] = [];
+  /**
+   * Follow each script call with `WAITAOF 1 0` (same connection, so one round trip) and answer only once
+   * the local AOF has the batch on disk: strict durability on Redis 7.2 and later.
+   */
+  waitAof = false;
 
   constructor(options: AcceptBatcherOptions) {
-    this.options = { maxBatch: 256, ...options };
+    this.options = { maxBatch: 256, waitAofTimeoutMs: 2000, ...options };
   }
 
   /** Resolves true for a new event, false for a repeat within the dedup window, once Redis stored it. */
@@ -46,10 +53,14 @@ export class AcceptBatcher {
     const batch = this.waiting;
     if (batch.length === 0) return;
     this.waiting = [];
-    const { connection, dedupMs, claimMs } = this.options;
-    acceptEvents(connection, batch.map((waiting) => waiting.request), { dedupMs, claimMs }).then(
-      (answers) => batch.forEach((waiting, index) => waiting.resolve(answers[index] === true)),
-      (err: unknown) => batch.forEach((waiting) => waiting.reject(err)),
-    );
+    const { connection, dedupMs, claimMs, waitAofTimeoutMs } = this.options;
+    const written = acceptEvents(connection, batch.map((waiting) => waiting.request), { dedupMs, claimMs });
+    const synced = this.waitAof ? (connection.call('WAITAOF', 1, 0, waitAofTimeoutMs) as Promise<[number, number]>) : undefined;
+    Promise.all([written, synced]).then(
+      ([answers, aof]) => {
+        if (aof !== undefined && aof[0] < 1) throw new Error(`WAITAOF: the write was not fsynced within ${waitAofTimeoutMs} ms`);
+        batch.forEach((waiting, index) => waiting.resolve(answers[index] === true));
+      },
+    ).catch((err: unknown) => batch.forEach((waiting) => waiting.reject(err)));
   };
 }

@@ -7,6 +7,7 @@ import { QueueUnavailableError } from '../errors.js';
 import type { RetryPolicy } from '../config/types.js';
 import { AcceptBatcher } from './accept-batcher.js';
 import { defineAcceptCommand } from './accept-script.js';
+import { planDurability, readPersistence, type Durability, type DurabilityPlan } from './durability.js';
 import type { GeohookEvent } from './envelope.js';
 import { InboxMover } from './inbox-mover.js';
 import { allQueueNames, queueNames, type QueueName } from './names.js';
@@ -32,8 +33,13 @@ export interface EventQueueOptions {
    * accepts events should: any mover moves any receiver's events. @defaultValue true
    */
   moveInbox?: boolean;
-  /** Where the mover reports Redis errors. */
-  log?: Pick<BaseLogger, 'warn' | 'error'>;
+  /**
+   * `strict` acknowledges only once the event is on disk (WAITAOF, or a server with appendfsync always)
+   * and refuses deliveries (503) on a server that can do neither. @defaultValue 'fast'
+   */
+  durability?: Durability;
+  /** Where the durability in force and the mover's Redis errors are reported. */
+  log?: Pick<BaseLogger, 'info' | 'warn' | 'error'>;
 }
 
 /** How long an event id stays claimed by the first hook that got it: longer than any stay in the inbox. */
@@ -65,8 +71,12 @@ export class EventQueue {
   private readonly retryAfterSeconds: number;
   private readonly inbox: string;
   private readonly moveInbox: boolean;
-  private readonly log: Pick<BaseLogger, 'warn' | 'error'> | undefined;
+  private readonly log: Pick<BaseLogger, 'info' | 'warn' | 'error'> | undefined;
   private readonly batcher: AcceptBatcher;
+  private readonly durability: Durability;
+  /** How the server in hand keeps the durability, read at every (re)connection. */
+  private durabilityPlan: Promise<DurabilityPlan> | undefined;
+  private durabilityProblem: string | undefined;
   private mover: InboxMover | undefined;
 
   constructor(options: EventQueueOptions) {
@@ -78,6 +88,7 @@ export class EventQueue {
     this.inbox = `${this.prefix}:inbox`;
     this.moveInbox = options.moveInbox ?? true;
     this.log = options.log;
+    this.durability = options.durability ?? 'fast';
     const retry = options.retry ?? defaultRetryPolicy;
     this.defaultJobOptions = {
       attempts: retry.attempts,
@@ -93,7 +104,11 @@ export class EventQueue {
       connection: this.connection,
       dedupMs: this.dedupRetentionMs,
       claimMs: Math.min(CLAIM_MS, this.dedupRetentionMs),
+      waitAofTimeoutMs: this.enqueueTimeoutMs,
     });
+    // A failover or a restart may bring a server with other settings: its durability is read again.
+    this.connection.on('ready', this.checkDurability);
+    if (this.connection.status === 'ready') this.checkDurability();
     // BullMQ queries the server when a Queue is made, which a fail-fast connection refuses while it is
     // still connecting: the queues are made once the connection is first ready.
     if (this.connection.status === 'ready') this.createQueues();
@@ -117,6 +132,29 @@ export class EventQueue {
     });
     this.mover.start();
   };
+
+  private readonly checkDurability = (): void => {
+    const plan = readPersistence(this.connection).then((server) => planDurability(this.durability, server));
+    this.durabilityPlan = plan;
+    plan.then(
+      (ready) => {
+        if (this.durabilityPlan !== plan) return;
+        this.batcher.waitAof = ready.waitAof;
+        this.durabilityProblem = undefined;
+        this.log?.info({ durability: ready.durability, waitAof: ready.waitAof }, ready.description);
+      },
+      (err: unknown) => {
+        if (this.durabilityPlan !== plan) return;
+        this.durabilityProblem = (err as Error).message;
+        this.log?.error({ err }, 'durability cannot be kept: deliveries are refused');
+      },
+    );
+  };
+
+  /** Why events cannot be accepted with the configured durability now, for `/readyz`; `undefined` when they can. */
+  durabilityIssue(): string | undefined {
+    return this.durabilityProblem;
+  }
 
   /** Resolves once the queues exist (Redis answered at least once); rejects after `timeoutMs`. */
   async ready(timeoutMs = 10_000): Promise<void> {
@@ -143,7 +181,17 @@ export class EventQueue {
     if (this.connection.status !== 'ready' || this.queues === undefined) {
       throw new QueueUnavailableError(`Redis is ${this.connection.status}`, this.retryAfterSeconds);
     }
-    return this.withTimeout(this.store(event));
+    return this.withTimeout(this.durableStore(event));
+  }
+
+  /** Strict durability waits for the server's settings to be known, and refuses a server that cannot keep it. */
+  private async durableStore(event: GeohookEvent): Promise<EnqueueResult> {
+    if (this.durability === 'strict') {
+      await this.durabilityPlan?.catch((err: unknown) => {
+        throw new QueueUnavailableError((err as Error).message, this.retryAfterSeconds, { cause: err });
+      });
+    }
+    return this.store(event);
   }
 
   private async store(event: GeohookEvent): Promise<EnqueueResult> {
@@ -209,6 +257,7 @@ export class EventQueue {
    */
   async close(drainTimeoutMs = 5000): Promise<void> {
     this.connection.off('ready', this.createQueues);
+    this.connection.off('ready', this.checkDurability);
     if (this.mover !== undefined && this.connection.status === 'ready') await this.drained(drainTimeoutMs).catch(() => false);
     await this.mover?.close();
     await Promise.all([...(this.queues?.values() ?? [])].map((queue) => queue.close()));

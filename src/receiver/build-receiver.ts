@@ -81,6 +81,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     enqueueTimeoutMs: config.enqueueTimeoutMs,
     completedJobs: config.completedJobs,
     retry: config.retry,
+    durability: config.durability,
     log: app.log,
   });
   const metrics = createReceiverMetrics(eventQueue);
@@ -134,7 +135,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   await app.register(healthRoutes, {
     connection,
     registry: metrics.registry,
-    ...(options.readinessChecks === undefined ? {} : { readinessChecks: options.readinessChecks }),
+    readinessChecks: [() => eventQueue.durabilityIssue(), ...(options.readinessChecks ?? [])],
   });
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.

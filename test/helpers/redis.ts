@@ -8,9 +8,9 @@ import { RedisServer } from '../../src/embedded/redis-server.js';
  * A private redis-server on a free loopback port, stopped (and its directory removed) at teardown.
  * No persistence unless the test asks for AOF.
  */
-export async function startRedis(t: Test, options: { appendOnly?: boolean } = {}): Promise<RedisServer> {
+export async function startRedis(t: Test, options: { appendOnly?: boolean; appendFsync?: 'always' | 'everysec' } = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'geohook-redis-'));
-  const server = new RedisServer({ dir, appendOnly: options.appendOnly ?? false });
+  const server = new RedisServer({ dir, appendOnly: options.appendOnly ?? false, ...(options.appendFsync === undefined ? {} : { appendFsync: options.appendFsync }) });
   await server.start();
   t.teardown(async () => {
     await server.stop();

@@ -105,7 +105,7 @@ t.test('the mover keeps going after Redis restarts, recreating its group', async
   const own = await startRedis(t);
   const prefix = uniquePrefix();
   const connection = createProducerConnection(own.url);
-  const queue = new EventQueue({ connection, prefix, retry, log: { warn: () => undefined, error: () => undefined } });
+  const queue = new EventQueue({ connection, prefix, retry, log: { info: () => undefined, warn: () => undefined, error: () => undefined } });
   await queue.ready();
   t.teardown(async () => {
     await queue.close(0);
@@ -131,7 +131,7 @@ t.test('a job whose script fails inside the transaction is written back to the i
   await raw.set(`${prefix}:gp-events:wait`, 'not a list');
   const errors: unknown[] = [];
   const connection = createProducerConnection(redis.url);
-  const queue = new EventQueue({ connection, prefix, retry, log: { warn: () => undefined, error: (obj: unknown) => errors.push(obj) } });
+  const queue = new EventQueue({ connection, prefix, retry, log: { info: () => undefined, warn: () => undefined, error: (obj: unknown) => errors.push(obj) } });
   await queue.ready();
   t.teardown(async () => {
     await queue.close(0);
