@@ -95,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     publicUrl: vars.PUBLIC_URL ?? `http://127.0.0.1:${vars.PORT}`,
     logLevel: vars.LOG_LEVEL,
     durability: vars.DURABILITY,
+    spoolDir: vars.SPOOL_DIR,
     hooks: frozenMap([...hooks].map(([name, hook]) => [name, deepFreeze(hook)])),
     dedupRetentionSeconds: parsedFile.data.dedupRetentionSeconds,
     enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,

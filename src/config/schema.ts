@@ -67,6 +67,8 @@ export const envSchema = z.object({
   PUBLIC_URL: httpUrl.optional(),
   /** When a delivery is acknowledged: `fast` once Redis holds it, `strict` once it is on disk. @defaultValue 'fast' */
   DURABILITY: z.enum(['fast', 'strict'], { error: 'fast or strict' }).default('fast'),
+  /** A local directory where events are spooled (fsync'd) while Redis cannot take them; unset: 503. */
+  SPOOL_DIR: z.string().min(1, 'a directory path').optional(),
   /** pino level. @defaultValue 'info' */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The admin root, `{base_url}` of the spec. */

@@ -45,6 +45,8 @@ export interface GeohookConfig {
   readonly logLevel: string;
   /** `fast`: acknowledged once Redis holds the event; `strict`: once it is on disk (DURABILITY). */
   readonly durability: 'fast' | 'strict';
+  /** Where events wait while Redis cannot take them (SPOOL_DIR); `undefined`: such deliveries get 503. */
+  readonly spoolDir: string | undefined;
   readonly hooks: ReadonlyMap<string, HookConfig>;
   readonly dedupRetentionSeconds: number;
   readonly enqueueTimeoutMs: number;

@@ -10,6 +10,7 @@ import { defineAcceptCommand } from './accept-script.js';
 import { planDurability, readPersistence, type Durability, type DurabilityPlan } from './durability.js';
 import type { GeohookEvent } from './envelope.js';
 import { InboxMover } from './inbox-mover.js';
+import { EventSpool } from './spool.js';
 import { allQueueNames, queueNames, type QueueName } from './names.js';
 
 /** Options of {@link EventQueue}. */
@@ -38,6 +39,11 @@ export interface EventQueueOptions {
    * and refuses deliveries (503) on a server that can do neither. @defaultValue 'fast'
    */
   durability?: Durability;
+  /**
+   * A directory for a local fsync'd spool: while Redis cannot take events they are appended there and
+   * acknowledged, then moved into Redis in order when it is back. Unset: such deliveries get 503.
+   */
+  spoolDir?: string;
   /** Where the durability in force and the mover's Redis errors are reported. */
   log?: Pick<BaseLogger, 'info' | 'warn' | 'error'>;
 }
@@ -49,9 +55,17 @@ const defaultRetryPolicy: RetryPolicy = { attempts: 5, backoff: { type: 'exponen
 
 /** What happened to an event handed to {@link EventQueue.enqueue}. */
 export interface EnqueueResult {
-  /** True when the same event was already accepted on the same hook within the retention window. */
+  /**
+   * True when the same event was already accepted on the same hook within the retention window (a spooled
+   * event is not checked yet: false, and the repeat is recognised when the spool is drained).
+   */
   duplicate: boolean;
+  /** True when the event went to the local spool because Redis could not take it. */
+  spooled: boolean;
 }
+
+/** Pause between two tries to drain the spool while Redis refuses its events. */
+const SPOOL_RETRY_MS = 1000;
 
 /**
  * Puts events on the three BullMQ queues of CONTRACT §4: job name = event type, job id = event id.
@@ -77,6 +91,9 @@ export class EventQueue {
   /** How the server in hand keeps the durability, read at every (re)connection. */
   private durabilityPlan: Promise<DurabilityPlan> | undefined;
   private durabilityProblem: string | undefined;
+  private readonly spool: EventSpool | undefined;
+  private spoolDraining: Promise<void> | undefined;
+  private spoolTimer: NodeJS.Timeout | undefined;
   private mover: InboxMover | undefined;
 
   constructor(options: EventQueueOptions) {
@@ -89,6 +106,7 @@ export class EventQueue {
     this.moveInbox = options.moveInbox ?? true;
     this.log = options.log;
     this.durability = options.durability ?? 'fast';
+    this.spool = options.spoolDir === undefined ? undefined : new EventSpool({ dir: options.spoolDir, ...(options.log === undefined ? {} : { log: options.log }) });
     const retry = options.retry ?? defaultRetryPolicy;
     this.defaultJobOptions = {
       attempts: retry.attempts,
@@ -109,6 +127,8 @@ export class EventQueue {
     // A failover or a restart may bring a server with other settings: its durability is read again.
     this.connection.on('ready', this.checkDurability);
     if (this.connection.status === 'ready') this.checkDurability();
+    // Events left in the spool by an earlier run (or an outage) go to Redis as soon as it answers.
+    if (this.spool !== undefined) this.connection.on('ready', this.drainSpool);
     // BullMQ queries the server when a Queue is made, which a fail-fast connection refuses while it is
     // still connecting: the queues are made once the connection is first ready.
     if (this.connection.status === 'ready') this.createQueues();
@@ -122,6 +142,7 @@ export class EventQueue {
       allQueueNames.map((name) => [name, new Queue(name, { connection, prefix, skipWaitingForReady: true, defaultJobOptions })]),
     );
     this.queues = queues;
+    this.drainSpool();
     if (!this.moveInbox) return;
     this.mover = new InboxMover({
       connection,
@@ -178,11 +199,52 @@ export class EventQueue {
    * repeat); its job follows as soon as a mover takes it.
    */
   async enqueue(event: GeohookEvent): Promise<EnqueueResult> {
-    if (this.connection.status !== 'ready' || this.queues === undefined) {
-      throw new QueueUnavailableError(`Redis is ${this.connection.status}`, this.retryAfterSeconds);
+    // Behind spooled events, a new one waits its turn in the spool too: they reach Redis in order.
+    if (this.spool?.pending === true) return this.spoolEvent(event);
+    try {
+      if (this.connection.status !== 'ready' || this.queues === undefined) {
+        throw new QueueUnavailableError(`Redis is ${this.connection.status}`, this.retryAfterSeconds);
+      }
+      return await this.withTimeout(this.durableStore(event));
+    } catch (err) {
+      if (this.spool === undefined || !(err instanceof QueueUnavailableError)) throw err;
+      // Redis may still store the event after the timeout: the drain then finds it a repeat.
+      return this.spoolEvent(event);
     }
-    return this.withTimeout(this.durableStore(event));
   }
+
+  private async spoolEvent(event: GeohookEvent): Promise<EnqueueResult> {
+    await this.spool!.append(event);
+    this.scheduleSpoolDrain();
+    return { duplicate: false, spooled: true };
+  }
+
+  private scheduleSpoolDrain(): void {
+    this.spoolTimer ??= setTimeout(() => {
+      this.spoolTimer = undefined;
+      this.drainSpool();
+    }, SPOOL_RETRY_MS).unref();
+  }
+
+  /** Moves the spool into Redis, oldest first; on failure tries again later. Single-flight. */
+  private readonly drainSpool = (): void => {
+    const spool = this.spool;
+    if (spool === undefined || this.spoolDraining !== undefined || !spool.pending || this.connection.status !== 'ready' || this.queues === undefined) return;
+    this.spoolDraining = spool
+      .drain((event) => this.withTimeout(this.durableStore(event)))
+      .then(
+        (stored) => this.log?.info({ stored }, 'spool drained into Redis'),
+        (err: unknown) => {
+          this.log?.warn({ err }, 'spool not drained yet: Redis refused an event; trying again');
+          this.scheduleSpoolDrain();
+        },
+      )
+      .finally(() => {
+        this.spoolDraining = undefined;
+        // Events spooled while draining.
+        if (spool.pending) this.scheduleSpoolDrain();
+      });
+  };
 
   /** Strict durability waits for the server's settings to be known, and refuses a server that cannot keep it. */
   private async durableStore(event: GeohookEvent): Promise<EnqueueResult> {
@@ -211,7 +273,7 @@ export class EventQueue {
         data: JSON.stringify(event),
       },
     });
-    return { duplicate: !accepted };
+    return { duplicate: !accepted, spooled: false };
   }
 
   /** Entries of the inbox: events acknowledged and not yet jobs. */
@@ -258,6 +320,10 @@ export class EventQueue {
   async close(drainTimeoutMs = 5000): Promise<void> {
     this.connection.off('ready', this.createQueues);
     this.connection.off('ready', this.checkDurability);
+    this.connection.off('ready', this.drainSpool);
+    clearTimeout(this.spoolTimer);
+    await this.spoolDraining;
+    await this.spool?.close();
     if (this.mover !== undefined && this.connection.status === 'ready') await this.drained(drainTimeoutMs).catch(() => false);
     await this.mover?.close();
     await Promise.all([...(this.queues?.values() ?? [])].map((queue) => queue.close()));

@@ -82,6 +82,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     completedJobs: config.completedJobs,
     retry: config.retry,
     durability: config.durability,
+    ...(config.spoolDir === undefined ? {} : { spoolDir: config.spoolDir }),
     log: app.log,
   });
   const metrics = createReceiverMetrics(eventQueue);

@@ -29,7 +29,7 @@ t.test('accepted events wait in the inbox until a mover makes them jobs with the
   const prefix = uniquePrefix();
   const acceptor = await eventQueue(t, prefix, false);
   const events = [envelopeOf('gp'), envelopeOf('feature'), envelopeOf('unknown'), envelopeOf('gp')];
-  for (const event of events) t.same(await acceptor.enqueue(event), { duplicate: false });
+  for (const event of events) t.same(await acceptor.enqueue(event), { duplicate: false, spooled: false });
   t.equal(await acceptor.inboxLength(), 4, 'acknowledged, not yet jobs');
   t.equal(await acceptor.queue('gp-events').getJob(events[0]!.id), undefined);
 
@@ -41,7 +41,7 @@ t.test('accepted events wait in the inbox until a mover makes them jobs with the
     t.same(job?.data, event, `${event.family}: the envelope is the job data`);
     t.match(job?.opts, { attempts: 3, backoff: { type: 'fixed', delay: 10 }, removeOnFail: false });
   }
-  t.same(await acceptor.enqueue(events[0]!), { duplicate: true }, 'a repeat is still recognised after the move');
+  t.same(await acceptor.enqueue(events[0]!), { duplicate: true, spooled: false }, 'a repeat is still recognised after the move');
   t.equal(await mover.drained(), true);
   t.equal((await mover.queue('gp-events').getJobCounts('waiting')).waiting, 2, 'and not stored again');
 });
@@ -138,7 +138,7 @@ t.test('a job whose script fails inside the transaction is written back to the i
     connection.disconnect();
   });
   const event = envelopeOf('gp');
-  t.same(await queue.enqueue(event), { duplicate: false });
+  t.same(await queue.enqueue(event), { duplicate: false, spooled: false });
   await waitFor('the failed move', async () => errors.length > 0 || undefined);
   t.match(errors[0], { err: { message: /WRONGTYPE/ } }, 'the failure is logged');
   await raw.del(`${prefix}:gp-events:wait`);

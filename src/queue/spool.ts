@@ -1,0 +1,137 @@
+import { mkdirSync, readdirSync } from 'node:fs';
+import { open, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BaseLogger } from 'pino';
+import type { GeohookEvent } from './envelope.js';
+
+/** Options of {@link EventSpool}. */
+export interface EventSpoolOptions {
+  /** Directory of the spool files; created when missing. */
+  dir: string;
+  log?: Pick<BaseLogger, 'warn'>;
+}
+
+interface Waiting {
+  line: string;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+const FILE = /^spool-\d{13}-\d{6}\.jsonl$/;
+/** Events handed to Redis at once while draining. */
+const DRAIN_CHUNK = 256;
+
+/**
+ * A local, fsync'd, append-only spool of events, for when Redis cannot take them: one JSON line per event,
+ * in files named by creation time. Appends of one event-loop turn are written and fsync'd together (group
+ * commit) before any of them resolves. {@link drain} hands the events back oldest first and deletes a file
+ * only once every event in it was stored, so a crash while draining stores some events twice, never none
+ * (the receiver's dedup by event id makes the repeat harmless). A torn last line, written by a process
+ * that died before its fsync, was never acknowledged and is skipped.
+ */
+export class EventSpool {
+  private readonly dir: string;
+  private readonly log: Pick<BaseLogger, 'warn'> | undefined;
+  private waiting: Waiting[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private file: { name: string; handle: FileHandle } | undefined;
+  private sequence = 0;
+  /** Files on disk, oldest first (the one being written included). */
+  private readonly files: string[];
+
+  constructor(options: EventSpoolOptions) {
+    this.dir = options.dir;
+    this.log = options.log;
+    mkdirSync(this.dir, { recursive: true });
+    this.files = readdirSync(this.dir).filter((name) => FILE.test(name)).sort();
+  }
+
+  /** True while events wait in the spool (new events then queue up behind them, to keep their order). */
+  get pending(): boolean {
+    return this.files.length > 0 || this.waiting.length > 0;
+  }
+
+  /** Resolves once `event` is written and fsync'd. */
+  append(event: GeohookEvent): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.waiting.length === 0) setImmediate(this.flush);
+      this.waiting.push({ line: `${JSON.stringify(event)}\n`, resolve, reject });
+    });
+  }
+
+  private readonly flush = (): void => {
+    const batch = this.waiting;
+    if (batch.length === 0) return;
+    this.waiting = [];
+    this.writing = this.writing.then(async () => {
+      try {
+        const { handle } = await this.currentFile();
+        await handle.write(batch.map((waiting) => waiting.line).join(''));
+        await handle.datasync();
+        for (const waiting of batch) waiting.resolve();
+      } catch (err) {
+        for (const waiting of batch) waiting.reject(err);
+      }
+    });
+  };
+
+  private async currentFile(): Promise<{ name: string; handle: FileHandle }> {
+    if (this.file !== undefined) return this.file;
+    this.sequence += 1;
+    const name = `spool-${String(Date.now()).padStart(13, '0')}-${String(this.sequence % 1_000_000).padStart(6, '0')}.jsonl`;
+    const handle = await open(join(this.dir, name), 'a');
+    this.file = { name, handle };
+    this.files.push(name);
+    return this.file;
+  }
+
+  /**
+   * Hands every spooled event to `store`, oldest first, and deletes each file once all its events are
+   * stored. Stops at the first failure (the rest stays for the next drain). Resolves with the count stored.
+   */
+  async drain(store: (event: GeohookEvent) => Promise<unknown>): Promise<number> {
+    let stored = 0;
+    while (this.files.length > 0) {
+      const name = this.files[0]!;
+      if (this.file?.name === name) {
+        // New appends go to a new file from now on; this one is complete once its last write is done.
+        const { handle } = this.file;
+        this.file = undefined;
+        await this.writing;
+        await handle.close();
+      }
+      const path = join(this.dir, name);
+      const events = this.parse(name, await readFile(path, 'utf8'));
+      // A chunk's events are handed over at once, in order: the receiver's group commit writes them with
+      // one script call, in that order.
+      for (let start = 0; start < events.length; start += DRAIN_CHUNK) {
+        await Promise.all(events.slice(start, start + DRAIN_CHUNK).map((event) => store(event)));
+      }
+      stored += events.length;
+      await unlink(path);
+      this.files.shift();
+    }
+    return stored;
+  }
+
+  private parse(name: string, text: string): GeohookEvent[] {
+    const events: GeohookEvent[] = [];
+    for (const [index, line] of text.split('\n').entries()) {
+      if (line === '') continue;
+      try {
+        events.push(JSON.parse(line) as GeohookEvent);
+      } catch {
+        this.log?.warn({ file: name, line: index + 1 }, 'spool: an unreadable line (torn by a crash before its fsync, never acknowledged) is skipped');
+      }
+    }
+    return events;
+  }
+
+  /** Finishes the writes in hand and closes the file (the spool stays on disk for the next start). */
+  async close(): Promise<void> {
+    this.flush();
+    await this.writing;
+    await this.file?.handle.close();
+    this.file = undefined;
+  }
+}

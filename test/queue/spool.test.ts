@@ -1,0 +1,50 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { sign } from '../../src/signature/sign.js';
+import { envelopeOf } from '../helpers/envelope.js';
+import { waitFor } from '../helpers/geohook.js';
+import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+
+const delivery = (n: number): Buffer => Buffer.from(JSON.stringify({ serviceType: 'GPServer', jobId: `s${n}`, n, events: [{ eventType: 'esriJobSucceeded' }] }));
+const signed = (body: Buffer): Record<string, string> => ({ 'x-service': sign(TEST_KEY, body) });
+
+t.test('while Redis is down deliveries are spooled and acknowledged, then stored in order when it returns', async (t) => {
+  const redis = await startRedis(t);
+  const spoolDir = t.testdir();
+  const receiver = await startReceiver(t, redis, { SPOOL_DIR: spoolDir });
+  t.equal((await receiver.post(delivery(0), signed(delivery(0)))).status, 202, 'stored in Redis while it is up');
+  await redis.stop();
+  for (let n = 1; n <= 20; n += 1) {
+    const response = await receiver.post(delivery(n), signed(delivery(n)));
+    t.equal(response.status, 202, `delivery ${n} acknowledged while Redis is down`);
+  }
+  const files = readdirSync(spoolDir);
+  t.equal(files.length, 1, 'one spool file');
+  const lines = readFileSync(join(spoolDir, files[0]!), 'utf8').trim().split('\n');
+  t.same(lines.map((line) => (JSON.parse(line) as { payload: { n: number } }).payload.n), Array.from({ length: 20 }, (_, i) => i + 1), 'in arrival order, fsync\'d');
+
+  await redis.start();
+  await waitFor('the spool drained', async () => readdirSync(spoolDir).length === 0 || undefined);
+  t.equal(await countJobs(receiver.app), 20, 'every spooled event is a job (the restarted Redis kept nothing of before)');
+  const jobs = await receiver.app.eventQueue.queue('gp-events').getJobs(['wait'], 0, -1, true);
+  t.same(jobs.map((job) => (job.data.payload as { n: number }).n), Array.from({ length: 20 }, (_, i) => i + 1), 'queued in the order they arrived');
+  const again = await receiver.post(delivery(5), signed(delivery(5)));
+  t.match(await again.json(), { duplicate: true }, 'a spooled event repeated after the drain is a duplicate');
+});
+
+t.test('a spool left by an earlier run is drained at start; a torn last line (never acknowledged) is skipped', async (t) => {
+  const redis = await startRedis(t);
+  const spoolDir = t.testdir();
+  const [first, second] = [envelopeOf('gp'), envelopeOf('feature')];
+  writeFileSync(join(spoolDir, 'spool-1700000000000-000001.jsonl'), `${JSON.stringify(first)}\n${JSON.stringify(second)}\n{"id":"torn`);
+  // Not a spool file: left alone.
+  writeFileSync(join(spoolDir, 'notes.txt'), 'keep me');
+  const receiver = await startReceiver(t, redis, { SPOOL_DIR: spoolDir });
+  await waitFor('the spool drained', async () => readdirSync(spoolDir).length === 1 || undefined);
+  t.same(readdirSync(spoolDir), ['notes.txt']);
+  t.equal(await countJobs(receiver.app), 2);
+  t.same((await receiver.app.eventQueue.queue('gp-events').getJob(first.id))?.data, first);
+  t.same((await receiver.app.eventQueue.queue('feature-events').getJob(second.id))?.data, second);
+});
