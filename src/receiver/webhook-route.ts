@@ -15,6 +15,7 @@ import type { FormFields } from './form-fields.js';
 import type { HookKeys } from './hook-keys.js';
 import type { ReceiverMetrics } from './metrics.js';
 import { classifiable, formPayload } from './parse-payload.js';
+import { MAX_NESTING, nestedDeeperThan, parseLimitedForm } from './payload-limits.js';
 
 /** Options of the webhook routes plugin. */
 export interface WebhookRouteOptions {
@@ -53,7 +54,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
   // bytes it keeps) and forms (@fastify/formbody). Anything else, text/plain included, is 415.
   app.removeAllContentTypeParsers();
   await app.register(rawBody, { field: 'rawBody', encoding: false, global: false, runFirst: true });
-  await app.register(formBody, { bodyLimit: options.maxBodyBytes });
+  await app.register(formBody, { bodyLimit: options.maxBodyBytes, parser: parseLimitedForm });
 
   const count = (hook: string, outcome: string, status: number): void => {
     metrics.deliveries.inc({ hook: hooks.has(hook) ? hook : '(unknown)', outcome, status });
@@ -111,6 +112,9 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       if (!auth.ok) throw new GeohookError(auth.code, auth.message);
 
       const payload = form === undefined ? request.body : formPayload(form, policy.signatureHeaders);
+      if (nestedDeeperThan(payload, MAX_NESTING)) {
+        throw new GeohookError('GEOHOOK_ERR_BAD_PAYLOAD', `the body nests arrays or objects deeper than ${MAX_NESTING} levels`);
+      }
       const { family, types, service } = classifyEvent(classifiable(payload, form !== undefined));
       const event: GeohookEvent = {
         id: createHash('sha256').update(raw).digest('hex'),
