@@ -88,6 +88,10 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   const metrics = createReceiverMetrics(eventQueue);
   app.decorate('eventQueue', eventQueue);
   app.decorate('metricsRegistry', metrics.registry);
+  // Slow clients are cut off: 10 s to send the headers, 30 s for the whole request (requestTimeout), 60 s
+  // of silence on a socket (connectionTimeout), 72 s idle between keep-alive requests (longer than the
+  // usual 60 s of load balancers, so that they close first).
+  app.server.headersTimeout = 10_000;
   watchConnection(connection, app.log);
   const hookKeys = new HookKeys({ hooks: config.hooks, prefix: config.prefix });
   app.decorate('hookKeys', hookKeys);
