@@ -5,7 +5,7 @@ import { deepFreeze, frozenMap } from './freeze.js';
 import { configFileSchema, envSchema, type ConfigFile } from './schema.js';
 import type { AdminAuth, DashboardConfig, GeohookConfig, HookConfig } from './types.js';
 
-export type { AdminAuth, AdminConfig, DashboardAuth, DashboardConfig, GeohookConfig, HookConfig, RegistrationTiming, RetryPolicy } from './types.js';
+export type { AdminAuth, AdminConfig, DashboardAuth, DashboardConfig, GeohookConfig, HookConfig, ReceiverTimeouts, RegistrationTiming, RetryPolicy } from './types.js';
 
 /** Values that win over the environment (command-line flags). */
 export type ConfigOverrides = Partial<Record<keyof z.input<typeof envSchema>, string | undefined>>;
@@ -99,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     hooks: frozenMap([...hooks].map(([name, hook]) => [name, deepFreeze(hook)])),
     dedupRetentionSeconds: parsedFile.data.dedupRetentionSeconds,
     enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,
+    timeouts: parsedFile.data.timeouts,
     keyReloadSeconds: parsedFile.data.keyReloadSeconds,
     completedJobs: parsedFile.data.completedJobs,
     registration: parsedFile.data.registration,

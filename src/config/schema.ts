@@ -121,6 +121,23 @@ const retrySchema = z
   })
   .strict();
 
+const milliseconds = z.number().int('whole milliseconds').min(100, 'from 100 to 600000 ms').max(600_000, 'from 100 to 600000 ms');
+
+/** How long the receiver waits for a slow or idle client before it cuts the connection. */
+const timeoutsSchema = z
+  .object({
+    /** To receive a request's headers, counted from its first byte (or from the connection). @defaultValue 10000 */
+    headersMs: milliseconds.default(10_000),
+    /** To receive a whole request, headers and body. @defaultValue 30000 */
+    requestMs: milliseconds.default(30_000),
+    /** Of silence on a socket while a request is under way. @defaultValue 60000 */
+    socketIdleMs: milliseconds.default(60_000),
+    /** Idle between two requests of a keep-alive connection; above load balancers' usual 60 s. @defaultValue 72000 */
+    keepAliveMs: milliseconds.default(72_000),
+  })
+  .strict()
+  .refine((timeouts) => timeouts.headersMs <= timeouts.requestMs, { message: 'at most requestMs', path: ['headersMs'] });
+
 /** The queue dashboard at `/ui`: off unless one of these credentials is set. */
 const dashboardSchema = z.union(
   [
@@ -150,6 +167,8 @@ export const configFileSchema = z
     dashboard: dashboardSchema.optional(),
     /** How long the receiver waits for Redis to store an event before it answers 503. @defaultValue 2000 */
     enqueueTimeoutMs: z.number().int().min(50).max(30_000).default(2000),
+    /** When the receiver cuts slow and idle clients off. */
+    timeouts: timeoutsSchema.default({ headersMs: 10_000, requestMs: 30_000, socketIdleMs: 60_000, keepAliveMs: 72_000 }),
     /** Organisation-wide webhook settings applied at the start of self-registration (an organisation administrator). */
     settings: orgSettingsSchema.optional(),
     /** Placement policies applied at the start of self-registration: service → `servicePlacementPolicy`. */

@@ -50,6 +50,8 @@ export interface GeohookConfig {
   readonly hooks: ReadonlyMap<string, HookConfig>;
   readonly dedupRetentionSeconds: number;
   readonly enqueueTimeoutMs: number;
+  /** When the receiver cuts slow and idle clients off (`timeouts` in GEOHOOK_CONFIG). */
+  readonly timeouts: ReceiverTimeouts;
   /** Seconds between two reloads of the generated keys from Redis (`keyReloadSeconds`). */
   readonly keyReloadSeconds: number;
   /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
@@ -63,6 +65,18 @@ export interface GeohookConfig {
   readonly retry: RetryPolicy;
   /** The queue dashboard at `/ui`; `undefined` (the default) means there is none. */
   readonly dashboard: DashboardConfig | undefined;
+}
+
+/** How long the receiver waits for a client, in milliseconds; a client that takes longer is cut off. */
+export interface ReceiverTimeouts {
+  /** To receive a request's headers, counted from their first byte (or from the connection). @defaultValue 10000 */
+  readonly headersMs: number;
+  /** To receive a whole request, headers and body; at least `headersMs`. @defaultValue 30000 */
+  readonly requestMs: number;
+  /** Of silence on a socket while a request is under way. @defaultValue 60000 */
+  readonly socketIdleMs: number;
+  /** Idle between two requests of a keep-alive connection. @defaultValue 72000 */
+  readonly keepAliveMs: number;
 }
 
 /** Attempts and backoff of each event's job. */

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
-import type { GeohookConfig } from '../config/load-config.js';
+import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
 import { createLoggerOptions } from '../logger.js';
 import { createProducerConnection } from '../queue/connection.js';
@@ -56,6 +56,24 @@ function watchConnection(connection: Redis, log: FastifyBaseLogger): void {
 }
 
 /**
+ * Fastify's options for `timeouts`. Node enforces the headers and request timeouts only when it checks its
+ * connections, every 30 s by default, so a client could hold a connection up to 30 s past either; the
+ * check runs every tenth of the headers timeout instead (1 s by default), a scan of the open connections.
+ */
+function serverTimeouts(timeouts: ReceiverTimeouts) {
+  return {
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.socketIdleMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(timeouts.headersMs / 10)),
+    },
+  };
+}
+
+/**
  * Builds the receiver as a Fastify instance, without listening. Closing the instance finishes in-flight
  * requests, then closes the queues and the Redis connection it opened.
  */
@@ -69,9 +87,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   const app = Fastify({
     ...(options.loggerInstance === undefined ? { logger: loggerOptions } : { loggerInstance: options.loggerInstance }),
     bodyLimit: config.maxBodyBytes,
-    requestTimeout: 30_000,
-    connectionTimeout: 60_000,
-    keepAliveTimeout: 72_000,
+    ...serverTimeouts(config.timeouts),
     return503OnClosing: true,
   });
   const eventQueue = new EventQueue({
@@ -88,10 +104,6 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   const metrics = createReceiverMetrics(eventQueue);
   app.decorate('eventQueue', eventQueue);
   app.decorate('metricsRegistry', metrics.registry);
-  // Slow clients are cut off: 10 s to send the headers, 30 s for the whole request (requestTimeout), 60 s
-  // of silence on a socket (connectionTimeout), 72 s idle between keep-alive requests (longer than the
-  // usual 60 s of load balancers, so that they close first).
-  app.server.headersTimeout = 10_000;
   watchConnection(connection, app.log);
   const hookKeys = new HookKeys({ hooks: config.hooks, prefix: config.prefix });
   app.decorate('hookKeys', hookKeys);

@@ -1,0 +1,176 @@
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import t, { type Test } from 'tap';
+import { loadConfig } from '../../src/config/load-config.js';
+import { sign } from '../../src/signature/sign.js';
+import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+
+const redis = await startRedis(t);
+
+/** Short timeouts so that each cut-off is seen in well under a second or two. */
+const TIMEOUTS = { headersMs: 500, requestMs: 1000, socketIdleMs: 3000, keepAliveMs: 1500 };
+/** How late a cut-off may come: Node checks its connections every headersMs / 10; plus a busy machine. */
+const latest = (timeoutMs: number, headersMs = TIMEOUTS.headersMs): number => timeoutMs + headersMs / 10 + 400;
+
+async function startShortReceiver(t: Test, timeouts: Partial<typeof TIMEOUTS> = {}): Promise<TestReceiver> {
+  return startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { timeouts: { ...TIMEOUTS, ...timeouts } }) });
+}
+
+/** A raw connection that records what the receiver answers and when it closes. */
+interface RawClient {
+  socket: Socket;
+  answer: () => string;
+  /** Milliseconds from `since` (the connection by default) to the close. */
+  closed: Promise<number>;
+  since: (at: number) => void;
+}
+
+async function rawClient(t: Test, receiver: TestReceiver): Promise<RawClient> {
+  const socket = connect(Number(new URL(receiver.url).port), '127.0.0.1');
+  socket.on('error', () => undefined);
+  t.teardown(() => socket.destroy());
+  await once(socket, 'connect');
+  let from = Date.now();
+  let answer = '';
+  socket.on('data', (data: Buffer) => (answer += data.toString('latin1')));
+  const closed = once(socket, 'close').then(() => Date.now() - from);
+  return { socket, answer: () => answer, closed, since: (at) => (from = at) };
+}
+
+/** Writes `text` one byte every `everyMs` until the socket closes; returns a stopper. */
+function trickle(socket: Socket, text: string, everyMs: number): () => void {
+  let at = 0;
+  const timer = setInterval(() => {
+    if (socket.destroyed || at >= text.length) return clearInterval(timer);
+    socket.write(text[at++]!);
+  }, everyMs);
+  return () => clearInterval(timer);
+}
+
+function signedRequest(tag: string, extraHeaders = ''): { head: string; body: string } {
+  const body = JSON.stringify({ serviceType: 'GPServer', jobId: tag, events: [{ eventType: 'esriJobSucceeded' }] });
+  const head =
+    'POST /webhooks/default HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n' +
+    `content-length: ${Buffer.byteLength(body)}\r\nx-service: ${sign(TEST_KEY, body)}\r\n${extraHeaders}\r\n`;
+  return { head, body };
+}
+
+/** Signed deliveries one after another; every status and each answer's time in ms. */
+async function deliver(receiver: TestReceiver, count: number, tag: string): Promise<{ statuses: Set<number>; latenciesMs: number[] }> {
+  const statuses = new Set<number>();
+  const latenciesMs: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const { body } = signedRequest(`${tag}-${i}`);
+    const started = performance.now();
+    statuses.add((await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).status);
+    latenciesMs.push(performance.now() - started);
+  }
+  return { statuses, latenciesMs: latenciesMs.sort((a, b) => a - b) };
+}
+
+const ms = (value: number): string => `${Math.round(value)} ms`;
+
+t.test('the production timeouts are the documented ones', async (t) => {
+  const { app } = await startReceiver(t, redis);
+  t.match(app.server, { headersTimeout: 10_000, requestTimeout: 30_000, timeout: 60_000, keepAliveTimeout: 72_000 });
+  // Node enforces the headers and request timeouts only when it checks its connections (every 30 s by
+  // default, which let a client trickling headers hold its connection 30 s instead of 10).
+  t.match(app.server, { connectionsCheckingInterval: 1000 }, 'checked every second');
+});
+
+t.test('timeouts in GEOHOOK_CONFIG are validated: whole milliseconds, the headers timeout within the request timeout', async (t) => {
+  const load = (timeouts: unknown) => () => loadConfig({ GEOHOOK_CONFIG: configFile(t, { timeouts }) });
+  t.match(load({ headersMs: 2000 })().timeouts, { headersMs: 2000, requestMs: 30_000, socketIdleMs: 60_000, keepAliveMs: 72_000 }, 'the others keep their defaults');
+  t.throws(load({ headersMs: 40_000 }), { code: 'GEOHOOK_ERR_CONFIG', message: /at timeouts\.headersMs: at most requestMs/ });
+  t.throws(load({ requestMs: 50 }), { code: 'GEOHOOK_ERR_CONFIG', message: /at timeouts\.requestMs: from 100 to 600000 ms/ });
+  t.throws(load({ keepAliveMs: 1.5 }), { code: 'GEOHOOK_ERR_CONFIG', message: /at timeouts\.keepAliveMs: whole milliseconds/ });
+  t.throws(load({ idleMs: 1000 }), { code: 'GEOHOOK_ERR_CONFIG', message: /at timeouts/ }, 'unknown keys are refused');
+});
+
+t.test('a client trickling its headers a byte at a time is answered 408 and cut off once headersMs have passed', async (t) => {
+  const receiver = await startShortReceiver(t);
+  const client = await rawClient(t, receiver);
+  const { head } = signedRequest('headers', `x-padding: ${'p'.repeat(400)}\r\n`);
+  client.since(Date.now());
+  t.teardown(trickle(client.socket, head, 20));
+  const closedMs = await client.closed;
+  t.match(client.answer(), /^HTTP\/1\.1 408 /);
+  t.ok(closedMs >= TIMEOUTS.headersMs && closedMs < latest(TIMEOUTS.headersMs), `cut off after ${ms(closedMs)} (headersMs ${TIMEOUTS.headersMs})`);
+});
+
+t.test('a client trickling its body a byte at a time is answered 408 and cut off once requestMs have passed', async (t) => {
+  const receiver = await startShortReceiver(t);
+  const client = await rawClient(t, receiver);
+  const body = JSON.stringify({ serviceType: 'GPServer', jobId: 'body', padding: 'p'.repeat(400) });
+  client.socket.write(`POST /webhooks/default HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nx-service: ${sign(TEST_KEY, body)}\r\n\r\n`);
+  client.since(Date.now());
+  t.teardown(trickle(client.socket, body, 20));
+  const closedMs = await client.closed;
+  t.match(client.answer(), /^HTTP\/1\.1 408 /);
+  t.ok(closedMs >= TIMEOUTS.requestMs && closedMs < latest(TIMEOUTS.requestMs), `cut off after ${ms(closedMs)} (requestMs ${TIMEOUTS.requestMs})`);
+});
+
+t.test('a connection that sends nothing is answered 408 and closed once headersMs have passed', async (t) => {
+  const receiver = await startShortReceiver(t);
+  const client = await rawClient(t, receiver);
+  const closedMs = await client.closed;
+  t.match(client.answer(), /^HTTP\/1\.1 408 /);
+  t.ok(closedMs >= TIMEOUTS.headersMs && closedMs < latest(TIMEOUTS.headersMs), `closed after ${ms(closedMs)}`);
+});
+
+t.test('a keep-alive connection outlives headersMs between deliveries and is closed once keepAliveMs have passed idle', async (t) => {
+  const receiver = await startShortReceiver(t);
+  const client = await rawClient(t, receiver);
+  const first = signedRequest('keep-alive-1');
+  client.socket.write(first.head + first.body);
+  while (!client.answer().includes('"status":"accepted"')) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.match(client.answer(), /^HTTP\/1\.1 202 /);
+  await new Promise((resolve) => setTimeout(resolve, TIMEOUTS.headersMs + 300));
+  const second = signedRequest('keep-alive-2');
+  client.socket.write(second.head + second.body);
+  while (client.answer().split('"status":"accepted"').length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+  client.since(Date.now());
+  t.equal(client.answer().match(/HTTP\/1\.1 202 /g)?.length, 2, 'the second delivery, past headersMs, is answered on the same connection');
+  t.match(client.answer(), /\r\nKeep-Alive: timeout=1\r\n/, 'the client is told the keep-alive timeout, in whole seconds');
+  // Node closes the socket 1 s after the timeout it advertises, so that a client's request sent just
+  // before the advertised end does not meet a closing socket.
+  const closedMs = await client.closed;
+  t.ok(closedMs >= TIMEOUTS.keepAliveMs && closedMs < TIMEOUTS.keepAliveMs + 1000 + 400, `closed ${ms(closedMs)} after the last answer (keepAliveMs ${TIMEOUTS.keepAliveMs})`);
+});
+
+t.test('50 clients trickling headers or bodies are all cut off on time while signed deliveries get 202 promptly', async (t) => {
+  const receiver = await startShortReceiver(t, { headersMs: 1000, requestMs: 2000 });
+  const slow = await Promise.all(Array.from({ length: 50 }, () => rawClient(t, receiver)));
+  const started = Date.now();
+  for (const [index, client] of slow.entries()) {
+    const { head, body } = signedRequest(`slow-${index}`, `x-padding: ${'p'.repeat(400)}\r\n`);
+    // Even ones trickle their headers; odd ones send their headers and trickle the body, a byte every 50 ms.
+    if (index % 2 === 1) client.socket.write(head);
+    t.teardown(trickle(client.socket, index % 2 === 0 ? head : body, 50));
+    client.since(started);
+  }
+  const { statuses, latenciesMs } = await deliver(receiver, 40, 'beside-slow');
+  t.same([...statuses], [202], 'every delivery acknowledged while 50 clients trickle');
+  t.ok(latenciesMs.at(-1)! < 500, `median ${ms(latenciesMs[20]!)}, slowest ${ms(latenciesMs.at(-1)!)}`);
+  const closedMs = await Promise.all(slow.map((client) => client.closed));
+  t.ok(slow.every((client) => /^HTTP\/1\.1 408 /.test(client.answer())), 'each slow client is answered 408');
+  const headerClients = closedMs.filter((_, index) => index % 2 === 0);
+  const bodyClients = closedMs.filter((_, index) => index % 2 === 1);
+  t.ok(Math.min(...headerClients) >= 1000 && Math.max(...headerClients) < latest(1000, 1000), `header tricklers cut off after ${ms(Math.min(...headerClients))} to ${ms(Math.max(...headerClients))}`);
+  t.ok(Math.min(...bodyClients) >= 2000 && Math.max(...bodyClients) < latest(2000, 1000), `body tricklers cut off after ${ms(Math.min(...bodyClients))} to ${ms(Math.max(...bodyClients))}`);
+});
+
+t.test('1,000 idle connections leave deliveries answered promptly, and are all closed once headersMs have passed', async (t) => {
+  const receiver = await startShortReceiver(t, { headersMs: 3000, requestMs: 3000, socketIdleMs: 6000 });
+  const opened = performance.now();
+  const idle = await Promise.all(Array.from({ length: 1000 }, () => rawClient(t, receiver)));
+  const openedMs = performance.now() - opened;
+  const { statuses, latenciesMs } = await deliver(receiver, 50, 'beside-idle');
+  t.equal(idle.filter((client) => !client.socket.destroyed).length, 1000, 'the idle connections were all open meanwhile');
+  t.same([...statuses], [202], 'every delivery acknowledged with 1,000 idle connections open');
+  t.ok(latenciesMs.at(-1)! < 500, `opened in ${ms(openedMs)}; median ${ms(latenciesMs[25]!)}, slowest ${ms(latenciesMs.at(-1)!)}`);
+  const closedMs = await Promise.all(idle.map((client) => client.closed));
+  t.ok(Math.max(...closedMs) < latest(3000, 3000), `each closed ${ms(Math.min(...closedMs))} to ${ms(Math.max(...closedMs))} after it was opened`);
+  t.equal(idle.filter((client) => /^HTTP\/1\.1 408 /.test(client.answer())).length, 1000, 'each answered 408');
+});
