@@ -20,11 +20,28 @@ interface SignedData {
   signature: string;
   /** The bytes the signature may cover. */
   data: Buffer | Buffer[];
+  /** False for a form signed in a field that holds more than its signature covers. */
+  covers: boolean;
 }
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * True when a form holds one `payload` field (one value) and nothing else but signature fields: all that a
+ * signature in a field covers. A second `payload` or any other field would reach consumers unsigned.
+ */
+function onlyPayloadAndSignature(form: FormFields, signatureFields: readonly string[]): boolean {
+  let payloads = 0;
+  for (const [name, value] of Object.entries(form)) {
+    const lower = name.toLowerCase();
+    if (signatureFields.includes(lower)) continue;
+    if (lower !== 'payload' || Array.isArray(value)) return false;
+    payloads += 1;
+  }
+  return payloads === 1;
 }
 
 /**
@@ -34,7 +51,7 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
 function findSignature(policy: SignaturePolicy, headers: IncomingHttpHeaders, rawBody: Buffer, form?: FormFields): SignedData | undefined {
   for (const name of policy.signatureHeaders) {
     const signature = headerValue(headers, name);
-    if (signature !== undefined && signature !== '') return { signature, data: rawBody };
+    if (signature !== undefined && signature !== '') return { signature, data: rawBody, covers: true };
   }
   if (form === undefined) return undefined;
   for (const name of policy.signatureHeaders) {
@@ -43,7 +60,8 @@ function findSignature(policy: SignaturePolicy, headers: IncomingHttpHeaders, ra
     if (signature === undefined || signature === '' || payload === undefined) continue;
     const rawPayload = rawFormValue(rawBody, 'payload');
     const decodedPayload = Buffer.from(payload, 'utf8');
-    return { signature, data: rawPayload === undefined ? decodedPayload : [rawPayload, decodedPayload] };
+    const data = rawPayload === undefined ? decodedPayload : [rawPayload, decodedPayload];
+    return { signature, data, covers: onlyPayloadAndSignature(form, policy.signatureHeaders) };
   }
   return undefined;
 }
@@ -66,6 +84,9 @@ export function authenticate(
     return policy.requireSignature
       ? { ok: false, code: 'GEOHOOK_ERR_MISSING_SIGNATURE', message: `no signature in ${policy.signatureHeaders.join(' or ')}` }
       : { ok: true, verified: false };
+  }
+  if (!signed.covers) {
+    return { ok: false, code: 'GEOHOOK_ERR_BAD_SIGNATURE', message: 'a form signed in a field may hold only one payload field and the signature' };
   }
   return verify(hook.secrets, signed.data, signed.signature)
     ? { ok: true, verified: true }

@@ -1,0 +1,32 @@
+import t from 'tap';
+import { fixture, startReceiver } from '../helpers/receiver.js';
+import { startEmulator } from '../helpers/emulator.js';
+import { startRedis } from '../helpers/redis.js';
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+t.test('a form signed in a field is refused when it holds anything the signature does not cover', async (t) => {
+  const redis = await startRedis(t);
+  const receiver = await startReceiver(t, redis);
+  const signed = fixture('agol-form-signed.txt').toString();
+  t.equal((await receiver.post(signed, FORM)).status, 202, 'as signed: accepted');
+  for (const [what, forged] of [
+    ['an extra field', `${signed}&changesUrl=https%3A%2F%2Fattacker.example`],
+    ['a second payload', `${signed}&payload=%7B%22forged%22%3Atrue%7D`],
+  ] as const) {
+    const response = await receiver.post(forged, FORM);
+    t.equal(response.status, 401, `${what}: refused`);
+    t.match(await response.json(), { code: 'GEOHOOK_ERR_BAD_SIGNATURE', message: /only one payload field and the signature/ });
+  }
+});
+
+t.test('the emulator answers a non-string f without a 500', async (t) => {
+  const emulator = await startEmulator(t);
+  const response = await emulator.app.inject({
+    method: 'POST',
+    url: '/arcgis/admin/services/findServices',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ f: { toString: 1 } }),
+  });
+  t.ok(response.statusCode < 500, `answered ${response.statusCode}`);
+});
