@@ -1,0 +1,134 @@
+import { readdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue, type JobType } from 'bullmq';
+import { Redis } from 'ioredis';
+import { allQueueNames } from '../src/queue/names.js';
+
+/** Every state a BullMQ job can be in: a job in none of them is invisible to consumers. */
+const allStates: JobType[] = ['wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'];
+
+/** A job found in one of the three queues. */
+export interface StoredJob {
+  queue: string;
+  jobId: string;
+  /** The envelope's `id`: SHA-256 hex of the body. */
+  eventId: string | undefined;
+  /** The envelope's `rawBody`, decoded. */
+  rawBody: Buffer | undefined;
+}
+
+/** What was left to move when the wait ended. */
+export interface MoveState {
+  /** True once the inbox and the spool were empty twice in a row. */
+  drained: boolean;
+  inbox: number;
+  spoolFiles: number;
+  waitedMs: number;
+}
+
+function spoolFiles(spoolDir: string | undefined): number {
+  if (spoolDir === undefined) return 0;
+  try {
+    return readdirSync(spoolDir).filter((name) => name.endsWith('.jsonl')).length;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until every acknowledged event is a job: the inbox stream `<prefix>:inbox` is empty and no spool
+ * file is left, twice in a row 250 ms apart (an entry taken over from a killed receiver comes back after
+ * 10 s, so the default wait is long). A receiver must be running: its inbox mover does the moving.
+ */
+export async function waitUntilMoved(redisUrl: string, prefix: string, spoolDir?: string, timeoutMs = 60_000): Promise<MoveState> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const startedAtMs = Date.now();
+  try {
+    let emptyPolls = 0;
+    for (;;) {
+      const inbox = await redis.xlen(`${prefix}:inbox`);
+      const files = spoolFiles(spoolDir);
+      emptyPolls = inbox === 0 && files === 0 ? emptyPolls + 1 : 0;
+      const waitedMs = Date.now() - startedAtMs;
+      if (emptyPolls >= 2) return { drained: true, inbox, spoolFiles: files, waitedMs };
+      if (waitedMs > timeoutMs) return { drained: false, inbox, spoolFiles: files, waitedMs };
+      await sleep(250);
+    }
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** Every job of the three queues under `prefix`, in any state, through BullMQ (as a consumer sees them). */
+export async function readStoredJobs(redisUrl: string, prefix: string): Promise<StoredJob[]> {
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  try {
+    const perQueue = await Promise.all(
+      allQueueNames.map(async (name) => {
+        const queue = new Queue(name, { connection, prefix });
+        try {
+          const jobs = await queue.getJobs(allStates, 0, -1);
+          return jobs.map((job): StoredJob => {
+            const data = (job.data ?? {}) as { id?: unknown; rawBody?: unknown };
+            return {
+              queue: name,
+              jobId: job.id ?? '',
+              eventId: typeof data.id === 'string' ? data.id : undefined,
+              rawBody: typeof data.rawBody === 'string' ? Buffer.from(data.rawBody, 'base64') : undefined,
+            };
+          });
+        } finally {
+          await queue.close();
+        }
+      }),
+    );
+    // A job is listed once per state set it is in; it is one job.
+    const byKey = new Map(perQueue.flat().map((job) => [`${job.queue}:${job.jobId}`, job]));
+    return [...byKey.values()];
+  } finally {
+    await connection.quit().catch(() => connection.disconnect());
+  }
+}
+
+/** How many jobs carry each event id. */
+export function countByEventId(jobs: readonly StoredJob[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const job of jobs) if (job.eventId !== undefined) counts.set(job.eventId, (counts.get(job.eventId) ?? 0) + 1);
+  return counts;
+}
+
+/** What the audit of one scenario found. */
+export interface Verdict {
+  sent: number;
+  acknowledged: number;
+  /** Deliveries (of those sent) with at least one job. */
+  found: number;
+  /** Acknowledged deliveries with no job. */
+  lost: number;
+  /** Deliveries with more than one job. */
+  duplicated: number;
+  /** Deliveries stored although never acknowledged (a retry would be answered `duplicate: true`). */
+  storedUnacknowledged: number;
+  /** Jobs whose event id is no delivery's. */
+  strangers: number;
+}
+
+/**
+ * Compares what the sender was promised with what Redis holds: `deliveries` are the event ids sent, each
+ * with whether it got a 2xx.
+ */
+export function judge(deliveries: readonly { eventId: string; acknowledged: boolean }[], jobs: readonly StoredJob[]): Verdict {
+  const counts = countByEventId(jobs);
+  const sentIds = new Set(deliveries.map((delivery) => delivery.eventId));
+  const verdict: Verdict = { sent: deliveries.length, acknowledged: 0, found: 0, lost: 0, duplicated: 0, storedUnacknowledged: 0, strangers: 0 };
+  for (const { eventId, acknowledged } of deliveries) {
+    const stored = counts.get(eventId) ?? 0;
+    if (acknowledged) verdict.acknowledged += 1;
+    if (stored > 0) verdict.found += 1;
+    if (stored > 1) verdict.duplicated += 1;
+    if (acknowledged && stored === 0) verdict.lost += 1;
+    if (!acknowledged && stored > 0) verdict.storedUnacknowledged += 1;
+  }
+  verdict.strangers = jobs.filter((job) => job.eventId === undefined || !sentIds.has(job.eventId)).length;
+  return verdict;
+}

@@ -1,0 +1,71 @@
+import { parseArgs } from 'node:util';
+import { faultNames, type FaultName } from './fault-row.js';
+
+/** What one run of the fault suite does. */
+export interface FaultsOptions {
+  /** Print one JSON array of rows on stdout (progress goes to stderr). */
+  json: boolean;
+  /** Deliveries per second of the load generator. */
+  ratePerSecond: number;
+  /** Requests in flight at most. */
+  concurrency: number;
+  /** Length of the load of the kill scenarios. */
+  loadSeconds: number;
+  /** How long Redis stays down in the outage scenarios. */
+  outageSeconds: number;
+  /** Faults to run, in the suite's order. */
+  only: FaultName[];
+  /** Keep every scenario's directory (else only those of broken rows). */
+  keepDirs: boolean;
+}
+
+export const usage = `npm run test:faults -- [options]
+
+  --json                 print one JSON array of rows on stdout (progress goes to stderr)
+  --rate N               deliveries per second of the load generator (default 500)
+  --concurrency N        requests in flight at most (default 32)
+  --load-seconds S       length of the load while a receiver or Redis is killed (default 6)
+  --outage-seconds S     how long Redis stays down in the outage faults (default 30)
+  --only LIST            comma-separated faults to run: ${faultNames.join(', ')} (default all)
+  --keep                 keep every scenario's directory (Redis files, spool, receiver log)
+  --help`;
+
+function positive(name: string, text: string | undefined, fallback: number, integer: boolean): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new Error(`--${name}: a positive ${integer ? 'whole number' : 'number'}, got "${text}"`);
+  }
+  return value;
+}
+
+/** Parses the command line; throws an Error whose message names the bad flag. Undefined means `--help`. */
+export function parseOptions(argv: readonly string[]): FaultsOptions | undefined {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      rate: { type: 'string' },
+      concurrency: { type: 'string' },
+      'load-seconds': { type: 'string' },
+      'outage-seconds': { type: 'string' },
+      only: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) return undefined;
+  const only = values.only === undefined ? [...faultNames] : values.only.split(',').map((name) => name.trim());
+  const unknown = only.filter((name) => !(faultNames as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`--only: ${unknown.join(', ')} unknown; one of ${faultNames.join(', ')}`);
+  return {
+    json: values.json,
+    ratePerSecond: positive('rate', values.rate, 500, true),
+    concurrency: positive('concurrency', values.concurrency, 32, true),
+    loadSeconds: positive('load-seconds', values['load-seconds'], 6, false),
+    outageSeconds: positive('outage-seconds', values['outage-seconds'], 30, false),
+    only: faultNames.filter((name) => only.includes(name)),
+    keepDirs: values.keep,
+  };
+}
