@@ -1,5 +1,5 @@
 import formBody from '@fastify/formbody';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createLoggerOptions } from '../logger.js';
 import { AdminError } from './admin-error.js';
 import { defaultUsers, TokenStore, type EmulatorUser } from './auth.js';
@@ -49,6 +49,12 @@ function toAdminError(err: FastifyError | AdminError): AdminError {
   return new AdminError(500, 'Internal error.');
 }
 
+/** Answers `error`: in the admin shape with HTTP 200, or, at the control endpoints, with its code as the HTTP status. */
+function sendError(request: FastifyRequest, reply: FastifyReply, error: AdminError): FastifyReply {
+  if (request.url.startsWith('/emulator/')) return reply.code(error.code >= 498 ? 401 : error.code).send(error.toJSON());
+  return sendAdmin(request, reply, error.toJSON());
+}
+
 /** `http://<address>:<port>` of a listening server; undefined before it listens. */
 function listeningUrl(app: FastifyInstance): string | undefined {
   const address = app.server.address();
@@ -66,6 +72,9 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
   const app = Fastify({
     ...(options.loggerInstance === undefined ? { logger: createLoggerOptions({ level: options.logLevel ?? 'info' }) } : { loggerInstance: options.loggerInstance }),
     bodyLimit: 1_048_576,
+    // A malformed percent-escape or an over-long segment in the path: answered like any other bad request,
+    // not with Fastify's own HTTP 400 and 414 bodies.
+    frameworkErrors: (err, request, reply) => sendError(request, reply, new AdminError(400, `Invalid request: ${err.message}.`)),
   });
   const clock = options.clock ?? new EmulatorClock();
   let listenedUrl: string | undefined;
@@ -90,8 +99,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
   app.setErrorHandler<FastifyError | AdminError>((err, request, reply) => {
     const error = toAdminError(err);
     if (error.code === 500) request.log.error({ err }, 'emulator request failed');
-    if (request.url.startsWith('/emulator/')) return reply.code(error.code >= 498 ? 401 : error.code).send(error.toJSON());
-    return sendAdmin(request, reply, error.toJSON());
+    return sendError(request, reply, error);
   });
   app.setNotFoundHandler((request, reply) => {
     const error = new AdminError(404, `No resource or operation at ${request.method} ${request.url.split('?')[0]}.`);

@@ -52,9 +52,10 @@ export function parseChangeTypes(raw: string): string[] {
     items = text.split(',');
   }
   const values = items.map((item) => {
-    const name = typeof item === 'string' ? item.trim() : '';
-    const canonical = changeTypeValues.find((value) => value.toLowerCase() === name.toLowerCase());
-    if (canonical === undefined) throw invalidParameter('changeTypes', `'${String(item)}' is not one of ${changeTypeValues.join(', ')}`);
+    // Not String(item): a JSON array nested some thousand levels deep overflows the stack there.
+    if (typeof item !== 'string') throw invalidParameter('changeTypes', `each item must be a string, one of ${changeTypeValues.join(', ')}`);
+    const canonical = changeTypeValues.find((value) => value.toLowerCase() === item.trim().toLowerCase());
+    if (canonical === undefined) throw invalidParameter('changeTypes', `'${item}' is not one of ${changeTypeValues.join(', ')}`);
     return canonical;
   });
   if (values.length === 0) throw invalidParameter('changeTypes', `must name at least one of ${changeTypeValues.join(', ')}`);
@@ -74,11 +75,13 @@ function parseHookUrl(raw: string): string {
 function parseScheduleInfo(params: Params, now: number): ScheduleInfo | undefined {
   const raw = params.json('scheduleInfo');
   if (raw === undefined) return undefined;
+  const invalid = (): AdminError =>
+    invalidParameter('scheduleInfo', 'must be an object {name, startAt, recurrenceInfo: {interval (integer ≥ 1), frequency: "second"}}');
+  // Checked before a field is read: `scheduleInfo=null` was an internal error.
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid();
   const input = raw as Partial<ScheduleInfo> & { recurrenceInfo?: Partial<ScheduleInfo['recurrenceInfo']> };
   const interval = input.recurrenceInfo?.interval ?? 20;
-  if (typeof raw !== 'object' || raw === null || !Number.isInteger(interval) || interval < 1) {
-    throw invalidParameter('scheduleInfo', 'must be an object {name, startAt, recurrenceInfo: {interval (integer ≥ 1), frequency: "second"}}');
-  }
+  if (!Number.isInteger(interval) || interval < 1) throw invalid();
   return { name: typeof input.name === 'string' ? input.name : '', state: 'enabled', startAt: typeof input.startAt === 'number' ? input.startAt : now, recurrenceInfo: { interval, frequency: 'second' } };
 }
 

@@ -1,9 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import { validatePlacementPolicy } from '../../admin/placement-policy.js';
-import { AdminError } from '../admin-error.js';
+import { MAX_NESTING, nestedDeeperThan } from '../../receiver/payload-limits.js';
+import { AdminError, invalidParameter } from '../admin-error.js';
 import { ADMIN, authorize, serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { sendAdmin } from '../respond.js';
 import { serviceKey } from '../store.js';
+
+/** `text` parsed as JSON, or undefined when it is not JSON. */
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
 
 /** `placementPolicy/edit` (validated as a whole) and the current policy at `placementPolicy`. */
 export async function placementRoutes(app: FastifyInstance, context: EmulatorContext): Promise<void> {
@@ -15,6 +25,11 @@ export async function placementRoutes(app: FastifyInstance, context: EmulatorCon
     params.boolean('async');
     const raw = params.string('servicePlacementPolicy');
     if (raw === undefined || raw.trim() === '') throw new AdminError(400, "Missing required parameter 'servicePlacementPolicy'.");
+    // Its nesting is bounded first: the validator renders a wrong value with JSON.stringify, which overflows
+    // the stack on arrays nested some thousand levels deep (an internal error instead of a 400).
+    if (nestedDeeperThan(parsedOrUndefined(raw), MAX_NESTING)) {
+      throw invalidParameter('servicePlacementPolicy', `must not nest deeper than ${MAX_NESTING} levels`);
+    }
     const result = validatePlacementPolicy(raw);
     if (!result.ok) throw new AdminError(400, ...(result.errors as [string, ...string[]]));
     store.placementPolicies.set(serviceKey(service), result.policy);
