@@ -21,13 +21,14 @@ async function waitForRegistration(reason: () => string | undefined, timeoutMs: 
  * services, and a consumer printing each event as a JSON line on stdout; logs and notices go to stderr.
  */
 export async function runUp(options: Record<string, string | undefined>): Promise<void> {
-  const [{ loadConfig }, { startServer }, { buildEmulator }, { startEventPrinter }, pino, { createLoggerOptions }] = await Promise.all([
+  const [{ loadConfig }, { startServer }, { buildEmulator }, { startEventPrinter }, pino, { createLoggerOptions }, { describeTarget }] = await Promise.all([
     import('./config/load-config.js'),
     import('./server.js'),
     import('./emulator/build-emulator.js'),
     import('./cli/event-printer.js'),
     import('pino'),
     import('./logger.js'),
+    import('./queue/connection.js'),
   ]);
   const config = loadConfig(process.env, configOverrides(options));
   const logger = pino.default(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
@@ -48,7 +49,7 @@ export async function runUp(options: Record<string, string | undefined>): Promis
     };
   }
   const server = await startServer({ ...config, admin }, { logger });
-  const printer = startEventPrinter({ redisUrl: server.redisUrl, prefix: config.prefix, metrics: server.app.metricsRegistry, logger });
+  const printer = startEventPrinter({ redis: server.redisTarget, prefix: config.prefix, metrics: server.app.metricsRegistry, logger });
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err !== undefined) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down');
@@ -58,7 +59,7 @@ export async function runUp(options: Record<string, string | undefined>): Promis
   });
 
   const pending = server.registration === undefined ? undefined : await waitForRegistration(() => server.registration!.notReadyReason(), 15_000);
-  printNotice(`receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redisUrl})`);
+  printNotice(`receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redis?.url ?? describeTarget(server.redisTarget)})`);
   if (emulator !== undefined) {
     const emulatorUrl = `http://127.0.0.1:${config.emulatorPort}`;
     printNotice(`emulator   ${emulatorUrl}/arcgis/admin  (users admin/admin.pass, orgadmin/orgadmin.pass)`);

@@ -5,7 +5,7 @@ import type { GeohookConfig } from './config/load-config.js';
 import { EMBEDDED_REDIS_DIR, forgetRedisUrl, recordRedisUrl } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { createLoggerOptions } from './logger.js';
-import { createProducerConnection } from './queue/connection.js';
+import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './queue/connection.js';
 import { buildReceiver } from './receiver/build-receiver.js';
 import { createRegistration, wantsRegistration } from './registration/create-registration.js';
 import type { Registration } from './registration/registration.js';
@@ -26,8 +26,8 @@ export interface RunningServer {
   logger: Logger;
   /** The embedded redis-server, when REDIS_URL was unset. */
   redis: RedisServer | undefined;
-  /** The Redis the events are in (REDIS_URL or the embedded server's). */
-  redisUrl: string;
+  /** The Redis the events are in: the configured one or the embedded server. */
+  redisTarget: RedisTarget;
   /** Self-registration, when ADMIN_URL and REGISTER are set. */
   registration: Registration | undefined;
   /** Stops registration and accepting, finishes in-flight requests, closes the queues and Redis, stops the embedded Redis. */
@@ -35,7 +35,7 @@ export interface RunningServer {
 }
 
 /**
- * Starts the receiver: an embedded redis-server (AOF on) when `config.redisUrl` is unset, the receiver on
+ * Starts the receiver: an embedded redis-server (AOF on) when the configuration names no Redis, the receiver on
  * `config.host:config.port`, ready once Redis answers and, when ADMIN_URL and REGISTER are set, once
  * self-registration has succeeded (it runs in the background, retried with backoff, healed on an interval).
  */
@@ -49,12 +49,12 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   let redis: RedisServer | undefined;
   let redisUrl = config.redisUrl;
   const embeddedDir = resolve(options.embeddedRedisDir ?? EMBEDDED_REDIS_DIR);
-  if (redisUrl === undefined) {
+  if (!hasConfiguredRedis(config)) {
     // Strict durability on the embedded server: it fsyncs every write before it answers.
     redis = new RedisServer({ dir: embeddedDir, appendOnly: true, appendFsync: config.durability === 'strict' ? 'always' : 'everysec' });
     await redis.start();
     redisUrl = redis.url;
-    recordRedisUrl(embeddedDir, redisUrl);
+    recordRedisUrl(embeddedDir, redis.url);
     logger.info({ redisUrl }, 'embedded redis-server started');
   }
   const stopEmbedded = async (): Promise<void> => {
@@ -64,8 +64,9 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   };
   let registration: Registration | undefined;
   const readinessChecks = wantsRegistration(config) ? [() => (registration === undefined ? 'registration pending' : registration.notReadyReason())] : [];
+  const redisTarget = configuredTarget(config, redisUrl);
   const app = await buildReceiver({ config: { ...config, redisUrl }, loggerInstance: logger, readinessChecks });
-  const registrationRedis = wantsRegistration(config) ? createProducerConnection(redisUrl) : undefined;
+  const registrationRedis = wantsRegistration(config) ? createProducerConnection(redisTarget) : undefined;
   // Outages are logged by the receiver's connection; registration sees them as failed commands and retries.
   registrationRedis?.on('error', () => undefined);
   try {
@@ -88,7 +89,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     app,
     logger,
     redis,
-    redisUrl,
+    redisTarget,
     registration,
     async close() {
       await registration?.close();

@@ -22,12 +22,12 @@ const configError = (message: string): GeohookError => new GeohookError('GEOHOOK
 
 /** Rotates the generated key with the configuration `geohook serve` would read (one schema, same defaults). */
 async function rotate(flags: RotateFlags): Promise<RotateKeyResult> {
-  const [{ loadConfig }, { createAdminClient }, { rotateKey }, { REGISTERED_HOOK }, { Redis }] = await Promise.all([
+  const [{ loadConfig }, { createAdminClient }, { rotateKey }, { REGISTERED_HOOK }, { configuredTarget, connectRedis, hasConfiguredRedis }] = await Promise.all([
     import('../config/load-config.js'),
     import('../admin/admin-client.js'),
     import('../registration/rotate-key.js'),
     import('../registration/create-registration.js'),
-    import('ioredis'),
+    import('../queue/connection.js'),
   ]);
   const config = loadConfig(process.env, {
     ...adminOverrides(flags),
@@ -37,13 +37,13 @@ async function rotate(flags: RotateFlags): Promise<RotateKeyResult> {
     REGISTER: flags.register,
   });
   if (config.admin === undefined) throw configError('ADMIN_URL: required (the admin root), or pass --admin-url');
-  if (config.redisUrl === undefined) throw configError('REDIS_URL: required (the Redis the receivers use), or pass --redis-url');
+  if (!hasConfiguredRedis(config)) throw configError('REDIS_URL: required (the Redis the receivers use), or pass --redis-url');
   if (config.admin.register.length === 0) throw configError('REGISTER: required (the services registered), or pass --register');
   if ((config.hooks.get(REGISTERED_HOOK)?.secrets.length ?? 0) > 0) {
     throw configError('HOOK_SECRETS: set, so the registered key is the configured one; rotate it by changing HOOK_SECRETS instead');
   }
   const client = clientOf(config.admin, createAdminClient);
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
+  const redis = connectRedis(configuredTarget(config), { maxRetriesPerRequest: 3 });
   try {
     return await rotateKey({
       client,

@@ -25,7 +25,7 @@ async function serveMetrics(port: number, registry: import('prom-client').Regist
 }
 
 async function runConsume(options: ConsumeOptions): Promise<void> {
-  const [{ loadConfig }, { queueRedisUrl }, { startEventPrinter }, pino, { createLoggerOptions }] = await Promise.all([
+  const [{ loadConfig }, { queueRedisTarget }, { startEventPrinter }, pino, { createLoggerOptions }] = await Promise.all([
     import('../config/load-config.js'),
     import('./redis-url.js'),
     import('./event-printer.js'),
@@ -41,7 +41,7 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
     throw new ConfigError('--metrics-port: a port number from 0 to 65535');
   }
   const logger = pino.default(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
-  const printer = startEventPrinter({ redisUrl: queueRedisUrl(config), prefix: config.prefix, patterns: options.type.length > 0 ? options.type : ['*'], concurrency, logger });
+  const printer = startEventPrinter({ redis: queueRedisTarget(config), prefix: config.prefix, patterns: options.type.length > 0 ? options.type : ['*'], concurrency, logger });
   const stopMetrics = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, printer.metrics);
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err !== undefined) logger.error({ err }, 'shutting down after an error');

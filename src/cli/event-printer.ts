@@ -3,12 +3,14 @@ import type { Registry } from 'prom-client';
 import { compilePattern } from '../consumers/event-patterns.js';
 import { subscribe, type Subscription } from '../consumers/subscribe.js';
 import type { EventHandlers } from '../consumers/types.js';
+import { connectRedis, type RedisTarget } from '../queue/connection.js';
 import type { GeohookEvent } from '../queue/envelope.js';
 import { printJson } from './print.js';
 
 /** Options of {@link startEventPrinter}. */
 export interface EventPrinterOptions {
-  redisUrl: string;
+  /** The Redis of the queues; the printer opens its connection and closes it with the subscription. */
+  redis: RedisTarget;
   prefix: string;
   /** Event-type patterns to print. @defaultValue ['*'] */
   patterns?: readonly string[];
@@ -31,12 +33,23 @@ export function startEventPrinter(options: EventPrinterOptions): Subscription {
     if (first === index) printJson(event);
   };
   const handlers = Object.fromEntries(patterns.map((pattern, index) => [pattern, printer(index)])) as EventHandlers;
-  return subscribe({
-    connection: options.redisUrl,
+  // Worker connections wait for Redis through an outage instead of failing (BullMQ's rule for workers).
+  const connection = connectRedis(options.redis, { maxRetriesPerRequest: null });
+  const subscription = subscribe({
+    connection,
     prefix: options.prefix,
     handlers,
     concurrency: options.concurrency ?? 1,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
+  return {
+    queues: subscription.queues,
+    metrics: subscription.metrics,
+    ready: () => subscription.ready(),
+    async close(closeOptions) {
+      await subscription.close(closeOptions);
+      await connection.quit().catch(() => connection.disconnect());
+    },
+  };
 }

@@ -29,21 +29,12 @@ function wholeNumber(min: number): (value: string) => number {
   };
 }
 
-/** The host (and port) of a Redis URL, without its credentials. */
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'REDIS_URL';
-  }
-}
-
 /**
  * Runs `work` on the queues the flags and environment name, over one fail-fast connection: Redis that
  * does not answer is one clear error within {@link CONNECT_TIMEOUT_MS}, never a hang.
  */
 async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspector) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { queueRedisUrl }, { createProducerConnection }, { EventQueue }, { QueueInspector }] = await Promise.all([
+  const [{ loadConfig }, { queueRedisTarget }, { createProducerConnection, describeTarget }, { EventQueue }, { QueueInspector }] = await Promise.all([
     import('../config/load-config.js'),
     import('./redis-url.js'),
     import('../queue/connection.js'),
@@ -51,8 +42,9 @@ async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspe
     import('../queue/queue-inspector.js'),
   ]);
   const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
-  const url = queueRedisUrl(config);
-  const connection = createProducerConnection(url, { lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, retryStrategy: () => null });
+  const target = queueRedisTarget(config);
+  const where = describeTarget(target);
+  const connection = createProducerConnection(target, { lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, retryStrategy: () => null });
   let failure: Error | undefined;
   connection.on('error', (err: Error) => (failure ??= err)); // the first failure is the one reported
   try {
@@ -61,14 +53,14 @@ async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspe
     // Once ended, disconnect() would hold the process for ioredis' disconnectTimeout.
     if (connection.status !== 'end') connection.disconnect();
     const reason = (failure ?? (err as Error)).message;
-    throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `cannot reach Redis at ${hostOf(url)}: ${reason}`, { cause: failure ?? err });
+    throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `cannot reach Redis at ${where}: ${reason}`, { cause: failure ?? err });
   }
   const eventQueue = new EventQueue({ connection, prefix: config.prefix, moveInbox: false });
   try {
     return await work(new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: config.completedJobs.ageSeconds }));
   } catch (err) {
     if (err instanceof GeohookError || connection.status === 'ready') throw err;
-    throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `lost Redis at ${hostOf(url)}: ${(err as Error).message}`, { cause: err });
+    throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `lost Redis at ${where}: ${(err as Error).message}`, { cause: err });
   } finally {
     await eventQueue.close();
     connection.disconnect();

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { assertClusterPrefix } from '../queue/connection.js';
 import { deepFreeze, frozenMap } from './freeze.js';
 import { configFileSchema, envSchema, type ConfigFile } from './schema.js';
-import type { AdminAuth, DashboardConfig, GeohookConfig, HookConfig } from './types.js';
+import type { AdminAuth, DashboardConfig, GeohookConfig, HookConfig, RedisSettings } from './types.js';
 
-export type { AdminAuth, AdminConfig, DashboardAuth, DashboardConfig, GeohookConfig, HookConfig, ReceiverTimeouts, RegistrationTiming, RetryPolicy } from './types.js';
+export type { AdminAuth, AdminConfig, DashboardAuth, DashboardConfig, GeohookConfig, HookConfig, ReceiverTimeouts, RedisSettings, RegistrationTiming, RetryPolicy } from './types.js';
 
 /** Values that win over the environment (command-line flags). */
 export type ConfigOverrides = Partial<Record<keyof z.input<typeof envSchema>, string | undefined>>;
@@ -38,6 +39,17 @@ function dashboardConfig(token: string | undefined, file: ConfigFile['dashboard'
   return file === undefined ? undefined : { auth: file };
 }
 
+/** The `redis` section as connection settings; with a Cluster, the prefix it needs (CLUSTER_PREFIX unless one is set). */
+function redisSettings(file: ConfigFile['redis'], prefix: string | undefined): { redis: RedisSettings; prefix: string | undefined } {
+  if (file.cluster === undefined) return { redis: { options: file.options, cluster: undefined }, prefix };
+  const { nodes, ...options } = file.cluster;
+  if (prefix !== undefined) assertClusterPrefix(prefix);
+  return { redis: { options: file.options, cluster: { nodes, options } }, prefix: prefix ?? CLUSTER_PREFIX };
+}
+
+/** The default prefix with a Redis Cluster: the usual one as a hash tag. */
+const CLUSTER_PREFIX = '{geohook}';
+
 /**
  * Reads and validates the configuration once. Throws {@link ConfigError} whose message is one line naming
  * the variable and what it allows.
@@ -57,6 +69,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (!parsedFile.success) {
     throw new ConfigError(describeIssue(parsedFile.error.issues[0]!, `GEOHOOK_CONFIG (${vars.GEOHOOK_CONFIG})`));
   }
+
+  const { redis, prefix } = redisSettings(parsedFile.data.redis, merged.GEOHOOK_PREFIX);
 
   const hooks = new Map<string, HookConfig>([
     ['default', { name: 'default', secrets: [], services: [], changeTypes: ['*'] }],
@@ -88,7 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     port: vars.PORT,
     host: vars.HOST,
     redisUrl: vars.REDIS_URL,
-    prefix: vars.GEOHOOK_PREFIX,
+    redis,
+    prefix: prefix ?? vars.GEOHOOK_PREFIX,
     requireSignature: vars.REQUIRE_SIGNATURE,
     signatureHeaders: vars.SIGNATURE_HEADER.map((name) => name.toLowerCase()),
     maxBodyBytes: vars.MAX_BODY_BYTES,

@@ -147,6 +147,75 @@ const dashboardSchema = z.union(
   { message: 'either {"token"} or {"username", "password"}' },
 );
 
+const hostPort = z.object({ host: z.string().min(1, 'a host name or address'), port: z.number().int().min(1).max(65535) }).strict();
+
+/** TLS of a Redis connection: `true` for the system's CAs, or Node's TLS options that can be written in JSON. */
+const tlsSchema = z.union([
+  z.literal(true).transform(() => ({})),
+  z
+    .object({
+      ca: z.union([z.string(), z.array(z.string())]).optional(),
+      cert: z.string().optional(),
+      key: z.string().optional(),
+      servername: z.string().optional(),
+      rejectUnauthorized: z.boolean().optional(),
+    })
+    .strict(),
+]);
+
+/**
+ * The ioredis connection options geohook passes through (README "Redis Sentinel and Cluster"). Those that
+ * decide retries, the offline queue and blocking are geohook's per connection role, and `keyPrefix`
+ * breaks BullMQ: they are refused like any unknown key.
+ */
+const redisOptionsSchema = z
+  .object({
+    username: z.string().min(1).optional(),
+    password: z.string().min(1).optional(),
+    db: z.number().int().min(0).max(15).optional(),
+    tls: tlsSchema.optional(),
+    family: z.union([z.literal(0), z.literal(4), z.literal(6)]).optional(),
+    connectTimeout: z.number().int().min(100).max(600_000).optional(),
+    commandTimeout: z.number().int().min(100).max(600_000).optional(),
+    keepAlive: z.number().int().min(0).optional(),
+    connectionName: z.string().min(1).optional(),
+    /** Sentinel: where the sentinels are, and the name of the master they watch. */
+    sentinels: z.array(hostPort).min(1, 'at least one sentinel').optional(),
+    name: z.string().min(1, 'the master name the sentinels watch').optional(),
+    sentinelUsername: z.string().min(1).optional(),
+    sentinelPassword: z.string().min(1).optional(),
+    sentinelTLS: tlsSchema.optional(),
+    enableTLSForSentinelMode: z.boolean().optional(),
+    natMap: z.record(z.string(), hostPort).optional(),
+  })
+  .strict()
+  .refine((options) => (options.sentinels === undefined) === (options.name === undefined), { message: 'sentinels and name go together', path: ['name'] });
+
+/** A Redis Cluster: seed nodes (REDIS_URL when empty) and the cluster options of ioredis that JSON can hold. */
+const redisClusterSchema = z
+  .object({
+    nodes: z.array(hostPort).default([]),
+    /** Address translation, e.g. for a cluster whose nodes announce addresses clients cannot reach. */
+    natMap: z.record(z.string(), hostPort).optional(),
+    slotsRefreshTimeout: z.number().int().min(100).max(600_000).optional(),
+    slotsRefreshInterval: z.number().int().min(1000).optional(),
+    maxRedirections: z.number().int().min(1).max(1000).optional(),
+    retryDelayOnFailover: z.number().int().min(0).max(60_000).optional(),
+    retryDelayOnClusterDown: z.number().int().min(0).max(60_000).optional(),
+    retryDelayOnTryAgain: z.number().int().min(0).max(60_000).optional(),
+    useSRVRecords: z.boolean().optional(),
+  })
+  .strict();
+
+/** How geohook reaches Redis beyond REDIS_URL: connection options, Sentinel, or a Cluster. */
+const redisSchema = z
+  .object({
+    options: redisOptionsSchema.default({}),
+    cluster: redisClusterSchema.optional(),
+  })
+  .strict()
+  .refine((redis) => redis.cluster === undefined || redis.options.sentinels === undefined, { message: 'Sentinel or Cluster, not both', path: ['cluster'] });
+
 /** The `GEOHOOK_CONFIG` file. Unknown keys are refused so that a typo is not silently ignored. */
 export const configFileSchema = z
   .object({
@@ -167,6 +236,8 @@ export const configFileSchema = z
     dashboard: dashboardSchema.optional(),
     /** How long the receiver waits for Redis to store an event before it answers 503. @defaultValue 2000 */
     enqueueTimeoutMs: z.number().int().min(50).max(30_000).default(2000),
+    /** Redis beyond REDIS_URL: ioredis connection options (credentials, TLS, Sentinel) and Cluster. */
+    redis: redisSchema.default({ options: {} }),
     /** When the receiver cuts slow and idle clients off. */
     timeouts: timeoutsSchema.default({ headersMs: 10_000, requestMs: 30_000, socketIdleMs: 60_000, keepAliveMs: 72_000 }),
     /** Organisation-wide webhook settings applied at the start of self-registration (an organisation administrator). */

@@ -1,3 +1,4 @@
+import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { ServicePlacementPolicy } from '../admin/placement-policy.js';
 import type { WebhookSettings } from '../emulator/types.js';
 
@@ -36,6 +37,9 @@ export interface GeohookConfig {
   readonly host: string;
   /** `undefined` means: start an embedded redis-server (`geohook up`). */
   readonly redisUrl: string | undefined;
+  /** Redis beyond REDIS_URL: connection options, Sentinel, Cluster (`redis` in GEOHOOK_CONFIG). */
+  readonly redis: RedisSettings;
+  /** BullMQ key prefix; `{geohook}` by default with a Redis Cluster, where it must hold a hash tag. */
   readonly prefix: string;
   readonly requireSignature: boolean;
   /** Lower-cased header names, in order of preference. */
@@ -109,4 +113,12 @@ export interface RegistrationTiming {
   readonly retryInitialSeconds: number;
   /** Longest wait after a failure. @defaultValue 60 */
   readonly retryMaxSeconds: number;
+}
+
+/** The `redis` section of GEOHOOK_CONFIG. */
+export interface RedisSettings {
+  /** ioredis options of every connection: credentials, TLS, and `sentinels` + `name` for Sentinel. */
+  readonly options: Readonly<RedisOptions>;
+  /** Set for a Redis Cluster: seed nodes (REDIS_URL when none) and ioredis cluster options. */
+  readonly cluster: { readonly nodes: readonly { readonly host: string; readonly port: number }[]; readonly options: Readonly<ClusterOptions> } | undefined;
 }

@@ -1,8 +1,9 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError } from '../errors.js';
+import { assertClusterPrefix } from '../queue/connection.js';
 import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
 import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
@@ -14,9 +15,10 @@ import { validateEvent } from './validate-event.js';
 export interface SubscribeOptions {
   /**
    * Redis: a `redis://` URL or ioredis options (the subscription opens and closes its connection), or an
-   * ioredis instance made with `maxRetriesPerRequest: null` that the caller closes.
+   * ioredis instance (a `Redis`, or a `Cluster` with a hash-tag `prefix`) made with
+   * `maxRetriesPerRequest: null` that the caller closes.
    */
-  connection: string | RedisOptions | Redis;
+  connection: string | RedisOptions | Redis | Cluster;
   /** BullMQ key prefix, as GEOHOOK_PREFIX. @defaultValue 'geohook' */
   prefix?: string;
   /** Handlers by event-type pattern (`gp.job.succeeded`, `gp.*`, `feature.*`, `unknown`, `*`). */
@@ -59,8 +61,8 @@ function handledPatterns(job: Job): Set<string> {
   return new Set(handled.filter((pattern): pattern is string => typeof pattern === 'string'));
 }
 
-function connectionOf(connection: SubscribeOptions['connection']): { redis: Redis; owned: boolean } {
-  if (connection instanceof Redis) return { redis: connection, owned: false };
+function connectionOf(connection: SubscribeOptions['connection']): { redis: Redis | Cluster; owned: boolean } {
+  if (connection instanceof Redis || connection instanceof Cluster) return { redis: connection, owned: false };
   // Worker connections wait for Redis through an outage instead of failing (BullMQ's rule for workers).
   const options = { maxRetriesPerRequest: null } as const;
   const redis = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
@@ -109,6 +111,8 @@ export function subscribe(options: SubscribeOptions): Subscription {
   const registry = options.metrics ?? new Registry();
   const metrics = createConsumerMetrics(registry);
   const logger = options.logger ?? pino({ level: 'warn' }, pino.destination({ fd: 2, sync: false }));
+  const prefix = options.prefix ?? 'geohook';
+  if (options.connection instanceof Cluster) assertClusterPrefix(prefix);
   const { redis, owned } = connectionOf(options.connection);
   redis.on('error', () => undefined); // each worker reports connection trouble below
 
@@ -149,7 +153,7 @@ export function subscribe(options: SubscribeOptions): Subscription {
         void settled.then(() => running.delete(settled));
         return handling;
       },
-      { connection: redis, prefix: options.prefix ?? 'geohook', concurrency },
+      { connection: redis, prefix, concurrency },
     );
     worker.on('error', (err) => logger.warn({ err, queue: name }, 'consumer connection trouble: BullMQ retries'));
     return worker;

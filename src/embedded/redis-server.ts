@@ -14,6 +14,10 @@ export interface RedisServerOptions {
   appendOnly?: boolean;
   /** `appendfsync` policy when `appendOnly`. @defaultValue 'everysec' */
   appendFsync?: 'always' | 'everysec' | 'no';
+  /** A configuration file, read before the arguments (a sentinel needs one it can rewrite). */
+  configFile?: string;
+  /** Further `redis-server` arguments, after geohook's (e.g. `--cluster-enabled yes` for a cluster node). */
+  extraArgs?: readonly string[];
   /** The binary to run. @defaultValue 'redis-server' */
   binary?: string;
   /** Longest wait for the server to accept connections. @defaultValue 10000 */
@@ -78,8 +82,9 @@ export class RedisServer {
   }
 
   private async spawnServer(): Promise<void> {
-    const { dir, appendOnly = false, appendFsync = 'everysec', binary = 'redis-server', startTimeoutMs = 10_000 } = this.options;
+    const { dir, configFile, appendOnly = false, appendFsync = 'everysec', extraArgs = [], binary = 'redis-server', startTimeoutMs = 10_000 } = this.options;
     const args = [
+      ...(configFile === undefined ? [] : [configFile]),
       '--port', String(this.boundPort),
       '--bind', '127.0.0.1',
       '--dir', dir,
@@ -90,6 +95,7 @@ export class RedisServer {
       '--daemonize', 'no',
       '--loglevel', 'notice',
       '--logfile', '',
+      ...extraArgs,
     ];
     // Its own process group: a Ctrl-C reaches geohook, which drains first and then stops Redis.
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -103,7 +109,8 @@ export class RedisServer {
       const timer = setTimeout(() => reject(new Error(`redis-server did not start within ${startTimeoutMs} ms: ${output}`)), startTimeoutMs);
       const onData = (chunk: Buffer): void => {
         output += chunk.toString();
-        if (/ready to accept connections/i.test(output)) {
+        // A sentinel never says it is ready; it names its id once it listens.
+        if (/ready to accept connections|Sentinel ID is/i.test(output)) {
           clearTimeout(timer);
           resolve();
         }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { acceptEvents, type AcceptRequest } from './accept-script.js';
 
 interface Waiting {
@@ -9,7 +9,7 @@ interface Waiting {
 
 /** Options of {@link AcceptBatcher}. */
 export interface AcceptBatcherOptions {
-  connection: Redis;
+  connection: RedisClient;
   /** How long a hook remembers an event id, ms. */
   dedupMs: number;
   /** How long an event id stays claimed by the first hook that got it, ms. */

@@ -1,4 +1,5 @@
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 /**
  * The acknowledgement's write, for a batch of events at once: one script call, so one round trip, one
@@ -65,13 +66,13 @@ export interface AcceptRequest {
 }
 
 /** Makes `connection.geohookAccept` (EVALSHA, loaded on first use); idempotent. */
-export function defineAcceptCommand(connection: Redis): void {
+export function defineAcceptCommand(connection: RedisClient): void {
   if (typeof connection.geohookAccept !== 'function') connection.defineCommand('geohookAccept', { lua: acceptLua });
 }
 
 /** Runs the script for `requests`: one answer per request, true for a new event, false for a repeat. */
 export async function acceptEvents(
-  connection: Redis,
+  connection: RedisClient,
   requests: readonly AcceptRequest[],
   windows: { dedupMs: number; claimMs: number },
 ): Promise<boolean[]> {

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { BaseLogger } from 'pino';
 import { QueueUnavailableError } from '../errors.js';
 import type { RetryPolicy } from '../config/types.js';
@@ -16,7 +16,7 @@ import { allQueueNames, queueNames, type QueueName } from './names.js';
 /** Options of {@link EventQueue}. */
 export interface EventQueueOptions {
   /** A producer connection (see `createProducerConnection`); the EventQueue does not close it. */
-  connection: Redis;
+  connection: RedisClient;
   /** BullMQ key prefix. @defaultValue 'geohook' */
   prefix?: string;
   /** How long an event id is remembered per hook. @defaultValue 86400 */
@@ -76,7 +76,7 @@ const SPOOL_RETRY_MS = 1000;
  * becomes `<event id>-<hook>-<time>` so that no accepted event is dropped.
  */
 export class EventQueue {
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly prefix: string;
   private readonly defaultJobOptions: JobsOptions;
   private queues: ReadonlyMap<QueueName, Queue> | undefined;
@@ -235,7 +235,7 @@ export class EventQueue {
       .then(
         (stored) => this.log?.info({ stored }, 'spool drained into Redis'),
         (err: unknown) => {
-          this.log?.warn({ err }, 'spool not drained yet: Redis refused an event; trying again');
+          this.log?.warn({ err }, 'spool not drained yet: RedisClient refused an event; trying again');
           this.scheduleSpoolDrain();
         },
       )

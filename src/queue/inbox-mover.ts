@@ -3,13 +3,14 @@ import { hostname } from 'node:os';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import { duplicateConnection, type RedisClient } from './connection.js';
 import type { BaseLogger } from 'pino';
 
 /** Options of {@link InboxMover}. */
 export interface InboxMoverOptions {
   /** The producer connection the BullMQ queues use; the mover writes jobs through it and does not close it. */
-  connection: Redis;
+  connection: RedisClient;
   /** Key of the inbox stream. */
   inbox: string;
   /** The queue an entry names, or `undefined` for a name this version does not know. */
@@ -61,7 +62,7 @@ function entryOf([id, fields]: StreamEntry): InboxEntry {
  */
 export class InboxMover {
   private readonly options: Required<Omit<InboxMoverOptions, 'log'>> & Pick<InboxMoverOptions, 'log'>;
-  private readonly reader: Redis;
+  private readonly reader: RedisClient;
   private readonly consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   private readonly stopped = new AbortController();
   private groupReady = false;
@@ -79,7 +80,7 @@ export class InboxMover {
     this.options = { batchSize: 50, reclaimAfterMs: 10_000, blockMs: 1000, yieldMs: 25, ...options };
     // Blocking reads hold their connection; the jobs go through the queues' own connection. Reads wait
     // for Redis (while it is down, and before the first connect) instead of failing fast.
-    this.reader = options.connection.duplicate({ connectionName: 'geohook-inbox-mover', enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.reader = duplicateConnection(options.connection, { connectionName: 'geohook-inbox-mover', enableOfflineQueue: true, maxRetriesPerRequest: null });
     this.reader.on('error', () => undefined); // reported through the failed reads
   }
 
@@ -112,7 +113,7 @@ export class InboxMover {
         if (this.stopped.signal.aborted) break;
         this.ownPending = true;
         if (String((err as Error).message).includes('NOGROUP')) this.groupReady = false;
-        this.options.log?.warn({ err }, 'inbox mover: Redis refused a read or a move; retrying');
+        this.options.log?.warn({ err }, 'inbox mover: RedisClient refused a read or a move; retrying');
         await sleep(RETRY_DELAY_MS, undefined, { signal: this.stopped.signal }).catch(() => undefined);
       }
     }

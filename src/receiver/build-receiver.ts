@@ -1,10 +1,9 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
 import { createLoggerOptions } from '../logger.js';
-import { createProducerConnection } from '../queue/connection.js';
+import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../queue/connection.js';
 import { EventQueue } from '../queue/event-queue.js';
 import { sendError, toGeohookError } from './error-reply.js';
 import { healthRoutes } from './health-routes.js';
@@ -15,13 +14,13 @@ import { webhookRoutes } from './webhook-route.js';
 
 /** Options of {@link buildReceiver}. */
 export interface ReceiverOptions {
-  /** Validated configuration (`loadConfig`). `redisUrl` is required unless `connection` is given. */
+  /** Validated configuration (`loadConfig`). It must name a Redis (REDIS_URL, sentinels or a cluster) unless `connection` is given. */
   config: GeohookConfig;
   /**
-   * A producer connection to use instead of one made from `config.redisUrl`; the caller closes it.
+   * A producer connection to use instead of one made from the configuration; the caller closes it.
    * It should fail fast (`enableOfflineQueue: false`), as `createProducerConnection` makes them.
    */
-  connection?: Redis;
+  connection?: RedisClient;
   /** A pino logger to use instead of one made from `config.logLevel`. */
   loggerInstance?: FastifyBaseLogger;
   /** Further readiness conditions for `/readyz`: each returns a reason while not ready. */
@@ -40,7 +39,7 @@ declare module 'fastify' {
 }
 
 /** Logs a Redis outage once when it starts and once when it ends (ioredis reports every retry). */
-function watchConnection(connection: Redis, log: FastifyBaseLogger): void {
+function watchConnection(connection: RedisClient, log: FastifyBaseLogger): void {
   let down = false;
   const onError = (err: Error): void => {
     if (down) return;
@@ -79,10 +78,10 @@ function serverTimeouts(timeouts: ReceiverTimeouts) {
  */
 export async function buildReceiver(options: ReceiverOptions): Promise<FastifyInstance> {
   const { config } = options;
-  if (options.connection === undefined && config.redisUrl === undefined) {
+  if (options.connection === undefined && !hasConfiguredRedis(config)) {
     throw new GeohookError('GEOHOOK_ERR_CONFIG', 'REDIS_URL: required by buildReceiver (or pass a connection)');
   }
-  const connection = options.connection ?? createProducerConnection(config.redisUrl!);
+  const connection = options.connection ?? createProducerConnection(configuredTarget(config));
   const loggerOptions = createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders });
   const app = Fastify({
     ...(options.loggerInstance === undefined ? { logger: loggerOptions } : { loggerInstance: options.loggerInstance }),

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { Registry } from 'prom-client';
 
 /** Options of the health and metrics routes. */
 export interface HealthRouteOptions {
-  connection: Redis;
+  connection: RedisClient;
   registry: Registry;
   /** Longest wait for Redis to answer PING. @defaultValue 1000 */
   pingTimeoutMs?: number;
@@ -12,7 +12,7 @@ export interface HealthRouteOptions {
   readinessChecks?: ReadonlyArray<() => string | undefined>;
 }
 
-async function pingRedis(connection: Redis, timeoutMs: number): Promise<string | undefined> {
+async function pingRedis(connection: RedisClient, timeoutMs: number): Promise<string | undefined> {
   if (connection.status !== 'ready') return `Redis is ${connection.status}`;
   let timer: NodeJS.Timeout | undefined;
   try {

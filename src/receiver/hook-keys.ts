@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { HookConfig } from '../config/load-config.js';
 
 /** Options of {@link HookKeys}. */
@@ -61,7 +61,7 @@ export class HookKeys {
   }
 
   /** Reads the generated keys of every hook from Redis; rejects after `timeoutMs` without an answer. */
-  async load(redis: Redis, timeoutMs = 5000): Promise<void> {
+  async load(redis: RedisClient, timeoutMs = 5000): Promise<void> {
     const names = [...this.hooks.keys()];
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
@@ -79,7 +79,7 @@ export class HookKeys {
    * The current generated key of `hook`: the one in Redis, or a new random one stored there first (once for
    * every replica and restart). The receiver accepts it from then on.
    */
-  async ensureGenerated(redis: Redis, hook: string): Promise<string> {
+  async ensureGenerated(redis: RedisClient, hook: string): Promise<string> {
     const candidate = newGeneratedKey();
     const keys = (await redis.eval(ENSURE_KEY_SCRIPT, 1, this.redisKey(hook), candidate)) as string[];
     this.setGenerated(hook, keys);

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { HookKeys } from './hook-keys.js';
 
 /**
@@ -8,7 +8,7 @@ import type { HookKeys } from './hook-keys.js';
  * within one interval. A failed reload keeps the last keys and is logged at debug (the connection logs
  * outages). Returns a function that stops the timer.
  */
-export function startKeyReload(hookKeys: HookKeys, redis: Redis, intervalMs: number, log: FastifyBaseLogger): () => void {
+export function startKeyReload(hookKeys: HookKeys, redis: RedisClient, intervalMs: number, log: FastifyBaseLogger): () => void {
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { Logger } from 'pino';
 import { createAdminClient } from '../admin/admin-client.js';
 import type { GeohookConfig } from '../config/load-config.js';
@@ -9,7 +9,7 @@ import { Registration } from './registration.js';
 export interface RegistrationDependencies {
   hookKeys: HookKeys;
   /** Redis for the lock and the generated keys; the caller closes it. */
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   /** Per-request timeout of the admin client. @defaultValue 10000 */
   adminTimeoutMs?: number;

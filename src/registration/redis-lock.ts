@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import { GeohookError } from '../errors.js';
 
 /** Options of {@link withLock}. */
@@ -22,7 +22,7 @@ return 0`;
  * Runs `fn` while holding the Redis lock `key` (`SET key token NX PX ttl`), waiting for it while another
  * owner holds it. Throws `GEOHOOK_ERR_REGISTRATION` when the lock stays busy longer than `waitMs`.
  */
-export async function withLock<T>(redis: Redis, key: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+export async function withLock<T>(redis: RedisClient, key: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
   const ttlMs = options.ttlMs ?? 120_000;
   const waitMs = options.waitMs ?? ttlMs + 10_000;
   const pollMs = options.pollMs ?? 100;

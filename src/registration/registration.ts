@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { Logger } from 'pino';
 import type { AdminClient, ServiceName } from '../admin/types.js';
 import type { HookKeys } from '../receiver/hook-keys.js';
@@ -10,7 +10,7 @@ import { withLock, type LockOptions } from './redis-lock.js';
 export interface RegistrationOptions {
   client: AdminClient;
   /** Redis for the lock and the generated keys. */
-  redis: Redis;
+  redis: RedisClient;
   /** The receiver's keys: a generated key is added there before any webhook is signed with it. */
   hookKeys: HookKeys;
   /** Key prefix of the locks (`GEOHOOK_PREFIX`). */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { Logger } from 'pino';
 import type { AdminClient, ServiceName } from '../admin/types.js';
 import { GeohookError } from '../errors.js';
@@ -10,7 +10,7 @@ import { withLock } from './redis-lock.js';
 export interface RotateKeyOptions {
   client: AdminClient;
   /** The Redis the receivers keep their generated keys in. */
-  redis: Redis;
+  redis: RedisClient;
   /** `GEOHOOK_PREFIX`. */
   prefix: string;
   /** The hook whose generated key is rotated. @defaultValue 'default' */

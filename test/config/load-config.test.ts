@@ -302,3 +302,24 @@ t.test('there is no dashboard unless DASHBOARD_TOKEN or the file gives its crede
     t.throws(() => loadConfig({ GEOHOOK_CONFIG: path }), { code: 'GEOHOOK_ERR_CONFIG', message: /dashboard/ }, JSON.stringify(dashboard));
   }
 });
+
+t.test('redis in GEOHOOK_CONFIG: ioredis connection options, Sentinel or Cluster, checked once', async (t) => {
+  const withRedis = (redis: unknown) => ({ GEOHOOK_CONFIG: configFile(t, JSON.stringify({ redis })) });
+  t.same(loadConfig({}).redis, { options: {}, cluster: undefined }, 'nothing by default');
+  const sentinel = loadConfig(withRedis({ options: { sentinels: [{ host: 's1', port: 26379 }], name: 'mymaster', password: 'pw', tls: true } }));
+  t.same(sentinel.redis.options, { sentinels: [{ host: 's1', port: 26379 }], name: 'mymaster', password: 'pw', tls: {} });
+  t.equal(sentinel.prefix, 'geohook', 'Sentinel keeps the usual prefix');
+  const cluster = loadConfig(withRedis({ cluster: { nodes: [{ host: 'n1', port: 7000 }], natMap: { '10.0.0.1:7000': { host: 'n1', port: 7000 } } } }));
+  t.same(cluster.redis.cluster, { nodes: [{ host: 'n1', port: 7000 }], options: { natMap: { '10.0.0.1:7000': { host: 'n1', port: 7000 } } } });
+  t.equal(cluster.prefix, '{geohook}');
+  for (const [redis, message] of [
+    [{ options: { keyPrefix: 'x' } }, /redis\.options: Unrecognized key: "keyPrefix"/],
+    [{ options: { maxRetriesPerRequest: 3 } }, /redis\.options: Unrecognized key: "maxRetriesPerRequest"/],
+    [{ options: { sentinels: [{ host: 's1', port: 26379 }] } }, /redis\.options\.name: sentinels and name go together/],
+    [{ options: { sentinels: [] , name: 'm' } }, /redis\.options\.sentinels: at least one sentinel/],
+    [{ cluster: { nodes: [{ host: 'n1', port: 0 }] } }, /redis\.cluster\.nodes\.0\.port/],
+    [{ cluster: { scaleReads: 'slave' } }, /redis\.cluster: Unrecognized key: "scaleReads"/],
+  ] as const) {
+    t.throws(() => loadConfig(withRedis(redis)), { name: 'ConfigError', message }, JSON.stringify(redis));
+  }
+});

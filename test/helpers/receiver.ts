@@ -33,14 +33,13 @@ export interface TestReceiver {
  */
 export async function startReceiver(
   t: Test,
-  redis: RedisServer,
+  redis: Pick<RedisServer, 'url'>,
   env: Record<string, string> = {},
   options: Omit<ReceiverOptions, 'config'> = {},
 ): Promise<TestReceiver> {
-  const prefix = uniquePrefix();
   const config = loadConfig({
     REDIS_URL: redis.url,
-    GEOHOOK_PREFIX: prefix,
+    GEOHOOK_PREFIX: uniquePrefix(),
     HOOK_SECRETS: TEST_KEY,
     LOG_LEVEL: 'silent',
     ...env,
@@ -54,7 +53,7 @@ export async function startReceiver(
   return {
     app,
     url,
-    prefix,
+    prefix: config.prefix,
     post: (body, headers = {}, hook = 'default') =>
       fetch(`${url}/webhooks/${hook}`, {
         method: 'POST',

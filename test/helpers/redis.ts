@@ -1,20 +1,88 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
 import type { Test } from 'tap';
-import { RedisServer } from '../../src/embedded/redis-server.js';
+import { findFreePort, RedisServer, type RedisServerOptions } from '../../src/embedded/redis-server.js';
 
-/**
- * A private redis-server on a free loopback port, stopped (and its directory removed) at teardown.
- * No persistence unless the test asks for AOF.
- */
-export async function startRedis(t: Test, options: { appendOnly?: boolean; appendFsync?: 'always' | 'everysec' } = {}): Promise<RedisServer> {
+/** A redis-server in a fresh temporary directory, stopped (and the directory removed) at teardown. */
+async function startServer(t: Test, options: Omit<RedisServerOptions, 'dir'>): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'geohook-redis-'));
-  const server = new RedisServer({ dir, appendOnly: options.appendOnly ?? false, ...(options.appendFsync === undefined ? {} : { appendFsync: options.appendFsync }) });
+  const server = new RedisServer({ dir, ...options });
   await server.start();
   t.teardown(async () => {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   });
   return server;
+}
+
+/**
+ * A private redis-server on a free loopback port, stopped (and its directory removed) at teardown.
+ * No persistence unless the test asks for AOF.
+ */
+export async function startRedis(t: Test, options: { appendOnly?: boolean; appendFsync?: 'always' | 'everysec' } = {}): Promise<RedisServer> {
+  return startServer(t, { appendOnly: options.appendOnly ?? false, ...(options.appendFsync === undefined ? {} : { appendFsync: options.appendFsync }) });
+}
+
+/** A local Redis Cluster of masters only. */
+export interface RedisCluster {
+  /** `redis://` URL of its first node, a seed for REDIS_URL. */
+  readonly url: string;
+  readonly nodes: readonly RedisServer[];
+}
+
+/**
+ * A real Redis Cluster of `masters` redis-servers on free loopback ports (cluster bus on other free
+ * ports), its 16,384 slots shared by `redis-cli --cluster create`; stopped at teardown.
+ */
+export async function startRedisCluster(t: Test, masters = 3): Promise<RedisCluster> {
+  const nodes: RedisServer[] = [];
+  for (let index = 0; index < masters; index += 1) {
+    const busPort = await findFreePort();
+    nodes.push(await startServer(t, { extraArgs: ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-node-timeout', '5000'] }));
+  }
+  const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
+  await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+  // Every node must know every slot's owner before a client can rely on any of them.
+  for (const node of nodes) {
+    const client = new Redis(node.url, { lazyConnect: true });
+    try {
+      for (let attempt = 0; !/cluster_state:ok/.test(String(await client.cluster('INFO'))); attempt += 1) {
+        if (attempt === 200) throw new Error(`cluster node ${node.url} not ready after 20 s`);
+        await sleep(100);
+      }
+    } finally {
+      client.disconnect();
+    }
+  }
+  return { url: nodes[0]!.url, nodes };
+}
+
+/**
+ * A Redis Sentinel on a free loopback port watching `master` under `name` (quorum 1), stopped at teardown.
+ * Failover options are short so that a test can wait for one.
+ */
+export async function startSentinel(t: Test, master: RedisServer, name = 'mymaster'): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'geohook-sentinel-'));
+  const configFile = join(dir, 'sentinel.conf');
+  writeFileSync(
+    configFile,
+    [
+      `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 10000`,
+      '',
+    ].join('\n'),
+  );
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return startServer(t, { configFile, extraArgs: ['--sentinel'] });
+}
+
+/** A redis-server replicating `master`, stopped at teardown. */
+export async function startReplica(t: Test, master: RedisServer): Promise<RedisServer> {
+  return startServer(t, { extraArgs: ['--replicaof', '127.0.0.1', String(master.port)] });
 }

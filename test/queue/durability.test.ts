@@ -76,7 +76,7 @@ t.test('geohook up with DURABILITY=strict runs its embedded Redis with appendfsy
   const config = loadConfig({ PORT: '0', DURABILITY: 'strict', HOOK_SECRETS: TEST_KEY, LOG_LEVEL: 'silent' });
   const running = await startServer(config, { embeddedRedisDir: t.testdir(), logger: pino({ level: 'silent' }) });
   t.teardown(() => running.close());
-  const connection = new Redis(running.redisUrl);
+  const connection = new Redis(running.redisTarget.url!);
   t.teardown(() => connection.disconnect());
   t.same(await connection.config('GET', 'appendfsync'), ['appendfsync', 'always']);
 });

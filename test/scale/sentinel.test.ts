@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import t from 'tap';
+import { subscribe } from '../../src/consumers/subscribe.js';
+import { connectRedis } from '../../src/queue/connection.js';
+import type { AnyGeohookEvent } from '../../src/queue/envelope.js';
+import { sign } from '../../src/signature/sign.js';
+import { waitFor } from '../helpers/geohook.js';
+import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+import { startRedis, startReplica, startSentinel } from '../helpers/redis.js';
+
+/** Redis Sentinel for real: a master, its replica and a sentinel, all local; geohook only knows the sentinel. */
+t.test('through Sentinel: events flow, and keep flowing after a failover to the replica', async (t) => {
+  const master = await startRedis(t);
+  const replica = await startReplica(t, master);
+  const sentinel = await startSentinel(t, master);
+  const options = { sentinels: [{ host: '127.0.0.1', port: sentinel.port }], name: 'mymaster' };
+  const receiver = await startReceiver(t, master, { REDIS_URL: '', GEOHOOK_CONFIG: configFile(t, { redis: { options } }) });
+
+  const seen: AnyGeohookEvent[] = [];
+  const connection = connectRedis({ options }, { maxRetriesPerRequest: null });
+  connection.on('error', () => undefined);
+  const subscription = subscribe({ connection, prefix: receiver.prefix, handlers: { '*': (event) => void seen.push(event) } });
+  t.teardown(async () => {
+    await subscription.close({ timeoutMs: 1000 });
+    connection.disconnect();
+  });
+
+  const ids: string[] = [];
+  const deliverAll = async (target: TestReceiver, count: number): Promise<void> => {
+    for (let index = 0; index < count; index += 1) {
+      const body = JSON.stringify({ serviceType: 'GPServer', jobId: `j${randomUUID()}`, events: [{ eventType: 'esriJobSucceeded', when: Date.now() }] });
+      const response = await target.post(body, { 'x-service': sign(TEST_KEY, body) });
+      t.equal(response.status, 202);
+      ids.push(((await response.json()) as { id: string }).id);
+    }
+  };
+  await deliverAll(receiver, 20);
+  await waitFor('20 events consumed', async () => seen.length >= 20);
+  const masterClient = new Redis(master.url);
+  t.teardown(() => masterClient.disconnect());
+  t.ok((await masterClient.dbsize()) > 0, 'the events are on the master the sentinel named');
+
+  // Everything acknowledged is on the replica before the master dies (replication is asynchronous: what
+  // the replica has not received when a master dies is lost, whatever the client).
+  const replicaClient = new Redis(replica.url);
+  t.teardown(() => replicaClient.disconnect());
+  const offset = (info: string, name: string): number => Number(new RegExp(`${name}:(\\d+)`).exec(info)?.[1] ?? -1);
+  await waitFor('replica in sync', async () => {
+    const masterOffset = offset(await masterClient.info('replication'), 'master_repl_offset');
+    return offset(await replicaClient.info('replication'), 'master_repl_offset') === masterOffset;
+  });
+  masterClient.disconnect();
+  await master.kill();
+
+  const sentinelClient = new Redis(sentinel.url);
+  t.teardown(() => sentinelClient.disconnect());
+  await waitFor(
+    'the sentinel promotes the replica',
+    async () => ((await sentinelClient.call('SENTINEL', 'get-master-addr-by-name', 'mymaster')) as string[])[1] === String(replica.port),
+    30_000,
+  );
+  const probe = JSON.stringify({ serviceType: 'GPServer', jobId: 'probe', events: [{ eventType: 'esriJobSucceeded', when: 1 }] });
+  await waitFor('the receiver accepts again', async () => (await receiver.post(probe, { 'x-service': sign(TEST_KEY, probe) })).status === 202, 30_000);
+  await deliverAll(receiver, 20);
+  await waitFor('41 events consumed', async () => seen.length >= 41, 30_000);
+  await receiver.app.eventQueue.drained();
+  t.equal(seen.length, 41, 'each consumed once: 20 before, the probe and 20 after the failover');
+  t.same(ids.filter((id) => !seen.some((event) => event.id === id)), [], 'none lost');
+});
