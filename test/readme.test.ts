@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/load-config.js';
 import { findFreePort } from '../src/embedded/redis-server.js';
 import { sign } from '../src/signature/sign.js';
 import { startEmulator } from './helpers/emulator.js';
@@ -24,6 +25,19 @@ function runExample(t: Test, file: string, env: Record<string, string>): { child
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { child, output: () => output };
 }
+
+t.test('every GEOHOOK_CONFIG example of the README and deploy/kubernetes/REDIS.md is a valid configuration', async (t) => {
+  for (const doc of ['../README.md', '../deploy/kubernetes/REDIS.md']) {
+    const text = readFileSync(new URL(doc, import.meta.url), 'utf8');
+    const blocks = [...text.matchAll(/```json\n(\{[\s\S]*?)\n```/g), ...text.matchAll(/`(\{ "redis": [^`]*\})`/g)].map((match) => match[1]!.replaceAll('…', 'x'));
+    const configs = blocks.filter((block) => !block.includes('"jobId"') && /"(hooks|redis)"/.test(block));
+    t.ok(configs.length >= (doc.endsWith('README.md') ? 3 : 2), `${doc}: examples found`);
+    for (const block of configs) {
+      const dir = t.testdir({ 'geohook.json': block });
+      t.doesNotThrow(() => loadConfig({ GEOHOOK_CONFIG: `${dir}/geohook.json` }), block.slice(0, 60));
+    }
+  }
+});
 
 t.test('the README shows the examples verbatim', async (t) => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
