@@ -22,6 +22,12 @@ export const errorCodes = {
   GEOHOOK_ERR_QUEUE_UNAVAILABLE: { statusCode: 503, summary: 'Redis did not answer in time (an event was not stored, or a queue command could not reach it); retry later.' },
   GEOHOOK_ERR_DURABILITY: { statusCode: 503, summary: 'DURABILITY=strict cannot be kept by this Redis (it needs WAITAOF, Redis 7.2+, or appendfsync always): deliveries get 503 and /readyz says why.' },
   GEOHOOK_ERR_NOT_FOUND: { statusCode: 404, summary: 'No such route.' },
+  GEOHOOK_ERR_REQUEST_TIMEOUT: {
+    statusCode: 408,
+    summary: 'The client did not send its headers within timeouts.headersMs, or its whole request within timeouts.requestMs; the connection is closed.',
+  },
+  GEOHOOK_ERR_HEADERS_TOO_LARGE: { statusCode: 431, summary: "The request's headers are larger than Node's limit (16 KiB); the connection is closed." },
+  GEOHOOK_ERR_BAD_REQUEST: { statusCode: 400, summary: 'The bytes received are not a valid HTTP/1.1 request; the connection is closed.' },
   GEOHOOK_ERR_INTERNAL: { statusCode: 500, summary: 'An unexpected error; the event was not acknowledged.' },
   GEOHOOK_ERR_REDIS_SERVER: { statusCode: 500, summary: 'The embedded redis-server could not be started.' },
   GEOHOOK_ERR_SEND_FAILED: { statusCode: 500, summary: '`geohook send` could not deliver (network error or non-2xx answer).' },

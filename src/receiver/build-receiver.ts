@@ -5,6 +5,7 @@ import { GeohookError } from '../errors.js';
 import { createLoggerOptions } from '../logger.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../queue/connection.js';
 import { EventQueue } from '../queue/event-queue.js';
+import { clientErrorHandler } from './client-error.js';
 import { sendError, toGeohookError } from './error-reply.js';
 import { healthRoutes } from './health-routes.js';
 import { HookKeys } from './hook-keys.js';
@@ -88,6 +89,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     bodyLimit: config.maxBodyBytes,
     ...serverTimeouts(config.timeouts),
     return503OnClosing: true,
+    clientErrorHandler,
   });
   const eventQueue = new EventQueue({
     connection,

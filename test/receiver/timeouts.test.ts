@@ -15,6 +15,8 @@ const TIMEOUTS = { headersMs: 500, requestMs: 1000, socketIdleMs: 3000, keepAliv
  * catch), with room for a loaded, shared machine; the figures themselves are printed, not asserted.
  */
 const latest = (timeoutMs: number): number => timeoutMs + 5000;
+/** A 408 in the geohook error shape, closing the connection. */
+const TIMEOUT_ANSWER = /^HTTP\/1\.1 408 Request Timeout\r\n[^]*connection: close\r\n\r\n\{"statusCode":408,"code":"GEOHOOK_ERR_REQUEST_TIMEOUT","error":"Request Timeout","message":"the request was not received in time/i;
 
 async function startShortReceiver(t: Test, timeouts: Partial<typeof TIMEOUTS> = {}): Promise<TestReceiver> {
   return startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { timeouts: { ...TIMEOUTS, ...timeouts } }) });
@@ -98,7 +100,7 @@ t.test('a client trickling its headers a byte at a time is answered 408 and cut 
   client.since(Date.now());
   t.teardown(trickle(client.socket, head, 20));
   const closedMs = await client.closed;
-  t.match(client.answer(), /^HTTP\/1\.1 408 /);
+  t.match(client.answer(), TIMEOUT_ANSWER);
   t.ok(closedMs >= TIMEOUTS.headersMs && closedMs < latest(TIMEOUTS.headersMs), `cut off after ${ms(closedMs)} (headersMs ${TIMEOUTS.headersMs})`);
 });
 
@@ -110,7 +112,7 @@ t.test('a client trickling its body a byte at a time is answered 408 and cut off
   client.since(Date.now());
   t.teardown(trickle(client.socket, body, 20));
   const closedMs = await client.closed;
-  t.match(client.answer(), /^HTTP\/1\.1 408 /);
+  t.match(client.answer(), TIMEOUT_ANSWER);
   t.ok(closedMs >= TIMEOUTS.requestMs && closedMs < latest(TIMEOUTS.requestMs), `cut off after ${ms(closedMs)} (requestMs ${TIMEOUTS.requestMs})`);
 });
 
@@ -118,7 +120,7 @@ t.test('a connection that sends nothing is answered 408 and closed once headersM
   const receiver = await startShortReceiver(t);
   const client = await rawClient(t, receiver);
   const closedMs = await client.closed;
-  t.match(client.answer(), /^HTTP\/1\.1 408 /);
+  t.match(client.answer(), TIMEOUT_ANSWER);
   t.ok(closedMs >= TIMEOUTS.headersMs && closedMs < latest(TIMEOUTS.headersMs), `closed after ${ms(closedMs)}`);
 });
 
@@ -176,4 +178,18 @@ t.test('1,000 idle connections leave deliveries answered promptly, and are all c
   const closedMs = await Promise.all(idle.map((client) => client.closed));
   t.ok(Math.max(...closedMs) < latest(3000), `each closed ${ms(Math.min(...closedMs))} to ${ms(Math.max(...closedMs))} after it was opened`);
   t.equal(idle.filter((client) => /^HTTP\/1\.1 408 /.test(client.answer())).length, 1000, 'each answered 408');
+});
+
+t.test('bytes that are not HTTP, and headers over the limit, get the geohook error shape and a closed connection', async (t) => {
+  const receiver = await startShortReceiver(t);
+  for (const [request, answer] of [
+    ['GARBAGE\r\n\r\n', /^HTTP\/1\.1 400 Bad Request\r\n[^]*\{"statusCode":400,"code":"GEOHOOK_ERR_BAD_REQUEST","error":"Bad Request","message":"malformed HTTP request"\}$/],
+    [`POST /webhooks/default HTTP/1.1\r\nhost: x\r\nx-big: ${'b'.repeat(20_000)}\r\n\r\n`, /^HTTP\/1\.1 431 [^]*"code":"GEOHOOK_ERR_HEADERS_TOO_LARGE"/],
+  ] as const) {
+    const client = await rawClient(t, receiver);
+    client.socket.write(request);
+    await client.closed;
+    t.match(client.answer(), answer);
+  }
+  t.equal((await fetch(`${receiver.url}/healthz`)).status, 200, 'the receiver is unharmed');
 });
