@@ -118,3 +118,19 @@ t.test('an onDeactivate that throws is logged and does not stall the engine', as
   t.same(logged, ['webhook delivery failed', 'webhook deactivated by the failure policy', 'delivery bookkeeping failed']);
 });
 
+
+t.test('fifty deliveries in flight at once raise no MaxListenersExceededWarning', async (t) => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error): void => void warnings.push(warning.name);
+  process.on('warning', onWarning);
+  t.teardown(() => process.off('warning', onWarning));
+  const held: ServerResponse[] = [];
+  const server = await startServer(t, (response) => held.push(response));
+  const { engine } = engineFor(t);
+  engine.fire(Array.from({ length: 50 }, (_, index) => webhook(`w${index}`, server.url)), created);
+  await until(() => held.length === 50);
+  for (const response of held) response.writeHead(200).end();
+  await engine.idle();
+  await sleep(10); // warnings are emitted on the next tick
+  t.same(warnings.filter((name) => name === 'MaxListenersExceededWarning'), []);
+});
