@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../src/embedded/redis-server.js';
-import { makeTempDir, onCleanup, removeTempDir } from './cleanup.js';
+import { makeTempDir, onCleanup, removeTempDir } from '../tools/cleanup.js';
 
 export type Durability = 'fast' | 'strict';
 
@@ -18,7 +18,7 @@ export interface BenchRedis {
  * every write (`always`). Its directory is temporary; `stop` removes it.
  */
 export async function startRedis(durability: Durability): Promise<BenchRedis> {
-  const dir = makeTempDir('redis');
+  const dir = makeTempDir('bench-redis');
   const server = new RedisServer({ dir, appendOnly: true, appendFsync: durability === 'strict' ? 'always' : 'everysec' });
   const stop = async (): Promise<void> => {
     unregister();

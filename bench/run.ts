@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GEOHOOK_LOG_LEVEL } from './cases/case-names.js';
-import { cleanUp, exitCleanlyOnSignals } from './cleanup.js';
+import { cleanUp, startTool } from '../tools/cleanup.js';
 import { runEmulatorFanOut, type EmulatorResult } from './emulator-fanout.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 import { caseSpecs, runCaseRound, type RoundResult } from './http-cases.js';
@@ -62,19 +62,8 @@ function checkEmulator(emulator: EmulatorResult, problems: string[]): void {
 }
 
 async function main(): Promise<number> {
-  let options: BenchOptions | undefined;
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (err) {
-    log((err as Error).message);
-    process.stderr.write(`${usage}\n`);
-    return 2;
-  }
-  if (options === undefined) {
-    process.stdout.write(`${usage}\n`);
-    return 0;
-  }
-  exitCleanlyOnSignals(log);
+  const options = startTool(parseOptions, usage, log);
+  if (typeof options === 'number') return options;
   const startedAtMs = Date.now();
   const loadBefore = loadavg();
   if (loadBefore[0]! > 0.5) log(`warning: the machine is already busy (load average ${loadBefore.map((n) => n.toFixed(2)).join(', ')}): figures will be noisy`);

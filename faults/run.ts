@@ -1,7 +1,7 @@
-import { cleanUp, exitCleanlyOnSignals } from './cleanup.js';
+import { cleanUp, startTool } from '../tools/cleanup.js';
 import type { Durability } from './fault-redis.js';
 import { formatRows, type FaultName, type FaultRow } from './fault-row.js';
-import { parseOptions, usage, type FaultsOptions } from './options.js';
+import { parseOptions, usage } from './options.js';
 import type { ScenarioOptions } from './scenario.js';
 import { runEmulatorRetry } from './scenarios/emulator-retry.js';
 import { runReceiverKill } from './scenarios/receiver-kill.js';
@@ -53,19 +53,8 @@ async function runFault(fault: FaultName, options: ScenarioOptions): Promise<Fau
 }
 
 async function main(): Promise<number> {
-  let options: FaultsOptions | undefined;
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (err) {
-    log((err as Error).message);
-    process.stderr.write(`${usage}\n`);
-    return 2;
-  }
-  if (options === undefined) {
-    process.stdout.write(`${usage}\n`);
-    return 0;
-  }
-  exitCleanlyOnSignals(log);
+  const options = startTool(parseOptions, usage, log);
+  if (typeof options === 'number') return options;
   const startedAtMs = Date.now();
   const scenarioOptions: ScenarioOptions = { ...options, log };
   const rows: FaultRow[] = [];

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { findFreePort } from '../src/embedded/redis-server.js';
 import { waitUntilMoved, readStoredJobs, judge, type StoredJob, type Verdict } from './audit.js';
-import { keepTempDir, makeTempDir, removeTempDir } from './cleanup.js';
+import { keepTempDir, makeTempDir, removeTempDir } from '../tools/cleanup.js';
 import { FAULTS_SECRET } from './deliveries.js';
 import { FaultRedis, type Durability } from './fault-redis.js';
 import type { FaultName, FaultRow } from './fault-row.js';
@@ -21,7 +21,7 @@ export interface Stack {
 
 /** Starts a redis-server (AOF, `durability`) and a receiver on it, with a spool when asked. */
 export async function startStack(fault: FaultName, durability: Durability, options: { spool?: boolean } = {}): Promise<Stack> {
-  const dir = makeTempDir(`${fault}-${durability}`);
+  const dir = makeTempDir(`faults-${fault}-${durability}`);
   const redis = await FaultRedis.start(dir, durability);
   const spoolDir = options.spool === true ? join(dir, 'spool') : undefined;
   const logFile = join(dir, 'receiver.log');

@@ -1,13 +1,11 @@
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Webhook } from '../../src/emulator/types.js';
 import { findFreePort, type RedisServer } from '../../src/embedded/redis-server.js';
-import { createLoggerOptions } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import type { TestEmulator } from './emulator.js';
+import { capturingLogger } from './log-capture.js';
 
 export interface TestGeohook {
   server: RunningServer;
@@ -29,14 +27,7 @@ export interface TestGeohook {
 export async function startGeohook(t: Test, redis: RedisServer, env: Record<string, string>): Promise<TestGeohook> {
   const port = env.PORT === undefined ? await findFreePort() : Number(env.PORT);
   const config = loadConfig({ REDIS_URL: redis.url, HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...env, PORT: String(port) });
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  const logger = pino(createLoggerOptions({ level: 'debug' }), sink);
+  const { logger, lines } = capturingLogger('debug');
   const server = await startServer(config, { logger });
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -50,7 +41,7 @@ export async function startGeohook(t: Test, redis: RedisServer, env: Record<stri
     server,
     url,
     port,
-    log: () => lines.join(''),
+    log: () => lines.join('\n'),
     async readyz() {
       const response = await fetch(`${url}/readyz`);
       const body = (await response.json()) as { reason?: string };

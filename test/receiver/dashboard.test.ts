@@ -1,15 +1,13 @@
 import t, { type Test } from 'tap';
 import * as crypto from 'node:crypto';
-import { Writable } from 'node:stream';
 import { Worker } from 'bullmq';
-import pino from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
-import { createLoggerOptions } from '../../src/logger.js';
 import { buildReceiver } from '../../src/receiver/build-receiver.js';
 import { createSession, isAuthorized } from '../../src/receiver/dashboard-auth.js';
 import { sign } from '../../src/signature/sign.js';
 import { startRedis } from '../helpers/redis.js';
 import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 
 const TOKEN = 'dashboard-token-0123456789';
 const USER = 'ops';
@@ -247,21 +245,14 @@ t.test('every secret comparison goes through timingSafeEqual on equal-length dig
 });
 
 t.test('the token and the session cookie never reach a log line', async (t) => {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  const loggerInstance = pino(createLoggerOptions({ level: 'trace' }), sink);
+  const { logger: loggerInstance, lines } = capturingLogger();
   const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN }, { loggerInstance });
   const accepted = await login(receiver, TOKEN);
   await login(receiver, `${TOKEN}-wrong`);
   const cookie = (accepted.headers.get('set-cookie') ?? '').split(';')[0]!;
   t.equal((await get(receiver, '/ui/api/queues', { cookie })).status, 200);
   t.equal((await get(receiver, '/ui/api/queues', BEARER)).status, 200);
-  const log = lines.join('');
+  const log = lines.join('\n');
   t.match(log, /dashboard login refused/, 'the log was captured');
   for (const secret of [TOKEN, cookie.split('=')[1]!]) t.notOk(log.includes(secret), `the log does not contain ${secret.slice(0, 12)}…`);
 });

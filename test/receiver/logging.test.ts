@@ -1,21 +1,12 @@
 import t from 'tap';
-import { Writable } from 'node:stream';
-import pino from 'pino';
-import { createLoggerOptions } from '../../src/logger.js';
 import { sign } from '../../src/signature/sign.js';
 import { startRedis } from '../helpers/redis.js';
 import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 
 t.test('logged requests carry their headers but never the key or the signature header value', async (t) => {
   const redis = await startRedis(t);
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
-  const loggerInstance = pino(createLoggerOptions({ level: 'trace' }), sink);
+  const { logger: loggerInstance, lines } = capturingLogger();
   const receiver = await startReceiver(t, redis, {}, { loggerInstance });
 
   const body = fixture('enterprise-feature-created.json');
@@ -38,14 +29,7 @@ t.test('logged requests carry their headers but never the key or the signature h
 });
 
 t.test('secret-named fields are redacted wherever a log line puts them', async (t) => {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  const logger = pino(createLoggerOptions(), sink);
+  const { logger, lines } = capturingLogger('info');
   logger.info({ secrets: ['k1'], hook: { name: 'h', secrets: ['k2'], signatureKey: 'k3' }, token: 'k4', admin: { password: 'k5' } }, 'config');
   const line = lines.join('');
   for (const secret of ['k1', 'k2', 'k3', 'k4', 'k5']) t.notOk(line.includes(`"${secret}"`), `${secret} is redacted`);

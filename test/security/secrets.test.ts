@@ -1,14 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
-import pino from 'pino';
 import t from 'tap';
-import { createLoggerOptions } from '../../src/logger.js';
 import { sign } from '../../src/signature/sign.js';
 import { waitFor } from '../helpers/geohook.js';
 import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 
 const DASHBOARD_TOKEN = 'dashboard-token-0123456789abcdef';
 
@@ -29,14 +27,7 @@ async function everythingStored(redis: Redis, prefix: string): Promise<string> {
 
 t.test('the signature key, the dashboard token and the signature values appear in no log line, metric, job, inbox entry, spool line or error body', async (t) => {
   const redis = await startRedis(t);
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  const loggerInstance = pino(createLoggerOptions({ level: 'trace' }), sink);
+  const { logger: loggerInstance, lines } = capturingLogger();
   const spoolDir = t.testdir();
   const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN, SPOOL_DIR: spoolDir }, { loggerInstance });
 
@@ -93,7 +84,7 @@ t.test('the signature key, the dashboard token and the signature values appear i
     'a wrong signature': wrong.slice('sha256='.length),
     'the form signature field': formSignature.replace(/^sha256=/, ''),
   };
-  const places = { logs: lines.join(''), metrics, 'Redis (jobs, inbox, dedup keys)': stored, spool, 'error and reply bodies': bodies.join('\n') };
+  const places = { logs: lines.join('\n'), metrics, 'Redis (jobs, inbox, dedup keys)': stored, spool, 'error and reply bodies': bodies.join('\n') };
   for (const [place, text] of Object.entries(places)) {
     t.ok(text.length > 0, `${place}: something to search`);
     for (const [what, secret] of Object.entries(secrets)) t.notOk(text.includes(secret), `${place} do not contain the ${what}`);
