@@ -13,6 +13,11 @@ const fastifyCodes: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'GEOHOOK_ERR_BAD_PAYLOAD' },
 };
 
+/** A delivery in neither accepted content type (Fastify's parsers refuse most; an empty body reaches the route). */
+export function unsupportedMediaType(): GeohookError {
+  return new GeohookError('GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE', `unsupported content type: ${UNSUPPORTED}`);
+}
+
 /** True for an error thrown while a body was parsed in its content type (bad JSON and the like). */
 export function isBodyParseError(err: FastifyError): boolean {
   return err.statusCode === 400 && (err.code === undefined || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err.name === 'SyntaxError');

@@ -10,7 +10,7 @@ import { queueNames } from '../queue/names.js';
 import { sign } from '../signature/sign.js';
 import { authenticate, type SignaturePolicy } from './authenticate.js';
 import { classifyEvent } from './classify-event.js';
-import { isBodyParseError, sendError, toGeohookError } from './error-reply.js';
+import { isBodyParseError, sendError, toGeohookError, unsupportedMediaType } from './error-reply.js';
 import type { FormFields } from './form-fields.js';
 import type { HookKeys } from './hook-keys.js';
 import type { ReceiverMetrics } from './metrics.js';
@@ -33,6 +33,7 @@ interface HookParams {
 }
 
 const FORM = 'application/x-www-form-urlencoded';
+const JSON_TYPE = 'application/json';
 
 function mediaType(request: FastifyRequest): string {
   return (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -107,6 +108,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       const hook = hookOf(request);
       const raw = rawBytes(request);
       const contentType = mediaType(request);
+      if (contentType !== JSON_TYPE && contentType !== FORM) throw unsupportedMediaType();
       const form = contentType === FORM ? (request.body as FormFields) : undefined;
       const auth = authenticate(hook, policy, request.headers, raw, form);
       if (!auth.ok) throw new GeohookError(auth.code, auth.message);

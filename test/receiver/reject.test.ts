@@ -92,6 +92,12 @@ const cases: Case[] = [
     status: 415,
     code: 'GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE',
   },
+  {
+    name: 'a signed empty text/plain body is refused with 415',
+    send: (post) => post('', { 'content-type': 'text/plain', 'x-service': sign(TEST_KEY, '') }),
+    status: 415,
+    code: 'GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE',
+  },
 ];
 
 for (const c of cases) {
@@ -113,4 +119,14 @@ t.test('an unknown route answers 404 GEOHOOK_ERR_NOT_FOUND in the same shape', a
   const response = await fetch(`${receiver.url}/nowhere`);
   t.equal(response.status, 404);
   t.match(await response.json(), { statusCode: 404, code: 'GEOHOOK_ERR_NOT_FOUND', error: 'Not Found' });
+});
+
+t.test('a signed empty body with no content-type header at all is refused with 415 (no parser runs on it)', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  for (const headers of [{ 'x-service': sign(TEST_KEY, '') }, { 'x-service': sign(TEST_KEY, ''), 'content-length': '0' }]) {
+    const response = await receiver.app.inject({ method: 'POST', url: '/webhooks/default', headers });
+    t.equal(response.headers['content-type']?.toString().startsWith('application/json'), true);
+    t.match(response.json(), { statusCode: 415, code: 'GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE' });
+  }
+  t.equal(await countJobs(receiver.app), 0, 'nothing was enqueued');
 });

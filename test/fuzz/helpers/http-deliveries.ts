@@ -127,7 +127,7 @@ export function prepare(c: HttpCase): Prepared {
   const signedStatuses = (parsed: readonly number[]): readonly number[] => (forged ? [401] : expected === 'either' ? [202, 400, 401] : parsed);
   let allowed: readonly number[];
   if (c.hook !== 'default') allowed = [404];
-  else if (contentType === undefined && bytes.length === 0) allowed = signedStatuses([202]);
+  // No content type at all: 415, also for an empty body, which no parser sees.
   else if (media !== 'application/json' && media !== FORM) allowed = [415];
   else if (bytes.length > MAX_BODY_BYTES) allowed = [413];
   else allowed = signedStatuses(parsedStatuses(media, bytes));
