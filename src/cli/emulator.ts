@@ -17,7 +17,7 @@ export function registerEmulator(program: Command): void {
     .addOption(new Option('--port <port>', 'port').env('EMULATOR_PORT').default('7080'))
     .addOption(new Option('--host <host>', 'listen address').default('127.0.0.1'))
     .addOption(new Option('--catalog <file>', 'JSON array of services replacing the default catalogue'))
-    .addOption(new Option('--public-url <url>', 'base URL the emulator is reached at (default http://HOST:PORT)'))
+    .addOption(new Option('--public-url <url>', 'base URL the emulator is reached at (default http://HOST:PORT, the port it got with --port 0)'))
     .addOption(new Option('--log-level <level>', 'pino level').env('LOG_LEVEL').default('info'))
     .addHelpText('after', '\nUsers come from EMULATOR_USERS=user:password:role,… (roles administrator, orgadmin, none).')
     .action(async (flags: EmulatorFlags) => {
@@ -30,7 +30,8 @@ export function registerEmulator(program: Command): void {
       const port = Number(flags.port);
       if (!/^\d+$/.test(flags.port) || port > 65535) throw new ConfigError('EMULATOR_PORT: a port number from 0 to 65535');
       const app = await buildEmulator({
-        publicUrl: flags.publicUrl ?? `http://${flags.host}:${port}`,
+        // --port 0: the URLs in payloads use the port the emulator got, known once it listens.
+        ...(flags.publicUrl !== undefined ? { publicUrl: flags.publicUrl } : port === 0 ? {} : { publicUrl: `http://${flags.host}:${port}` }),
         logLevel: flags.logLevel,
         ...(flags.catalog === undefined ? {} : { catalog: loadCatalog(flags.catalog) }),
         ...(process.env.EMULATOR_USERS === undefined ? {} : { users: parseUsers(process.env.EMULATOR_USERS) }),

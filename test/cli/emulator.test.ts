@@ -41,3 +41,20 @@ t.test('a bad --catalog, EMULATOR_PORT or EMULATOR_USERS stops the emulator with
   const users = await runCli(['emulator'], { env: { EMULATOR_USERS: 'justaname' } });
   t.match(users.stderr, /^geohook: EMULATOR_USERS: "justaname" is not user:password:role/);
 });
+
+t.test('geohook emulator --port 0 listens on a free port and puts that port in the URLs it hands out', async (t) => {
+  const { child, output } = await startCli(['emulator', '--port', '0'], {}, /Server listening at http:\/\/127\.0\.0\.1:\d+/);
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output())![1]);
+  t.ok(port > 0);
+  const tokenAnswer = await fetch(`http://127.0.0.1:${port}/arcgis/sharing/rest/generateToken`, {
+    method: 'POST',
+    body: new URLSearchParams({ username: 'admin', password: 'admin.pass', f: 'json' }),
+  });
+  const { token } = (await tokenAnswer.json()) as { token: string };
+  const base = `http://127.0.0.1:${port}/arcgis/rest/services/Hosted/Parcels/FeatureServer/extractChanges`;
+  const answer = await fetch(base, { method: 'POST', body: new URLSearchParams({ token, async: 'true', serverGens: '[0,1]', f: 'json' }) });
+  t.match(await answer.json(), { statusUrl: new RegExp(`^http://127\\.0\\.0\\.1:${port}/arcgis/rest/services/Hosted/Parcels/FeatureServer/jobs/`) });
+});
