@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { GeohookConfig } from './config/load-config.js';
+import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR, forgetRedisUrl, recordRedisUrl } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { createLoggerOptions } from './logger.js';
@@ -49,10 +50,17 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   let redis: RedisServer | undefined;
   let redisUrl = config.redisUrl;
   const embeddedDir = resolve(options.embeddedRedisDir ?? EMBEDDED_REDIS_DIR);
+  let unlockDataDir = (): void => undefined;
   if (!hasConfiguredRedis(config)) {
+    unlockDataDir = lockDataDir(embeddedDir);
     // Strict durability on the embedded server: it fsyncs every write before it answers.
     redis = new RedisServer({ dir: embeddedDir, appendOnly: true, appendFsync: config.durability === 'strict' ? 'always' : 'everysec' });
-    await redis.start();
+    try {
+      await redis.start();
+    } catch (err) {
+      unlockDataDir();
+      throw err;
+    }
     redisUrl = redis.url;
     recordRedisUrl(embeddedDir, redis.url);
     logger.info({ redisUrl }, 'embedded redis-server started');
@@ -61,6 +69,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     if (redis === undefined) return;
     await redis.stop();
     forgetRedisUrl(embeddedDir);
+    unlockDataDir();
   };
   let registration: Registration | undefined;
   const readinessChecks = wantsRegistration(config) ? [() => (registration === undefined ? 'registration pending' : registration.notReadyReason())] : [];

@@ -1,0 +1,42 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GeohookError } from '../errors.js';
+
+const LOCK_FILE = 'owner.pid';
+
+/** True while process `pid` runs (EPERM: it runs as another user). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Makes this process the only user of the embedded Redis data directory `dir`: two redis-servers appending
+ * to one AOF would corrupt it. A lock left by a process that died is taken over. Returns the release.
+ * Throws `GEOHOOK_ERR_REDIS_SERVER` naming the process that holds it.
+ */
+export function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, LOCK_FILE);
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      writeFileSync(path, `${process.pid}\n`, { flag: 'wx' });
+      return () => rmSync(path, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const owner = Number(readFileSync(path, 'utf8').trim());
+    if (Number.isInteger(owner) && owner > 0 && isRunning(owner)) {
+      throw new GeohookError(
+        'GEOHOOK_ERR_REDIS_SERVER',
+        `another geohook (pid ${owner}) runs the embedded Redis of ${dir}: stop it, run from another directory, or set REDIS_URL (remove ${path} if pid ${owner} is not geohook)`,
+      );
+    }
+    rmSync(path, { force: true }); // its owner died without releasing it
+  }
+  throw new GeohookError('GEOHOOK_ERR_REDIS_SERVER', `cannot lock ${dir}: it keeps changing hands`);
+}
