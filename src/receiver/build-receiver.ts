@@ -158,7 +158,8 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
     const { dashboard } = await import('./dashboard.js');
-    await app.register(dashboard, { prefix: '/ui', auth: config.dashboard.auth, eventQueue });
+    // Behind a proxy that terminates TLS the request is plain HTTP, but the browser's page is https.
+    await app.register(dashboard, { prefix: '/ui', auth: config.dashboard.auth, eventQueue, secureCookie: config.publicUrl.startsWith('https://') });
   }
 
   app.addHook('onClose', async () => {

@@ -6,9 +6,15 @@ import { createSession, safeEqual, SESSION_COOKIE, SESSION_SECONDS } from './das
 export interface LoginRouteOptions {
   /** The dashboard token (`dashboard.auth.token` or DASHBOARD_TOKEN). */
   token: string;
+  /**
+   * Mark the session cookie Secure even when the request arrived over plain HTTP: the receiver sits behind a
+   * proxy that terminates TLS (PUBLIC_URL is https). @defaultValue false
+   */
+  secureCookie?: boolean;
 }
 
 const WRONG_TOKEN = '<p role="alert">That is not the dashboard token.</p>';
+const SIGNED_OUT = '<p role="status">Signed out.</p>';
 
 function loginPage(error: string): string {
   return `<!doctype html>
@@ -49,7 +55,8 @@ function sendPage(reply: FastifyReply, statusCode: number, error: string): Fasti
 /**
  * `GET <prefix>/login`, a form asking for the dashboard token, and `POST <prefix>/login`, which checks it
  * and sets a session cookie holding an HMAC of the token (HttpOnly, SameSite=Strict, Path=<prefix>,
- * Secure over HTTPS) before redirecting to the board.
+ * Secure over HTTPS or when `secureCookie`) before redirecting to the board. `<prefix>/logout` (GET or
+ * POST) clears the cookie in the browser; changing the token ends every session.
  */
 export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptions): Promise<void> {
   await app.register(formBody, { bodyLimit: 4096 });
@@ -63,12 +70,16 @@ export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptio
       return sendPage(reply, 401, WRONG_TOKEN);
     }
     const expiresAtSeconds = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
-    const secure = request.protocol === 'https' ? '; Secure' : '';
-    return reply
-      .header(
-        'set-cookie',
-        `${SESSION_COOKIE}=${createSession(options.token, expiresAtSeconds)}; Path=${app.prefix}; Max-Age=${SESSION_SECONDS}; HttpOnly; SameSite=Strict${secure}`,
-      )
-      .redirect(`${app.prefix}/`, 303);
+    return reply.header('set-cookie', sessionCookie(request, createSession(options.token, expiresAtSeconds), SESSION_SECONDS)).redirect(`${app.prefix}/`, 303);
   });
+
+  const logout = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
+    sendPage(reply.header('set-cookie', sessionCookie(request, '', 0)), 200, SIGNED_OUT);
+  app.get('/logout', logout);
+  app.post('/logout', logout);
+
+  function sessionCookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
+    const secure = options.secureCookie === true || request.protocol === 'https' ? '; Secure' : '';
+    return `${SESSION_COOKIE}=${value}; Path=${app.prefix}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
+  }
 }

@@ -16,6 +16,8 @@ export interface DashboardOptions {
   auth: DashboardAuth;
   /** The queues the board shows. */
   eventQueue: EventQueue;
+  /** Session cookies are Secure even over plain HTTP (TLS ends at a proxy). @defaultValue false */
+  secureCookie?: boolean;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -78,6 +80,6 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
  */
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
   const { auth, eventQueue } = options; // not `prefix`, which the children inherit already
-  if ('token' in auth) await app.register(loginRoutes, { token: auth.token });
+  if ('token' in auth) await app.register(loginRoutes, { token: auth.token, secureCookie: options.secureCookie ?? false });
   await app.register(board, { auth, eventQueue });
 }

@@ -137,6 +137,21 @@ t.test('login page: the right token sets an HttpOnly SameSite=Strict cookie hold
   t.equal((await get(receiver, await mainScript(receiver, { cookie }), { cookie })).status, 200, 'and the assets');
 });
 
+t.test('logout clears the session cookie; behind TLS (PUBLIC_URL https) the cookies are Secure', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  for (const method of ['GET', 'POST']) {
+    const response = await fetch(`${receiver.url}/ui/logout`, { method, redirect: 'manual' });
+    t.equal(response.status, 200, `${method} /ui/logout`);
+    t.equal(response.headers.get('set-cookie'), 'geohook_dashboard=; Path=/ui; Max-Age=0; HttpOnly; SameSite=Strict');
+    t.match(await response.text(), /Signed out/);
+  }
+  const behindTls = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN, PUBLIC_URL: 'https://hooks.example.com' });
+  t.match((await login(behindTls, TOKEN)).headers.get('set-cookie'), /; HttpOnly; SameSite=Strict; Secure$/);
+  const cleared = await fetch(`${behindTls.url}/ui/logout`);
+  t.match(cleared.headers.get('set-cookie'), /^geohook_dashboard=; .*; Secure$/);
+  await cleared.text();
+});
+
 t.test('an expired, forged or tampered session cookie is refused', async (t) => {
   const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
   const now = Math.floor(Date.now() / 1000);
