@@ -62,7 +62,7 @@ function checkEmulator(emulator: EmulatorResult, problems: string[]): void {
 }
 
 async function main(): Promise<number> {
-  const options = startTool(parseOptions, usage, log);
+  const options = await startTool(parseOptions, usage, log);
   if (typeof options === 'number') return options;
   const startedAtMs = Date.now();
   const loadBefore = loadavg();

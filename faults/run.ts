@@ -53,7 +53,7 @@ async function runFault(fault: FaultName, options: ScenarioOptions): Promise<Fau
 }
 
 async function main(): Promise<number> {
-  const options = startTool(parseOptions, usage, log);
+  const options = await startTool(parseOptions, usage, log);
   if (typeof options === 'number') return options;
   const startedAtMs = Date.now();
   const scenarioOptions: ScenarioOptions = { ...options, log };

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { GeohookConfig } from './config/load-config.js';
 import { lockDataDir } from './embedded/dir-lock.js';
-import { EMBEDDED_REDIS_DIR, forgetRedisUrl, recordRedisUrl } from './embedded/recorded-redis-url.js';
+import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { createLoggerOptions } from './logger.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './queue/connection.js';
@@ -53,6 +53,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   let unlockDataDir = (): void => undefined;
   if (!hasConfiguredRedis(config)) {
     unlockDataDir = lockDataDir(embeddedDir);
+    if (await RedisServer.stopLeftover(embeddedDir)) logger.warn({ dir: embeddedDir }, 'shut down the embedded redis-server a killed geohook left running');
     // Strict durability on the embedded server: it fsyncs every write before it answers.
     redis = new RedisServer({ dir: embeddedDir, appendOnly: true, appendFsync: config.durability === 'strict' ? 'always' : 'everysec' });
     try {
@@ -62,13 +63,11 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
       throw err;
     }
     redisUrl = redis.url;
-    recordRedisUrl(embeddedDir, redis.url);
     logger.info({ redisUrl }, 'embedded redis-server started');
   }
   const stopEmbedded = async (): Promise<void> => {
     if (redis === undefined) return;
     await redis.stop();
-    forgetRedisUrl(embeddedDir);
     unlockDataDir();
   };
   let registration: Registration | undefined;

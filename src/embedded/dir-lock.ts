@@ -1,18 +1,9 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GeohookError } from '../errors.js';
+import { isRunning } from './redis-server.js';
 
 const LOCK_FILE = 'owner.pid';
-
-/** True while process `pid` runs (EPERM: it runs as another user). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Makes this process the only user of the embedded Redis data directory `dir`: two redis-servers appending

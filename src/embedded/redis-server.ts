@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { GeohookError } from '../errors.js';
+import { forgetRedisUrl, readRecordedRedisUrl, recordRedisUrl } from './recorded-redis-url.js';
 
 /** Options of {@link RedisServer}. */
 export interface RedisServerOptions {
@@ -38,9 +41,21 @@ export async function findFreePort(): Promise<number> {
 const MISSING_BINARY =
   'redis-server was not found: install it (Debian/Ubuntu: apt-get install -y redis-server; macOS: brew install redis) or set REDIS_URL';
 
+/** True while process `pid` runs (EPERM: it runs as another user). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * A local `redis-server` child process on 127.0.0.1: `geohook up` keeps its events in one, and the tests
- * start one per file. It can be stopped and started again on the same port and directory.
+ * start one per file. It can be stopped and started again on the same port and directory. While it runs,
+ * its URL is recorded in its directory (`geohook consume` finds a `geohook up` that way, and a server left
+ * running by a killed process is found again by {@link RedisServer.stopLeftover}).
  */
 export class RedisServer {
   private readonly options: RedisServerOptions;
@@ -136,6 +151,33 @@ export class RedisServer {
     child.stdout!.resume();
     child.stderr!.resume();
     this.child = child;
+    recordRedisUrl(dir, this.url);
+  }
+
+  /**
+   * Shuts down a redis-server that a killed process left running in `dir` (SIGKILL gives no chance to stop
+   * children): its URL is still recorded there and it answers with that very directory. Its AOF is flushed
+   * as on any shutdown. Resolves to true when there was one, once it has exited.
+   */
+  static async stopLeftover(dir: string): Promise<boolean> {
+    const url = readRecordedRedisUrl(dir);
+    if (url === undefined) return false;
+    const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      const [, serverDir] = (await client.config('GET', 'dir')) as [string, string];
+      if (realpathSync(serverDir) !== realpathSync(dir)) return false;
+      const pid = Number(/^process_id:(\d+)/m.exec(await client.info('server'))?.[1]);
+      await client.call('SHUTDOWN').catch(() => undefined); // it closes the connection as it exits
+      for (let waited = 0; isRunning(pid) && waited < 10_000; waited += 50) await sleep(50);
+      return true;
+    } catch {
+      return false; // nothing answers there: the record is stale
+    } finally {
+      client.disconnect();
+      forgetRedisUrl(dir);
+    }
   }
 
   /** Stops the server (SIGTERM: Redis flushes the AOF first) and waits for it to exit. */
@@ -152,9 +194,11 @@ export class RedisServer {
     const child = this.child;
     if (child === undefined) return;
     this.child = undefined;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill(signal);
-    await exited;
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill(signal);
+      await exited;
+    }
+    forgetRedisUrl(this.options.dir);
   }
 }

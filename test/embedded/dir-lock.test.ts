@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import t from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
+import { isRunning, RedisServer } from '../../src/embedded/redis-server.js';
 import { startServer } from '../../src/server.js';
 import { TEST_KEY } from '../helpers/receiver.js';
 
@@ -28,4 +30,35 @@ t.test('a lock left by a process that died is taken over', async (t) => {
   const running = await start(dir);
   t.teardown(() => running.close());
   t.ok(running.redis, 'the embedded redis-server runs');
+});
+
+t.test('a redis-server a killed geohook left running is shut down (AOF flushed) before the next one starts', async (t) => {
+  const dir = t.testdir();
+  const leftover = new RedisServer({ dir, appendOnly: true });
+  await leftover.start();
+  t.teardown(() => leftover.kill());
+  const client = new Redis(leftover.url);
+  await client.set('kept', 'yes');
+  client.disconnect();
+  writeFileSync(join(dir, 'owner.pid'), `${spawnSync(process.execPath, ['-e', '']).pid!}\n`);
+
+  const running = await start(dir);
+  t.teardown(() => running.close());
+  t.notOk(isRunning(leftover.pid!), 'the leftover server is gone');
+  const fresh = new Redis(running.redisTarget.url!);
+  t.teardown(() => fresh.disconnect());
+  t.equal(await fresh.get('kept'), 'yes', 'and what it held was reloaded from the AOF');
+});
+
+t.test('stopLeftover leaves alone a server that answers from another directory, and a stale record', async (t) => {
+  const other = new RedisServer({ dir: t.testdir() });
+  await other.start();
+  t.teardown(() => other.stop());
+  const dir = t.testdir();
+  writeFileSync(join(dir, 'url'), `${other.url}\n`);
+  t.equal(await RedisServer.stopLeftover(dir), false, 'not its directory');
+  t.ok(isRunning(other.pid!), 'still running');
+  writeFileSync(join(dir, 'url'), 'redis://127.0.0.1:1\n');
+  t.equal(await RedisServer.stopLeftover(dir), false, 'nothing answers');
+  t.notOk(existsSync(join(dir, 'url')), 'the stale record is removed');
 });
