@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import type { AdminConfig } from './config/load-config.js';
+import type { RunningServer } from './server.js';
 import { addConfigOptions, configOverrides } from './cli/config-options.js';
 import { printNotice } from './cli/print.js';
 
@@ -48,7 +49,13 @@ export async function runUp(options: Record<string, string | undefined>): Promis
       placement: {},
     };
   }
-  const server = await startServer({ ...config, admin }, { logger });
+  let server: RunningServer;
+  try {
+    server = await startServer({ ...config, admin }, { logger });
+  } catch (err) {
+    await emulator?.close(); // or its listening socket keeps the process alive after the error
+    throw err;
+  }
   const printer = startEventPrinter({ redis: server.redisTarget, prefix: config.prefix, metrics: server.app.metricsRegistry, logger });
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
     if (err !== undefined) logger.error({ err }, 'shutting down after an error');

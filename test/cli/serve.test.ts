@@ -76,6 +76,12 @@ t.test('geohook up runs everything: embedded Redis with AOF, the emulator, the r
   const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   t.match(metrics, /geohook_events_consumed_total\{queue="gp-events",type="gp.job.succeeded",outcome="completed"\} 1/, 'the consumer metrics are on the receiver\'s /metrics');
 
+  // A second `up` in the same directory is refused in one line and exits: it must not start a second
+  // redis-server on the same AOF, nor hang with its emulator open.
+  const second = await runCli(['up', '--port', String(await findFreePort()), '--host', '127.0.0.1'], { env: { EMULATOR_PORT: String(await findFreePort()) }, cwd: dir });
+  t.equal(second.code, 1);
+  t.match(second.stderr, /\ngeohook: another geohook \(pid \d+\) runs the embedded Redis of .*\.geohook\/redis: stop it/);
+
   // A second consumer in the same directory finds the embedded Redis (it competes with up's own printer
   // for events, so it is only checked to connect and consume).
   const consumer = await startCli(['consume', '--type', 'feature.*'], {}, /"queues":\["feature-events"\].*"msg":"consuming/, dir);
