@@ -3,7 +3,7 @@ export { buildReceiver, type ReceiverOptions } from './receiver/build-receiver.j
 export { classifyEvent, type Classification } from './receiver/classify-event.js';
 export { loadConfig, type GeohookConfig, type HookConfig, type ConfigOverrides } from './config/load-config.js';
 export { EventQueue, type EventQueueOptions, type EnqueueResult } from './queue/event-queue.js';
-export { createProducerConnection } from './queue/connection.js';
+export { configuredTarget, connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from './queue/connection.js';
 export { queueNames, allQueueNames, type QueueName } from './queue/names.js';
 export {
   featureChangeTypes,
