@@ -28,7 +28,7 @@ export async function startRedis(t: Test, options: { appendOnly?: boolean; appen
   return startServer(t, { appendOnly: options.appendOnly ?? false, ...(options.appendFsync === undefined ? {} : { appendFsync: options.appendFsync }) });
 }
 
-/** A local Redis Cluster of masters only. */
+/** A local Redis Cluster. */
 export interface RedisCluster {
   /** `redis://` URL of its first node, a seed for REDIS_URL. */
   readonly url: string;
@@ -36,17 +36,19 @@ export interface RedisCluster {
 }
 
 /**
- * A real Redis Cluster of `masters` redis-servers on free loopback ports (cluster bus on other free
- * ports), its 16,384 slots shared by `redis-cli --cluster create`; stopped at teardown.
+ * A real Redis Cluster of `masters` redis-servers (and `replicasPerMaster` replicas of each) on free
+ * loopback ports (cluster bus on other free ports), its 16,384 slots shared by `redis-cli --cluster
+ * create`; stopped at teardown.
  */
-export async function startRedisCluster(t: Test, masters = 3): Promise<RedisCluster> {
+export async function startRedisCluster(t: Test, options: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {}): Promise<RedisCluster> {
+  const { masters = 3, replicasPerMaster = 0, nodeTimeoutMs = 5000 } = options;
   const nodes: RedisServer[] = [];
-  for (let index = 0; index < masters; index += 1) {
+  for (let index = 0; index < masters * (1 + replicasPerMaster); index += 1) {
     const busPort = await findFreePort();
-    nodes.push(await startServer(t, { extraArgs: ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-node-timeout', '5000'] }));
+    nodes.push(await startServer(t, { extraArgs: ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-node-timeout', String(nodeTimeoutMs)] }));
   }
   const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
-  await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+  await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], { timeout: 30_000 });
   // Every node must know every slot's owner before a client can rely on any of them.
   for (const node of nodes) {
     const client = new Redis(node.url, { lazyConnect: true });
