@@ -61,6 +61,37 @@ t.test('the same bytes on two hooks before any move become two jobs', async (t) 
   t.ok(jobs.some((job) => job.id!.startsWith(`${first.id}-other-`)), 'the second gets an id of its own');
 });
 
+t.test('an idle mover drains the inbox in large batches; each job holds the accepted JSON byte for byte', async (t) => {
+  const prefix = uniquePrefix();
+  const acceptor = await eventQueue(t, prefix, false);
+  const events = Array.from({ length: 50 }, () => envelopeOf('gp'));
+  for (const event of events) await acceptor.enqueue(event);
+
+  const reads: number[] = [];
+  const raw = new Redis(redis.url);
+  const monitor = await raw.monitor();
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args[0]?.toLowerCase() === 'xreadgroup' && args.includes(`${prefix}:inbox`)) reads.push(Number(args[args.indexOf('COUNT') + 1]));
+  });
+  const connection = createProducerConnection(redis.url);
+  const queue = new Queue('gp-events', { connection, prefix });
+  const mover = new InboxMover({ connection, inbox: `${prefix}:inbox`, queueOf: () => queue, jobOptions: {}, batchSize: 5, drainBatchSize: 20 });
+  t.teardown(async () => {
+    await mover.close();
+    await queue.close();
+    connection.disconnect();
+    monitor.disconnect();
+    raw.disconnect();
+  });
+  mover.start();
+  await waitFor('the inbox moved', async () => ((await raw.xlen(`${prefix}:inbox`)) === 0 ? true : undefined));
+  t.equal(reads[0], 5, 'the first read takes a small batch');
+  t.ok(reads.includes(20), `later reads, with nothing else running, take drainBatchSize: ${reads.join(' ')}`);
+  for (const event of events) {
+    t.equal(await raw.hget(`${prefix}:gp-events:${event.id}`, 'data'), JSON.stringify(event), 'the job data is the accepted JSON');
+  }
+});
+
 t.test('entries read by a mover that died are taken over; entries of an unknown queue are left alone', async (t) => {
   const prefix = uniquePrefix();
   const acceptor = await eventQueue(t, prefix, false);
