@@ -11,9 +11,13 @@ const TOKEN = 'dashboard-token-0123456789';
 const SCREENSHOT = new URL('../../test-artifacts/dashboard.png', import.meta.url);
 const skip = chromiumMissing();
 
-/** A page that never reaches out to the internet (the board links Google Fonts), and the board requests it saw fail. */
+/**
+ * A page that never reaches out to the internet (the board links Google Fonts), and the board requests it
+ * saw fail. Each step may take 15 s: the suite runs beside CPU-heavy tests (the bench smoke run), and the
+ * board's modal closing after a retry once took over 5 s there.
+ */
 async function openPage(context: BrowserContext): Promise<{ page: Page; failures: string[] }> {
-  context.setDefaultTimeout(5000);
+  context.setDefaultTimeout(15_000);
   const page = await context.newPage();
   await page.route(/^https?:\/\/(?!127\.0\.0\.1)/, (route) => route.abort());
   const failures: string[] = [];
