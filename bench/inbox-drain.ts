@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createProducerConnection } from '../src/queue/connection.js';
-import type { GeohookEvent } from '../src/queue/envelope.js';
 import { EventQueue } from '../src/queue/event-queue.js';
 import { allQueueNames } from '../src/queue/names.js';
-import { classifyEvent } from '../src/receiver/classify-event.js';
+import { buildEvent } from '../src/receiver/build-event.js';
 import { benchBody } from './payloads.js';
 import { countJobs, startRedis, type Durability } from './redis.js';
 
@@ -22,26 +20,6 @@ export interface InboxDrainResult {
 
 const PREFIX = 'bench-drain';
 
-/** The envelope geohook's receiver makes of bench delivery `index`. */
-function benchEvent(index: number): GeohookEvent {
-  const raw = benchBody(index);
-  const payload = JSON.parse(raw.toString('utf8')) as unknown;
-  const { family, types, service } = classifyEvent(payload);
-  return {
-    id: createHash('sha256').update(raw).digest('hex'),
-    hook: 'default',
-    type: types[0]!,
-    types,
-    family,
-    receivedAt: new Date().toISOString(),
-    service,
-    contentType: 'application/json',
-    verified: true,
-    payload,
-    rawBody: raw.toString('base64'),
-  };
-}
-
 /**
  * The inbox mover alone, as after a burst: `events` envelopes are accepted with no mover running, then
  * one EventQueue's mover, the only work of its process, turns them into BullMQ jobs.
@@ -53,7 +31,11 @@ export async function runInboxDrain(settings: { events: number; durability: Dura
     const acceptor = new EventQueue({ connection, prefix: PREFIX, moveInbox: false });
     await acceptor.ready();
     for (let first = 0; first < settings.events; first += 500) {
-      const chunk = Array.from({ length: Math.min(500, settings.events - first) }, (_, offset) => acceptor.enqueue(benchEvent(first + offset)));
+      const chunk = Array.from({ length: Math.min(500, settings.events - first) }, (_, offset) => {
+        const raw = benchBody(first + offset);
+        const payload = JSON.parse(raw.toString('utf8')) as unknown;
+        return acceptor.enqueue(buildEvent({ raw, hook: 'default', contentType: 'application/json', verified: true, payload, isForm: false }));
+      });
       await Promise.all(chunk);
     }
     await acceptor.close(0);

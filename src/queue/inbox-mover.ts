@@ -24,7 +24,7 @@ export interface InboxMoverOptions {
   batchSize?: number;
   /**
    * Entries per transaction while the process is otherwise idle (the inbox drains after a burst): fewer
-   * round trips, about 1.6× the events moved per second of `batchSize` batches. @defaultValue 200
+   * round trips and transactions per event. @defaultValue 200
    */
   drainBatchSize?: number;
   /** An entry read by a mover that has not moved it for this long (it died) is taken over. @defaultValue 10000 */

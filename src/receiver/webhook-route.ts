@@ -1,20 +1,18 @@
-import { createHash } from 'node:crypto';
 import formBody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import rawBody from 'fastify-raw-body';
 import type { HookConfig } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
-import type { GeohookEvent } from '../queue/envelope.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { queueNames } from '../queue/names.js';
 import { sign } from '../signature/sign.js';
 import { authenticate, type SignaturePolicy } from './authenticate.js';
-import { classifyEvent } from './classify-event.js';
+import { buildEvent } from './build-event.js';
 import { isBodyParseError, sendError, toGeohookError, unsupportedMediaType } from './error-reply.js';
 import type { FormFields } from './form-fields.js';
 import type { HookKeys } from './hook-keys.js';
 import type { ReceiverMetrics } from './metrics.js';
-import { classifiable, formPayload } from './parse-payload.js';
+import { formPayload } from './parse-payload.js';
 import { MAX_NESTING, nestedDeeperThan, parseLimitedForm } from './payload-limits.js';
 
 /** Options of the webhook routes plugin. */
@@ -117,22 +115,9 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       if (nestedDeeperThan(payload, MAX_NESTING)) {
         throw new GeohookError('GEOHOOK_ERR_BAD_PAYLOAD', `the body nests arrays or objects deeper than ${MAX_NESTING} levels`);
       }
-      const { family, types, service } = classifyEvent(classifiable(payload, form !== undefined));
-      const event: GeohookEvent = {
-        id: createHash('sha256').update(raw).digest('hex'),
-        hook: hook.name,
-        type: types[0]!,
-        types,
-        family,
-        receivedAt: new Date().toISOString(),
-        service,
-        contentType,
-        verified: auth.verified,
-        payload,
-        rawBody: raw.toString('base64'),
-      };
+      const event = buildEvent({ raw, hook: hook.name, contentType, verified: auth.verified, payload, isForm: form !== undefined });
 
-      const stopTimer = metrics.enqueueSeconds.startTimer({ queue: queueNames[family] });
+      const stopTimer = metrics.enqueueSeconds.startTimer({ queue: queueNames[event.family] });
       const { duplicate } = await eventQueue.enqueue(event);
       stopTimer();
       request.log.info({ hook: hook.name, eventId: event.id, type: event.type, duplicate }, 'delivery accepted');
