@@ -2,11 +2,11 @@
 # Build stage: compile TypeScript with the dev dependencies.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY package.json package-lock.json tsconfig.json ./
 # `npm install` is the fallback when a registry mirror lacks another platform's optional packages.
 RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json
+RUN npx tsc
 
 # Runtime stage: production dependencies and the compiled code only, as the unprivileged `node` user.
 FROM node:20-bookworm-slim

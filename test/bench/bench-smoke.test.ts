@@ -20,9 +20,9 @@ interface CaseFigures {
 }
 
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
-  await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.bench.json'], { cwd: root, env });
+  await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'harness'], { cwd: root, env });
   const args = ['--rounds', '1', '--duration', '1', '--warmup', '0', '--e2e-events', '500', '--drain-events', '300', '--emulator-deliveries', '200', '--json'];
-  const { stdout } = await run(process.execPath, ['dist-bench/bench/run.js', ...args], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(process.execPath, ['dist-harness/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
 
   const report = JSON.parse(stdout) as {
     durability: string;

@@ -33,8 +33,8 @@ interface FaultRow {
 t.setTimeout(5 * 60_000);
 
 t.test('the fault suite (Redis outages shortened to 5 s) keeps every acknowledged delivery exactly once: receiver killed, Redis killed (strict; fast reported), Redis down with and without a spool, receiver restarted under emulator retries', async (t) => {
-  await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.faults.json'], { cwd: root, env });
-  const suite = await run(process.execPath, ['dist-faults/faults/run.js', '--json', '--outage-seconds', '5'], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 }).then(
+  await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'harness'], { cwd: root, env });
+  const suite = await run(process.execPath, ['dist-harness/harness/faults/run.js', '--json', '--outage-seconds', '5'], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 }).then(
     ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
     (err: { code: number; stdout: string; stderr: string }) => err,
   );

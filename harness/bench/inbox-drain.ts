@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { createProducerConnection } from '../src/queue/connection.js';
-import { EventQueue } from '../src/queue/event-queue.js';
-import { allQueueNames } from '../src/queue/names.js';
-import { buildEvent } from '../src/receiver/build-event.js';
+import { createProducerConnection } from '../../src/queue/connection.js';
+import { EventQueue } from '../../src/queue/event-queue.js';
+import { allQueueNames } from '../../src/queue/names.js';
+import { buildEvent } from '../../src/receiver/build-event.js';
 import { benchBody } from './payloads.js';
 import { countJobs, startRedis, type Durability } from './redis.js';
 

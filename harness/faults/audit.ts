@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
-import { allQueueNames } from '../src/queue/names.js';
+import { allQueueNames } from '../../src/queue/names.js';
 
 /** Every state a BullMQ job can be in: a job in none of them is invisible to consumers. */
 const allStates: JobType[] = ['wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'];

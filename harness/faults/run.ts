@@ -1,4 +1,4 @@
-import { cleanUp, startTool } from '../tools/cleanup.js';
+import { cleanUp, startTool } from '../cleanup.js';
 import type { Durability } from './fault-redis.js';
 import { formatRows, type FaultName, type FaultRow } from './fault-row.js';
 import { parseOptions, usage } from './options.js';

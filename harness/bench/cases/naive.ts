@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import Fastify from 'fastify';
 import rawBody from 'fastify-raw-body';
 import { Redis } from 'ioredis';
-import { verify } from '../../src/signature/verify.js';
+import { verify } from '../../../src/signature/verify.js';
 import { SIGNATURE_HEADER, WEBHOOK_PATH } from '../payloads.js';
 import { NAIVE_QUEUE } from './case-names.js';
 import { serveCase } from './case-server.js';

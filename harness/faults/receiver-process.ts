@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import { existsSync, openSync, closeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { onCleanup } from '../tools/cleanup.js';
+import { onCleanup } from '../cleanup.js';
 
 /** The built CLI (`npm run build`): the receiver runs as `geohook serve`, in a process of its own. */
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../../dist/cli.js', import.meta.url));
 
 /** What a receiver process is started with. */
 export interface ReceiverSettings {

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { onCleanup } from '../tools/cleanup.js';
+import { onCleanup } from '../cleanup.js';
 
 /**
  * A tiny request/reply protocol over Node's IPC channel, so that each piece of a benchmark (server under

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GEOHOOK_LOG_LEVEL } from './cases/case-names.js';
-import { cleanUp, startTool } from '../tools/cleanup.js';
+import { cleanUp, startTool } from '../cleanup.js';
 import { runEmulatorFanOut, type EmulatorResult } from './emulator-fanout.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 import { runInboxDrain, type InboxDrainResult } from './inbox-drain.js';

@@ -1,5 +1,5 @@
-import { loadConfig } from '../../src/config/load-config.js';
-import { buildReceiver } from '../../src/receiver/build-receiver.js';
+import { loadConfig } from '../../../src/config/load-config.js';
+import { buildReceiver } from '../../../src/receiver/build-receiver.js';
 import { GEOHOOK_LOG_LEVEL } from './case-names.js';
 import { serveCase } from './case-server.js';
 

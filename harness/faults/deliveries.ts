@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sign } from '../src/signature/sign.js';
+import { sign } from '../../src/signature/sign.js';
 
 /** The key of the `default` hook (HOOK_SECRETS of every receiver of the suite, the emulator's signatureKey). */
 export const FAULTS_SECRET = 'geohook-faults-secret-7d3e91';

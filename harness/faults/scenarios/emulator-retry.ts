@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { buildEmulator } from '../../src/emulator/build-emulator.js';
-import type { DeliveryRecord } from '../../src/emulator/types.js';
-import { sign } from '../../src/signature/sign.js';
+import { buildEmulator } from '../../../src/emulator/build-emulator.js';
+import type { DeliveryRecord } from '../../../src/emulator/types.js';
+import { sign } from '../../../src/signature/sign.js';
 import { FAULTS_SECRET, WEBHOOK_PATH } from '../deliveries.js';
 import type { FaultRow } from '../fault-row.js';
 import { readInboxPending } from '../inbox-pending.js';

@@ -5,7 +5,7 @@ import { alignedTable } from '../table.js';
 
 /**
  * Self time by function from V8 `.cpuprofile` files (what `node --cpu-prof` writes). Run it on its own:
- * `node dist-bench/bench/profile/top-frames.js <file-or-directory>… [--top N]`.
+ * `node dist-harness/harness/bench/profile/top-frames.js <file-or-directory>… [--top N]`.
  */
 
 interface CallFrame {
@@ -104,7 +104,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const topIndex = args.indexOf('--top');
   const limit = topIndex === -1 ? 15 : Number(args.splice(topIndex, 2)[1]);
   if (args.length === 0) {
-    process.stderr.write('usage: node dist-bench/bench/profile/top-frames.js <file.cpuprofile|directory>… [--top N]\n');
+    process.stderr.write('usage: node dist-harness/harness/bench/profile/top-frames.js <file.cpuprofile|directory>… [--top N]\n');
     process.exit(2);
   }
   process.stdout.write(`${formatFrames(topFrames(profileFiles(args), limit)).join('\n')}\n`);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { allQueueNames } from '../src/queue/names.js';
+import { allQueueNames } from '../../src/queue/names.js';
 import type { CaseParams, ServerStats } from './cases/case-server.js';
 import { NAIVE_QUEUE } from './cases/case-names.js';
 import { Child } from './ipc.js';

@@ -1,4 +1,4 @@
-import { subscribe } from '../../src/consumers/subscribe.js';
+import { subscribe } from '../../../src/consumers/subscribe.js';
 import { notifyParent, serveParent } from '../ipc.js';
 
 /** What the consumer reports. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { isRunning, RedisServer } from '../../src/embedded/redis-server.js';
-import { keepTempDir, makeTempDir, reapLeftovers, removeTempDir } from '../../tools/cleanup.js';
+import { keepTempDir, makeTempDir, reapLeftovers, removeTempDir } from '../../harness/cleanup.js';
 
 /** A directory as a bench or fault run leaves it when SIGKILLed: owner gone, its redis-server still up. */
 async function killedRunDir(t: Test): Promise<{ dir: string; redis: RedisServer }> {

@@ -1,4 +1,4 @@
-import { buildEmulator } from '../../src/emulator/build-emulator.js';
+import { buildEmulator } from '../../../src/emulator/build-emulator.js';
 import type { ServerStats } from '../cases/case-server.js';
 import { notifyParent, serveParent } from '../ipc.js';
 

@@ -1,4 +1,4 @@
-import { sign } from '../src/signature/sign.js';
+import { sign } from '../../src/signature/sign.js';
 
 /** The key every case verifies with (HOOK_SECRETS of the geohook case). */
 export const BENCH_SECRET = 'geohook-bench-secret-4f1c2a';

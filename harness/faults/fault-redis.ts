@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { RedisServer } from '../src/embedded/redis-server.js';
-import { onCleanup } from '../tools/cleanup.js';
+import { RedisServer } from '../../src/embedded/redis-server.js';
+import { onCleanup } from '../cleanup.js';
 
 /** `fast`: AOF fsync every second; `strict`: at every write (what DURABILITY=strict needs on Redis < 7.2). */
 export type Durability = 'fast' | 'strict';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { RedisServer } from '../src/embedded/redis-server.js';
-import { makeTempDir, onCleanup, removeTempDir } from '../tools/cleanup.js';
+import { RedisServer } from '../../src/embedded/redis-server.js';
+import { makeTempDir, onCleanup, removeTempDir } from '../cleanup.js';
 
 export type Durability = 'fast' | 'strict';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { findFreePort } from '../src/embedded/redis-server.js';
+import { findFreePort } from '../../src/embedded/redis-server.js';
 import { waitUntilMoved, readStoredJobs, judge, type StoredJob, type Verdict } from './audit.js';
-import { keepTempDir, makeTempDir, removeTempDir } from '../tools/cleanup.js';
+import { keepTempDir, makeTempDir, removeTempDir } from '../cleanup.js';
 import { FAULTS_SECRET } from './deliveries.js';
 import { FaultRedis, type Durability } from './fault-redis.js';
 import type { FaultName, FaultRow } from './fault-row.js';
