@@ -1,26 +1,13 @@
-/** geohook's public API. */
+/** geohook's public API (the emulator is the separate entry `geohook/emulator`). */
 export { buildReceiver, type ReceiverOptions } from './receiver/build-receiver.js';
 export { classifyEvent, type Classification } from './receiver/classify-event.js';
 export { loadConfig, type GeohookConfig, type HookConfig, type ConfigOverrides } from './config/load-config.js';
 export { EventQueue, type EventQueueOptions, type EnqueueResult } from './queue/event-queue.js';
-export { configuredTarget, connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from './queue/connection.js';
+export { configuredTarget, connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from './redis/connection.js';
 export { queueNames, allQueueNames, type QueueName } from './queue/names.js';
-export {
-  featureChangeTypes,
-  type GeohookEvent,
-  type GpEvent,
-  type FeatureEvent,
-  type UnknownEvent,
-  type AnyGeohookEvent,
-  type GpJobPayload,
-  type FeaturePayloadItem,
-  type PayloadEvent,
-  type EventFamily,
-  type GpEventType,
-  type FeatureEventType,
-  type FeatureChangeType,
-  type ServiceRef,
-} from './queue/envelope.js';
+export { type GeohookEvent, type GpEvent, type FeatureEvent, type UnknownEvent, type AnyGeohookEvent, type EventFamily, type GpEventType, type FeatureEventType, type ServiceRef } from './queue/envelope.js';
+export { type GpJobPayload, type FeaturePayloadItem, type PayloadEvent } from './arcgis/payload.js';
+export { featureChangeTypes, type FeatureChangeType } from './arcgis/change-types.js';
 export { subscribe, type SubscribeOptions, type Subscription } from './consumers/subscribe.js';
 export type { EventHandler, EventHandlers, HandlerContext } from './consumers/types.js';
 export type { ConsumeOutcome } from './consumers/consumer-metrics.js';
@@ -40,22 +27,14 @@ export type { EventJobRef, QueueSource } from './queue/find-event-job.js';
 export { sign, computeDigest } from './signature/sign.js';
 export { verify } from './signature/verify.js';
 export { errorCodes, GeohookError, ConfigError, QueueUnavailableError, AdminApiError, AdminAuthError, type ErrorCode } from './errors.js';
-export {
-  createAdminClient,
-  type AdminClient,
-  type AdminClientOptions,
-  type AdminAuth,
-  type CreateWebhookParams,
-  type FindServicesFilters,
-  type ServiceName,
-  type ServiceRecord,
-  type Webhook,
-  type WebhookSettings,
-} from './admin/admin-client.js';
-export { generateToken, type GenerateTokenOptions } from './admin/generate-token.js';
-export { validatePlacementPolicy, type ServicePlacementPolicy, type PlacementPolicyEntry } from './admin/placement-policy.js';
-export { explainPlacement, type Node, type NodeVerdict } from './admin/placement-explain.js';
-export { buildEmulator, type EmulatorOptions } from './emulator/build-emulator.js';
-export { EmulatorClock } from './emulator/clock.js';
+export { createAdminClient, type AdminClient, type AdminClientOptions, type FindServicesFilters, type ServiceRecord } from './admin/admin-client.js';
+export { type ServiceName } from './arcgis/service-name.js';
+export { type AdminAuth } from './arcgis/admin-auth.js';
+export { type WebhookSettings } from './arcgis/webhook-settings.js';
+export { type CreateWebhookParams, type Webhook } from './arcgis/webhook.js';
+export { generateToken, type GenerateTokenOptions } from './arcgis-request/generate-token.js';
+export { validatePlacementPolicy, type ServicePlacementPolicy, type PlacementPolicyEntry } from './arcgis/placement-policy.js';
+export { explainPlacement, type Node, type NodeVerdict } from './arcgis/explain-placement.js';
+export { rotateKey, type RotateKeyOptions, type RotateKeyResult, type RotatedService } from './registration/rotate-key.js';
 export { createLoggerOptions, type LoggerSettings } from './logger.js';
 export { RedisServer, type RedisServerOptions } from './embedded/redis-server.js';

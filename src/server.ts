@@ -6,7 +6,7 @@ import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { createLoggerOptions } from './logger.js';
-import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './queue/connection.js';
+import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
 import { buildReceiver } from './receiver/build-receiver.js';
 import { createRegistration, wantsRegistration } from './registration/create-registration.js';
 import type { Registration } from './registration/registration.js';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { createProducerConnection } from '../../src/queue/connection.js';
+import { createProducerConnection } from '../../src/redis/connection.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { allQueueNames } from '../../src/queue/names.js';
 import { buildEvent } from '../../src/receiver/build-event.js';

@@ -2,23 +2,12 @@ import { createAdminRequest } from './admin-request.js';
 import { createPlacementResource } from './placement-resource.js';
 import { createServicesResource } from './services-resource.js';
 import { createSettingsResource } from './settings-resource.js';
-import { createTokenProvider } from './token-provider.js';
+import { createTokenProvider } from '../arcgis-request/token-provider.js';
 import type { AdminClient, AdminClientOptions } from './types.js';
 import { invalidArgument } from './validate-input.js';
 import { createWebhooksResource } from './webhooks-resource.js';
 
-export type {
-  AdminAuth,
-  AdminClient,
-  AdminClientOptions,
-  CreateWebhookParams,
-  FindServicesFilters,
-  ServiceName,
-  ServicePlacementPolicy,
-  ServiceRecord,
-  Webhook,
-  WebhookSettings,
-} from './types.js';
+export type { AdminClient, AdminClientOptions, FindServicesFilters, ServiceRecord } from './types.js';
 
 /** The admin root without a trailing slash; a query string is refused (and not echoed: it may hold a token). */
 function checkBaseUrl(baseUrl: string): string {
@@ -37,7 +26,7 @@ function checkBaseUrl(baseUrl: string): string {
 const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [200, 1000, 3000];
 
 /**
- * A client of the service administration API (`spec/admin-api.md`) and of what the real product adds (list,
+ * A client of the service administration API (docs/admin.md) and of what the real product adds (list,
  * get, edit, notificationStatus…). Every call is a form POST with the token in the body; errors are
  * `AdminApiError` / `AdminAuthError`; invalid arguments are refused with `GEOHOOK_ERR_ADMIN_INVALID` before
  * anything is sent.

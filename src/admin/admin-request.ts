@@ -1,8 +1,8 @@
 import { AdminApiError, AdminAuthError } from '../errors.js';
-import { checkResponse, type AdminAnswer } from './check-response.js';
-import { encodeParams, type AdminParams } from './encode-params.js';
-import { networkError, postForm } from './post-form.js';
-import type { TokenProvider } from './token-provider.js';
+import { checkResponse, type AdminAnswer } from '../arcgis-request/check-response.js';
+import { encodeParams, type AdminParams } from '../arcgis-request/encode-params.js';
+import { networkError, postForm } from '../arcgis-request/post-form.js';
+import type { TokenProvider } from '../arcgis-request/token-provider.js';
 
 /** Options of {@link createAdminRequest}. */
 export interface AdminRequestOptions {

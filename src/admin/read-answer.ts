@@ -1,14 +1,6 @@
-import { AdminApiError } from '../errors.js';
-import { pathOf, urlWithoutToken } from './redact.js';
+import { unexpected } from '../arcgis-request/check-response.js';
 
 type JsonObject = Record<string, unknown>;
-
-/** An answer that succeeded but lacks what the operation returns (`the answer has no <what>`). */
-export function unexpected(url: string, what: string, body: JsonObject): AdminApiError {
-  const message = `the answer has no ${what}`;
-  const clean = urlWithoutToken(url);
-  return new AdminApiError(`${pathOf(clean)}: ${message}`, { serverCode: undefined, messages: [message], url: clean, response: body });
-}
 
 /** `body[key]` as an array, or an `AdminApiError` naming what is missing. */
 export function arrayField<T>(body: JsonObject, key: string, url: string): T[] {

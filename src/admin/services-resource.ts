@@ -1,6 +1,6 @@
 import type { AdminRequest } from './admin-request.js';
 import { arrayField } from './read-answer.js';
-import { updateDefinitionPath } from './service-name.js';
+import { updateDefinitionPath } from '../arcgis/service-name.js';
 import type { AdminClient, FindServicesFilters, ServiceRecord } from './types.js';
 import { invalidArgument } from './validate-input.js';
 

@@ -1,20 +1,8 @@
-import type { Webhook, WebhookSettings } from '../emulator/types.js';
-import type { ServicePlacementPolicy } from './placement-policy.js';
-
-export type { Webhook, WebhookSettings } from '../emulator/types.js';
-export type { ServicePlacementPolicy } from './placement-policy.js';
-
-/** How the client authenticates: a static token, or credentials exchanged for tokens renewed before expiry. */
-export type AdminAuth =
-  | { token: string }
-  | {
-      username: string;
-      password: string;
-      /** Where tokens come from. @defaultValue `${baseUrl}/generateToken` */
-      tokenUrl?: string;
-      /** Lifetime asked for each token, in minutes. @defaultValue 60 */
-      expirationMinutes?: number;
-    };
+import type { AdminAuth } from '../arcgis/admin-auth.js';
+import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
+import type { ServiceName } from '../arcgis/service-name.js';
+import type { WebhookSettings } from '../arcgis/webhook-settings.js';
+import type { CreateWebhookParams, Webhook } from '../arcgis/webhook.js';
 
 /** Options of `createAdminClient`. */
 export interface AdminClientOptions {
@@ -30,27 +18,7 @@ export interface AdminClientOptions {
   retry?: { delaysMs: readonly number[] };
 }
 
-/** A service as `folder/name.Type` or `name.Type` (e.g. `Tools/Buffer.GPServer`). */
-export type ServiceName = string;
-
-/** Parameters of `webhooks/create` (and, all optional, of `edit`). */
-export interface CreateWebhookParams {
-  name: string;
-  hookUrl: string;
-  /** Feature services: the event triggers; an array is sent as a comma list. @defaultValue the server's, `*` */
-  changeTypes?: string[] | string;
-  signatureKey?: string;
-  /** @defaultValue the server's, false */
-  active?: boolean;
-  /** @defaultValue the server's, 'application/json' */
-  contentType?: 'application/json' | 'application/x-www-form-urlencoded';
-  /** @defaultValue the server's, 'json' */
-  payloadFormat?: 'json' | 'pjson';
-  /** Feature services: the window for cataloguing events. */
-  scheduleInfo?: object;
-}
-
-/** One element of `filteredServices` (spec "Service record"). */
+/** One element of `filteredServices` (the admin API's service record). */
 export interface ServiceRecord {
   id: string;
   serviceName: string;

@@ -1,7 +1,8 @@
 import { GeohookError } from '../errors.js';
-import { validatePlacementPolicy, type ServicePlacementPolicy } from './placement-policy.js';
-import { webhookSettingBounds } from '../emulator/types.js';
-import type { CreateWebhookParams, WebhookSettings } from './types.js';
+import { validatePlacementPolicy, type ServicePlacementPolicy } from '../arcgis/placement-policy.js';
+import { webhookSettingBounds } from '../arcgis/webhook-settings.js';
+import type { WebhookSettings } from '../arcgis/webhook-settings.js';
+import type { CreateWebhookParams } from '../arcgis/webhook.js';
 
 /** A client argument that is refused before anything is sent. */
 export const invalidArgument = (message: string): GeohookError => new GeohookError('GEOHOOK_ERR_ADMIN_INVALID', message);

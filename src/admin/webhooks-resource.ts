@@ -1,7 +1,10 @@
 import type { AdminRequest } from './admin-request.js';
-import { arrayField, unexpected, webhookOf } from './read-answer.js';
-import { parseServiceName, webhookPath } from './service-name.js';
-import type { AdminClient, CreateWebhookParams, ServiceName, Webhook } from './types.js';
+import { arrayField, webhookOf } from './read-answer.js';
+import { unexpected } from '../arcgis-request/check-response.js';
+import { parseServiceName, webhookPath } from '../arcgis/service-name.js';
+import type { AdminClient } from './types.js';
+import type { ServiceName } from '../arcgis/service-name.js';
+import type { CreateWebhookParams, Webhook } from '../arcgis/webhook.js';
 import { checkWebhookParams } from './validate-input.js';
 
 /** Page size `listAll` asks for (the ArcGIS API for Python's). */

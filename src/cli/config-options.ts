@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { ConfigOverrides } from '../config/load-config.js';
 
-/** Flags shared by the commands that run the receiver; each mirrors a CONTRACT §2 variable. */
+/** Flags shared by the commands that run the receiver; each mirrors a variable of docs/configuration.md. */
 const flags = [
   { flag: '--port <port>', env: 'PORT', description: 'receiver port (default 8080)' },
   { flag: '--host <host>', env: 'HOST', description: 'receiver listen address (default 0.0.0.0)' },
@@ -18,7 +18,7 @@ function toOption({ flag, env, description }: ConfigFlag): Option {
   return new Option(flag, description).env(env);
 }
 
-/** The flag of one CONTRACT §2 variable. */
+/** The flag of one variable. */
 export function configOption(env: ConfigFlag['env']): Option {
   return toOption(flags.find((entry) => entry.env === env)!);
 }

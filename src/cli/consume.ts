@@ -1,9 +1,15 @@
-import closeWithGrace from 'close-with-grace';
 import { Option, type Command } from 'commander';
+import Fastify from 'fastify';
+import pino from 'pino';
+import type { Registry } from 'prom-client';
+import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../errors.js';
+import { createLoggerOptions } from '../logger.js';
+import { closeOnSignal } from './close-on-signal.js';
 import { addQueueOptions, configOption, configOverrides } from './config-options.js';
+import { startEventPrinter } from './event-printer.js';
+import { queueRedisTarget } from './queue-redis-target.js';
 
-const SHUTDOWN_GRACE_MS = 10_000;
 
 interface ConsumeOptions {
   type: string[];
@@ -16,8 +22,7 @@ interface ConsumeOptions {
 }
 
 /** Serves the consumer metrics at `GET /metrics` on `port` (loopback and all interfaces alike). */
-async function serveMetrics(port: number, registry: import('prom-client').Registry): Promise<() => Promise<void>> {
-  const { default: Fastify } = await import('fastify');
+async function serveMetrics(port: number, registry: Registry): Promise<() => Promise<void>> {
   const app = Fastify();
   app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
   await app.listen({ host: '0.0.0.0', port });
@@ -25,13 +30,6 @@ async function serveMetrics(port: number, registry: import('prom-client').Regist
 }
 
 async function runConsume(options: ConsumeOptions): Promise<void> {
-  const [{ loadConfig }, { queueRedisTarget }, { startEventPrinter }, pino, { createLoggerOptions }] = await Promise.all([
-    import('../config/load-config.js'),
-    import('./redis-url.js'),
-    import('./event-printer.js'),
-    import('pino'),
-    import('../logger.js'),
-  ]);
   const { redisUrl, prefix, config: configFile, logLevel } = options;
   const config = loadConfig(process.env, configOverrides({ redisUrl, prefix, config: configFile, logLevel }));
   const concurrency = Number(options.concurrency);
@@ -40,12 +38,10 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
     throw new ConfigError('--metrics-port: a port number from 0 to 65535');
   }
-  const logger = pino.default(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
+  const logger = pino(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
   const printer = startEventPrinter({ redis: queueRedisTarget(config), prefix: config.prefix, patterns: options.type.length > 0 ? options.type : ['*'], concurrency, logger });
   const stopMetrics = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, printer.metrics);
-  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
-    if (err !== undefined) logger.error({ err }, 'shutting down after an error');
-    else logger.info({ signal }, 'shutting down');
+  closeOnSignal(logger, async () => {
     await printer.close();
     await stopMetrics?.();
     logger.flush();
@@ -54,15 +50,13 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
   logger.info({ queues: printer.queues, patterns: options.type }, 'consuming: events are printed as JSON lines on stdout');
 }
 
-/** `geohook consume [--type PATTERN]…`: prints matching events as JSON lines (CONTRACT §1). */
-export function registerConsume(program: Command): void {
-  const consume = program
-    .command('consume')
-    .description('consume events and print each one as a JSON line on stdout (patterns: "*", "gp.*", "feature.FeaturesCreated", "unknown")')
+/** `geohook consume [--type PATTERN]…`: prints matching events as JSON lines (docs/cli.md). */
+export function registerConsume(command: Command): void {
+  command
     .addOption(new Option('--type <pattern>', 'event-type pattern to consume; repeat for several').argParser((value: string, previous: string[]) => [...previous, value]).default([], '"*"'))
     .addOption(configOption('LOG_LEVEL'))
     .addOption(new Option('--concurrency <n>', 'events handled at the same time per queue; 1 keeps the order').default('1'))
     .addOption(new Option('--metrics-port <port>', 'serve the consumer metrics at GET /metrics on this port'))
     .action((options: ConsumeOptions) => runConsume(options));
-  addQueueOptions(consume);
+  addQueueOptions(command);
 }

@@ -1,9 +1,13 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { loadConfig } from '../config/load-config.js';
 import { ConfigError, GeohookError } from '../errors.js';
+import { EventQueue } from '../queue/event-queue.js';
 import { allQueueNames, type QueueName } from '../queue/names.js';
-import type { QueueInspector } from '../queue/queue-inspector.js';
+import { QueueInspector } from '../queue/queue-inspector.js';
+import { createProducerConnection, describeTarget } from '../redis/connection.js';
 import { addQueueOptions, configOverrides } from './config-options.js';
 import { printJson, printResult } from './print.js';
+import { queueRedisTarget } from './queue-redis-target.js';
 
 /** Longest wait for Redis to answer before a command gives up. */
 const CONNECT_TIMEOUT_MS = 3000;
@@ -34,13 +38,6 @@ function wholeNumber(min: number): (value: string) => number {
  * does not answer is one clear error within {@link CONNECT_TIMEOUT_MS}, never a hang.
  */
 async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspector) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { queueRedisTarget }, { createProducerConnection, describeTarget }, { EventQueue }, { QueueInspector }] = await Promise.all([
-    import('../config/load-config.js'),
-    import('./redis-url.js'),
-    import('../queue/connection.js'),
-    import('../queue/event-queue.js'),
-    import('../queue/queue-inspector.js'),
-  ]);
   const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
   const target = queueRedisTarget(config);
   const where = describeTarget(target);
@@ -78,10 +75,7 @@ function action(run: (flags: EventsFlags, args: string[]) => Promise<void>): (..
 const queueOption = (description: string): Option => new Option('--queue <name>', description).choices(allQueueNames);
 
 /** `geohook events …`: job counts, dead letters, retries and replays from the shell. */
-export function registerEvents(program: Command): void {
-  const events = program
-    .command('events')
-    .description('inspect the queues: job counts, dead letters (failed jobs), retry them, replay an event');
+export function registerEvents(events: Command): void {
   addQueueOptions(events);
 
   events

@@ -13,10 +13,8 @@ interface SendOptions {
 }
 
 /** `geohook send URL [--key KEY] [--content-type T] [FILE]`: one delivery, as the GIS server sends it. */
-export function registerSend(program: Command): void {
-  program
-    .command('send')
-    .description('POST the bytes of FILE (or stdin) to URL as the GIS server delivers, signed when a key is given')
+export function registerSend(command: Command): void {
+  command
     .argument('<url>', 'receiver URL, e.g. http://127.0.0.1:8080/webhooks/default')
     .argument('[file]', 'body to send; stdin when omitted or "-"')
     .option('-k, --key <key>', 'sign with this key (HOOK_SECRETS is not used: send unsigned unless a key is given)')

@@ -1,20 +1,37 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { assertClusterPrefix } from '../queue/connection.js';
+import { assertClusterPrefix } from './cluster-prefix.js';
 import { deepFreeze, frozenMap } from './freeze.js';
-import { configFileSchema, envSchema, type ConfigFile } from './schema.js';
-import type { AdminAuth, DashboardConfig, GeohookConfig, HookConfig, RedisSettings } from './types.js';
+import { configFileSchema, emulatorEnvSchema, envSchema, type ConfigFile } from './schema.js';
+import type { AdminAuth } from '../arcgis/admin-auth.js';
+import type { DashboardConfig, EmulatorConfig, GeohookConfig, HookConfig, RedisSettings } from './types.js';
 
-export type { AdminAuth, AdminConfig, DashboardAuth, DashboardConfig, GeohookConfig, HookConfig, ReceiverTimeouts, RedisSettings, RegistrationTiming, RetryPolicy } from './types.js';
+export type { AdminConfig, EmulatorConfig, EmulatorRole, EmulatorUser, DashboardAuth, DashboardConfig, GeohookConfig, HookConfig, ReceiverTimeouts, RedisSettings, RegistrationTiming, RetryPolicy } from './types.js';
 
 /** Values that win over the environment (command-line flags). */
-export type ConfigOverrides = Partial<Record<keyof z.input<typeof envSchema>, string | undefined>>;
+export type ConfigOverrides = Partial<Record<keyof z.input<typeof envSchema> | keyof z.input<typeof emulatorEnvSchema>, string | undefined>>;
 
 function describeIssue(issue: z.core.$ZodIssue, source: string): string {
   const path = issue.path.join('.');
   const name = source === 'environment' ? path : `${source}${path ? ` at ${path}` : ''}`;
   return `${name}: ${issue.message}`;
+}
+
+/** The variables a schema reads, overrides first; blank values count as unset. */
+function variables(schema: z.ZodObject, env: NodeJS.ProcessEnv, overrides: ConfigOverrides): Record<string, string | undefined> {
+  const merged: Record<string, string | undefined> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = (overrides[key as keyof ConfigOverrides] ?? env[key])?.trim();
+    merged[key] = value === '' ? undefined : value;
+  }
+  return merged;
+}
+
+function parseVariables<S extends z.ZodObject>(schema: S, merged: Record<string, string | undefined>): z.output<S> {
+  const parsed = schema.safeParse(merged);
+  if (!parsed.success) throw new ConfigError(describeIssue(parsed.error.issues[0]!, 'environment'));
+  return parsed.data;
 }
 
 function readConfigFile(path: string): unknown {
@@ -55,14 +72,8 @@ const CLUSTER_PREFIX = '{geohook}';
  * the variable and what it allows.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): GeohookConfig {
-  const merged: Record<string, string | undefined> = {};
-  for (const key of Object.keys(envSchema.shape)) {
-    const value = (overrides[key as keyof ConfigOverrides] ?? env[key])?.trim();
-    merged[key] = value === '' ? undefined : value;
-  }
-  const parsedEnv = envSchema.safeParse(merged);
-  if (!parsedEnv.success) throw new ConfigError(describeIssue(parsedEnv.error.issues[0]!, 'environment'));
-  const vars = parsedEnv.data;
+  const merged = variables(envSchema, env, overrides);
+  const vars = parseVariables(envSchema, merged);
 
   const file = vars.GEOHOOK_CONFIG === undefined ? {} : readConfigFile(vars.GEOHOOK_CONFIG);
   const parsedFile = configFileSchema.safeParse(file);
@@ -133,4 +144,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
             placement: parsedFile.data.placement,
           },
   });
+}
+
+/** Reads and validates the configuration of `geohook emulator` (EMULATOR_PORT, EMULATOR_USERS) once. */
+export function loadEmulatorConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): EmulatorConfig {
+  const vars = parseVariables(emulatorEnvSchema, variables(emulatorEnvSchema, env, overrides));
+  return deepFreeze({ port: vars.EMULATOR_PORT, users: vars.EMULATOR_USERS });
 }

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { validatePlacementPolicy, type ServicePlacementPolicy } from '../admin/placement-policy.js';
-import { webhookSettingBounds, type WebhookSettings } from '../emulator/types.js';
+import { configuredServiceName } from '../arcgis/service-name.js';
+import { validatePlacementPolicy, type ServicePlacementPolicy } from '../arcgis/placement-policy.js';
+import { webhookSettingBounds, type WebhookSettings } from '../arcgis/webhook-settings.js';
 
 /** `folder/name.Type` or `name.Type`. */
-export const serviceName = z.string().regex(/^([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server$/, 'services as folder/name.Type or name.Type');
+export const serviceName = z.string().regex(configuredServiceName, 'services as folder/name.Type or name.Type');
 
 /** One organisation webhook setting: an integer within the bounds the admin API accepts. */
 const setting = (name: keyof WebhookSettings) => {

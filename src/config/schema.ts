@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from './defaults.js';
 import { orgSettingsSchema, placementSchema, serviceName } from './org-schema.js';
 
 const hookName = z
@@ -33,7 +34,7 @@ const httpUrl = z
   .transform((value) => value.replace(/\/+$/, ''));
 
 /**
- * The environment geohook reads (CONTRACT §2). Every value arrives as text; the schema turns it into the
+ * The environment geohook reads (docs/configuration.md). Every value arrives as text; the schema turns it into the
  * typed value or explains, in one line, what the variable allows.
  */
 export const envSchema = z.object({
@@ -71,7 +72,7 @@ export const envSchema = z.object({
   SPOOL_DIR: z.string().min(1, 'a directory path').optional(),
   /** pino level. @defaultValue 'info' */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** The admin root, `{base_url}` of the spec. */
+  /** The admin root, e.g. `https://gis.example.com/arcgis/admin`. */
   ADMIN_URL: httpUrl.optional(),
   /** A static admin token. */
   ADMIN_TOKEN: z.string().min(1, 'a token').optional(),
@@ -92,6 +93,27 @@ export const envSchema = z.object({
   CHANGE_TYPES: commaList.pipe(z.array(z.string().min(1)).min(1, 'at least one change type')).default(['*']),
 });
 
+const emulatorRoles = ['administrator', 'orgadmin', 'none'] as const;
+const isEmulatorRole = (role: string | undefined): role is (typeof emulatorRoles)[number] => (emulatorRoles as readonly (string | undefined)[]).includes(role);
+
+/** `user:password:role,…`, each role administrator, orgadmin or none. */
+const emulatorUsers = commaList.transform((entries, ctx) =>
+  entries.map((entry) => {
+    const [username, password, role] = entry.split(':');
+    if (username && password && isEmulatorRole(role)) return { username, password, role };
+    ctx.addIssue({ code: 'custom', message: `"${entry}" is not user:password:role with role administrator, orgadmin or none` });
+    return z.NEVER;
+  }),
+);
+
+/** The environment `geohook emulator` reads. */
+export const emulatorEnvSchema = z.object({
+  /** Emulator port. @defaultValue 7080 */
+  EMULATOR_PORT: port.default(7080),
+  /** The emulator's users, `user:password:role,…`; unset: admin, orgadmin and viewer. */
+  EMULATOR_USERS: emulatorUsers.optional(),
+});
+
 /** One hook of the `GEOHOOK_CONFIG` file. */
 export const hookFileSchema = z
   .object({
@@ -106,18 +128,18 @@ export const hookFileSchema = z
 const retrySchema = z
   .object({
     /** Attempts in all, the first one included; then the job stays in the failed set. @defaultValue 5 */
-    attempts: z.number().int().min(1).max(100).default(5),
+    attempts: z.number().int().min(1).max(100).default(defaultRetryPolicy.attempts),
     /** Backoff between attempts: `exponential` waits delayMs, 2×, 4×…; `fixed` always delayMs. */
     backoff: z
       .object({
-        type: z.enum(['exponential', 'fixed']).default('exponential'),
+        type: z.enum(['exponential', 'fixed']).default(defaultRetryPolicy.backoff.type),
         /** @defaultValue 1000 */
-        delayMs: z.number().int().min(0).max(86_400_000).default(1000),
+        delayMs: z.number().int().min(0).max(86_400_000).default(defaultRetryPolicy.backoff.delayMs),
         /** Fraction of each delay drawn at random, 0 to 1, so that retries spread out. @defaultValue 0.2 */
-        jitter: z.number().min(0).max(1).default(0.2),
+        jitter: z.number().min(0).max(1).default(defaultRetryPolicy.backoff.jitter),
       })
       .strict()
-      .default({ type: 'exponential', delayMs: 1000, jitter: 0.2 }),
+      .default(defaultRetryPolicy.backoff),
   })
   .strict();
 
@@ -221,17 +243,17 @@ export const configFileSchema = z
   .object({
     hooks: z.array(hookFileSchema).default([]),
     /** How long an event id is remembered per hook. @defaultValue 86400 */
-    dedupRetentionSeconds: z.number().int().min(1).max(30 * 86_400).default(86_400),
+    dedupRetentionSeconds: z.number().int().min(1).max(30 * DEFAULT_DEDUP_RETENTION_SECONDS).default(DEFAULT_DEDUP_RETENTION_SECONDS),
     /** How many completed jobs are kept, and for how long, for inspection and replay. */
     completedJobs: z
       .object({
-        ageSeconds: z.number().int().min(0).default(86_400),
-        count: z.number().int().min(0).default(10_000),
+        ageSeconds: z.number().int().min(0).default(defaultCompletedJobs.ageSeconds),
+        count: z.number().int().min(0).default(defaultCompletedJobs.count),
       })
       .strict()
-      .default({ ageSeconds: 86_400, count: 10_000 }),
+      .default(defaultCompletedJobs),
     /** How consumers retry failed events. */
-    retry: retrySchema.default({ attempts: 5, backoff: { type: 'exponential', delayMs: 1000, jitter: 0.2 } }),
+    retry: retrySchema.default(defaultRetryPolicy),
     /** Credentials of the queue dashboard at `/ui`; without them (or DASHBOARD_TOKEN) there is no dashboard. */
     dashboard: dashboardSchema.optional(),
     /** How long the receiver waits for Redis to store an event before it answers 503. @defaultValue 2000 */

@@ -1,6 +1,7 @@
 import type { ClusterOptions, RedisOptions } from 'ioredis';
-import type { ServicePlacementPolicy } from '../admin/placement-policy.js';
-import type { WebhookSettings } from '../emulator/types.js';
+import type { AdminAuth } from '../arcgis/admin-auth.js';
+import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
+import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 
 /** A hook the receiver accepts deliveries for. */
 export interface HookConfig {
@@ -13,9 +14,6 @@ export interface HookConfig {
   /** Feature-service triggers used at registration. */
   readonly changeTypes: readonly string[];
 }
-
-/** How geohook authenticates to the admin API. */
-export type AdminAuth = { token: string } | { username: string; password: string; tokenUrl?: string };
 
 /** Where the admin API is and how to reach it; `undefined` when ADMIN_URL is unset. */
 export interface AdminConfig {
@@ -121,4 +119,21 @@ export interface RedisSettings {
   readonly options: Readonly<RedisOptions>;
   /** Set for a Redis Cluster: seed nodes (REDIS_URL when none) and ioredis cluster options. */
   readonly cluster: { readonly nodes: readonly { readonly host: string; readonly port: number }[]; readonly options: Readonly<ClusterOptions> } | undefined;
+}
+
+/** What an emulator user may do: administrators manage webhooks and placement; organisation administrators also settings. */
+export type EmulatorRole = 'administrator' | 'orgadmin' | 'none';
+
+/** A user of the emulator (EMULATOR_USERS). */
+export interface EmulatorUser {
+  readonly username: string;
+  readonly password: string;
+  readonly role: EmulatorRole;
+}
+
+/** The configuration of `geohook emulator`. */
+export interface EmulatorConfig {
+  readonly port: number;
+  /** `undefined`: the built-in users. */
+  readonly users: readonly EmulatorUser[] | undefined;
 }

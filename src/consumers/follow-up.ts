@@ -1,4 +1,4 @@
-import { unexpected } from '../admin/read-answer.js';
+import { unexpected } from '../arcgis-request/check-response.js';
 import type { GeohookEvent } from '../queue/envelope.js';
 import { createFollowUpSession, type FollowUpOptions, type FollowUpSession } from './follow-up-request.js';
 import { changesUrlsOf, followUpError, httpUrl, statusUrlOf } from './follow-up-urls.js';

@@ -3,7 +3,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError } from '../errors.js';
-import { assertClusterPrefix } from '../queue/connection.js';
+import { assertClusterPrefix } from '../config/cluster-prefix.js';
 import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
 import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';

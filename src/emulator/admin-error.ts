@@ -1,4 +1,4 @@
-/** Codes the admin API answers errors with (CONTRACT §5). */
+/** Codes the admin API answers errors with (docs/emulator.md). */
 export type AdminErrorCode = 400 | 403 | 404 | 498 | 499 | 500;
 
 /**

@@ -1,38 +1,14 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { ConfigError } from '../errors.js';
+import type { EmulatorRole, EmulatorUser } from '../config/load-config.js';
 import { AdminError } from './admin-error.js';
 import type { Clock } from './clock.js';
 
-/** What a user may do: administrators manage webhooks and placement; organisation administrators also settings. */
-export type Role = 'administrator' | 'orgadmin' | 'none';
-
-export interface EmulatorUser {
-  username: string;
-  password: string;
-  role: Role;
-}
-
-/** The built-in users (CONTRACT §5). */
+/** The built-in users: admin (administrator), orgadmin (organisation administrator) and viewer (no role). */
 export const defaultUsers: readonly EmulatorUser[] = [
   { username: 'admin', password: 'admin.pass', role: 'administrator' },
   { username: 'orgadmin', password: 'orgadmin.pass', role: 'orgadmin' },
   { username: 'viewer', password: 'viewer.pass', role: 'none' },
 ];
-
-/** Parses `EMULATOR_USERS=user:password:role,…`. */
-export function parseUsers(text: string): EmulatorUser[] {
-  return text
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean)
-    .map((entry) => {
-      const [username, password, role] = entry.split(':');
-      if (!username || !password || (role !== 'administrator' && role !== 'orgadmin' && role !== 'none')) {
-        throw new ConfigError(`EMULATOR_USERS: "${entry}" is not user:password:role with role administrator, orgadmin or none`);
-      }
-      return { username, password, role };
-    });
-}
 
 const sameText = (a: string, b: string): boolean => {
   const left = Buffer.from(a);
@@ -77,7 +53,7 @@ export class TokenStore {
 }
 
 /** 403 unless `user` has one of `roles`. */
-export function requireRole(user: EmulatorUser, roles: readonly Role[], operation: string): void {
+export function requireRole(user: EmulatorUser, roles: readonly EmulatorRole[], operation: string): void {
   if (!roles.includes(user.role)) {
     throw new AdminError(403, `User '${user.username}' is not authorized to perform '${operation}'. Required role: ${roles.join(' or ')}.`);
   }

@@ -2,7 +2,8 @@ import formBody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createLoggerOptions } from '../logger.js';
 import { AdminError } from './admin-error.js';
-import { defaultUsers, TokenStore, type EmulatorUser } from './auth.js';
+import { defaultUsers, TokenStore } from './auth.js';
+import { type EmulatorUser } from '../config/load-config.js';
 import { defaultCatalog } from './catalog.js';
 import { EmulatorClock } from './clock.js';
 import type { EmulatorContext } from './context.js';
@@ -14,15 +15,15 @@ import { restRoutes } from './routes/rest.js';
 import { serviceRoutes } from './routes/services.js';
 import { settingsRoutes } from './routes/settings.js';
 import { tokenRoutes } from './routes/tokens.js';
-import { webhookRoutes } from './routes/webhooks.js';
+import { adminWebhookRoutes } from './routes/webhooks.js';
 import { EmulatorStore } from './store.js';
 import type { CatalogService } from './types.js';
 
 /** Options of {@link buildEmulator}. */
 export interface EmulatorOptions {
-  /** Services it serves. @defaultValue the catalogue of CONTRACT §5 */
+  /** Services it serves. @defaultValue the catalogue of docs/emulator.md */
   catalog?: readonly CatalogService[];
-  /** Users and roles. @defaultValue admin, orgadmin and viewer (CONTRACT §5) */
+  /** Users and roles. @defaultValue admin, orgadmin and viewer (docs/emulator.md) */
   users?: readonly EmulatorUser[];
   /** The emulator's clock (deactivation days, token expiry). @defaultValue real time */
   clock?: EmulatorClock;
@@ -64,7 +65,7 @@ function listeningUrl(app: FastifyInstance): string | undefined {
 }
 
 /**
- * Builds the admin-API emulator (CONTRACT §5) as a Fastify instance, without listening: the admin API under
+ * Builds the admin-API emulator (docs/emulator.md) as a Fastify instance, without listening: the admin API under
  * `/arcgis/admin`, tokens at `/arcgis/sharing/rest/generateToken`, the REST resources payloads point to under
  * `/arcgis/rest/services`, and the control endpoints under `/emulator`.
  */
@@ -110,7 +111,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
   await app.register(tokenRoutes, context);
   await app.register(
     async (admin) => {
-      await admin.register(webhookRoutes, context);
+      await admin.register(adminWebhookRoutes, context);
       await admin.register(settingsRoutes, context);
       await admin.register(serviceRoutes, context);
       await admin.register(placementRoutes, context);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { CatalogService } from './types.js';
 
-/** The default catalogue (CONTRACT §5). */
+/** The default catalogue (docs/emulator.md). */
 export const defaultCatalog: readonly CatalogService[] = [
   { folderName: 'Tools', serviceName: 'Buffer', type: 'GPServer', asynchronous: true },
   { folderName: 'Tools', serviceName: 'Geocode', type: 'GPServer', asynchronous: false },

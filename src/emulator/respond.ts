@@ -6,7 +6,7 @@ function formatOf(request: FastifyRequest): 'json' | 'pjson' | undefined {
   const query = (request.query ?? {}) as Record<string, unknown>;
   const form = (request.body ?? {}) as Record<string, unknown>;
   const value = form.f ?? query.f ?? 'json';
-  // Only a string: String() of a JSON body's `{"f":{"toString":1}}` throws, which turned into an HTTP 500.
+  // Only a string: String() of a JSON body's `{"f":{"toString":1}}` throws.
   const format = typeof value === 'string' ? value.toLowerCase() : undefined;
   return format === 'json' || format === 'pjson' ? format : undefined;
 }

@@ -5,7 +5,7 @@ import type { FiredHistory } from './rest-history.js';
 import type { ChangesQuery, FeatureChange, FiredEdit } from './types.js';
 
 /** A feature as `extractChanges` returns it. */
-export interface EsriFeature {
+export interface PointFeature {
   attributes: Record<string, unknown>;
   geometry: { x: number; y: number; spatialReference: { wkid: number } };
 }
@@ -45,7 +45,7 @@ function globalIdOf(service: string, layerId: number, objectId: number): string 
   return `{${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}}`;
 }
 
-function featureOf(edit: FiredEdit, objectId: number): EsriFeature {
+function featureOf(edit: FiredEdit, objectId: number): PointFeature {
   return {
     attributes: {
       objectid: objectId,
@@ -75,7 +75,7 @@ function netChanges(edits: readonly FiredEdit[]): Map<number, { change: FeatureC
 }
 
 function layerEdits(edits: readonly FiredEdit[], query: ChangesQuery): Record<string, unknown> {
-  const features: { adds?: EsriFeature[]; updates?: EsriFeature[]; deleteIds?: number[] } = {};
+  const features: { adds?: PointFeature[]; updates?: PointFeature[]; deleteIds?: number[] } = {};
   if (query.returnInserts) features.adds = [];
   if (query.returnUpdates) features.updates = [];
   if (query.returnDeletes) features.deleteIds = [];

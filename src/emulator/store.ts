@@ -1,6 +1,8 @@
 import { AdminError } from './admin-error.js';
 import { FiredHistory } from './rest-history.js';
-import { defaultWebhookSettings, type CatalogService, type Webhook, type WebhookSettings } from './types.js';
+import { type CatalogService } from './types.js';
+import { defaultWebhookSettings, type WebhookSettings } from '../arcgis/webhook-settings.js';
+import { type Webhook } from '../arcgis/webhook.js';
 
 /** `folder/name.Type`, the key of a service. */
 export const serviceKey = (service: CatalogService): string => `${service.folderName}/${service.serviceName}.${service.type}`;

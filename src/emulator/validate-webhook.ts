@@ -1,7 +1,8 @@
-import { featureChangeTypes } from '../queue/envelope.js';
+import { featureChangeTypes } from '../arcgis/change-types.js';
 import { AdminError, invalidParameter } from './admin-error.js';
 import type { Params } from './params.js';
-import type { CatalogService, ScheduleInfo, Webhook } from './types.js';
+import type { CatalogService } from './types.js';
+import type { ScheduleInfo, Webhook } from '../arcgis/webhook.js';
 
 /** Every `changeTypes` value the product accepts. */
 export const changeTypeValues: readonly string[] = ['*', ...featureChangeTypes];
@@ -11,7 +12,7 @@ const payloadFormats = ['json', 'pjson'] as const;
 const capabilitySet = (service: CatalogService): Set<string> =>
   new Set((service.capabilities ?? '').split(',').map((capability) => capability.trim().toLowerCase()).filter(Boolean));
 
-/** Throws the reason a service cannot take webhooks (spec "Prerequisites"), or returns. */
+/** Throws the reason a service cannot take webhooks (docs/emulator.md), or returns. */
 export function checkPrerequisites(service: CatalogService): void {
   const label = `${service.folderName}/${service.serviceName}.${service.type}`;
   if (service.type === 'GPServer') {
@@ -77,7 +78,7 @@ function parseScheduleInfo(params: Params, now: number): ScheduleInfo | undefine
   if (raw === undefined) return undefined;
   const invalid = (): AdminError =>
     invalidParameter('scheduleInfo', 'must be an object {name, startAt, recurrenceInfo: {interval (integer ≥ 1), frequency: "second"}}');
-  // Checked before a field is read: `scheduleInfo=null` was an internal error.
+  // Checked before a field is read: `scheduleInfo` may be null, an array or a scalar.
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid();
   const input = raw as Partial<ScheduleInfo> & { recurrenceInfo?: Partial<ScheduleInfo['recurrenceInfo']> };
   const interval = input.recurrenceInfo?.interval ?? 20;

@@ -1,4 +1,4 @@
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import { acceptEvents, type AcceptRequest } from './accept-script.js';
 
 interface Waiting {

@@ -1,5 +1,5 @@
 import type { Result } from 'ioredis';
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 
 /**
  * The acknowledgement's write, for a batch of events at once: one script call, so one round trip, one

@@ -1,6 +1,6 @@
 import { Cluster, type Redis } from 'ioredis';
 import { GeohookError } from '../errors.js';
-import { masterNodes, type RedisClient } from './connection.js';
+import { masterNodes, type RedisClient } from '../redis/connection.js';
 
 /** `fast`: acknowledged once Redis holds the event in memory (AOF fsync every second); `strict`: once it is on disk. */
 export type Durability = 'fast' | 'strict';

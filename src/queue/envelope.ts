@@ -1,24 +1,11 @@
+import type { FeatureChangeType } from '../arcgis/change-types.js';
+import type { FeaturePayloadItem, GpJobPayload } from '../arcgis/payload.js';
+
 /** Which queue an event goes to. */
 export type EventFamily = 'gp' | 'feature' | 'unknown';
 
 /** Outcomes of a geoprocessing job that fire a webhook. */
 export type GpEventType = 'gp.job.succeeded' | 'gp.job.failed' | 'gp.job.canceled';
-
-/** The feature-service triggers a delivery can report (every `changeTypes` value but `*`). */
-export const featureChangeTypes = [
-  'FeaturesCreated',
-  'FeaturesUpdated',
-  'FeaturesDeleted',
-  'FeaturesEdited',
-  'AttachmentsCreated',
-  'AttachmentsUpdated',
-  'AttachmentsDeleted',
-  'LayerSchemaChanged',
-  'LayerDefinitionChanged',
-  'FeatureServiceDefinitionChanged',
-] as const;
-
-export type FeatureChangeType = (typeof featureChangeTypes)[number];
 
 /** `feature.<ChangeType>`; an event type the product adds later arrives verbatim. */
 export type FeatureEventType = `feature.${FeatureChangeType}` | `feature.${string}`;
@@ -30,7 +17,7 @@ export interface ServiceRef {
   serviceType?: string;
 }
 
-/** The job data of every geohook queue (CONTRACT §4). */
+/** The job data of every geohook queue (docs/events.md). */
 export interface GeohookEvent {
   /** Lowercase hex SHA-256 of the raw body. */
   id: string;
@@ -52,41 +39,6 @@ export interface GeohookEvent {
   payload: unknown;
   /** Base64 of the exact bytes received. */
   rawBody: string;
-}
-
-/** One entry of a payload's `events`: `{eventType, when}` (Enterprise) or the bare name (ArcGIS Online). */
-export type PayloadEvent = { eventType: string; when?: number } | string;
-
-/** An ArcGIS Enterprise geoprocessing delivery (CONTRACT §4). Fields are as sent; none is guaranteed. */
-export interface GpJobPayload {
-  serviceType?: string;
-  jobId?: string;
-  /** The job's REST resource; `fetchJobResult` reads it. */
-  statusURL?: string;
-  /** Webhook name. */
-  name?: string;
-  taskName?: string;
-  folderName?: string;
-  serviceName?: string;
-  events?: PayloadEvent[];
-  [field: string]: unknown;
-}
-
-/** An ArcGIS Enterprise feature-service delivery, or one item of an ArcGIS Online delivery. */
-export interface FeaturePayloadItem {
-  serviceType?: string;
-  /** `extractChanges` for the edits (percent-encoded in ArcGIS Online deliveries); `fetchChanges` reads it. */
-  changesUrl?: string;
-  name?: string;
-  /** Webhook id (Enterprise). */
-  id?: string;
-  layerId?: number;
-  orgId?: string;
-  folderName?: string;
-  serviceName?: string;
-  lastUpdatedTime?: number;
-  events?: PayloadEvent[];
-  [field: string]: unknown;
 }
 
 /** A geoprocessing job event. */

@@ -1,17 +1,20 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, type JobsOptions } from 'bullmq';
-import type { RedisClient } from './connection.js';
 import type { BaseLogger } from 'pino';
-import { QueueUnavailableError } from '../errors.js';
+import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/types.js';
+import { QueueUnavailableError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
 import { AcceptBatcher } from './accept-batcher.js';
 import { defineAcceptCommand } from './accept-script.js';
-import { planDurability, readPersistence, type Durability, type DurabilityPlan } from './durability.js';
+import { DurabilityWatch } from './durability-watch.js';
+import type { Durability } from './durability.js';
 import type { GeohookEvent } from './envelope.js';
 import { InboxMover } from './inbox-mover.js';
-import { EventSpool } from './spool.js';
 import { allQueueNames, queueNames, type QueueName } from './names.js';
+import { SpoolDrain } from './spool-drain.js';
+import { EventSpool } from './spool.js';
 
 /** Options of {@link EventQueue}. */
 export interface EventQueueOptions {
@@ -51,8 +54,6 @@ export interface EventQueueOptions {
 /** How long an event id stays claimed by the first hook that got it: longer than any stay in the inbox. */
 const CLAIM_MS = 3_600_000;
 
-const defaultRetryPolicy: RetryPolicy = { attempts: 5, backoff: { type: 'exponential', delayMs: 1000, jitter: 0.2 } };
-
 /** What happened to an event handed to {@link EventQueue.enqueue}. */
 export interface EnqueueResult {
   /**
@@ -64,11 +65,8 @@ export interface EnqueueResult {
   spooled: boolean;
 }
 
-/** Pause between two tries to drain the spool while Redis refuses its events. */
-const SPOOL_RETRY_MS = 1000;
-
 /**
- * Puts events on the three BullMQ queues of CONTRACT §4: job name = event type, job id = event id.
+ * Puts events on the three BullMQ queues (docs/events.md): job name = event type, job id = event id.
  * An event is acknowledged once one script has stored it in the inbox stream (`<prefix>:inbox`); an
  * {@link InboxMover} makes it a BullMQ job moments later, in batches. Repeats of an event on the same
  * hook within the retention window are stored once: the hook's dedup key outlives the job. When the id
@@ -88,17 +86,13 @@ export class EventQueue {
   private readonly log: Pick<BaseLogger, 'info' | 'warn' | 'error'> | undefined;
   private readonly batcher: AcceptBatcher;
   private readonly durability: Durability;
-  /** How the server in hand keeps the durability, read at every (re)connection. */
-  private durabilityPlan: Promise<DurabilityPlan> | undefined;
-  private durabilityProblem: string | undefined;
-  private readonly spool: EventSpool | undefined;
-  private spoolDraining: Promise<void> | undefined;
-  private spoolTimer: NodeJS.Timeout | undefined;
+  private readonly durabilityWatch: DurabilityWatch;
+  private readonly spool: SpoolDrain | undefined;
   private mover: InboxMover | undefined;
 
   constructor(options: EventQueueOptions) {
     this.connection = options.connection;
-    this.dedupRetentionMs = (options.dedupRetentionSeconds ?? 86_400) * 1000;
+    this.dedupRetentionMs = (options.dedupRetentionSeconds ?? DEFAULT_DEDUP_RETENTION_SECONDS) * 1000;
     this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 2000;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
     this.prefix = options.prefix ?? 'geohook';
@@ -106,14 +100,13 @@ export class EventQueue {
     this.moveInbox = options.moveInbox ?? true;
     this.log = options.log;
     this.durability = options.durability ?? 'fast';
-    this.spool = options.spoolDir === undefined ? undefined : new EventSpool({ dir: options.spoolDir, ...(options.log === undefined ? {} : { log: options.log }) });
     const retry = options.retry ?? defaultRetryPolicy;
     this.defaultJobOptions = {
       attempts: retry.attempts,
       backoff: { type: retry.backoff.type, delay: retry.backoff.delayMs, jitter: retry.backoff.jitter },
       removeOnComplete: {
-        age: options.completedJobs?.ageSeconds ?? 86_400,
-        count: options.completedJobs?.count ?? 10_000,
+        age: options.completedJobs?.ageSeconds ?? defaultCompletedJobs.ageSeconds,
+        count: options.completedJobs?.count ?? defaultCompletedJobs.count,
       },
       removeOnFail: false,
     };
@@ -124,11 +117,22 @@ export class EventQueue {
       claimMs: Math.min(CLAIM_MS, this.dedupRetentionMs),
       waitAofTimeoutMs: this.enqueueTimeoutMs,
     });
-    // A failover or a restart may bring a server with other settings: its durability is read again.
-    this.connection.on('ready', this.checkDurability);
-    if (this.connection.status === 'ready') this.checkDurability();
-    // Events left in the spool by an earlier run (or an outage) go to Redis as soon as it answers.
-    if (this.spool !== undefined) this.connection.on('ready', this.drainSpool);
+    this.durabilityWatch = new DurabilityWatch({
+      connection: this.connection,
+      durability: this.durability,
+      onPlan: (plan) => (this.batcher.waitAof = plan.waitAof),
+      ...(options.log === undefined ? {} : { log: options.log }),
+    });
+    if (options.spoolDir !== undefined) {
+      this.spool = new SpoolDrain({
+        spool: new EventSpool({ dir: options.spoolDir, ...(options.log === undefined ? {} : { log: options.log }) }),
+        store: (event) => this.withTimeout(this.durableStore(event)),
+        canStore: () => this.connection.status === 'ready' && this.queues !== undefined,
+        ...(options.log === undefined ? {} : { log: options.log }),
+      });
+      // Events left in the spool by an earlier run (or an outage) go to Redis as soon as it answers.
+      this.connection.on('ready', this.spool.start);
+    }
     // BullMQ queries the server when a Queue is made, which a fail-fast connection refuses while it is
     // still connecting: the queues are made once the connection is first ready.
     if (this.connection.status === 'ready') this.createQueues();
@@ -142,7 +146,7 @@ export class EventQueue {
       allQueueNames.map((name) => [name, new Queue(name, { connection, prefix, skipWaitingForReady: true, defaultJobOptions })]),
     );
     this.queues = queues;
-    this.drainSpool();
+    this.spool?.start();
     if (!this.moveInbox) return;
     this.mover = new InboxMover({
       connection,
@@ -154,27 +158,9 @@ export class EventQueue {
     this.mover.start();
   };
 
-  private readonly checkDurability = (): void => {
-    const plan = readPersistence(this.connection).then((server) => planDurability(this.durability, server));
-    this.durabilityPlan = plan;
-    plan.then(
-      (ready) => {
-        if (this.durabilityPlan !== plan) return;
-        this.batcher.waitAof = ready.waitAof;
-        this.durabilityProblem = undefined;
-        this.log?.info({ durability: ready.durability, waitAof: ready.waitAof }, ready.description);
-      },
-      (err: unknown) => {
-        if (this.durabilityPlan !== plan) return;
-        this.durabilityProblem = (err as Error).message;
-        this.log?.error({ err }, 'durability cannot be kept: deliveries are refused');
-      },
-    );
-  };
-
   /** Why events cannot be accepted with the configured durability now, for `/readyz`; `undefined` when they can. */
   durabilityIssue(): string | undefined {
-    return this.durabilityProblem;
+    return this.durabilityWatch.issue();
   }
 
   /** Resolves once the queues exist (Redis answered at least once); rejects after `timeoutMs`. */
@@ -215,41 +201,13 @@ export class EventQueue {
 
   private async spoolEvent(event: GeohookEvent): Promise<EnqueueResult> {
     await this.spool!.append(event);
-    this.scheduleSpoolDrain();
     return { duplicate: false, spooled: true };
   }
-
-  private scheduleSpoolDrain(): void {
-    this.spoolTimer ??= setTimeout(() => {
-      this.spoolTimer = undefined;
-      this.drainSpool();
-    }, SPOOL_RETRY_MS).unref();
-  }
-
-  /** Moves the spool into Redis, oldest first; on failure tries again later. Single-flight. */
-  private readonly drainSpool = (): void => {
-    const spool = this.spool;
-    if (spool === undefined || this.spoolDraining !== undefined || !spool.pending || this.connection.status !== 'ready' || this.queues === undefined) return;
-    this.spoolDraining = spool
-      .drain((event) => this.withTimeout(this.durableStore(event)))
-      .then(
-        (stored) => this.log?.info({ stored }, 'spool drained into Redis'),
-        (err: unknown) => {
-          this.log?.warn({ err }, 'spool not drained yet: RedisClient refused an event; trying again');
-          this.scheduleSpoolDrain();
-        },
-      )
-      .finally(() => {
-        this.spoolDraining = undefined;
-        // Events spooled while draining.
-        if (spool.pending) this.scheduleSpoolDrain();
-      });
-  };
 
   /** Strict durability waits for the server's settings to be known, and refuses a server that cannot keep it. */
   private async durableStore(event: GeohookEvent): Promise<EnqueueResult> {
     if (this.durability === 'strict') {
-      await this.durabilityPlan?.catch((err: unknown) => {
+      await this.durabilityWatch.plan()?.catch((err: unknown) => {
         throw new QueueUnavailableError((err as Error).message, this.retryAfterSeconds, { cause: err });
       });
     }
@@ -319,11 +277,11 @@ export class EventQueue {
    */
   async close(drainTimeoutMs = 5000): Promise<void> {
     this.connection.off('ready', this.createQueues);
-    this.connection.off('ready', this.checkDurability);
-    this.connection.off('ready', this.drainSpool);
-    clearTimeout(this.spoolTimer);
-    await this.spoolDraining;
-    await this.spool?.close();
+    this.durabilityWatch.close();
+    if (this.spool !== undefined) {
+      this.connection.off('ready', this.spool.start);
+      await this.spool.close();
+    }
     if (this.mover !== undefined && this.connection.status === 'ready') await this.drained(drainTimeoutMs).catch(() => false);
     await this.mover?.close();
     await Promise.all([...(this.queues?.values() ?? [])].map((queue) => queue.close()));

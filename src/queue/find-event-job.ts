@@ -44,7 +44,7 @@ async function collisionJobs(name: QueueName, queue: Queue, eventId: string): Pr
 }
 
 /**
- * The job of an event, by job id (the event id, CONTRACT §4) in any of `queues`. When no job has that id,
+ * The job of an event, by job id (the event id, docs/events.md) in any of `queues`. When no job has that id,
  * the finished jobs the receiver stored under `<event id>-<hook>-<time>` (the same bytes on another hook)
  * are looked for among the ids of the completed and failed sets; of several, the latest finished wins.
  */

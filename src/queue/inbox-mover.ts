@@ -4,7 +4,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
-import { duplicateConnection, type RedisClient } from './connection.js';
+import { duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { BaseLogger } from 'pino';
 
 /** Options of {@link InboxMover}. */
@@ -141,7 +141,7 @@ export class InboxMover {
         if (this.stopped.signal.aborted) break;
         this.ownPending = true;
         if (String((err as Error).message).includes('NOGROUP')) this.groupReady = false;
-        this.options.log?.warn({ err }, 'inbox mover: RedisClient refused a read or a move; retrying');
+        this.options.log?.warn({ err }, 'inbox mover: Redis refused a read or a move; retrying');
         await sleep(RETRY_DELAY_MS, undefined, { signal: this.stopped.signal }).catch(() => undefined);
       }
     }

@@ -1,6 +1,6 @@
 import type { EventFamily } from './envelope.js';
 
-/** The BullMQ queue of each event family (CONTRACT §4). */
+/** The BullMQ queue of each event family (docs/events.md). */
 export const queueNames = {
   gp: 'gp-events',
   feature: 'feature-events',

@@ -1,3 +1,4 @@
+import { defaultCompletedJobs } from '../config/defaults.js';
 import type { Job, RetryOptions } from 'bullmq';
 import { GeohookError } from '../errors.js';
 import { listFailedJobs, type FailedJobsPage, type FailedJobsQuery } from './failed-jobs.js';
@@ -42,7 +43,7 @@ export class QueueInspector {
 
   constructor(options: QueueInspectorOptions) {
     this.source = options.queues;
-    this.completedJobsAgeSeconds = options.completedJobsAgeSeconds ?? 86_400;
+    this.completedJobsAgeSeconds = options.completedJobsAgeSeconds ?? defaultCompletedJobs.ageSeconds;
   }
 
   /** Jobs per queue and state: one Redis round trip per queue. */

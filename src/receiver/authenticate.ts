@@ -6,7 +6,7 @@ import { formField, rawFormValue, type FormFields } from './form-fields.js';
 
 /** How the receiver treats signatures. */
 export interface SignaturePolicy {
-  /** Refuse unsigned deliveries (CONTRACT §2 `REQUIRE_SIGNATURE`). */
+  /** Refuse unsigned deliveries (`REQUIRE_SIGNATURE`). */
   requireSignature: boolean;
   /** Lower-cased header names that may carry the signature, first present wins. */
   signatureHeaders: readonly string[];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { GeohookEvent } from '../queue/envelope.js';
 import { classifyEvent } from './classify-event.js';
-import { classifiable } from './parse-payload.js';
+import { classifiable } from './form-payload.js';
 
 /** An authenticated delivery, as the webhook route has it. */
 export interface AcceptedDelivery {
@@ -19,7 +19,7 @@ export interface AcceptedDelivery {
   isForm: boolean;
 }
 
-/** The event envelope of a delivery (CONTRACT §4): its id, classification and the time it was received. */
+/** The event envelope of a delivery (docs/events.md): its id, classification and the time it was received. */
 export function buildEvent(delivery: AcceptedDelivery): GeohookEvent {
   const { raw, hook, contentType, verified, payload, isForm } = delivery;
   const { family, types, service } = classifyEvent(classifiable(payload, isForm));

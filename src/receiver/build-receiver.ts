@@ -3,12 +3,12 @@ import type { Registry } from 'prom-client';
 import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
 import { createLoggerOptions } from '../logger.js';
-import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../queue/connection.js';
+import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
 import { EventQueue } from '../queue/event-queue.js';
 import { clientErrorHandler } from './client-error.js';
 import { sendError, toGeohookError } from './error-reply.js';
 import { healthRoutes } from './health-routes.js';
-import { HookKeys } from './hook-keys.js';
+import { HookKeys } from '../signature/hook-keys.js';
 import { startKeyReload } from './key-reloader.js';
 import { createReceiverMetrics } from './metrics.js';
 import { webhookRoutes } from './webhook-route.js';
@@ -157,7 +157,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   });
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
-    const { dashboard } = await import('./dashboard.js');
+    const { dashboard } = await import('./dashboard/dashboard.js');
     // Behind a proxy that terminates TLS the request is plain HTTP, but the browser's page is https.
     await app.register(dashboard, { prefix: '/ui', auth: config.dashboard.auth, eventQueue, secureCookie: config.publicUrl.startsWith('https://') });
   }

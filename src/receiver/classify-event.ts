@@ -1,4 +1,5 @@
-import { featureChangeTypes, type EventFamily, type ServiceRef } from '../queue/envelope.js';
+import { type EventFamily, type ServiceRef } from '../queue/envelope.js';
+import { featureChangeTypes } from '../arcgis/change-types.js';
 
 /** What a payload says about itself: its family, every event type it reports, and its service. */
 export interface Classification {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { RedisClient } from '../queue/connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { Registry } from 'prom-client';
 
 /** Options of the health and metrics routes. */

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { RedisClient } from '../queue/connection.js';
-import type { HookKeys } from './hook-keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { HookKeys } from '../signature/hook-keys.js';
 
 /**
  * Reloads the generated signature keys of `hookKeys` from Redis every `intervalMs`, so that a key added or

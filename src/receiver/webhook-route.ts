@@ -10,10 +10,11 @@ import { authenticate, type SignaturePolicy } from './authenticate.js';
 import { buildEvent } from './build-event.js';
 import { isBodyParseError, sendError, toGeohookError, unsupportedMediaType } from './error-reply.js';
 import type { FormFields } from './form-fields.js';
-import type { HookKeys } from './hook-keys.js';
+import type { HookKeys } from '../signature/hook-keys.js';
 import type { ReceiverMetrics } from './metrics.js';
-import { formPayload } from './parse-payload.js';
-import { MAX_NESTING, nestedDeeperThan, parseLimitedForm } from './payload-limits.js';
+import { formPayload } from './form-payload.js';
+import { parseLimitedForm } from './payload-limits.js';
+import { MAX_NESTING, nestedDeeperThan } from '../arcgis/payload.js';
 
 /** Options of the webhook routes plugin. */
 export interface WebhookRouteOptions {

@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
-import type { AdminClient, ServiceName, ServicePlacementPolicy, WebhookSettings } from '../admin/types.js';
+import type { AdminClient } from '../admin/types.js';
+import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
+import type { ServiceName } from '../arcgis/service-name.js';
+import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 
 /** The organisation settings and placement policies `GEOHOOK_CONFIG` asks registration to apply. */
 export interface OrgConfig {

@@ -1,8 +1,8 @@
-import type { RedisClient } from '../queue/connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import { createAdminClient } from '../admin/admin-client.js';
 import type { GeohookConfig } from '../config/load-config.js';
-import type { HookKeys } from '../receiver/hook-keys.js';
+import type { HookKeys } from '../signature/hook-keys.js';
 import { Registration } from './registration.js';
 
 /** What {@link createRegistration} needs besides the configuration. */
@@ -17,7 +17,7 @@ export interface RegistrationDependencies {
   fetch?: typeof fetch;
 }
 
-/** The hook self-registration registers (CONTRACT §2 `REGISTER`). */
+/** The hook self-registration registers (`REGISTER`, docs/registration.md). */
 export const REGISTERED_HOOK = 'default';
 
 /** True when the configuration asks for self-registration (ADMIN_URL and a non-empty REGISTER). */

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
-import { parseServiceName } from '../admin/service-name.js';
-import type { AdminClient, CreateWebhookParams, ServiceName } from '../admin/types.js';
+import { parseServiceName } from '../arcgis/service-name.js';
+import type { AdminClient } from '../admin/types.js';
+import type { ServiceName } from '../arcgis/service-name.js';
+import type { CreateWebhookParams } from '../arcgis/webhook.js';
 import { GeohookError } from '../errors.js';
 
 /** What geohook wants registered on a service. */

@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RedisClient } from '../queue/connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from 'pino';
-import type { AdminClient, ServiceName } from '../admin/types.js';
+import type { AdminClient } from '../admin/types.js';
+import type { ServiceName } from '../arcgis/service-name.js';
 import { GeohookError } from '../errors.js';
-import { generatedKeysList, newGeneratedKey } from '../receiver/hook-keys.js';
-import { withLock } from './redis-lock.js';
+import { generatedKeysList, newGeneratedKey } from '../signature/hook-keys.js';
+import { withLock } from '../redis/lock.js';
 
 /** Options of {@link rotateKey}. */
 export interface RotateKeyOptions {

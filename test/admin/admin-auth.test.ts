@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
-import { generateToken } from '../../src/admin/generate-token.js';
+import { generateToken } from '../../src/arcgis-request/generate-token.js';
 import { AdminApiError, AdminAuthError } from '../../src/errors.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { recordingFetch, rejectionOf } from './helpers/recording-fetch.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
-import type { ServicePlacementPolicy } from '../../src/admin/placement-policy.js';
+import type { ServicePlacementPolicy } from '../../src/arcgis/placement-policy.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { fixture } from '../helpers/receiver.js';
 import { recordingFetch } from './helpers/recording-fetch.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
-import { defaultWebhookSettings } from '../../src/emulator/types.js';
+import { defaultWebhookSettings } from '../../src/arcgis/webhook-settings.js';
 import { AdminApiError } from '../../src/errors.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { recordingFetch, rejectionOf } from './helpers/recording-fetch.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
-import { generateToken } from '../../src/admin/generate-token.js';
+import { generateToken } from '../../src/arcgis-request/generate-token.js';
 import { jsonAnswer, recordingFetch, type Step } from './helpers/recording-fetch.js';
 
 const GP = 'Tools/Buffer.GPServer';

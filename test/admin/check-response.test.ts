@@ -1,5 +1,5 @@
 import t from 'tap';
-import { checkResponse, type AdminAnswer } from '../../src/admin/check-response.js';
+import { checkResponse, type AdminAnswer } from '../../src/arcgis-request/check-response.js';
 import { AdminApiError, AdminAuthError } from '../../src/errors.js';
 
 const url = 'http://gis.example/arcgis/admin/services/webhooks/settings';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { encodeParams } from '../../src/admin/encode-params.js';
+import { encodeParams } from '../../src/arcgis-request/encode-params.js';
 
 const fields = (form: URLSearchParams): [string, string][] => [...form.entries()];
 

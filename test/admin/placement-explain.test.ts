@@ -4,14 +4,14 @@ import {
   PREFER_NO_SCHEDULE_PENALTY,
   type Node,
   type NodeVerdict,
-} from '../../src/admin/placement-explain.js';
+} from '../../src/arcgis/explain-placement.js';
 import type {
   MatchExpression,
   NodeAffinity,
   PlacementPolicyEntry,
   Toleration,
   WeightedPreference,
-} from '../../src/admin/placement-policy.js';
+} from '../../src/arcgis/placement-policy.js';
 
 /** A GPServer policy entry with the given affinity and tolerations. */
 function entry(nodeAffinity: NodeAffinity, tolerations: Toleration[] = []): PlacementPolicyEntry {

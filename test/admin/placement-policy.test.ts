@@ -1,5 +1,5 @@
 import t from 'tap';
-import { validatePlacementPolicy } from '../../src/admin/placement-policy.js';
+import { validatePlacementPolicy } from '../../src/arcgis/placement-policy.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseServiceName, updateDefinitionPath, webhookPath } from '../../src/admin/service-name.js';
+import { parseServiceName, updateDefinitionPath, webhookPath } from '../../src/arcgis/service-name.js';
 import { GeohookError } from '../../src/errors.js';
 
 t.test('folder/name.Type addresses services/folder/name.Type', async (t) => {

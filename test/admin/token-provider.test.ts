@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createTokenProvider, renewalMarginMs } from '../../src/admin/token-provider.js';
+import { createTokenProvider, renewalMarginMs } from '../../src/arcgis-request/token-provider.js';
 import { jsonAnswer, recordingFetch } from './helpers/recording-fetch.js';
 
 const base = { baseUrl: 'http://gis.example/arcgis/admin', timeoutMs: 1000 };

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { createProducerConnection } from '../../src/queue/connection.js';
+import { createProducerConnection } from '../../src/redis/connection.js';
 import type { EventFamily, GeohookEvent } from '../../src/queue/envelope.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../src/queue/names.js';

@@ -58,13 +58,14 @@ t.test('role rules: viewer may do nothing, admin everything but settings, orgadm
 });
 
 t.test('EMULATOR_USERS-style users replace the built-in ones', async (t) => {
-  const { parseUsers } = await import('../../src/emulator/auth.js');
-  const emulator = await startEmulator(t, { users: parseUsers('ops:secret:orgadmin') });
+  const { loadEmulatorConfig } = await import('../../src/config/load-config.js');
+  const users = (text: string) => loadEmulatorConfig({ EMULATOR_USERS: text }).users;
+  const emulator = await startEmulator(t, { users: users('ops:secret:orgadmin')! });
   const ok = await (await fetch(`${emulator.baseUrl}/generateToken`, { method: 'POST', body: new URLSearchParams({ username: 'ops', password: 'secret' }) })).json();
   t.match(ok, { token: String });
   const gone = await (await fetch(`${emulator.baseUrl}/generateToken`, { method: 'POST', body: new URLSearchParams({ username: 'admin', password: 'admin.pass' }) })).json();
   t.match(gone, { status: 'error', code: 400 });
-  t.throws(() => parseUsers('ops:secret:root'), { code: 'GEOHOOK_ERR_CONFIG', message: /EMULATOR_USERS: "ops:secret:root"/ });
+  t.throws(() => users('ops:secret:root'), { code: 'GEOHOOK_ERR_CONFIG', message: /EMULATOR_USERS: "ops:secret:root"/ });
 });
 
 t.test('settings echo the five fields with the spec defaults', async (t) => {

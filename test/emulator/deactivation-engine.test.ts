@@ -1,7 +1,9 @@
 import t, { type Test } from 'tap';
 import { EmulatorClock, utcDay } from '../../src/emulator/clock.js';
 import { DeliveryEngine } from '../../src/emulator/delivery/delivery-engine.js';
-import { defaultWebhookSettings, type EmulatorEvent, type Webhook, type WebhookSettings } from '../../src/emulator/types.js';
+import { type EmulatorEvent } from '../../src/emulator/types.js';
+import { defaultWebhookSettings, type WebhookSettings } from '../../src/arcgis/webhook-settings.js';
+import { type Webhook } from '../../src/arcgis/webhook.js';
 
 const created: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesCreated', layerId: 0 };
 const hook: Webhook = {

@@ -2,7 +2,9 @@ import t from 'tap';
 import { createHash } from 'node:crypto';
 import { buildPayload } from '../../src/emulator/delivery/build-payload.js';
 import { DeliveryEngine } from '../../src/emulator/delivery/delivery-engine.js';
-import { defaultWebhookSettings, type EmulatorEvent, type Webhook } from '../../src/emulator/types.js';
+import { type EmulatorEvent } from '../../src/emulator/types.js';
+import { defaultWebhookSettings } from '../../src/arcgis/webhook-settings.js';
+import { type Webhook } from '../../src/arcgis/webhook.js';
 import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
 

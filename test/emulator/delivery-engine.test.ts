@@ -3,7 +3,9 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EmulatorClock } from '../../src/emulator/clock.js';
 import { DeliveryEngine, type DeliveryEngineOptions } from '../../src/emulator/delivery/delivery-engine.js';
-import { defaultWebhookSettings, type EmulatorEvent, type Webhook, type WebhookSettings } from '../../src/emulator/types.js';
+import { type EmulatorEvent } from '../../src/emulator/types.js';
+import { defaultWebhookSettings, type WebhookSettings } from '../../src/arcgis/webhook-settings.js';
+import { type Webhook } from '../../src/arcgis/webhook.js';
 import { verify } from '../../src/signature/verify.js';
 import { startSink, type ReceivedRequest } from '../helpers/http-sink.js';
 

@@ -1,10 +1,11 @@
 import t from 'tap';
 import { buildPayload } from '../../src/emulator/delivery/build-payload.js';
-import type { EmulatorEvent, Webhook } from '../../src/emulator/types.js';
-import { featureChangeTypes } from '../../src/queue/envelope.js';
+import type { EmulatorEvent } from '../../src/emulator/types.js';
+import type { Webhook } from '../../src/arcgis/webhook.js';
+import { featureChangeTypes } from '../../src/arcgis/change-types.js';
 import { classifyEvent } from '../../src/receiver/classify-event.js';
 import type { FormFields } from '../../src/receiver/form-fields.js';
-import { classifiable, formPayload } from '../../src/receiver/parse-payload.js';
+import { classifiable, formPayload } from '../../src/receiver/form-payload.js';
 
 const REST = 'http://127.0.0.1:7080/arcgis/rest/services';
 const WHEN = 1730385704000;

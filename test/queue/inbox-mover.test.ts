@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { createProducerConnection } from '../../src/queue/connection.js';
+import { createProducerConnection } from '../../src/redis/connection.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { InboxMover } from '../../src/queue/inbox-mover.js';
 import { queueNames } from '../../src/queue/names.js';

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import type { RetryPolicy } from '../../src/config/types.js';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
-import { createProducerConnection } from '../../src/queue/connection.js';
+import { createProducerConnection } from '../../src/redis/connection.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../src/queue/names.js';
 import { QueueInspector } from '../../src/queue/queue-inspector.js';

@@ -3,7 +3,7 @@ import * as crypto from 'node:crypto';
 import { Worker } from 'bullmq';
 import { loadConfig } from '../../src/config/load-config.js';
 import { buildReceiver } from '../../src/receiver/build-receiver.js';
-import { createSession, isAuthorized } from '../../src/receiver/dashboard-auth.js';
+import { createSession, isAuthorized } from '../../src/receiver/dashboard/session.js';
 import { sign } from '../../src/signature/sign.js';
 import { startRedis } from '../helpers/redis.js';
 import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
@@ -232,7 +232,7 @@ t.test('a dashboard started while Redis is down answers 503 on its API until Red
 
 t.test('every secret comparison goes through timingSafeEqual on equal-length digests', async (t) => {
   const calls: Array<[number, number]> = [];
-  const auth = await t.mockImport<typeof import('../../src/receiver/dashboard-auth.js')>('../../src/receiver/dashboard-auth.js', {
+  const auth = await t.mockImport<typeof import('../../src/receiver/dashboard/session.js')>('../../src/receiver/dashboard/session.js', {
     'node:crypto': {
       ...crypto,
       timingSafeEqual: (a: Buffer, b: Buffer) => {

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { MAX_FORM_FIELDS, MAX_NESTING, nestedDeeperThan } from '../../src/receiver/payload-limits.js';
+import { MAX_FORM_FIELDS } from '../../src/receiver/payload-limits.js';
+import { MAX_NESTING, nestedDeeperThan } from '../../src/arcgis/payload.js';
 import { sign } from '../../src/signature/sign.js';
 import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';

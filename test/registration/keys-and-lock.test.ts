@@ -1,8 +1,8 @@
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config/load-config.js';
-import { HookKeys } from '../../src/receiver/hook-keys.js';
-import { withLock } from '../../src/registration/redis-lock.js';
+import { HookKeys } from '../../src/signature/hook-keys.js';
+import { withLock } from '../../src/redis/lock.js';
 import { sign } from '../../src/signature/sign.js';
 import { startReceiver, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
-import type { ServicePlacementPolicy } from '../../src/admin/placement-policy.js';
+import type { ServicePlacementPolicy } from '../../src/arcgis/placement-policy.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../helpers/geohook.js';

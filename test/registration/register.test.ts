@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
-import { GENERATED_KEY_BYTES } from '../../src/receiver/hook-keys.js';
+import { GENERATED_KEY_BYTES } from '../../src/signature/hook-keys.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, waitFor, webhooksOf, type TestGeohook } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';

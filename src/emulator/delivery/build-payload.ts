@@ -1,5 +1,6 @@
 import { sign } from '../../signature/sign.js';
-import type { EmulatorEvent, Webhook } from '../types.js';
+import type { EmulatorEvent } from '../types.js';
+import type { Webhook } from '../../arcgis/webhook.js';
 
 /** Options of {@link buildPayload}. */
 export interface BuildPayloadOptions {
@@ -36,7 +37,7 @@ function servicePath(webhook: Webhook): string {
   return segments.map(encodeURIComponent).join('/');
 }
 
-/** The payload object, in the field order of the real product (CONTRACT §4). */
+/** The payload object, in the field order of the real product (docs/events.md). */
 function payloadObject(webhook: Webhook, event: EmulatorEvent, options: BuildPayloadOptions): Record<string, unknown> {
   const root = options.restBaseUrl.replace(/\/+$/, '');
   if (event.kind === 'gp') {

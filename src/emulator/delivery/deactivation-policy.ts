@@ -1,5 +1,5 @@
 import { DAY_MS, utcDay } from '../clock.js';
-import type { WebhookSettings } from '../types.js';
+import type { WebhookSettings } from '../../arcgis/webhook-settings.js';
 
 /** The two settings of the deactivation policy. */
 export type DeactivationPolicy = Pick<WebhookSettings, 'numberOfFailures' | 'daysInPast'>;
@@ -7,7 +7,7 @@ export type DeactivationPolicy = Pick<WebhookSettings, 'numberOfFailures' | 'day
 /**
  * True when the failures of the last `daysInPast` UTC days, `today` included, reach `numberOfFailures`.
  *
- * A sliding window of whole days: the only reading that fits every example of the spec. With 5 over 5,
+ * A sliding window of whole days: the only reading that fits every example of the product's documentation. With 5 over 5,
  * 2 failures on day 1 and 2 on day 3 never deactivate, yet on day 6 the window is days 2–6, it still
  * holds day 3's two, and three more failures deactivate.
  *

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { featureChangeTypes } from '../../queue/envelope.js';
+import { featureChangeTypes } from '../../arcgis/change-types.js';
 import { AdminError, invalidParameter } from '../admin-error.js';
 import { serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import type { EmulatorClock } from '../clock.js';

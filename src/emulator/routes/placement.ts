@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { validatePlacementPolicy } from '../../admin/placement-policy.js';
-import { MAX_NESTING, nestedDeeperThan } from '../../receiver/payload-limits.js';
+import { validatePlacementPolicy } from '../../arcgis/placement-policy.js';
+import { MAX_NESTING, nestedDeeperThan } from '../../arcgis/payload.js';
 import { AdminError, invalidParameter } from '../admin-error.js';
 import { ADMIN, authorize, serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { sendAdmin } from '../respond.js';
@@ -26,7 +26,7 @@ export async function placementRoutes(app: FastifyInstance, context: EmulatorCon
     const raw = params.string('servicePlacementPolicy');
     if (raw === undefined || raw.trim() === '') throw new AdminError(400, "Missing required parameter 'servicePlacementPolicy'.");
     // Its nesting is bounded first: the validator renders a wrong value with JSON.stringify, which overflows
-    // the stack on arrays nested some thousand levels deep (an internal error instead of a 400).
+    // the stack on arrays nested some thousand levels deep.
     if (nestedDeeperThan(parsedOrUndefined(raw), MAX_NESTING)) {
       throw invalidParameter('servicePlacementPolicy', `must not nest deeper than ${MAX_NESTING} levels`);
     }

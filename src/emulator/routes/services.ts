@@ -5,7 +5,7 @@ import { sendAdmin } from '../respond.js';
 import { serviceKey } from '../store.js';
 import type { CatalogService } from '../types.js';
 
-/** A service as findServices lists it (spec "Service record"). */
+/** A service as findServices lists it. */
 export function serviceRecord(service: CatalogService): Record<string, unknown> {
   return {
     id: Buffer.from(serviceKey(service)).toString('hex').slice(0, 32),

@@ -3,12 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { ADMIN, authorize, serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { sendAdmin } from '../respond.js';
 import { checkPrerequisites, webhookFields } from '../validate-webhook.js';
-import type { Webhook } from '../types.js';
+import type { Webhook } from '../../arcgis/webhook.js';
 
 type WithId = ServiceParams & { id: string };
 
 /** The webhook operations of a service, plus the organisation-wide list. */
-export async function webhookRoutes(app: FastifyInstance, context: EmulatorContext): Promise<void> {
+export async function adminWebhookRoutes(app: FastifyInstance, context: EmulatorContext): Promise<void> {
   const { store, clock, engine } = context;
   const success = { status: 'success' };
 

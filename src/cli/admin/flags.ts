@@ -1,13 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { AdminClient, AdminClientOptions } from '../admin/admin-client.js';
-import type { AdminConfig, ConfigOverrides } from '../config/load-config.js';
-import { GeohookError } from '../errors.js';
-import { registerAdminRotateKey } from './admin-rotate-key.js';
-import { registerAdminSettings } from './admin-settings.js';
-import { registerAdminWebhooks } from './admin-webhooks.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import { createAdminClient, type AdminClient } from '../../admin/admin-client.js';
+import { loadConfig, type AdminConfig, type ConfigOverrides } from '../../config/load-config.js';
+import { GeohookError } from '../../errors.js';
 
-/** Options every `geohook admin` command takes; each also has its variable (CONTRACT §2). */
+/** Options every `geohook admin` command takes; each also has its variable (docs/configuration.md). */
 export interface AdminFlags {
   adminUrl?: string;
   token?: string;
@@ -16,6 +13,12 @@ export interface AdminFlags {
   tokenUrl?: string;
   table?: boolean;
 }
+
+/** The flags of an admin subcommand and of `geohook admin` itself, by name. */
+export type Flags = AdminFlags & Record<string, unknown>;
+
+/** The flags a subcommand was given, with those of `geohook admin`. */
+export const flagsOf = (command: Command): Flags => command.optsWithGlobals<Flags>();
 
 /** A whole number flag. */
 export function integer(value: string): number {
@@ -44,32 +47,15 @@ export function adminOverrides(flags: AdminFlags): ConfigOverrides {
 }
 
 /** The client of a validated admin configuration. */
-export function clientOf(admin: AdminConfig, createAdminClient: (options: AdminClientOptions) => AdminClient): AdminClient {
+export function clientOf(admin: AdminConfig): AdminClient {
   return createAdminClient({ baseUrl: admin.url, ...(admin.auth === undefined ? {} : { auth: admin.auth }) });
 }
 
 /** The admin client the flags and environment describe (validated by the one config schema). */
 export async function adminClientFrom(flags: AdminFlags): Promise<AdminClient> {
-  const [{ loadConfig }, { createAdminClient }] = await Promise.all([import('../config/load-config.js'), import('../admin/admin-client.js')]);
   const config = loadConfig(process.env, adminOverrides(flags));
   if (config.admin === undefined) {
     throw new GeohookError('GEOHOOK_ERR_CONFIG', 'ADMIN_URL: required (the admin root, e.g. http://127.0.0.1:7080/arcgis/admin), or pass --admin-url');
   }
-  return clientOf(config.admin, createAdminClient);
-}
-
-/** `geohook admin …`: the whole admin API from the shell. */
-export function registerAdmin(program: Command): void {
-  const admin = program
-    .command('admin')
-    .description('drive the GIS admin API: webhooks, settings, placement policy, findServices, updateDefinition, tokens')
-    .addOption(new Option('--admin-url <url>', 'the admin root, {base_url}').env('ADMIN_URL'))
-    .addOption(new Option('--token <token>', 'a static admin token').env('ADMIN_TOKEN'))
-    .addOption(new Option('--username <name>', 'admin user, exchanged for a token').env('ADMIN_USERNAME'))
-    .addOption(new Option('--password <password>', 'its password').env('ADMIN_PASSWORD'))
-    .addOption(new Option('--token-url <url>', 'where tokens come from (default {admin-url}/generateToken)').env('TOKEN_URL'))
-    .option('--table', 'print a readable table instead of JSON');
-  registerAdminWebhooks(admin);
-  registerAdminSettings(admin);
-  registerAdminRotateKey(admin);
+  return clientOf(config.admin);
 }

@@ -26,7 +26,7 @@ export interface WeightedPreference {
 
 /**
  * Node affinity of a service's pods. Both keys are optional, so `{}` (no affinity) is a `NodeAffinity`.
- * The preferred key takes the spec form (a selector, each term weighing 1) or the Kubernetes form.
+ * The preferred key takes the ArcGIS form (a selector, each term weighing 1) or the Kubernetes form.
  */
 export interface NodeAffinity {
   requiredDuringSchedulingIgnoredDuringExecution?: NodeSelector;

@@ -77,3 +77,10 @@ export function checkResponse(answer: AdminAnswer): JsonObject {
   if (!isObject(parsed.value)) return fail(answer, undefined, ['the answer is not a JSON object'], parsed.value);
   return parsed.value;
 }
+
+/** An answer that succeeded but lacks what the operation returns (`the answer has no <what>`). */
+export function unexpected(url: string, what: string, body: JsonObject): AdminApiError {
+  const message = `the answer has no ${what}`;
+  const clean = urlWithoutToken(url);
+  return new AdminApiError(`${pathOf(clean)}: ${message}`, { serverCode: undefined, messages: [message], url: clean, response: body });
+}

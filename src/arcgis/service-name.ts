@@ -1,5 +1,15 @@
-import { invalidArgument } from './validate-input.js';
-import type { ServiceName } from './types.js';
+import { GeohookError } from '../errors.js';
+
+/** A service as `folder/name.Type` or `name.Type` (e.g. `Tools/Buffer.GPServer`). */
+export type ServiceName = string;
+
+/**
+ * The service names geohook's configuration accepts (REGISTER, `placement`): letters, digits, `-` and `_`,
+ * with an optional folder. The admin client is more lenient and encodes whatever a server may hold.
+ */
+export const configuredServiceName = /^([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server$/;
+
+const invalidArgument = (message: string): GeohookError => new GeohookError('GEOHOOK_ERR_ADMIN_INVALID', message);
 
 /** A service name taken apart. */
 export interface ParsedServiceName {

@@ -2,13 +2,13 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { DashboardAuth } from '../config/load-config.js';
-import { GeohookError, QueueUnavailableError } from '../errors.js';
-import type { EventQueue } from '../queue/event-queue.js';
-import { allQueueNames } from '../queue/names.js';
-import { isAuthorized } from './dashboard-auth.js';
-import { loginRoutes } from './dashboard-login.js';
-import { sendError } from './error-reply.js';
+import type { DashboardAuth } from '../../config/load-config.js';
+import { GeohookError, QueueUnavailableError } from '../../errors.js';
+import type { EventQueue } from '../../queue/event-queue.js';
+import { allQueueNames } from '../../queue/names.js';
+import { isAuthorized } from './session.js';
+import { loginRoutes } from './login-routes.js';
+import { sendError } from '../error-reply.js';
 
 /** Options of the {@link dashboard} plugin, registered with `prefix: '/ui'`. */
 export interface DashboardOptions {

@@ -1,14 +1,18 @@
-import closeWithGrace from 'close-with-grace';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
-import type { AdminConfig } from './config/load-config.js';
-import type { RunningServer } from './server.js';
-import { addConfigOptions, configOverrides } from './cli/config-options.js';
-import { printNotice } from './cli/print.js';
+import { buildEmulator } from 'geohook/emulator';
+import pino from 'pino';
+import { loadConfig, type AdminConfig } from '../config/load-config.js';
+import { createLoggerOptions } from '../logger.js';
+import { describeTarget } from '../redis/connection.js';
+import { startServer, type RunningServer } from '../server.js';
+import { closeOnSignal } from './close-on-signal.js';
+import { addConfigOptions, configOverrides } from './config-options.js';
+import { startEventPrinter } from './event-printer.js';
+import { printNotice } from './print.js';
 
 /** The services `geohook up` registers on in its own emulator. */
 const DEMO_SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];
-const SHUTDOWN_GRACE_MS = 10_000;
 
 async function waitForRegistration(reason: () => string | undefined, timeoutMs: number): Promise<string | undefined> {
   const deadline = Date.now() + timeoutMs;
@@ -21,18 +25,9 @@ async function waitForRegistration(reason: () => string | undefined, timeoutMs: 
  * (on EMULATOR_PORT) when ADMIN_URL is unset, the receiver registered on the emulator's Buffer and Parcels
  * services, and a consumer printing each event as a JSON line on stdout; logs and notices go to stderr.
  */
-export async function runUp(options: Record<string, string | undefined>): Promise<void> {
-  const [{ loadConfig }, { startServer }, { buildEmulator }, { startEventPrinter }, pino, { createLoggerOptions }, { describeTarget }] = await Promise.all([
-    import('./config/load-config.js'),
-    import('./server.js'),
-    import('./emulator/build-emulator.js'),
-    import('./cli/event-printer.js'),
-    import('pino'),
-    import('./logger.js'),
-    import('./queue/connection.js'),
-  ]);
+async function runUp(options: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(process.env, configOverrides(options));
-  const logger = pino.default(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
+  const logger = pino(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
 
   let emulator: FastifyInstance | undefined;
   let admin: AdminConfig | undefined = config.admin;
@@ -57,9 +52,7 @@ export async function runUp(options: Record<string, string | undefined>): Promis
     throw err;
   }
   const printer = startEventPrinter({ redis: server.redisTarget, prefix: config.prefix, metrics: server.app.metricsRegistry, logger });
-  closeWithGrace({ delay: SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
-    if (err !== undefined) logger.error({ err }, 'shutting down after an error');
-    else logger.info({ signal }, 'shutting down');
+  closeOnSignal(logger, async () => {
     await printer.close();
     await server.close();
     await emulator?.close();
@@ -77,10 +70,6 @@ export async function runUp(options: Record<string, string | undefined>): Promis
 }
 
 /** `geohook up`, what `npm start` runs. */
-export function registerUp(program: Command): void {
-  addConfigOptions(
-    program
-      .command('up')
-      .description('run everything on one machine: embedded Redis (REDIS_URL unset), the emulator (ADMIN_URL unset), the registered receiver, and a consumer printing events'),
-  ).action((options: Record<string, string | undefined>) => runUp(options));
+export function registerUp(command: Command): void {
+  addConfigOptions(command).action((options: Record<string, string | undefined>) => runUp(options));
 }

@@ -1,6 +1,6 @@
 import formBody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createSession, safeEqual, SESSION_COOKIE, SESSION_SECONDS } from './dashboard-auth.js';
+import { createSession, safeEqual, SESSION_COOKIE, SESSION_SECONDS } from './session.js';
 
 /** Options of {@link loginRoutes}. */
 export interface LoginRouteOptions {

@@ -1,8 +1,11 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { GeohookError } from '../errors.js';
-import type { RotateKeyResult } from '../registration/rotate-key.js';
-import { adminOverrides, clientOf, type AdminFlags } from './admin.js';
-import { printResult } from './print.js';
+import { loadConfig } from '../../config/load-config.js';
+import { GeohookError } from '../../errors.js';
+import { configuredTarget, connectRedis, hasConfiguredRedis } from '../../redis/connection.js';
+import { REGISTERED_HOOK } from '../../registration/create-registration.js';
+import { rotateKey, type RotateKeyResult } from '../../registration/rotate-key.js';
+import { adminOverrides, clientOf, type AdminFlags } from './flags.js';
+import { printResult } from '../print.js';
 
 interface RotateFlags extends AdminFlags {
   redisUrl?: string;
@@ -22,13 +25,6 @@ const configError = (message: string): GeohookError => new GeohookError('GEOHOOK
 
 /** Rotates the generated key with the configuration `geohook serve` would read (one schema, same defaults). */
 async function rotate(flags: RotateFlags): Promise<RotateKeyResult> {
-  const [{ loadConfig }, { createAdminClient }, { rotateKey }, { REGISTERED_HOOK }, { configuredTarget, connectRedis, hasConfiguredRedis }] = await Promise.all([
-    import('../config/load-config.js'),
-    import('../admin/admin-client.js'),
-    import('../registration/rotate-key.js'),
-    import('../registration/create-registration.js'),
-    import('../queue/connection.js'),
-  ]);
   const config = loadConfig(process.env, {
     ...adminOverrides(flags),
     REDIS_URL: flags.redisUrl,
@@ -42,7 +38,7 @@ async function rotate(flags: RotateFlags): Promise<RotateKeyResult> {
   if ((config.hooks.get(REGISTERED_HOOK)?.secrets.length ?? 0) > 0) {
     throw configError('HOOK_SECRETS: set, so the registered key is the configured one; rotate it by changing HOOK_SECRETS instead');
   }
-  const client = clientOf(config.admin, createAdminClient);
+  const client = clientOf(config.admin);
   const redis = connectRedis(configuredTarget(config), { maxRetriesPerRequest: 3 });
   try {
     return await rotateKey({

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { CreateWebhookParams } from '../admin/admin-client.js';
-import { adminClientFrom, type AdminFlags } from './admin.js';
-import { printResult } from './print.js';
+import type { CreateWebhookParams } from '../../arcgis/webhook.js';
+import { adminClientFrom, type AdminFlags } from './flags.js';
+import { printResult } from '../print.js';
 
 const WEBHOOK_COLUMNS = ['id', 'folderName', 'serviceName', 'name', 'active', 'hookUrl', 'changeTypes'] as const;
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RedisClient } from '../queue/connection.js';
+import type { RedisClient } from './connection.js';
 import { GeohookError } from '../errors.js';
 
 /** Options of {@link withLock}. */

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { GeohookConfig } from '../config/load-config.js';
 import { EMBEDDED_REDIS_DIR, readRecordedRedisUrl } from '../embedded/recorded-redis-url.js';
 import { ConfigError } from '../errors.js';
-import { configuredTarget, hasConfiguredRedis, type RedisTarget } from '../queue/connection.js';
+import { configuredTarget, hasConfiguredRedis, type RedisTarget } from '../redis/connection.js';
 
 /**
  * The Redis a command that reads the queues connects to: the configured one (REDIS_URL, Sentinel or a

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from '../queue/connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { HookConfig } from '../config/load-config.js';
 
 /** Options of {@link HookKeys}. */

@@ -101,7 +101,7 @@ function checkRequired(terms: NodeSelectorTerm[], labels: Labels): { matched: bo
 
 type Preferred = NodeAffinity['preferredDuringSchedulingIgnoredDuringExecution'];
 
-/** Preferred terms with their weights: the spec form weighs 1 per term, the Kubernetes form carries its own. */
+/** Preferred terms with their weights: the ArcGIS form weighs 1 per term, the Kubernetes form carries its own. */
 function weightedTerms(preferred: Preferred): WeightedPreference[] {
   if (preferred === undefined) return [];
   if (Array.isArray(preferred)) return preferred;
@@ -167,7 +167,7 @@ function byPreference(a: NodeVerdict, b: NodeVerdict): number {
  * Explains where the pods of one placement-policy entry could run, following Kubernetes scheduling: a node
  * is schedulable when it matches at least one required node-selector term (all of the term's expressions)
  * and every NoSchedule/NoExecute taint on it is tolerated. Its score adds the weights of the matched
- * preferred terms (1 each in the spec form) and subtracts {@link PREFER_NO_SCHEDULE_PENALTY} for each
+ * preferred terms (1 each in the ArcGIS form) and subtracts {@link PREFER_NO_SCHEDULE_PENALTY} for each
  * untolerated PreferNoSchedule taint. Verdicts come schedulable first, then by score descending, then name.
  */
 export function explainPlacement(policy: PlacementPolicyEntry, nodes: Node[]): NodeVerdict[] {

@@ -1,0 +1,46 @@
+/** A webhook record and the parameters that create one, as the admin API names them. */
+
+/** `scheduleInfo` of a feature-service webhook. */
+export interface ScheduleInfo {
+  name: string;
+  state: 'enabled';
+  startAt: number;
+  recurrenceInfo: { interval: number; frequency: 'second' };
+}
+
+/** A webhook as the admin API returns it (without `status`). */
+export interface Webhook {
+  id: string;
+  folderName: string;
+  serviceName: string;
+  serviceType: string;
+  name: string;
+  changeTypes: string[];
+  signatureKey: string;
+  hookUrl: string;
+  active: boolean;
+  contentType: 'application/json' | 'application/x-www-form-urlencoded';
+  scheduleInfo: ScheduleInfo | Record<string, never>;
+  payloadFormat: 'json' | 'pjson';
+  created: number;
+  modified: number;
+  ownerId: string;
+  modifiedId: string;
+}
+
+/** Parameters of `webhooks/create` (and, all optional, of `edit`). */
+export interface CreateWebhookParams {
+  name: string;
+  hookUrl: string;
+  /** Feature services: the event triggers; an array is sent as a comma list. @defaultValue the server's, `*` */
+  changeTypes?: string[] | string;
+  signatureKey?: string;
+  /** @defaultValue the server's, false */
+  active?: boolean;
+  /** @defaultValue the server's, 'application/json' */
+  contentType?: 'application/json' | 'application/x-www-form-urlencoded';
+  /** @defaultValue the server's, 'json' */
+  payloadFormat?: 'json' | 'pjson';
+  /** Feature services: the window for cataloguing events. */
+  scheduleInfo?: object;
+}
