@@ -2,9 +2,9 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { errorCodes, GeohookError, QueueUnavailableError } from '../src/errors.js';
 
-t.test('the README error table lists every code with its status and meaning', async (t) => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const documented = [...readme.matchAll(/^\| `(GEOHOOK_ERR_[A-Z_]+)` \| (\d+) \| (.+) \|$/gm)].map((m) => [m[1], Number(m[2]), m[3]]);
+t.test('the error table of docs/errors.md lists every code with its status and meaning, in the order of the registry', async (t) => {
+  const page = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
+  const documented = [...page.matchAll(/^\| `(GEOHOOK_ERR_[A-Z_]+)` \| (\d+) \| (.+) \|$/gm)].map((m) => [m[1], Number(m[2]), m[3]]);
   t.same(
     documented,
     Object.entries(errorCodes).map(([code, { statusCode, summary }]) => [code, statusCode, summary]),

@@ -1,9 +1,10 @@
 import t, { type Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load-config.js';
+import { configFileSchema } from '../src/config/schema.js';
 import { findFreePort } from '../src/embedded/redis-server.js';
 import { sign } from '../src/signature/sign.js';
 import { startEmulator } from './helpers/emulator.js';
@@ -11,8 +12,21 @@ import { registrationEnv, startGeohook, waitFor } from './helpers/geohook.js';
 import { startRedis } from './helpers/redis.js';
 import { fixture, uniquePrefix, TEST_KEY } from './helpers/receiver.js';
 
-const example = fileURLToPath(new URL('../examples/receiver.ts', import.meta.url));
-const consumerExample = fileURLToPath(new URL('../examples/consumer.ts', import.meta.url));
+const example = (name: string): string => fileURLToPath(new URL(`../examples/${name}`, import.meta.url));
+const receiverExample = example('receiver.ts');
+const consumerExample = example('consumer.ts');
+const adminClientExample = example('admin-client.ts');
+const followUpExample = example('follow-up.ts');
+
+/** A page of the repository, by its path from the root. */
+const page = (path: string): string => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+
+/** Where each example is shown: the page must hold it, whole and unchanged, as a TypeScript block. */
+const shownIn: readonly [string, readonly string[]][] = [
+  ['README.md', [receiverExample, consumerExample]],
+  ['docs/admin.md', [adminClientExample]],
+  ['docs/consumers.md', [followUpExample]],
+];
 
 /** Runs a TypeScript example with the same loaders as this test process; stdout and stderr are collected. */
 function runExample(t: Test, file: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
@@ -26,22 +40,52 @@ function runExample(t: Test, file: string, env: Record<string, string>): { child
   return { child, output: () => output };
 }
 
-t.test('every GEOHOOK_CONFIG example of the README and deploy/kubernetes/REDIS.md is a valid configuration', async (t) => {
-  for (const doc of ['../README.md', '../deploy/kubernetes/REDIS.md']) {
-    const text = readFileSync(new URL(doc, import.meta.url), 'utf8');
-    const blocks = [...text.matchAll(/```json\n(\{[\s\S]*?)\n```/g), ...text.matchAll(/`(\{ "redis": [^`]*\})`/g)].map((match) => match[1]!.replaceAll('…', 'x'));
-    const configs = blocks.filter((block) => !block.includes('"jobId"') && /"(hooks|redis)"/.test(block));
-    t.ok(configs.length >= (doc.endsWith('README.md') ? 3 : 2), `${doc}: examples found`);
-    for (const block of configs) {
+/** The top-level sections of the GEOHOOK_CONFIG file: a JSON block with one of them is a config example. */
+const configSections = new Set(Object.keys(configFileSchema.shape));
+
+/** Every ```json block of a page, with `…` (an elided value) replaced by a placeholder. */
+function jsonBlocks(text: string): string[] {
+  return [...text.matchAll(/^```json\n([\s\S]*?)\n```$/gm)].map((match) => match[1]!.replaceAll('…', 'x'));
+}
+
+function isConfigExample(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).some((key) => configSections.has(key));
+}
+
+t.test('every JSON block of the docs parses, and every GEOHOOK_CONFIG example among them is a valid configuration', async (t) => {
+  const expected: Record<string, number> = { 'docs/configuration.md': 1, 'docs/redis.md': 3, 'docs/receiver.md': 2, 'docs/registration.md': 1 };
+  const pages = readdirSync(new URL('../docs/', import.meta.url)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  for (const path of ['README.md', ...pages]) {
+    let examples = 0;
+    for (const block of jsonBlocks(page(path))) {
+      let value: unknown;
+      t.doesNotThrow(() => (value = JSON.parse(block)), `${path}: ${block.slice(0, 60)} is JSON`);
+      if (!isConfigExample(value)) continue;
+      examples += 1;
       const dir = t.testdir({ 'geohook.json': block });
-      t.doesNotThrow(() => loadConfig({ GEOHOOK_CONFIG: `${dir}/geohook.json` }), block.slice(0, 60));
+      t.doesNotThrow(() => loadConfig({ GEOHOOK_CONFIG: `${dir}/geohook.json` }), `${path}: ${block.slice(0, 60)}`);
     }
+    t.ok(examples >= (expected[path] ?? 0), `${path}: ${examples} GEOHOOK_CONFIG examples found, at least ${expected[path] ?? 0} expected`);
   }
 });
 
-t.test('the README shows the examples verbatim', async (t) => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  for (const file of [example, consumerExample]) t.ok(readme.includes(readFileSync(file, 'utf8').trim()), `README.md embeds ${file} unchanged`);
+t.test('every GEOHOOK_CONFIG example of deploy/kubernetes/REDIS.md is a valid configuration', async (t) => {
+  const blocks = [...page('deploy/kubernetes/REDIS.md').matchAll(/`(\{ "redis": [^`]*\})`/g)].map((match) => match[1]!.replaceAll('…', 'x'));
+  t.ok(blocks.length >= 2, 'examples found');
+  for (const block of blocks) {
+    const dir = t.testdir({ 'geohook.json': block });
+    t.doesNotThrow(() => loadConfig({ GEOHOOK_CONFIG: `${dir}/geohook.json` }), block.slice(0, 60));
+  }
+});
+
+t.test('the README and the docs show the examples verbatim', async (t) => {
+  for (const [path, files] of shownIn) {
+    const text = page(path);
+    for (const file of files) {
+      const block = `\`\`\`ts\n${readFileSync(file, 'utf8').trim()}\n\`\`\``;
+      t.ok(text.includes(block), `${path} embeds ${file} unchanged`);
+    }
+  }
 });
 
 t.test('the 10-line consumer of the README handles GP and feature events fired by the emulator', async (t) => {
@@ -68,7 +112,7 @@ t.test('the README example receives a signed GP delivery and its worker consumes
   const redis = await startRedis(t);
   const port = await findFreePort();
   // The same loaders as this test process, so that the TypeScript example runs as it stands.
-  const { child, output } = runExample(t, example, { REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, PORT: String(port), HOST: '127.0.0.1', GEOHOOK_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn' });
+  const { child, output } = runExample(t, receiverExample, { REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, PORT: String(port), HOST: '127.0.0.1', GEOHOOK_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn' });
 
   let status = 0;
   for (let attempt = 0; attempt < 200 && status !== 200; attempt += 1) {
@@ -89,4 +133,42 @@ t.test('the README example receives a signed GP delivery and its worker consumes
   child.kill('SIGTERM');
   const [code] = await once(child, 'exit');
   t.equal(code, 0);
+});
+
+t.test('the admin-client example of docs/admin.md creates an active, signed webhook and finds the feature services', async (t) => {
+  const emulator = await startEmulator(t);
+  const hookUrl = 'http://127.0.0.1:8080/webhooks/default';
+  const { child, output } = runExample(t, adminClientExample, {
+    ADMIN_URL: emulator.baseUrl,
+    ADMIN_USERNAME: 'admin',
+    ADMIN_PASSWORD: 'admin.pass',
+    HOOK_URL: hookUrl,
+    HOOK_SECRETS: `${TEST_KEY},an-older-key`,
+  });
+  const [code] = await once(child, 'exit');
+  t.equal(code, 0, output());
+  const id = /^webhook (\S+) on Buffer: active$/m.exec(output())?.[1];
+  t.ok(id, 'it prints the webhook it created');
+  t.match(output(), /^feature services: Parcels, Roads, Zoning$/m);
+  const webhook = await emulator.admin(`services/Tools/Buffer.GPServer/webhooks/${id}`);
+  t.match(webhook, { name: 'buffer-done', hookUrl, signatureKey: TEST_KEY, active: true }, 'the emulator holds it, signed with the first key of HOOK_SECRETS');
+});
+
+t.test('the follow-up example of docs/consumers.md reads the edits of a feature event and the results of a GP job', async (t) => {
+  const redis = await startRedis(t);
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const geohook = await startGeohook(t, redis, registrationEnv(emulator, ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'], prefix));
+  await waitFor('registration', async () => (await geohook.readyz()).status === 200);
+  const consumer = runExample(t, followUpExample, { REDIS_URL: redis.url, GEOHOOK_PREFIX: prefix, ADMIN_USERNAME: 'admin', ADMIN_PASSWORD: 'admin.pass' });
+
+  const job = await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome: 'succeeded' });
+  t.equal(job.status, 200);
+  t.equal((await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType: 'FeaturesCreated', layerId: 0 })).status, 200);
+  await waitFor('both events followed up', async () => /^job /m.test(consumer.output()) && /^layer /m.test(consumer.output()));
+  t.match(consumer.output(), new RegExp(`^job ${String(job.body.jobId)}: Output_Polygons, Summary$`, 'm'), 'the GP job results, read from its statusURL');
+  t.match(consumer.output(), /^layer 0: 1 added$/m, 'the created feature, read from the changesUrl');
+  consumer.child.kill('SIGTERM');
+  const [code] = await once(consumer.child, 'exit');
+  t.equal(code, 0, 'SIGTERM closes the subscription and the process ends');
 });
