@@ -1,0 +1,76 @@
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+
+/**
+ * The layers of `src/`: what each folder may import besides itself, `errors.ts` and `logger.ts`. A folder
+ * importing one it does not list fails the lint (docs/development.md explains the layers).
+ */
+const layers = {
+  arcgis: [],
+  config: ['arcgis'],
+  embedded: [],
+  redis: ['config'],
+  signature: ['config', 'redis'],
+  'arcgis-request': ['arcgis'],
+  queue: ['arcgis', 'config', 'redis'],
+  receiver: ['arcgis', 'config', 'queue', 'redis', 'signature'],
+  admin: ['arcgis', 'arcgis-request'],
+  consumers: ['arcgis', 'arcgis-request', 'config', 'queue', 'redis'],
+  registration: ['admin', 'arcgis', 'config', 'redis', 'signature'],
+  emulator: ['arcgis', 'config', 'signature'],
+  cli: ['admin', 'arcgis', 'arcgis-request', 'config', 'consumers', 'embedded', 'emulator', 'queue', 'redis', 'registration', 'signature', 'server.ts'],
+};
+/** The composition roots at the top of `src/`, which only `cli/` (and they themselves) may import. */
+const roots = ['server.ts', 'index.ts', 'cli.ts'];
+const everything = [...Object.keys(layers), ...roots];
+
+const layerZones = Object.entries(layers).map(([folder, allowed]) => ({
+  target: `./src/${folder}`,
+  from: everything.filter((other) => other !== folder && !allowed.includes(other)).map((other) => `./src/${other}`),
+  message: `src/${folder}/ may import only ${allowed.length === 0 ? 'errors.ts and logger.ts' : allowed.join(', ')} (see the layers in eslint.config.js)`,
+}));
+
+export default tseslint.config(
+  { ignores: ['dist/', 'dist-harness/', 'coverage/', '.tap/', 'bench-profiles/', 'test-artifacts/', '.geohook/'] },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  importX.flatConfigs.recommended,
+  importX.flatConfigs.typescript,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'test/tsconfig.json' })] },
+    rules: {
+      'import-x/order': ['error', { groups: ['builtin', 'external', 'internal', 'parent', 'sibling', 'index'], alphabetize: { order: 'asc', caseInsensitive: true } }],
+      'import-x/no-cycle': 'error',
+      // `fc.tuple`, `pino.destination`: namespaces used as their documentation shows.
+      'import-x/no-named-as-default-member': 'off',
+      'import-x/no-named-as-default': 'off',
+      'import-x/no-self-import': 'error',
+      'import-x/no-useless-path-segments': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: layerZones }],
+      'no-console': 'error',
+    },
+  },
+  {
+    // The emulator is a separate entry of the package: the CLI reaches it as users do, through `geohook/emulator`.
+    files: ['src/**/*.ts'],
+    ignores: ['src/emulator/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.{1,2}/(.+/)?emulator(/|$)', message: "import the emulator from 'geohook/emulator', its package entry" }] },
+      ],
+    },
+  },
+  prettier,
+);
