@@ -1,4 +1,6 @@
-import type { LoggerOptions } from 'pino';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 
 /** Inputs of {@link createLoggerOptions}. */
 export interface LoggerSettings {
@@ -8,11 +10,19 @@ export interface LoggerSettings {
   signatureHeaders?: readonly string[];
 }
 
+/** How log lines are written: one JSON object per line, or one readable line for a person. */
+export type LogFormat = 'json' | 'pretty';
+
 const SECRET_FIELDS = ['secrets', 'secret', 'signatureKey', 'token', 'password'];
+
+/** `url` with the value of every `token` query parameter censored (ArcGIS clients pass tokens there). */
+function withoutTokens(url: string): string {
+  return url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
+}
 
 /**
  * pino options shared by every geohook process: signature headers, credentials and keys are censored
- * wherever they appear in a logged object, at the top level or one level down.
+ * wherever they appear in a logged object, at the top level or one level down, and tokens in URLs.
  */
 export function createLoggerOptions(settings: LoggerSettings = {}): LoggerOptions {
   const headers = ['authorization', 'cookie', ...(settings.signatureHeaders ?? ['x-service', 'x-esrihook-signature'])];
@@ -23,17 +33,54 @@ export function createLoggerOptions(settings: LoggerSettings = {}): LoggerOption
       // signature and credential headers among them are redacted below.
       req: (req: { method: string; url: string; headers: Record<string, unknown>; ip?: string }) => ({
         method: req.method,
-        url: req.url,
+        url: withoutTokens(req.url),
         headers: req.headers,
         remoteAddress: req.ip,
       }),
     },
     redact: {
-      paths: [
-        ...headers.map((name) => `req.headers["${name}"]`),
-        ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]),
-      ],
+      paths: [...headers.map((name) => `req.headers["${name}"]`), ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`])],
       censor: '[redacted]',
     },
   };
+}
+
+/**
+ * Where log lines go: JSON lines written asynchronously to `fd`, or, for a person, pino-pretty's lines: the
+ * time, the level, the component, the message with the event's type, service and id, then any other
+ * fields on the same line (coloured when `fd` is a terminal).
+ */
+export function createLogStream(format: LogFormat, fd: 1 | 2): DestinationStream {
+  if (format === 'json') return pino.destination({ fd, sync: false });
+  return pretty({
+    destination: fd,
+    // Written at once, so that the lines keep their order with what the command prints itself.
+    sync: true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname,component,reqId,type,service,eventId',
+    messageFormat: '{if component}{component}: {end}{msg}{if type} {type}{end}{if service} {service}{end}{if eventId} {eventId}{end}',
+    singleLine: true,
+  });
+}
+
+/** A pino logger with geohook's options, writing `format` lines to `fd`. */
+export function createLogger(settings: LoggerSettings & { format: LogFormat; fd: 1 | 2 }): Logger {
+  return pino(createLoggerOptions(settings), createLogStream(settings.format, settings.fd));
+}
+
+/** Fastify's request log lines at `debug` instead of `info`; a request that errors is still logged as an error. */
+class DebugRequestLogs extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error !== null && error !== undefined) super.requestCompleted(error, request, reply);
+    else if (!this.isLogDisabled(request)) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
+/** The `logController` of a Fastify instance whose request logs ("incoming request", "request completed") are at `level`. */
+export function requestLogController(level: 'info' | 'debug'): LogController {
+  return level === 'debug' ? new DebugRequestLogs() : new LogController();
 }

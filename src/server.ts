@@ -1,14 +1,15 @@
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { GeohookConfig } from './config/load-config.js';
 import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
-import { createLoggerOptions } from './logger.js';
+import { createLogger } from './logger.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
 import { buildReceiver } from './receiver/build-receiver.js';
-import { createRegistration, wantsRegistration } from './registration/create-registration.js';
+import { createRegistration } from './registration/create-registration.js';
+import { wantsRegistration } from './config/self-registration.js';
 import type { Registration } from './registration/registration.js';
 
 /** Options of {@link startServer}. */
@@ -19,6 +20,8 @@ export interface StartServerOptions {
   embeddedRedisDir?: string;
   /** A pino logger to use instead of one writing to `logDestination`. */
   logger?: Logger;
+  /** The level of the receiver's per-request log lines. @defaultValue 'info' */
+  requestLogLevel?: 'info' | 'debug';
 }
 
 /** A listening receiver and what it started. */
@@ -43,10 +46,7 @@ export interface RunningServer {
 export async function startServer(config: GeohookConfig, options: StartServerOptions = {}): Promise<RunningServer> {
   const logger =
     options.logger ??
-    pino(
-      createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }),
-      pino.destination({ fd: options.logDestination ?? 1, sync: false }),
-    );
+    createLogger({ level: config.logLevel, signatureHeaders: config.signatureHeaders, format: config.logFormat ?? 'json', fd: options.logDestination ?? 1 });
   let redis: RedisServer | undefined;
   let redisUrl = config.redisUrl;
   const embeddedDir = resolve(options.embeddedRedisDir ?? EMBEDDED_REDIS_DIR);
@@ -73,7 +73,12 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   let registration: Registration | undefined;
   const readinessChecks = wantsRegistration(config) ? [() => (registration === undefined ? 'registration pending' : registration.notReadyReason())] : [];
   const redisTarget = configuredTarget(config, redisUrl);
-  const app = await buildReceiver({ config: { ...config, redisUrl }, loggerInstance: logger, readinessChecks });
+  const app = await buildReceiver({
+    config: { ...config, redisUrl },
+    loggerInstance: logger,
+    readinessChecks,
+    ...(options.requestLogLevel === undefined ? {} : { requestLogLevel: options.requestLogLevel }),
+  });
   const registrationRedis = wantsRegistration(config) ? createProducerConnection(redisTarget) : undefined;
   // Outages are logged by the receiver's connection; registration sees them as failed commands and retries.
   registrationRedis?.on('error', () => undefined);

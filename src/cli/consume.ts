@@ -1,10 +1,9 @@
 import { Option, type Command } from 'commander';
 import Fastify from 'fastify';
-import pino from 'pino';
 import type { Registry } from 'prom-client';
 import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../errors.js';
-import { createLoggerOptions } from '../logger.js';
+import { createLogger } from '../logger.js';
 import { closeOnSignal } from './close-on-signal.js';
 import { addQueueOptions, configOption, configOverrides } from './config-options.js';
 import { startEventPrinter } from './event-printer.js';
@@ -38,7 +37,7 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
     throw new ConfigError('--metrics-port: a port number from 0 to 65535');
   }
-  const logger = pino(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
+  const logger = createLogger({ level: config.logLevel, signatureHeaders: config.signatureHeaders, format: config.logFormat ?? 'json', fd: 2 });
   const printer = startEventPrinter({ redis: queueRedisTarget(config), prefix: config.prefix, patterns: options.type.length > 0 ? options.type : ['*'], concurrency, logger });
   const stopMetrics = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, printer.metrics);
   closeOnSignal(logger, async () => {

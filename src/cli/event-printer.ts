@@ -18,19 +18,22 @@ export interface EventPrinterOptions {
   concurrency?: number;
   metrics?: Registry;
   logger?: Logger;
+  /** Prints one event. @defaultValue one JSON line on stdout */
+  print?: (event: GeohookEvent) => void;
 }
 
 /**
- * A consumer that prints each event matching one of `patterns` as one JSON line on stdout, once even when
- * several patterns match it.
+ * A consumer that prints each event matching one of `patterns` (as one JSON line on stdout unless `print`
+ * says otherwise), once even when several patterns match it.
  */
 export function startEventPrinter(options: EventPrinterOptions): Subscription {
   const patterns = [...new Set(options.patterns ?? ['*'])];
   const compiled = patterns.map(compilePattern);
+  const print = options.print ?? printJson;
   // The first pattern that matches an event prints it; the others let it pass.
   const printer = (index: number) => (event: GeohookEvent) => {
     const first = compiled.findIndex((pattern) => event.types.some((type) => pattern.matches(type)));
-    if (first === index) printJson(event);
+    if (first === index) print(event);
   };
   const handlers = Object.fromEntries(patterns.map((pattern, index) => [pattern, printer(index)])) as EventHandlers;
   // Worker connections wait for Redis through an outage instead of failing (BullMQ's rule for workers).

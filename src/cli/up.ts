@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
-import pino from 'pino';
-import { loadConfig, type AdminConfig } from '../config/load-config.js';
-import { createLoggerOptions } from '../logger.js';
+import { randomBytes } from 'node:crypto';
+import type { GeohookEvent, ServiceRef } from '../queue/envelope.js';
+import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
+import { createLogger, type LogFormat } from '../logger.js';
 import { describeTarget } from '../redis/connection.js';
 import { startServer, type RunningServer } from '../server.js';
 import { closeOnSignal } from './close-on-signal.js';
@@ -20,20 +21,46 @@ async function waitForRegistration(reason: () => string | undefined, timeoutMs: 
   return reason();
 }
 
+/** The log format `geohook up` uses: LOG_FORMAT, else readable lines when a person watches the terminal. */
+function logFormatOf(config: GeohookConfig): LogFormat {
+  return config.logFormat ?? (process.stdout.isTTY && process.stderr.isTTY ? 'pretty' : 'json');
+}
+
+/** The service an event names, as `folder/name.Type`. */
+function serviceOf({ folderName, serviceName, serviceType }: ServiceRef): string | undefined {
+  if (serviceName === undefined) return undefined;
+  return `${folderName === undefined || folderName === '' ? '' : `${folderName}/`}${serviceName}${serviceType === undefined ? '' : `.${serviceType}`}`;
+}
+
+/** One readable line per event on stdout, in the format of the log lines. */
+function eventLines(): (event: GeohookEvent) => void {
+  const lines = createLogger({ level: 'info', format: 'pretty', fd: 1 });
+  return (event) => lines.info({ type: event.type, service: serviceOf(event.service), eventId: event.id, hook: event.hook }, 'event');
+}
+
 /**
  * `geohook up`: everything on one machine. An embedded redis-server when REDIS_URL is unset, the emulator
  * (on EMULATOR_PORT) when ADMIN_URL is unset, the receiver registered on the emulator's Buffer and Parcels
- * services, and a consumer printing each event as a JSON line on stdout; logs and notices go to stderr.
+ * services with the dashboard on, and a consumer printing each event on stdout; logs and notices go to
+ * stderr. For a person (a terminal, or LOG_FORMAT=pretty) logs and events are readable lines, request logs
+ * and the emulator's routine lines are left to LOG_LEVEL=debug; otherwise JSON lines.
  */
 async function runUp(options: Record<string, string | undefined>): Promise<void> {
-  const config = loadConfig(process.env, configOverrides(options));
-  const logger = pino(createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders }), pino.destination({ fd: 2, sync: false }));
+  const loaded = loadConfig(process.env, configOverrides(options));
+  const format = logFormatOf(loaded);
+  const forPerson = format === 'pretty';
+  const debugging = loaded.logLevel === 'debug' || loaded.logLevel === 'trace';
+  const logger = createLogger({ level: loaded.logLevel, signatureHeaders: loaded.signatureHeaders, format, fd: 2 });
+  // The dashboard is on, with a token made for this run unless one is configured.
+  const dashboardToken = loaded.dashboard === undefined ? randomBytes(24).toString('base64url') : undefined;
+  const config: GeohookConfig = dashboardToken === undefined ? loaded : { ...loaded, dashboard: { auth: { token: dashboardToken } } };
 
   let emulator: FastifyInstance | undefined;
   let admin: AdminConfig | undefined = config.admin;
   if (admin === undefined) {
     const emulatorUrl = `http://127.0.0.1:${config.emulatorPort}`;
-    emulator = await buildEmulator({ publicUrl: emulatorUrl, loggerInstance: logger.child({ component: 'emulator' }) });
+    const emulatorLog = logger.child({ component: 'emulator' }, forPerson && !debugging ? { level: 'warn' } : {});
+    emulator = await buildEmulator({ publicUrl: emulatorUrl, loggerInstance: emulatorLog, requestLogLevel: forPerson ? 'debug' : 'info' });
     await emulator.listen({ host: '127.0.0.1', port: config.emulatorPort });
     admin = {
       url: `${emulatorUrl}/arcgis/admin`,
@@ -46,12 +73,18 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
   }
   let server: RunningServer;
   try {
-    server = await startServer({ ...config, admin }, { logger });
+    server = await startServer({ ...config, admin }, { logger, requestLogLevel: forPerson ? 'debug' : 'info' });
   } catch (err) {
     await emulator?.close(); // or its listening socket keeps the process alive after the error
     throw err;
   }
-  const printer = startEventPrinter({ redis: server.redisTarget, prefix: config.prefix, metrics: server.app.metricsRegistry, logger });
+  const printer = startEventPrinter({
+    redis: server.redisTarget,
+    prefix: config.prefix,
+    metrics: server.app.metricsRegistry,
+    logger,
+    ...(forPerson ? { print: eventLines() } : {}),
+  });
   closeOnSignal(logger, async () => {
     await printer.close();
     await server.close();
@@ -66,7 +99,9 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     printNotice(`fire a GP job:  curl -s -X POST ${emulatorUrl}/emulator/services/Tools/Buffer.GPServer/jobs -H 'content-type: application/json' -d '{"outcome":"succeeded"}'`);
     printNotice(`edit a feature: curl -s -X POST ${emulatorUrl}/emulator/services/Hosted/Parcels.FeatureServer/edits -H 'content-type: application/json' -d '{"changeType":"FeaturesCreated"}'`);
   }
-  printNotice(pending === undefined ? 'ready: events are printed below as JSON lines; Ctrl-C stops everything' : `not ready yet: ${pending}`);
+  printNotice(`dashboard  ${config.publicUrl}/ui/${dashboardToken === undefined ? '  (the configured credentials)' : `login?token=${dashboardToken}`}`);
+  const printed = forPerson ? 'events are printed below' : 'events are printed below as JSON lines';
+  printNotice(pending === undefined ? `ready: ${printed}; Ctrl-C stops everything` : `not ready yet: ${pending}`);
 }
 
 /** `geohook up`, what `npm start` runs. */

@@ -120,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     maxBodyBytes: vars.MAX_BODY_BYTES,
     publicUrl: vars.PUBLIC_URL ?? `http://127.0.0.1:${vars.PORT}`,
     logLevel: vars.LOG_LEVEL,
+    logFormat: vars.LOG_FORMAT,
     durability: vars.DURABILITY,
     spoolDir: vars.SPOOL_DIR,
     hooks: frozenMap([...hooks].map(([name, hook]) => [name, deepFreeze(hook)])),

@@ -72,6 +72,8 @@ export const envSchema = z.object({
   SPOOL_DIR: z.string().min(1, 'a directory path').optional(),
   /** pino level. @defaultValue 'info' */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json` (one object per line) or `pretty` (a line for a person). @defaultValue `pretty` for `geohook up` in a terminal, else `json` */
+  LOG_FORMAT: z.enum(['json', 'pretty'], { error: 'json or pretty' }).optional(),
   /** The admin root, e.g. `https://gis.example.com/arcgis/admin`. */
   ADMIN_URL: httpUrl.optional(),
   /** A static admin token. */

@@ -45,6 +45,8 @@ export interface GeohookConfig {
   readonly maxBodyBytes: number;
   readonly publicUrl: string;
   readonly logLevel: string;
+  /** LOG_FORMAT; `undefined`: each command's default (`pretty` for `geohook up` in a terminal, else `json`). */
+  readonly logFormat: 'json' | 'pretty' | undefined;
   /** `fast`: acknowledged once Redis holds the event; `strict`: once it is on disk (DURABILITY). */
   readonly durability: 'fast' | 'strict';
   /** Where events wait while Redis cannot take them (SPOOL_DIR); `undefined`: such deliveries get 503. */

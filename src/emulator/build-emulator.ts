@@ -1,6 +1,6 @@
 import formBody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { createLoggerOptions } from '../logger.js';
+import { createLoggerOptions, requestLogController } from '../logger.js';
 import { AdminError } from './admin-error.js';
 import { defaultUsers, TokenStore } from './auth.js';
 import { type EmulatorUser } from '../config/load-config.js';
@@ -39,6 +39,8 @@ export interface EmulatorOptions {
   logLevel?: string;
   /** A logger to use instead. */
   loggerInstance?: FastifyBaseLogger;
+  /** The level of the per-request log lines ("incoming request", "request completed"). @defaultValue 'info' */
+  requestLogLevel?: 'info' | 'debug';
 }
 
 /** Any error of an admin route as the admin API's error body (HTTP 200, never a stack). */
@@ -72,6 +74,7 @@ function listeningUrl(app: FastifyInstance): string | undefined {
 export async function buildEmulator(options: EmulatorOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.loggerInstance === undefined ? { logger: createLoggerOptions({ level: options.logLevel ?? 'info' }) } : { loggerInstance: options.loggerInstance }),
+    logController: requestLogController(options.requestLogLevel ?? 'info'),
     bodyLimit: 1_048_576,
     // A malformed percent-escape or an over-long segment in the path: answered like any other bad request,
     // not with Fastify's own HTTP 400 and 414 bodies.

@@ -2,6 +2,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import { createAdminClient } from '../admin/admin-client.js';
 import type { GeohookConfig } from '../config/load-config.js';
+import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 import { Registration } from './registration.js';
 
@@ -15,14 +16,6 @@ export interface RegistrationDependencies {
   adminTimeoutMs?: number;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
-}
-
-/** The hook self-registration registers (`REGISTER`, docs/registration.md). */
-export const REGISTERED_HOOK = 'default';
-
-/** True when the configuration asks for self-registration (ADMIN_URL and a non-empty REGISTER). */
-export function wantsRegistration(config: GeohookConfig): boolean {
-  return config.admin !== undefined && config.admin.register.length > 0;
 }
 
 /**

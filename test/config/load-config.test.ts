@@ -92,6 +92,15 @@ t.test('REDIS_URL must be a redis:// or rediss:// URL', async (t) => {
   t.equal(loadConfig({ REDIS_URL: 'rediss://cache.example.com:6380/2' }).redisUrl, 'rediss://cache.example.com:6380/2');
 });
 
+t.test('LOG_FORMAT is json or pretty, and unset by default (each command decides)', async (t) => {
+  t.equal(loadConfig({}).logFormat, undefined);
+  t.equal(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty');
+  t.equal(loadConfig({ LOG_FORMAT: 'json' }).logFormat, 'json');
+  const err = configError({ LOG_FORMAT: 'text' });
+  assertConfigError(t, err, 'LOG_FORMAT:');
+  t.equal(err.message, 'LOG_FORMAT: json or pretty');
+});
+
 t.test('PUBLIC_URL loses its trailing slash', async (t) => {
   t.equal(loadConfig({ PUBLIC_URL: 'https://hooks.example.com/' }).publicUrl, 'https://hooks.example.com');
   t.equal(loadConfig({ PUBLIC_URL: 'https://hooks.example.com/gis//' }).publicUrl, 'https://hooks.example.com/gis');

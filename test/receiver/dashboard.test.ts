@@ -137,6 +137,20 @@ t.test('login page: the right token sets an HttpOnly SameSite=Strict cookie hold
   t.equal((await get(receiver, await mainScript(receiver, { cookie }), { cookie })).status, 200, 'and the assets');
 });
 
+t.test('a sign-in link (/ui/login?token=…) signs in like the form; a wrong or repeated token is refused', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const accepted = await fetch(`${receiver.url}/ui/login?token=${TOKEN}`, { redirect: 'manual' });
+  t.equal(accepted.status, 303);
+  t.equal(accepted.headers.get('location'), '/ui/');
+  const cookie = (accepted.headers.get('set-cookie') ?? '').split(';')[0]!;
+  t.equal((await get(receiver, '/ui/', { cookie })).status, 200, 'the cookie opens the board');
+  for (const query of [`token=${TOKEN}-wrong`, 'token=', `token=${TOKEN}&token=${TOKEN}`]) {
+    const refused = await fetch(`${receiver.url}/ui/login?${query}`, { redirect: 'manual' });
+    t.equal(refused.status, 401, `${query.slice(0, 30)} is refused`);
+    t.equal(refused.headers.get('set-cookie'), null);
+  }
+});
+
 t.test('logout clears the session cookie; behind TLS (PUBLIC_URL https) the cookies are Secure', async (t) => {
   const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
   for (const method of ['GET', 'POST']) {
@@ -264,6 +278,7 @@ t.test('the token and the session cookie never reach a log line', async (t) => {
   const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN }, { loggerInstance });
   const accepted = await login(receiver, TOKEN);
   await login(receiver, `${TOKEN}-wrong`);
+  await fetch(`${receiver.url}/ui/login?token=${TOKEN}`, { redirect: 'manual' });
   const cookie = (accepted.headers.get('set-cookie') ?? '').split(';')[0]!;
   t.equal((await get(receiver, '/ui/api/queues', { cookie })).status, 200);
   t.equal((await get(receiver, '/ui/api/queues', BEARER)).status, 200);

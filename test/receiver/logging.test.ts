@@ -35,3 +35,15 @@ t.test('secret-named fields are redacted wherever a log line puts them', async (
   for (const secret of ['k1', 'k2', 'k3', 'k4', 'k5']) t.notOk(line.includes(`"${secret}"`), `${secret} is redacted`);
   t.ok(line.includes('"name":"h"'), 'other fields stay');
 });
+
+t.test('a hook without a key is reported at start-up, unless self-registration will generate the key of the default hook', async (t) => {
+  const redis = await startRedis(t);
+  const warnings = async (env: Record<string, string>): Promise<string[]> => {
+    const { logger: loggerInstance, lines } = capturingLogger('warn');
+    const receiver = await startReceiver(t, redis, { HOOK_SECRETS: '', ...env }, { loggerInstance });
+    await receiver.app.close();
+    return lines.map((line) => (JSON.parse(line) as { msg: string }).msg).filter((msg) => msg.startsWith('hook has no signature key'));
+  };
+  t.equal((await warnings({})).length, 1, 'the default hook without a key is reported');
+  t.same(await warnings({ ADMIN_URL: 'http://127.0.0.1:9/arcgis/admin', REGISTER: 'Tools/Buffer.GPServer' }), [], 'not when registration generates its key');
+});

@@ -2,7 +2,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../../config/load-config.js';
 import { GeohookError } from '../../errors.js';
 import { configuredTarget, connectRedis, hasConfiguredRedis } from '../../redis/connection.js';
-import { REGISTERED_HOOK } from '../../registration/create-registration.js';
+import { REGISTERED_HOOK } from '../../config/self-registration.js';
 import { rotateKey, type RotateKeyResult } from '../../registration/rotate-key.js';
 import { adminOverrides, clientOf, type AdminFlags } from './flags.js';
 import { printResult } from '../print.js';

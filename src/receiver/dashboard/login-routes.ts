@@ -55,23 +55,26 @@ function sendPage(reply: FastifyReply, statusCode: number, error: string): Fasti
 /**
  * `GET <prefix>/login`, a form asking for the dashboard token, and `POST <prefix>/login`, which checks it
  * and sets a session cookie holding an HMAC of the token (HttpOnly, SameSite=Strict, Path=<prefix>,
- * Secure over HTTPS or when `secureCookie`) before redirecting to the board. `<prefix>/logout` (GET or
- * POST) clears the cookie in the browser; changing the token ends every session.
+ * Secure over HTTPS or when `secureCookie`) before redirecting to the board. `GET <prefix>/login?token=…`
+ * signs in the same way: the link `geohook up` prints. `<prefix>/logout` (GET or POST) clears the cookie
+ * in the browser; changing the token ends every session.
  */
 export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptions): Promise<void> {
   await app.register(formBody, { bodyLimit: 4096 });
 
-  app.get('/login', async (_request, reply) => sendPage(reply, 200, ''));
-
-  app.post('/login', async (request: FastifyRequest<{ Body: { token?: unknown } | undefined }>, reply) => {
-    const token = request.body?.token;
+  const signIn = async (request: FastifyRequest, reply: FastifyReply, token: unknown): Promise<FastifyReply> => {
     if (typeof token !== 'string' || !safeEqual(token, options.token)) {
       request.log.info('dashboard login refused');
       return sendPage(reply, 401, WRONG_TOKEN);
     }
     const expiresAtSeconds = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
     return reply.header('set-cookie', sessionCookie(request, createSession(options.token, expiresAtSeconds), SESSION_SECONDS)).redirect(`${app.prefix}/`, 303);
-  });
+  };
+
+  app.get('/login', async (request: FastifyRequest<{ Querystring: { token?: unknown } }>, reply) =>
+    request.query.token === undefined ? sendPage(reply, 200, '') : signIn(request, reply, request.query.token),
+  );
+  app.post('/login', async (request: FastifyRequest<{ Body: { token?: unknown } | undefined }>, reply) => signIn(request, reply, request.body?.token));
 
   const logout = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
     sendPage(reply.header('set-cookie', sessionCookie(request, '', 0)), 200, SIGNED_OUT);

@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { findFreePort } from '../../src/embedded/redis-server.js';
+import { CLI } from '../helpers/cli.js';
+import { waitFor } from '../helpers/geohook.js';
+
+const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+
+/** The lines of the README's picture of `npm start`. */
+function readmeOutput(): string[] {
+  const text = readFileSync(README, 'utf8');
+  const block = /<!-- npm-start-output -->\n```\n([\s\S]*?)```\n<!-- \/npm-start-output -->/.exec(text);
+  if (block === null) throw new Error('README.md has no npm-start-output block');
+  return block[1]!.trimEnd().split('\n');
+}
+
+/**
+ * A line with what differs from run to run and machine to machine made constant: times, ports, ids, keys,
+ * tokens, the Redis version. The other interfaces Fastify lists (HOST is 0.0.0.0) depend on the machine:
+ * they are left out of the comparison.
+ */
+function normalised(lines: string[]): string[] {
+  return lines
+    .filter((line) => !/Server listening at http:\/\/(?!127\.0\.0\.1)/.test(line))
+    .map((line) =>
+      line
+        .replace(/^\[\d\d:\d\d:\d\d\]/, '[TIME]')
+        .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT')
+        .replace(/\b[0-9a-f]{64}\b/g, 'EVENT-ID')
+        .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, 'WEBHOOK-ID')
+        .replace(/token=[A-Za-z0-9_-]+/g, 'token=TOKEN')
+        .replace(/Redis \d+\.\d+\.\d+/g, 'Redis VERSION'),
+    );
+}
+
+const lines = (text: string): string[] => text.trimEnd().split('\n').filter(Boolean);
+
+t.test('geohook up for a person (LOG_FORMAT=pretty) prints what the README shows: start-up lines, then one line per delivery and per event', async (t) => {
+  const dir = t.testdir();
+  const [port, emulatorPort] = [await findFreePort(), await findFreePort()];
+  const child = spawn(process.execPath, [CLI, 'up'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), EMULATOR_PORT: String(emulatorPort), LOG_FORMAT: 'pretty' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  await waitFor('geohook up to be ready', async () => /^ready: /m.test(stderr));
+
+  const fire = /^fire a GP job: {2}(curl .*)$/m.exec(stderr)?.[1];
+  t.ok(fire, 'the command that fires a GP job is printed');
+  await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"outcome":"succeeded"}',
+  });
+  await waitFor('the event line', async () => /event gp\.job\.succeeded/.test(stdout));
+
+  // The sign-in link opens the dashboard.
+  const link = /^dashboard {2}(http\S+)$/m.exec(stderr)?.[1];
+  t.ok(link, 'the dashboard sign-in link is printed');
+  const signIn = await fetch(link!, { redirect: 'manual' });
+  t.equal(signIn.status, 303, 'the link signs in');
+  const board = await fetch(`http://127.0.0.1:${port}/ui/`, { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } });
+  t.equal(board.status, 200, 'the session opens the board');
+
+  child.kill('SIGINT');
+  t.equal((await once(child, 'exit'))[0], 0);
+
+  const expected = normalised(readmeOutput());
+  const isEventLine = (line: string): boolean => / INFO: event /.test(line);
+  const shownStderr = lines(stderr).filter((line) => !/shutting down|geohook stopped|dashboard login/.test(line));
+  t.same(normalised(shownStderr), expected.filter((line) => !isEventLine(line)), 'stderr is what the README shows');
+  t.same(normalised(lines(stdout)), expected.filter(isEventLine), 'stdout holds one readable line per event');
+  t.notMatch(stderr, /incoming request|request completed/, 'request logs wait for LOG_LEVEL=debug');
+  t.notMatch(stderr + stdout, /"level":/, 'no JSON log lines');
+});
