@@ -9,7 +9,7 @@ export const serviceName = z.string().regex(configuredServiceName, 'services as 
 /** One organisation webhook setting: an integer within the bounds the admin API accepts. */
 const setting = (name: keyof WebhookSettings) => {
   const [min, max] = webhookSettingBounds[name];
-  return z.number().int().min(min, `an integer from ${min} to ${max}`).max(max, `an integer from ${min} to ${max}`).optional();
+  return z.number().int().min(min, `an integer from ${min} to ${max}`).max(max, `an integer from ${min} to ${max}`).exactOptional();
 };
 
 /** A `servicePlacementPolicy`, checked with the admin client's own validation. */

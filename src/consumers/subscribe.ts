@@ -1,9 +1,10 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError } from '../errors.js';
 import { assertClusterPrefix } from '../config/cluster-prefix.js';
+import type { ConnectionOptions } from '../redis/connection.js';
 import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
 import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
@@ -18,7 +19,7 @@ export interface SubscribeOptions {
    * ioredis instance (a `Redis`, or a `Cluster` with a hash-tag `prefix`) made with
    * `maxRetriesPerRequest: null` that the caller closes.
    */
-  connection: string | RedisOptions | Redis | Cluster;
+  connection: string | ConnectionOptions | Redis | Cluster;
   /** BullMQ key prefix, as GEOHOOK_PREFIX. @defaultValue 'geohook' */
   prefix?: string;
   /** Handlers by event-type pattern (`gp.job.succeeded`, `gp.*`, `feature.*`, `unknown`, `*`). */

@@ -18,13 +18,13 @@ const serviceSchema = z
     folderName: z.string().regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, "-" or "_" (empty for the root folder)'),
     serviceName: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, "-" or "_"'),
     type: z.string().regex(/^[A-Za-z]+Server$/, 'a service type such as GPServer or FeatureServer'),
-    asynchronous: z.boolean().optional(),
-    capabilities: z.string().optional(),
-    syncEnabled: z.boolean().optional(),
-    branchVersioned: z.boolean().optional(),
-    hosted: z.boolean().optional(),
-    versioned: z.boolean().optional(),
-    archiving: z.boolean().optional(),
+    asynchronous: z.boolean().exactOptional(),
+    capabilities: z.string().exactOptional(),
+    syncEnabled: z.boolean().exactOptional(),
+    branchVersioned: z.boolean().exactOptional(),
+    hosted: z.boolean().exactOptional(),
+    versioned: z.boolean().exactOptional(),
+    archiving: z.boolean().exactOptional(),
   })
   .strict();
 

@@ -21,11 +21,11 @@ export interface FailedJobsPage {
 /** Which dead letters {@link listFailedJobs} returns. */
 export interface FailedJobsQuery {
   /** One queue; all three when absent. */
-  queue?: QueueName;
+  queue?: QueueName | undefined;
   /** @defaultValue 50 */
-  limit?: number;
+  limit?: number | undefined;
   /** Newest ones skipped (paging). @defaultValue 0 */
-  offset?: number;
+  offset?: number | undefined;
 }
 
 /** Dead letters, newest first, of one queue or all three. */

@@ -4,6 +4,12 @@ import { ConfigError } from '../errors.js';
 /** A connection to a single Redis (standalone or found through Sentinel) or to a Redis Cluster. */
 export type RedisClient = Redis | Cluster;
 
+/**
+ * ioredis connection options as its constructors take them: its `RedisOptions` declares `replyMapping`
+ * possibly undefined, which the constructors refuse under `exactOptionalPropertyTypes`; geohook never sets it.
+ */
+export type ConnectionOptions = Omit<RedisOptions, 'replyMapping'>;
+
 /** A node of a Redis Cluster to discover the others from. */
 export interface ClusterSeed {
   readonly host: string;
@@ -21,7 +27,7 @@ export interface RedisTarget {
    */
   readonly url?: string | undefined;
   /** ioredis connection options (credentials, TLS, `sentinels` and `name` for Sentinel), for every node. */
-  readonly options?: Readonly<RedisOptions> | undefined;
+  readonly options?: Readonly<ConnectionOptions> | undefined;
   /** Set for a Redis Cluster: its seed nodes and the ioredis cluster options. */
   readonly cluster?:
     | {
@@ -43,7 +49,7 @@ function seedOf(url: string): ClusterSeed {
 }
 
 /** The credentials, database and TLS of a URL as ioredis options (for the nodes of a cluster). */
-function urlCredentials(url: string): RedisOptions {
+function urlCredentials(url: string): ConnectionOptions {
   const parsed = new URL(url);
   return {
     ...(parsed.username === '' ? {} : { username: decodeURIComponent(parsed.username) }),
@@ -56,19 +62,21 @@ function urlCredentials(url: string): RedisOptions {
  * Opens a connection to `target` with the role's `roleOptions` (retries, offline queue…) over the user's
  * options. A Cluster gets them as the options of every node; its own offline queue follows the role's.
  */
-export function connectRedis(target: RedisTarget, roleOptions: RedisOptions = {}): RedisClient {
+export function connectRedis(target: RedisTarget, roleOptions: ConnectionOptions = {}): RedisClient {
   const { url, options = {}, cluster } = target;
   if (cluster !== undefined) {
     const nodes = cluster.nodes.length > 0 ? [...cluster.nodes] : url === undefined ? [] : [seedOf(url)];
     if (nodes.length === 0) throw new ConfigError('GEOHOOK_CONFIG at redis.cluster.nodes: at least one node, or REDIS_URL as the seed');
     const { enableOfflineQueue, retryStrategy, lazyConnect, ...nodeRoleOptions } = roleOptions;
-    return new Cluster(nodes, {
+    const clusterOptions: ClusterOptions = {
       ...cluster.options,
       ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
       ...(lazyConnect === undefined ? {} : { lazyConnect }),
       ...(retryStrategy === undefined ? {} : { clusterRetryStrategy: retryStrategy }),
       redisOptions: { ...(url === undefined ? {} : urlCredentials(url)), ...options, ...cluster.options?.redisOptions, ...nodeRoleOptions },
-    });
+    };
+    // ioredis' constructor narrows `redisOptions.replyMapping` to a defined value (see ConnectionOptions).
+    return new Cluster(nodes, clusterOptions as ConstructorParameters<typeof Cluster>[1]);
   }
   if (url === undefined && options.sentinels === undefined) {
     throw new ConfigError('REDIS_URL: not set (a redis:// URL, or sentinels in GEOHOOK_CONFIG at redis.options)');
@@ -77,7 +85,7 @@ export function connectRedis(target: RedisTarget, roleOptions: RedisOptions = {}
 }
 
 /** A second connection to the same Redis, with `override` (e.g. for blocking reads). */
-export function duplicateConnection(connection: RedisClient, override: RedisOptions): RedisClient {
+export function duplicateConnection(connection: RedisClient, override: ConnectionOptions): RedisClient {
   if (connection instanceof Cluster) {
     const { enableOfflineQueue, ...nodeOptions } = override;
     return connection.duplicate([], { ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }), redisOptions: nodeOptions });
@@ -94,9 +102,9 @@ export function masterNodes(connection: RedisClient): Redis[] {
  * A producer connection fails fast: commands issued while Redis is unreachable reject at once instead of
  * waiting in ioredis' offline queue, so a delivery can be answered 503 within the enqueue timeout.
  */
-export function createProducerConnection(url: string, options?: RedisOptions): Redis;
-export function createProducerConnection(target: RedisTarget, options?: RedisOptions): RedisClient;
-export function createProducerConnection(target: string | RedisTarget, options: RedisOptions = {}): RedisClient {
+export function createProducerConnection(url: string, options?: ConnectionOptions): Redis;
+export function createProducerConnection(target: RedisTarget, options?: ConnectionOptions): RedisClient;
+export function createProducerConnection(target: string | RedisTarget, options: ConnectionOptions = {}): RedisClient {
   return connectRedis(typeof target === 'string' ? urlTarget(target) : target, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -109,7 +117,7 @@ export function createProducerConnection(target: string | RedisTarget, options: 
 /** What {@link configuredTarget} reads of geohook's configuration. */
 export interface RedisConfig {
   readonly redisUrl: string | undefined;
-  readonly redis: { readonly options: Readonly<RedisOptions>; readonly cluster: RedisTarget['cluster'] };
+  readonly redis: { readonly options: Readonly<ConnectionOptions>; readonly cluster: RedisTarget['cluster'] };
 }
 
 /** True when the configuration names a Redis (REDIS_URL, sentinels or a cluster): no embedded server then. */

@@ -12,17 +12,17 @@ export type RetrySettings = Pick<
 /** Injectable time and transport of {@link deliver}, so tests run in milliseconds. */
 export interface DeliverOptions {
   /** @defaultValue `globalThis.fetch` */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /**
    * Turns the settings' seconds into the milliseconds actually waited.
    * @defaultValue `(seconds) => seconds * 1000`
    */
-  secondsToMs?: (seconds: number) => number;
+  secondsToMs?: ((seconds: number) => number) | undefined;
   /**
    * Waits between attempts; must reject when `signal` aborts.
    * @defaultValue `setTimeout` of `node:timers/promises`
    */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  sleep?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined;
   /**
    * Timestamps of the attempts (the emulator clock).
    * @defaultValue `Date.now`
@@ -48,7 +48,7 @@ async function attempt(
   record: DeliveryRecord,
   payload: BuiltPayload,
   settings: RetrySettings,
-  options: Required<Omit<DeliverOptions, 'signal'>> & { signal: AbortSignal },
+  options: { [K in keyof DeliverOptions]-?: NonNullable<DeliverOptions[K]> },
 ): Promise<boolean> {
   const current: DeliveryAttempt = { at: options.now() };
   record.attempts.push(current);
