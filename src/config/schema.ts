@@ -42,7 +42,7 @@ export const envSchema = z.object({
   PORT: port.default(8080),
   /** Receiver listen address. @defaultValue '0.0.0.0' */
   HOST: z.string().min(1, 'a host name or address').default('0.0.0.0'),
-  /** Redis for BullMQ; unset means an embedded local redis-server (only `geohook up` starts one). */
+  /** Redis for BullMQ; unset, `geohook up` and `geohook serve` start an embedded local redis-server (`buildReceiver` needs one). */
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\/.+/, 'a redis:// or rediss:// URL')

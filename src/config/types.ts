@@ -9,9 +9,9 @@ export interface HookConfig {
   readonly name: string;
   /** Signature keys; any one verifies. The first answers `crc_token` challenges. */
   readonly secrets: readonly string[];
-  /** Services the hook is registered on (`folder/name.Type`). */
+  /** Services of the hook (`folder/name.Type`), from the file; self-registration registers the `default` hook only, on REGISTER. */
   readonly services: readonly string[];
-  /** Feature-service triggers used at registration. */
+  /** Feature-service triggers of the hook, from the file; self-registration uses CHANGE_TYPES. */
   readonly changeTypes: readonly string[];
 }
 

@@ -3,7 +3,7 @@ import type { AnyGeohookEvent, FeatureEvent, GeohookEvent, GpEvent, UnknownEvent
 
 /** What a handler gets besides the event. */
 export interface HandlerContext {
-  /** The BullMQ job that carries the event (its id is the event id). */
+  /** The BullMQ job that carries the event (its id is the event id, or `<event id>-<hook>-<time>` when that id was taken). */
   job: Job<GeohookEvent>;
   /** 1 for the first attempt, then 2, 3… up to the job's `attempts`. */
   attempt: number;

@@ -29,7 +29,7 @@ export function createReceiverMetrics(eventQueue: EventQueue): ReceiverMetrics {
   const counts = (): Promise<Record<QueueName, JobCounts>> => (reading ??= inspector.counts().finally(() => (reading = undefined)));
   new Gauge({
     name: 'geohook_queue_depth',
-    help: 'Jobs waiting or delayed per queue',
+    help: 'Jobs waiting, prioritized or delayed per queue',
     labelNames: ['queue'],
     registers: [registry],
     async collect() {
