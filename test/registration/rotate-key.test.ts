@@ -3,7 +3,6 @@ import { Redis } from 'ioredis';
 import { createAdminClient } from '../../src/admin/admin-client.js';
 import { rotateKey } from '../../src/registration/rotate-key.js';
 import { sign } from '../../src/signature/sign.js';
-import { runCli } from '../helpers/cli.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../helpers/receiver.js';
@@ -70,28 +69,4 @@ t.test('rotating the key under a stream of deliveries rejects none, switches the
   await waitFor('the old key to stop verifying', async () => (await post(oldKey)).status === 401);
   t.equal((await post(keys[0]!)).status, 202, 'the new key verifies');
   t.notOk(geohook.log().includes(keys[0]!), 'the new key never reaches the log');
-});
-
-t.test('geohook admin rotate-key rotates from the environment and prints the services', async (t) => {
-  const emulator = await startEmulator(t);
-  const prefix = uniquePrefix();
-  const env = { ...registrationEnv(emulator, SERVICES, prefix), GEOHOOK_CONFIG: configFile(t, { keyReloadSeconds: 0.1 }) };
-  const geohook = await startGeohook(t, redis, env);
-  await waitFor('readiness', async () => (await geohook.readyz()).status === 200);
-  const oldKey = await client.lindex(`${prefix}:hooks:default:keys`, 0);
-  const cliEnv = { ...env, REDIS_URL: redis.url, PUBLIC_URL: geohook.url };
-  const run = await runCli(['admin', 'rotate-key', '--propagation-seconds', '0.2', '--grace-seconds', '0'], { env: cliEnv });
-  t.equal(run.code, 0, run.stderr);
-  t.match(JSON.parse(run.stdout), { status: 'success', services: [{ service: SERVICES[0], action: 'updated' }, { service: SERVICES[1], action: 'updated' }] });
-  const keys = await client.lrange(`${prefix}:hooks:default:keys`, 0, -1);
-  t.equal(keys.length, 1);
-  t.not(keys[0], oldKey);
-  t.notOk(run.stdout.includes(keys[0]!), 'the key is not printed');
-  t.equal((await webhooksOf(emulator, SERVICES[0]!))[0]?.signatureKey, keys[0]);
-
-  const missing = await runCli(['admin', 'rotate-key'], { env: { ...cliEnv, REDIS_URL: '' } });
-  t.not(missing.code, 0);
-  t.match(missing.stderr, /REDIS_URL: required/);
-  const configured = await runCli(['admin', 'rotate-key'], { env: { ...cliEnv, HOOK_SECRETS: 'configured' } });
-  t.match(configured.stderr, /HOOK_SECRETS/);
 });

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { subscribe } from '../../src/consumers/subscribe.js';
-import { connectRedis } from '../../src/redis/connection.js';
-import type { AnyGeohookEvent } from '../../src/queue/envelope.js';
-import { sign } from '../../src/signature/sign.js';
-import { waitFor } from '../helpers/geohook.js';
-import { configFile, startReceiver, TEST_KEY, uniquePrefix } from '../helpers/receiver.js';
-import { startRedisCluster } from '../helpers/redis.js';
+import { subscribe } from '../../../src/consumers/subscribe.js';
+import { connectRedis } from '../../../src/redis/connection.js';
+import type { AnyGeohookEvent } from '../../../src/queue/envelope.js';
+import { sign } from '../../../src/signature/sign.js';
+import { waitFor } from '../../helpers/geohook.js';
+import { configFile, startReceiver, TEST_KEY, uniquePrefix } from '../../helpers/receiver.js';
+import { startRedisCluster } from '../../helpers/redis.js';
 
 /** Slot owners as `CLUSTER SLOTS` reports them: the port of the master serving `slot`. */
 async function ownerOf(client: Redis, slot: number): Promise<number | undefined> {

@@ -1,10 +1,10 @@
 import t from 'tap';
-import { startRedis } from '../helpers/redis.js';
-import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
-import { runCli } from '../helpers/cli.js';
-import { findFreePort } from '../../src/embedded/redis-server.js';
+import { startRedis } from '../../helpers/redis.js';
+import { fixture, startReceiver, TEST_KEY } from '../../helpers/receiver.js';
+import { runCli } from '../../helpers/cli.js';
+import { findFreePort } from '../../../src/embedded/redis-server.js';
 
-const FIXTURE = new URL('../fixtures/enterprise-feature-created.json', import.meta.url).pathname;
+const FIXTURE = new URL('../../fixtures/enterprise-feature-created.json', import.meta.url).pathname;
 
 t.test('geohook sign prints the known-answer signature of a file', async (t) => {
   const result = await runCli(['sign', '--key', TEST_KEY, FIXTURE]);

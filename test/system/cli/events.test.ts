@@ -2,14 +2,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { createProducerConnection } from '../../src/redis/connection.js';
-import type { EventFamily, GeohookEvent } from '../../src/queue/envelope.js';
-import { EventQueue } from '../../src/queue/event-queue.js';
-import { queueNames, type QueueName } from '../../src/queue/names.js';
-import { runCli } from '../helpers/cli.js';
-import { waitFor } from '../helpers/geohook.js';
-import { configFile, uniquePrefix } from '../helpers/receiver.js';
-import { startRedis } from '../helpers/redis.js';
+import { createProducerConnection } from '../../../src/redis/connection.js';
+import type { EventFamily, GeohookEvent } from '../../../src/queue/envelope.js';
+import { EventQueue } from '../../../src/queue/event-queue.js';
+import { queueNames, type QueueName } from '../../../src/queue/names.js';
+import { runCli } from '../../helpers/cli.js';
+import { waitFor } from '../../helpers/geohook.js';
+import { configFile, uniquePrefix } from '../../helpers/receiver.js';
+import { startRedis } from '../../helpers/redis.js';
 
 const redis = await startRedis(t);
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { request, type Agent, type OutgoingHttpHeaders } from 'node:http';
 import fc from 'fast-check';
-import { TEST_KEY } from '../../helpers/receiver.js';
+import { TEST_KEY } from '../../../helpers/receiver.js';
 import { formRecipeArb, makeFormDelivery, payloadArb } from './agol-forms.js';
 import { decoyArb, decoyOf, HTTP_PLACEMENTS, place, signatureOf, SIGNATURE_HEADERS, sourceArb, type Placement } from './signature-headers.js';
 import type { Verdict } from './signatures.js';

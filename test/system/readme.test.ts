@@ -3,23 +3,23 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/config/load-config.js';
-import { configFileSchema } from '../src/config/schema.js';
-import { findFreePort } from '../src/embedded/redis-server.js';
-import { sign } from '../src/signature/sign.js';
-import { startEmulator } from './helpers/emulator.js';
-import { registrationEnv, startGeohook, waitFor } from './helpers/geohook.js';
-import { startRedis } from './helpers/redis.js';
-import { fixture, uniquePrefix, TEST_KEY } from './helpers/receiver.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { configFileSchema } from '../../src/config/schema.js';
+import { findFreePort } from '../../src/embedded/redis-server.js';
+import { sign } from '../../src/signature/sign.js';
+import { startEmulator } from '../helpers/emulator.js';
+import { registrationEnv, startGeohook, waitFor } from '../helpers/geohook.js';
+import { startRedis } from '../helpers/redis.js';
+import { fixture, uniquePrefix, TEST_KEY } from '../helpers/receiver.js';
 
-const example = (name: string): string => fileURLToPath(new URL(`../examples/${name}`, import.meta.url));
+const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
 const receiverExample = example('receiver.ts');
 const consumerExample = example('consumer.ts');
 const adminClientExample = example('admin-client.ts');
 const followUpExample = example('follow-up.ts');
 
 /** A page of the repository, by its path from the root. */
-const page = (path: string): string => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+const page = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
 /** Where each example is shown: the page must hold it, whole and unchanged, as a TypeScript block. */
 const shownIn: readonly [string, readonly string[]][] = [
@@ -54,7 +54,7 @@ function isConfigExample(value: unknown): boolean {
 
 t.test('every JSON block of the docs parses, and every GEOHOOK_CONFIG example among them is a valid configuration', async (t) => {
   const expected: Record<string, number> = { 'docs/configuration.md': 1, 'docs/redis.md': 3, 'docs/receiver.md': 2, 'docs/registration.md': 1 };
-  const pages = readdirSync(new URL('../docs/', import.meta.url)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  const pages = readdirSync(new URL('../../docs/', import.meta.url)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
   for (const path of ['README.md', ...pages]) {
     let examples = 0;
     for (const block of jsonBlocks(page(path))) {

@@ -1,15 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { parse, parseAllDocuments } from 'yaml';
-import { envSchema } from '../../src/config/schema.js';
-import { runCli } from '../helpers/cli.js';
+import { envSchema } from '../../../src/config/schema.js';
+import { runCli } from '../../helpers/cli.js';
 
 /**
  * No container engine runs here: these tests read the Dockerfile, docker-compose.yml and the Kubernetes
  * manifests and check that every command, option, port, path and variable they use exists in geohook,
  * so that they cannot rot unnoticed.
  */
-const root = new URL('../../', import.meta.url);
+const root = new URL('../../../', import.meta.url);
 const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
 
 /** Variables geohook reads: the configuration schema, plus the emulator's users and Node's own. */

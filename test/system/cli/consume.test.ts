@@ -2,12 +2,12 @@ import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { findFreePort } from '../../src/embedded/redis-server.js';
-import { sign } from '../../src/signature/sign.js';
-import { runCli, startCli } from '../helpers/cli.js';
-import { waitFor } from '../helpers/geohook.js';
-import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
-import { startRedis } from '../helpers/redis.js';
+import { findFreePort } from '../../../src/embedded/redis-server.js';
+import { sign } from '../../../src/signature/sign.js';
+import { runCli, startCli } from '../../helpers/cli.js';
+import { waitFor } from '../../helpers/geohook.js';
+import { fixture, startReceiver, TEST_KEY } from '../../helpers/receiver.js';
+import { startRedis } from '../../helpers/redis.js';
 
 const redis = await startRedis(t);
 

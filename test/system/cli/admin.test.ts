@@ -1,6 +1,6 @@
 import t from 'tap';
-import { startEmulator } from '../helpers/emulator.js';
-import { runCli } from '../helpers/cli.js';
+import { startEmulator } from '../../helpers/emulator.js';
+import { runCli } from '../../helpers/cli.js';
 
 const hookUrl = 'http://127.0.0.1:8080/webhooks/default';
 

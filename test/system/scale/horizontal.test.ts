@@ -1,12 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import t, { type Test } from 'tap';
-import { findFreePort } from '../../src/embedded/redis-server.js';
-import { sign } from '../../src/signature/sign.js';
-import { startCli } from '../helpers/cli.js';
-import { startEmulator } from '../helpers/emulator.js';
-import { registrationEnv, waitFor, webhooksOf } from '../helpers/geohook.js';
-import { TEST_KEY, uniquePrefix } from '../helpers/receiver.js';
-import { startRedis } from '../helpers/redis.js';
+import { findFreePort } from '../../../src/embedded/redis-server.js';
+import { sign } from '../../../src/signature/sign.js';
+import { startCli } from '../../helpers/cli.js';
+import { startEmulator } from '../../helpers/emulator.js';
+import { registrationEnv, waitFor, webhooksOf } from '../../helpers/geohook.js';
+import { TEST_KEY, uniquePrefix } from '../../helpers/receiver.js';
+import { startRedis } from '../../helpers/redis.js';
 
 const RECEIVERS = 3;
 const CONSUMERS = 2;

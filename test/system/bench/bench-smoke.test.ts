@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 
 const run = promisify(execFile);
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = fileURLToPath(new URL('../../..', import.meta.url));
 
 /**
  * The bench's processes must not count towards coverage: tap's process tracking passes its settings on to

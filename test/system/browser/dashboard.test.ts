@@ -2,13 +2,13 @@ import t, { type Test } from 'tap';
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'bullmq';
 import type { BrowserContext, Page } from 'playwright-core';
-import { sign } from '../../src/signature/sign.js';
-import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
-import { startRedis } from '../helpers/redis.js';
-import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+import { sign } from '../../../src/signature/sign.js';
+import { chromiumMissing, launchChromium } from '../../helpers/chromium.js';
+import { startRedis } from '../../helpers/redis.js';
+import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../../helpers/receiver.js';
 
 const TOKEN = 'dashboard-token-0123456789';
-const SCREENSHOT = new URL('../../test-artifacts/dashboard.png', import.meta.url);
+const SCREENSHOT = new URL('../../../test-artifacts/dashboard.png', import.meta.url);
 const skip = chromiumMissing();
 
 /**
@@ -81,7 +81,7 @@ t.test('token mode: log in, see the event, retry its failed job from the Failed 
 
   await page.getByRole('link', { name: 'WAITING', exact: true }).click();
   await page.getByRole('link', { name: jobId }).waitFor();
-  mkdirSync(new URL('.', SCREENSHOT), { recursive: true });
+  mkdirSync(new URL('../../browser', SCREENSHOT), { recursive: true });
   await page.screenshot({ path: SCREENSHOT.pathname, fullPage: true });
   t.same(failures, [], 'every page, asset and API request of the board succeeded');
 });

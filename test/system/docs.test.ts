@@ -4,10 +4,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { configFileSchema, emulatorEnvSchema, envSchema } from '../src/config/schema.js';
-import { CLI } from './helpers/cli.js';
+import { configFileSchema, emulatorEnvSchema, envSchema } from '../../src/config/schema.js';
+import { CLI } from '../helpers/cli.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');
 
 const docPages = readdirSync(join(root, 'docs'))

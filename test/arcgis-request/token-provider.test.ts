@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createTokenProvider, renewalMarginMs } from '../../src/arcgis-request/token-provider.js';
-import { jsonAnswer, recordingFetch } from './helpers/recording-fetch.js';
+import { jsonAnswer, recordingFetch } from '../admin/helpers/recording-fetch.js';
 
 const base = { baseUrl: 'http://gis.example/arcgis/admin', timeoutMs: 1000 };
 

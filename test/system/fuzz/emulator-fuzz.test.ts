@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { startEmulator } from '../helpers/emulator.js';
+import { startEmulator } from '../../helpers/emulator.js';
 
 /**
  * The emulator's admin API under random input (issue #7): known and random paths, methods, parameters and

@@ -3,11 +3,11 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { findFreePort } from '../../src/embedded/redis-server.js';
-import { CLI } from '../helpers/cli.js';
-import { waitFor } from '../helpers/geohook.js';
+import { findFreePort } from '../../../src/embedded/redis-server.js';
+import { CLI } from '../../helpers/cli.js';
+import { waitFor } from '../../helpers/geohook.js';
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
 
 /** The lines of the README's picture of `npm start`. */
 function readmeOutput(): string[] {

@@ -2,11 +2,11 @@ import t from 'tap';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { sign } from '../../src/signature/sign.js';
-import { findFreePort } from '../../src/embedded/redis-server.js';
-import { startRedis } from '../helpers/redis.js';
-import { runCli, startCli } from '../helpers/cli.js';
-import { uniquePrefix, TEST_KEY } from '../helpers/receiver.js';
+import { sign } from '../../../src/signature/sign.js';
+import { findFreePort } from '../../../src/embedded/redis-server.js';
+import { startRedis } from '../../helpers/redis.js';
+import { runCli, startCli } from '../../helpers/cli.js';
+import { uniquePrefix, TEST_KEY } from '../../helpers/receiver.js';
 
 t.test('an invalid variable stops geohook serve with one line naming it', async (t) => {
   const result = await runCli(['serve'], { env: { PORT: 'eighty' } });

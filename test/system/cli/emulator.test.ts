@@ -1,7 +1,7 @@
 import t from 'tap';
 import { once } from 'node:events';
-import { findFreePort } from '../../src/embedded/redis-server.js';
-import { runCli, startCli } from '../helpers/cli.js';
+import { findFreePort } from '../../../src/embedded/redis-server.js';
+import { runCli, startCli } from '../../helpers/cli.js';
 
 t.test('geohook emulator serves the admin API on --port and stops on SIGTERM', async (t) => {
   const port = await findFreePort();

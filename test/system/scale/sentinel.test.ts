@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { subscribe } from '../../src/consumers/subscribe.js';
-import { connectRedis } from '../../src/redis/connection.js';
-import type { AnyGeohookEvent } from '../../src/queue/envelope.js';
-import { sign } from '../../src/signature/sign.js';
-import { waitFor } from '../helpers/geohook.js';
-import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
-import { startRedis, startReplica, startSentinel } from '../helpers/redis.js';
+import { subscribe } from '../../../src/consumers/subscribe.js';
+import { connectRedis } from '../../../src/redis/connection.js';
+import type { AnyGeohookEvent } from '../../../src/queue/envelope.js';
+import { sign } from '../../../src/signature/sign.js';
+import { waitFor } from '../../helpers/geohook.js';
+import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../../helpers/receiver.js';
+import { startRedis, startReplica, startSentinel } from '../../helpers/redis.js';
 
 /** Redis Sentinel for real: a master, its replica and a sentinel, all local; geohook only knows the sentinel. */
 t.test('through Sentinel: events flow, and keep flowing after a failover to the replica', async (t) => {
