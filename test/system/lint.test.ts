@@ -1,0 +1,40 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+import t from 'tap';
+
+/** The layering and cycle rules of eslint.config.js fail what they are there to fail. */
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const eslint = new ESLint({ cwd: root });
+
+async function rulesBroken(code: string, filePath: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(root, filePath) });
+  return result!.messages.filter((message) => message.severity === 2).map((message) => message.ruleId ?? message.message);
+}
+
+t.test('a feature folder importing the emulator fails the lint, by path or by package entry', async (t) => {
+  t.match(await rulesBroken("export { EmulatorClock } from '../emulator/clock.js';\n", 'src/admin/probe.ts'), [
+    'no-restricted-imports',
+    'import-x/no-restricted-paths',
+  ]);
+  t.same(await rulesBroken("export { buildEmulator } from 'geohook/emulator';\n", 'src/admin/probe.ts'), ['import-x/no-restricted-paths']);
+  t.same(await rulesBroken("export { buildEmulator } from 'geohook/emulator';\n", 'src/cli/probe.ts'), [], 'the CLI may');
+});
+
+t.test('config importing a feature folder fails the lint', async (t) => {
+  t.same(await rulesBroken("export { queueNames } from '../queue/names.js';\n", 'src/config/probe.ts'), ['import-x/no-restricted-paths']);
+  t.same(await rulesBroken("export { changeTypeValues } from '../arcgis/change-types.js';\n", 'src/config/probe.ts'), [], 'the vocabulary it may');
+});
+
+t.test('an import cycle fails the lint', async (t) => {
+  const dir = mkdtempSync(join(root, 'src', 'arcgis', 'lint-probe-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'a.ts'), "import { b } from './b.js';\n\nexport const a = (): number => b() + 1;\n");
+  writeFileSync(join(dir, 'b.ts'), "import { a } from './a.js';\n\nexport const b = (): number => a() - 1;\n");
+  const results = await eslint.lintFiles([join(dir, 'a.ts'), join(dir, 'b.ts')]);
+  t.same(
+    results.map((result) => result.messages.map((message) => message.ruleId)),
+    [['import-x/no-cycle'], ['import-x/no-cycle']],
+  );
+});
