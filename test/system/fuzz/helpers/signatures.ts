@@ -126,7 +126,8 @@ function noiseVerdict(bare: string, alphabet: Alphabet, noise: Noise): Verdict {
       if (hex) return /^[0-9a-f]$/i.test(noise.char) && noise.char.toLowerCase() === was.toLowerCase() ? 'either' : 'reject';
       if (was === '=') return 'either';
       const before = B64_VALUE.get(was)!;
-      const after = B64_VALUE.get(noise.char);
+      // The receiver reads a space as the `+` form decoding turned into one (value 62, as `-` in base64url).
+      const after = B64_VALUE.get(noise.char === ' ' ? '+' : noise.char);
       if (after === undefined) return 'reject';
       return (at < 42 ? after === before : after >> 2 === before >> 2) ? 'either' : 'reject';
     }
