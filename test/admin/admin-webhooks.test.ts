@@ -4,6 +4,7 @@ import { AdminApiError } from '../../src/errors.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
 import { recordingFetch, rejectionOf } from './helpers/recording-fetch.js';
+import { waitFor } from '../helpers/wait.js';
 
 const hookUrl = 'http://127.0.0.1:9/webhooks/default';
 const GP = 'Tools/Buffer.GPServer';
@@ -113,11 +114,10 @@ t.test('notificationStatus lists the failed deliveries of a webhook', async (t) 
   const hook = await client.webhooks.create(GP, { name: 'failing', hookUrl: `${sink.url}/hook`, active: true });
   t.same(await client.webhooks.notificationStatus(GP, hook.id), [], 'nothing failed yet');
   await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome: 'succeeded' });
-  let statuses: { invoked: boolean; invokedTimestamp: number }[] = [];
-  for (let i = 0; i < 200 && statuses.length === 0; i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    statuses = await client.webhooks.notificationStatus(GP, hook.id);
-  }
+  const statuses = await waitFor('the failed delivery in notificationStatus', async () => {
+    const listed = await client.webhooks.notificationStatus(GP, hook.id);
+    return listed.length > 0 && listed;
+  });
   t.equal(statuses.length, 1);
   t.match(statuses[0], { invoked: false, invokedTimestamp: Number });
   t.equal(sink.received.length, 3, 'three attempts made that one failure');

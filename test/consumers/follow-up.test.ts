@@ -5,6 +5,7 @@ import { AdminApiError, AdminAuthError, GeohookError } from '../../src/errors.js
 import type { EventFamily, GeohookEvent } from '../../src/queue/envelope.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
+import { waitFor } from '../helpers/wait.js';
 
 type Json = Record<string, any>;
 const viewer = { username: 'viewer', password: 'viewer.pass' };
@@ -24,7 +25,7 @@ async function delivered(t: Test, emulator: TestEmulator, service: string, ...fi
   await emulator.admin(`services/${service}/webhooks/create`, { name: 'follow', hookUrl: sink.url, active: 'true' });
   const ids: string[] = [];
   for (const fire of firings) ids.push(...((await fire()).body.deliveries as string[]));
-  while (sink.received.length < ids.length) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitFor(`${ids.length} deliveries at the sink`, () => sink.received.length >= ids.length);
   const payloads = sink.received.map(({ body }) => JSON.parse(body.toString('utf8')) as Json);
   return payloads.sort((a, b) => a.events[0].when - b.events[0].when);
 }

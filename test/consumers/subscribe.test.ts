@@ -6,9 +6,9 @@ import { subscribe, type Subscription } from '../../src/consumers/subscribe.js';
 import type { AnyGeohookEvent, FeatureEvent, GpEvent, GpEventType } from '../../src/queue/envelope.js';
 import { sign } from '../../src/signature/sign.js';
 import { envelopeOf } from '../helpers/envelope.js';
-import { waitFor } from '../helpers/geohook.js';
 import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const fastRetry = { retry: { attempts: 3, backoff: { type: 'fixed', delayMs: 20, jitter: 0 } } };
@@ -94,9 +94,9 @@ t.test('a delivery reporting several types reaches every matching handler once',
       'gp.*': () => void calls.push('gp'),
     },
   });
-  await fireFixture(receiver, 'agol-multi-event.json');
-  await waitFor('three handlers', async () => calls.length >= 3);
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  const id = await fireFixture(receiver, 'agol-multi-event.json');
+  const queue = receiver.app.eventQueue.queue('feature-events');
+  await waitFor('the event to be consumed', async () => (await queue.getJobState(id)) === 'completed');
   t.same(calls, ['created', 'updated', 'any:feature.FeaturesCreated+feature.FeaturesUpdated']);
 });
 

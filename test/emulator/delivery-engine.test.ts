@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import type { ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from '../helpers/wait.js';
 import { EmulatorClock } from '../../src/emulator/clock.js';
 import { DeliveryEngine, type DeliveryEngineOptions } from '../../src/emulator/delivery/delivery-engine.js';
 import { type EmulatorEvent } from '../../src/emulator/types.js';
@@ -42,11 +42,6 @@ function engineFor(t: Test, settings: Partial<WebhookSettings> = {}, options: Pa
   return { engine, deactivated };
 }
 
-/** Polls until `condition` holds; the test's own timeout is the only limit. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await sleep(5);
-}
-
 t.test('fire returns pending records at once and skips inactive webhooks', async (t) => {
   const server = await startServer(t, answer(200));
   const { engine } = engineFor(t);
@@ -63,9 +58,9 @@ t.test('a hanging receiver does not delay another webhook delivery', async (t) =
   const quick = await startServer(t, answer(202));
   const { engine } = engineFor(t);
   const [slow, fast] = engine.fire([webhook('slow', hanging.url), webhook('fast', quick.url)], created);
-  await until(() => fast?.outcome !== 'pending');
+  await waitFor('the fast delivery to finish', () => fast?.outcome !== 'pending', { intervalMs: 5 });
   t.equal(fast?.outcome, 'delivered');
-  await until(() => held.length === 1);
+  await waitFor('the slow delivery to be held', () => held.length === 1, { intervalMs: 5 });
   t.equal(slow?.outcome, 'pending', 'the hanging delivery is still waiting for its answer');
   held[0]?.writeHead(200).end();
   await engine.idle();
@@ -98,7 +93,7 @@ t.test('close aborts deliveries in flight without counting them as failures, and
   const hanging = await startServer(t, () => undefined);
   const { engine, deactivated } = engineFor(t, { numberOfFailures: 1 });
   const [record] = engine.fire([webhook('w', hanging.url)], created);
-  await until(() => hanging.received.length === 1);
+  await waitFor('the hanging server to receive the delivery', () => hanging.received.length === 1, { intervalMs: 5 });
   await engine.close();
   t.equal(record?.outcome, 'failed');
   t.equal(record?.attempts[0]?.error, 'aborted: the emulator is closing');
@@ -130,9 +125,9 @@ t.test('fifty deliveries in flight at once raise no MaxListenersExceededWarning'
   const server = await startServer(t, (response) => held.push(response));
   const { engine } = engineFor(t);
   engine.fire(Array.from({ length: 50 }, (_, index) => webhook(`w${index}`, server.url)), created);
-  await until(() => held.length === 50);
+  await waitFor('50 deliveries held', () => held.length === 50, { intervalMs: 5 });
   for (const response of held) response.writeHead(200).end();
   await engine.idle();
-  await sleep(10); // warnings are emitted on the next tick
+  await new Promise((resolve) => setImmediate(resolve)); // process.emitWarning emits on the next tick
   t.same(warnings.filter((name) => name === 'MaxListenersExceededWarning'), []);
 });

@@ -4,17 +4,16 @@ import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
 import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { waitFor } from '../helpers/wait.js';
 
 // 10 s timeouts become 500 ms: quick, yet roomy enough for a loaded machine.
 const fast = { secondsToMs: (seconds: number) => seconds * 50 };
 
-async function settle(emulator: TestEmulator, count: number): Promise<Record<string, unknown>[]> {
-  for (let attempt = 0; attempt < 500; attempt += 1) {
+function settle(emulator: TestEmulator, count: number): Promise<Record<string, unknown>[]> {
+  return waitFor(`${count} deliveries to settle`, async () => {
     const { deliveries } = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as { deliveries: Record<string, unknown>[] };
-    if (deliveries.length >= count && deliveries.every((delivery) => delivery.outcome !== 'pending')) return deliveries;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('deliveries did not settle');
+    return deliveries.length >= count && deliveries.every((delivery) => delivery.outcome !== 'pending') && deliveries;
+  });
 }
 
 t.test('a GP job fired in the emulator reaches geohook signed, verified and classified', async (t) => {

@@ -4,6 +4,7 @@ import { EmulatorClock } from '../../src/emulator/clock.js';
 import { FiredHistory } from '../../src/emulator/rest-history.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
+import { waitFor } from '../helpers/wait.js';
 
 type Json = Record<string, any>;
 const PARCELS = 'Hosted/Parcels/FeatureServer';
@@ -80,7 +81,7 @@ t.test('the changesUrl of each delivered payload selects the edit that fired it,
   const sink = await startSink(t, answerWith(200));
   await emulator.admin('services/Hosted/Parcels.FeatureServer/webhooks/create', { name: 'all', hookUrl: sink.url, active: 'true' });
   for (const changeType of ['FeaturesCreated', 'FeaturesUpdated', 'FeaturesDeleted']) await fire(emulator, changeType, 3);
-  while (sink.received.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitFor('three deliveries at the sink', () => sink.received.length >= 3);
   const payloads = sink.received.map(({ body }) => JSON.parse(body.toString('utf8')) as Json);
   const byType = Object.fromEntries(payloads.map((payload) => [payload.events[0].eventType, payload.changesUrl as string]));
   const created = await rest(t, emulator, byType.FeaturesCreated!);

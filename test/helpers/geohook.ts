@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Webhook } from '../../src/arcgis/webhook.js';
@@ -49,17 +48,6 @@ export async function startGeohook(t: Test, redis: RedisServer, env: Record<stri
     },
     stop,
   };
-}
-
-/** Polls `check` every 50 ms until it returns something other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await check();
-    if (result !== undefined && result !== false) return result;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 /** Every webhook the emulator holds for `folder/name.Type` (through the admin list endpoint). */

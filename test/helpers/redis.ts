@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { findFreePort, RedisServer, type RedisServerOptions } from '../../src/embedded/redis-server.js';
+import { waitFor } from './wait.js';
 
 /** A redis-server in a fresh temporary directory, stopped (and the directory removed) at teardown. */
 async function startServer(t: Test, options: Omit<RedisServerOptions, 'dir'>): Promise<RedisServer> {
@@ -53,10 +53,7 @@ export async function startRedisCluster(t: Test, options: { masters?: number; re
   for (const node of nodes) {
     const client = new Redis(node.url, { lazyConnect: true });
     try {
-      for (let attempt = 0; !/cluster_state:ok/.test(String(await client.cluster('INFO'))); attempt += 1) {
-        if (attempt === 200) throw new Error(`cluster node ${node.url} not ready after 20 s`);
-        await sleep(100);
-      }
+      await waitFor(`cluster node ${node.url} to report cluster_state:ok`, async () => /cluster_state:ok/.test(String(await client.cluster('INFO'))), { intervalMs: 100 });
     } finally {
       client.disconnect();
     }

@@ -5,9 +5,9 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { planDurability, readPersistence, type RedisPersistence } from '../../src/queue/durability.js';
 import { startServer } from '../../src/server.js';
 import { sign } from '../../src/signature/sign.js';
-import { waitFor } from '../helpers/geohook.js';
 import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const server = (version: string, appendOnly: boolean, appendFsync: string | undefined): RedisPersistence => ({ version, appendOnly, appendFsync });
 

@@ -6,9 +6,9 @@ import { EventQueue } from '../../src/queue/event-queue.js';
 import { InboxMover } from '../../src/queue/inbox-mover.js';
 import { queueNames } from '../../src/queue/names.js';
 import { envelopeOf } from '../helpers/envelope.js';
-import { waitFor } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const retry = { attempts: 3, backoff: { type: 'fixed', delayMs: 10, jitter: 0 } } as const;

@@ -9,10 +9,10 @@ import { createProducerConnection } from '../../src/redis/connection.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../src/queue/names.js';
 import { QueueInspector } from '../../src/queue/queue-inspector.js';
-import { waitFor } from '../helpers/geohook.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const once: RetryPolicy = { attempts: 1, backoff: { type: 'fixed', delayMs: 0, jitter: 0 } };

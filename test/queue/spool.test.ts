@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
 import { envelopeOf } from '../helpers/envelope.js';
-import { waitFor } from '../helpers/geohook.js';
 import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const delivery = (n: number): Buffer => Buffer.from(JSON.stringify({ serviceType: 'GPServer', jobId: `s${n}`, n, events: [{ eventType: 'esriJobSucceeded' }] }));
 const signed = (body: Buffer): Record<string, string> => ({ 'x-service': sign(TEST_KEY, body) });

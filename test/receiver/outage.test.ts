@@ -2,6 +2,7 @@ import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
 import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('while Redis is down a delivery gets 503 with Retry-After within 2 s, and is stored once Redis is back', async (t) => {
   const redis = await startRedis(t);
@@ -24,12 +25,9 @@ t.test('while Redis is down a delivery gets 503 with Retry-After within 2 s, and
   t.equal((await fetch(`${receiver.url}/healthz`)).status, 200, '/healthz still answers');
 
   await redis.start();
-  let status = 0;
-  for (let attempt = 0; attempt < 100 && status !== 202; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    status = (await receiver.post(during, { 'x-service': sign(TEST_KEY, during) })).status;
-  }
-  t.equal(status, 202, 'the retried delivery is accepted after Redis came back');
+  await waitFor('the retried delivery to be accepted after Redis came back', async () => (await receiver.post(during, { 'x-service': sign(TEST_KEY, during) })).status === 202, {
+    intervalMs: 50,
+  });
   t.equal((await fetch(`${receiver.url}/readyz`)).status, 200);
   await receiver.app.eventQueue.drained();
   const jobs = await receiver.app.eventQueue.queue('unknown-events').getJobs(['wait']);

@@ -2,9 +2,9 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { waitFor } from '../helpers/geohook.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const body = Buffer.from('{"serviceType":"GPServer","jobId":"q1","events":[{"eventType":"esriJobFailed"}]}');
 

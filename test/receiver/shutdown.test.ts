@@ -1,5 +1,5 @@
 import t from 'tap';
-import { request } from 'node:http';
+import { type ClientRequest, request } from 'node:http';
 import { sign } from '../../src/signature/sign.js';
 import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
@@ -10,8 +10,10 @@ t.test('closing the receiver finishes an in-flight delivery, then refuses new co
   const body = Buffer.from(JSON.stringify({ serviceType: 'GPServer', jobId: 'j1', events: [{ eventType: 'esriJobSucceeded' }] }));
   const { port } = new URL(receiver.url);
 
+  const arrived = new Promise((resolve) => receiver.app.server.once('request', resolve));
+  let req!: ClientRequest;
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request(
+    req = request(
       { host: '127.0.0.1', port, method: 'POST', path: '/webhooks/default', headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service': sign(TEST_KEY, body) } },
       (res) => {
         let text = '';
@@ -21,12 +23,12 @@ t.test('closing the receiver finishes an in-flight delivery, then refuses new co
     );
     req.on('error', reject);
     req.write(body.subarray(0, 10));
-    // The rest of the body arrives after the shutdown began.
-    setTimeout(() => req.end(body.subarray(10)), 300);
   });
 
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await arrived;
   const closed = receiver.app.close();
+  // The rest of the body arrives after the shutdown began.
+  req.end(body.subarray(10));
   const { status, body: text } = await answer;
   await closed;
   t.equal(status, 202, 'the in-flight delivery was acknowledged');

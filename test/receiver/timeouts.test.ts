@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { sign } from '../../src/signature/sign.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 
@@ -129,12 +130,12 @@ t.test('a keep-alive connection outlives headersMs between deliveries and is clo
   const client = await rawClient(t, receiver);
   const first = signedRequest('keep-alive-1');
   client.socket.write(first.head + first.body);
-  while (!client.answer().includes('"status":"accepted"')) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitFor('the first answer', () => client.answer().includes('"status":"accepted"'), { intervalMs: 10 });
   t.match(client.answer(), /^HTTP\/1\.1 202 /);
-  await new Promise((resolve) => setTimeout(resolve, TIMEOUTS.headersMs + 300));
+  await new Promise((resolve) => setTimeout(resolve, TIMEOUTS.headersMs + 300)); // idle past headersMs: what is tested
   const second = signedRequest('keep-alive-2');
   client.socket.write(second.head + second.body);
-  while (client.answer().split('"status":"accepted"').length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitFor('the second answer', () => client.answer().split('"status":"accepted"').length >= 3, { intervalMs: 10 });
   client.since(Date.now());
   t.equal(client.answer().match(/HTTP\/1\.1 202 /g)?.length, 2, 'the second delivery, past headersMs, is answered on the same connection');
   t.match(client.answer(), /\r\nKeep-Alive: timeout=1\r\n/, 'the client is told the keep-alive timeout, in whole seconds');

@@ -1,8 +1,9 @@
 import t from 'tap';
 import { startEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../helpers/geohook.js';
+import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const SERVICE = 'Hosted/Parcels.FeatureServer';
@@ -42,6 +43,7 @@ t.test('the healing timer stops when the server closes', async (t) => {
   await waitFor('readiness', async () => (await geohook.readyz()).status === 200);
   await geohook.stop();
   await emulator.admin(`services/${SERVICE}/webhooks/deleteAll`);
+  // A stopped timer has no event to await: five healing intervals pass, in which a live one would recreate it.
   await new Promise((resolve) => setTimeout(resolve, 500));
   t.equal((await webhooksOf(emulator, SERVICE)).length, 0, 'nothing was recreated after close');
 });

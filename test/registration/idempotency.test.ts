@@ -1,9 +1,10 @@
 import t from 'tap';
 import { startEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../helpers/geohook.js';
+import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];

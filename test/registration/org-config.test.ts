@@ -3,9 +3,10 @@ import { createAdminClient } from '../../src/admin/admin-client.js';
 import type { ServicePlacementPolicy } from '../../src/arcgis/placement-policy.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../helpers/geohook.js';
+import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { configFile, fixture, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];

@@ -3,9 +3,10 @@ import { buildEmulator } from '../../src/emulator/build-emulator.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
 import { sign } from '../../src/signature/sign.js';
 import { startEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../helpers/geohook.js';
+import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const fastRetries = { registration: { retryInitialSeconds: 0.05, retryMaxSeconds: 0.2 } };

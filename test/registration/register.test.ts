@@ -3,9 +3,10 @@ import { Redis } from 'ioredis';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { GENERATED_KEY_BYTES } from '../../src/signature/hook-keys.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook, waitFor, webhooksOf, type TestGeohook } from '../helpers/geohook.js';
+import { registrationEnv, startGeohook, webhooksOf, type TestGeohook } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];

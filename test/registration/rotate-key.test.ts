@@ -4,9 +4,10 @@ import { createAdminClient } from '../../src/admin/admin-client.js';
 import { rotateKey } from '../../src/registration/rotate-key.js';
 import { sign } from '../../src/signature/sign.js';
 import { startEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../helpers/geohook.js';
+import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];

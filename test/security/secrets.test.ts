@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { waitFor } from '../helpers/geohook.js';
 import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { waitFor } from '../helpers/wait.js';
 
 const DASHBOARD_TOKEN = 'dashboard-token-0123456789abcdef';
 

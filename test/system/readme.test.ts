@@ -8,9 +8,10 @@ import { configFileSchema } from '../../src/config/schema.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
 import { sign } from '../../src/signature/sign.js';
 import { startEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook, waitFor } from '../helpers/geohook.js';
+import { registrationEnv, startGeohook } from '../helpers/geohook.js';
 import { startRedis } from '../helpers/redis.js';
 import { fixture, uniquePrefix, TEST_KEY } from '../helpers/receiver.js';
+import { waitFor } from '../helpers/wait.js';
 
 const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
 const receiverExample = example('receiver.ts');
@@ -114,12 +115,7 @@ t.test('the README example receives a signed GP delivery and its worker consumes
   // The same loaders as this test process, so that the TypeScript example runs as it stands.
   const { child, output } = runExample(t, receiverExample, { REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, PORT: String(port), HOST: '127.0.0.1', GEOHOOK_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn' });
 
-  let status = 0;
-  for (let attempt = 0; attempt < 200 && status !== 200; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    status = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
-  }
-  t.equal(status, 200, 'the example receiver is ready');
+  await waitFor('the example receiver to be ready', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, { intervalMs: 50 });
   const body = fixture('enterprise-gp-succeeded.json');
   const response = await fetch(`http://127.0.0.1:${port}/webhooks/default`, {
     method: 'POST',

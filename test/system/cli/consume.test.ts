@@ -5,9 +5,9 @@ import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { sign } from '../../../src/signature/sign.js';
 import { runCli, startCli } from '../../helpers/cli.js';
-import { waitFor } from '../../helpers/geohook.js';
 import { fixture, startReceiver, TEST_KEY } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const redis = await startRedis(t);
 
@@ -35,19 +35,19 @@ t.test('geohook consume prints the events matching its patterns as JSON lines, e
     ids.push(((await (await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).json()) as { id: string }).id);
   }
   await waitFor('two GP events printed', async () => jsonLines(output()).length >= 2);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const printed = jsonLines(output());
-  t.same(printed.map((event) => event.id).sort(), [ids[0], ids[2]].sort(), 'the GP events, once each; not the feature event');
-  t.same(printed.map((event) => event.type).sort(), ['gp.job.canceled', 'gp.job.succeeded']);
-  t.equal(await receiver.app.eventQueue.queue('feature-events').getWaitingCount(), 1, 'the feature event is left for another consumer');
-
   const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   t.match(metrics, /geohook_events_consumed_total\{queue="gp-events",type="gp.job.succeeded",outcome="completed"\} 1/);
   t.match(metrics, /geohook_handler_duration_seconds_count\{handler="gp.\*",outcome="completed"\} 2/);
+  t.equal(await receiver.app.eventQueue.queue('feature-events').getWaitingCount(), 1, 'the feature event is left for another consumer');
 
+  const closed = once(child, 'close');
   child.kill('SIGTERM');
-  const [code] = await once(child, 'exit');
+  const [code] = await closed;
   t.equal(code, 0, 'SIGTERM stops it cleanly');
+  // The process has ended and all it printed has been read: a repeat or the feature event would be here.
+  const printed = jsonLines(output());
+  t.same(printed.map((event) => event.id).sort(), [ids[0], ids[2]].sort(), 'the GP events, once each; not the feature event');
+  t.same(printed.map((event) => event.type).sort(), ['gp.job.canceled', 'gp.job.succeeded']);
 });
 
 t.test('geohook consume finds the Redis of a geohook up running in the same directory', async (t) => {

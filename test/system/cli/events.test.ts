@@ -7,9 +7,9 @@ import type { EventFamily, GeohookEvent } from '../../../src/queue/envelope.js';
 import { EventQueue } from '../../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../../src/queue/names.js';
 import { runCli } from '../../helpers/cli.js';
-import { waitFor } from '../../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const redis = await startRedis(t);
 

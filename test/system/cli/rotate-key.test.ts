@@ -2,9 +2,10 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { runCli } from '../../helpers/cli.js';
 import { startEmulator } from '../../helpers/emulator.js';
-import { registrationEnv, startGeohook, waitFor, webhooksOf } from '../../helpers/geohook.js';
+import { registrationEnv, startGeohook, webhooksOf } from '../../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const redis = await startRedis(t);
 const SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];

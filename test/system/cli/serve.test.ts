@@ -7,6 +7,7 @@ import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { startRedis } from '../../helpers/redis.js';
 import { runCli, startCli } from '../../helpers/cli.js';
 import { uniquePrefix, TEST_KEY } from '../../helpers/receiver.js';
+import { waitFor } from '../../helpers/wait.js';
 
 t.test('an invalid variable stops geohook serve with one line naming it', async (t) => {
   const result = await runCli(['serve'], { env: { PORT: 'eighty' } });
@@ -66,13 +67,8 @@ t.test('geohook up runs everything: embedded Redis with AOF, the emulator, the r
     body: '{"outcome":"succeeded"}',
   });
   t.equal(fired.status, 200);
-  let printed: { type: string; verified: boolean } | undefined;
-  for (let attempt = 0; attempt < 200 && printed === undefined; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    const line = output().split('\n').find((text) => text.startsWith('{"id":'));
-    if (line !== undefined) printed = JSON.parse(line) as { type: string; verified: boolean };
-  }
-  t.match(printed, { type: 'gp.job.succeeded', verified: true }, 'the event is printed as a JSON line');
+  const line = await waitFor('the event printed', () => output().split('\n').find((text) => text.startsWith('{"id":')));
+  t.match(JSON.parse(line), { type: 'gp.job.succeeded', verified: true }, 'the event is printed as a JSON line');
   const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   t.match(metrics, /geohook_events_consumed_total\{queue="gp-events",type="gp.job.succeeded",outcome="completed"\} 1/, 'the consumer metrics are on the receiver\'s /metrics');
 

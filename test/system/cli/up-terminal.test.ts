@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { CLI } from '../../helpers/cli.js';
-import { waitFor } from '../../helpers/geohook.js';
+import { waitFor } from '../../helpers/wait.js';
+
 
 const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
 

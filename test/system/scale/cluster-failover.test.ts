@@ -5,9 +5,9 @@ import { subscribe } from '../../../src/consumers/subscribe.js';
 import { connectRedis } from '../../../src/redis/connection.js';
 import type { AnyGeohookEvent } from '../../../src/queue/envelope.js';
 import { sign } from '../../../src/signature/sign.js';
-import { waitFor } from '../../helpers/geohook.js';
 import { configFile, startReceiver, TEST_KEY, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedisCluster } from '../../helpers/redis.js';
+import { waitFor } from '../../helpers/wait.js';
 
 /** Slot owners as `CLUSTER SLOTS` reports them: the port of the master serving `slot`. */
 async function ownerOf(client: Redis, slot: number): Promise<number | undefined> {
@@ -62,11 +62,11 @@ t.test('a cluster master dies: its replica takes over and events keep flowing, e
   await waitFor('the replica is promoted', async () => {
     const owner = await ownerOf(witness, slot);
     return owner !== undefined && owner !== masterPort && /cluster_state:ok/.test(String(await witness.cluster('INFO')));
-  }, 30_000);
+  }, { timeoutMs: 30_000 });
   const probe = JSON.stringify({ serviceType: 'GPServer', jobId: 'probe', events: [{ eventType: 'esriJobSucceeded', when: 1 }] });
-  await waitFor('the receiver accepts again', async () => (await receiver.post(probe, { 'x-service': sign(TEST_KEY, probe) })).status === 202, 30_000);
+  await waitFor('the receiver accepts again', async () => (await receiver.post(probe, { 'x-service': sign(TEST_KEY, probe) })).status === 202, { timeoutMs: 30_000 });
   await deliverAll(20);
-  await waitFor('41 events consumed', async () => seen.length >= 41, 30_000);
+  await waitFor('41 events consumed', async () => seen.length >= 41, { timeoutMs: 30_000 });
   await receiver.app.eventQueue.drained();
   t.equal(seen.length, 41, 'each consumed once: 20 before, the probe and 20 after the failover');
   t.same(ids.filter((id) => !seen.some((event) => event.id === id)), [], 'none lost');

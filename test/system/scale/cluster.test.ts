@@ -7,9 +7,9 @@ import { connectRedis, configuredTarget } from '../../../src/redis/connection.js
 import type { AnyGeohookEvent } from '../../../src/queue/envelope.js';
 import { sign } from '../../../src/signature/sign.js';
 import { runCli } from '../../helpers/cli.js';
-import { waitFor } from '../../helpers/geohook.js';
 import { configFile, countJobs, startReceiver, TEST_KEY, uniquePrefix, type TestReceiver } from '../../helpers/receiver.js';
 import { startRedisCluster } from '../../helpers/redis.js';
+import { waitFor } from '../../helpers/wait.js';
 
 /** Redis Cluster for real (issue #8): three masters started by the helper, `redis-cli --cluster create`. */
 const cluster = await startRedisCluster(t);

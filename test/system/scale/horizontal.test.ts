@@ -1,12 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import t, { type Test } from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { sign } from '../../../src/signature/sign.js';
 import { startCli } from '../../helpers/cli.js';
 import { startEmulator } from '../../helpers/emulator.js';
-import { registrationEnv, waitFor, webhooksOf } from '../../helpers/geohook.js';
+import { registrationEnv, webhooksOf } from '../../helpers/geohook.js';
 import { TEST_KEY, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const RECEIVERS = 3;
 const CONSUMERS = 2;
@@ -64,8 +66,15 @@ t.test(`${RECEIVERS} receiver processes and ${CONSUMERS} consumers on one Redis:
     }),
   );
   const consumed = (): string[] => consumers.flatMap((consumer) => printedIds(consumer.output()));
-  await waitFor('every event consumed', async () => new Set(consumed()).size === DELIVERIES || undefined, 30_000);
-  await new Promise((resolve) => setTimeout(resolve, 500)); // room for a repeat to show up
+  await waitFor('every event consumed', async () => new Set(consumed()).size === DELIVERIES || undefined, { timeoutMs: 30_000 });
+  // The consumers end and all they printed is read: a repeat would be among it.
+  await Promise.all(
+    consumers.map(async ({ child }) => {
+      const closed = once(child, 'close');
+      child.kill('SIGTERM');
+      await closed;
+    }),
+  );
   t.equal(consumed().length, DELIVERIES, 'exactly once: no event printed twice');
   t.same([...new Set(consumed())].sort(), [...sent].sort(), 'every acknowledged event');
   for (const [index, consumer] of consumers.entries()) t.ok(printedIds(consumer.output()).length > 0, `consumer ${index + 1} took a share`);

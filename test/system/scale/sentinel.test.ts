@@ -5,9 +5,9 @@ import { subscribe } from '../../../src/consumers/subscribe.js';
 import { connectRedis } from '../../../src/redis/connection.js';
 import type { AnyGeohookEvent } from '../../../src/queue/envelope.js';
 import { sign } from '../../../src/signature/sign.js';
-import { waitFor } from '../../helpers/geohook.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../../helpers/receiver.js';
 import { startRedis, startReplica, startSentinel } from '../../helpers/redis.js';
+import { waitFor } from '../../helpers/wait.js';
 
 /** Redis Sentinel for real: a master, its replica and a sentinel, all local; geohook only knows the sentinel. */
 t.test('through Sentinel: events flow, and keep flowing after a failover to the replica', async (t) => {
@@ -58,12 +58,12 @@ t.test('through Sentinel: events flow, and keep flowing after a failover to the 
   await waitFor(
     'the sentinel promotes the replica',
     async () => ((await sentinelClient.call('SENTINEL', 'get-master-addr-by-name', 'mymaster')) as string[])[1] === String(replica.port),
-    30_000,
+    { timeoutMs: 30_000 },
   );
   const probe = JSON.stringify({ serviceType: 'GPServer', jobId: 'probe', events: [{ eventType: 'esriJobSucceeded', when: 1 }] });
-  await waitFor('the receiver accepts again', async () => (await receiver.post(probe, { 'x-service': sign(TEST_KEY, probe) })).status === 202, 30_000);
+  await waitFor('the receiver accepts again', async () => (await receiver.post(probe, { 'x-service': sign(TEST_KEY, probe) })).status === 202, { timeoutMs: 30_000 });
   await deliverAll(receiver, 20);
-  await waitFor('41 events consumed', async () => seen.length >= 41, 30_000);
+  await waitFor('41 events consumed', async () => seen.length >= 41, { timeoutMs: 30_000 });
   await receiver.app.eventQueue.drained();
   t.equal(seen.length, 41, 'each consumed once: 20 before, the probe and 20 after the failover');
   t.same(ids.filter((id) => !seen.some((event) => event.id === id)), [], 'none lost');
