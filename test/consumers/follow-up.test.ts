@@ -5,9 +5,9 @@ import { AdminApiError, AdminAuthError, GeohookError } from '../../src/errors.js
 import type { EventFamily, GeohookEvent } from '../../src/queue/envelope.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
+import type { Json } from '../helpers/json.js';
 import { waitFor } from '../helpers/wait.js';
 
-type Json = Record<string, any>;
 const viewer = { username: 'viewer', password: 'viewer.pass' };
 
 function eventOf(family: EventFamily, payload: unknown): GeohookEvent {
@@ -33,8 +33,14 @@ async function delivered(t: Test, emulator: TestEmulator, service: string, ...fi
 const edit = (emulator: TestEmulator, changeType: string, layerId = 0): Firing => () => emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType, layerId });
 const job = (emulator: TestEmulator, outcome: string): Firing => () => emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome });
 
-async function rejection(promise: Promise<unknown>): Promise<any> {
-  return promise.then(() => undefined, (err: unknown) => err);
+/** The error `promise` rejects with; throws when it resolves. */
+async function rejection(promise: Promise<unknown>): Promise<Json> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (err: unknown) => err as Json,
+  );
 }
 
 /** A fetch that counts the tokens asked for. */

@@ -108,7 +108,7 @@ t.test('a failed handler is retried with backoff, and handlers that succeeded ar
     metrics: registry,
     handlers: {
       'gp.*': () => void calls.push('first'),
-      'gp.job.succeeded': ({}, { attempt }) => {
+      'gp.job.succeeded': (_event, { attempt }) => {
         calls.push(`second#${attempt}`);
         if (attempt < 3) throw new Error('not yet');
       },

@@ -4,9 +4,9 @@ import { EmulatorClock } from '../../src/emulator/clock.js';
 import { FiredHistory } from '../../src/emulator/rest-history.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
+import type { Json } from '../helpers/json.js';
 import { waitFor } from '../helpers/wait.js';
 
-type Json = Record<string, any>;
 const PARCELS = 'Hosted/Parcels/FeatureServer';
 
 /** GETs a REST resource (a path under /arcgis/rest/services, or a full URL) with the viewer's token unless `params` has one. */

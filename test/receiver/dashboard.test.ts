@@ -3,7 +3,8 @@ import * as crypto from 'node:crypto';
 import { Worker } from 'bullmq';
 import { loadConfig } from '../../src/config/load-config.js';
 import { buildReceiver } from '../../src/receiver/build-receiver.js';
-import { createSession, isAuthorized } from '../../src/receiver/dashboard/session.js';
+import { createSession } from '../../src/receiver/dashboard/session.js';
+import type * as session from '../../src/receiver/dashboard/session.js';
 import { sign } from '../../src/signature/sign.js';
 import { startRedis } from '../helpers/redis.js';
 import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
@@ -246,7 +247,7 @@ t.test('a dashboard started while Redis is down answers 503 on its API until Red
 
 t.test('every secret comparison goes through timingSafeEqual on equal-length digests', async (t) => {
   const calls: Array<[number, number]> = [];
-  const auth = await t.mockImport<typeof import('../../src/receiver/dashboard/session.js')>('../../src/receiver/dashboard/session.js', {
+  const auth = await t.mockImport<typeof session>('../../src/receiver/dashboard/session.js', {
     'node:crypto': {
       ...crypto,
       timingSafeEqual: (a: Buffer, b: Buffer) => {
@@ -256,7 +257,7 @@ t.test('every secret comparison goes through timingSafeEqual on equal-length dig
     },
   });
   const basic = (user: string, password: string): { authorization: string } => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
-  const cases: Array<[Parameters<typeof isAuthorized>[0], Record<string, string>, boolean, number]> = [
+  const cases: Array<[Parameters<typeof session.isAuthorized>[0], Record<string, string>, boolean, number]> = [
     [{ token: TOKEN }, BEARER, true, 1],
     [{ token: TOKEN }, { authorization: 'Bearer short' }, false, 1],
     [{ token: TOKEN }, { authorization: `Bearer ${TOKEN}${'x'.repeat(100)}` }, false, 1],

@@ -3,6 +3,7 @@ import t, { type Test } from 'tap';
 import { parse, parseAllDocuments } from 'yaml';
 import { envSchema } from '../../../src/config/schema.js';
 import { runCli } from '../../helpers/cli.js';
+import type { Json } from '../../helpers/json.js';
 
 /**
  * No container engine runs here: these tests read the Dockerfile, docker-compose.yml and the Kubernetes
@@ -82,7 +83,7 @@ t.test('deploy/kubernetes: Deployment, Service, Secret and PodDisruptionBudget a
   const dir = new URL('deploy/kubernetes/', root);
   const documents = readdirSync(dir)
     .filter((name) => name.endsWith('.yaml'))
-    .flatMap((name) => parseAllDocuments(readFileSync(new URL(name, dir), 'utf8')).map((document) => document.toJS() as Record<string, any>));
+    .flatMap((name) => parseAllDocuments(readFileSync(new URL(name, dir), 'utf8')).map((document) => document.toJS() as Json));
   const byKind = new Map(documents.map((document) => [document.kind as string, document]));
   t.same([...byKind.keys()].sort(), ['Deployment', 'PodDisruptionBudget', 'Secret', 'Service']);
 
