@@ -21,7 +21,20 @@ const layers = {
   consumers: ['arcgis', 'arcgis-request', 'config', 'queue', 'redis'],
   registration: ['admin', 'arcgis', 'config', 'redis', 'signature'],
   emulator: ['arcgis', 'config', 'signature'],
-  cli: ['admin', 'arcgis', 'arcgis-request', 'config', 'consumers', 'embedded', 'emulator', 'queue', 'redis', 'registration', 'signature', 'server.ts'],
+  cli: [
+    'admin',
+    'arcgis',
+    'arcgis-request',
+    'config',
+    'consumers',
+    'embedded',
+    'emulator',
+    'queue',
+    'redis',
+    'registration',
+    'signature',
+    'server.ts',
+  ],
 };
 /** The composition roots at the top of `src/`, which only `cli/` (and they themselves) may import. */
 const roots = ['server.ts', 'index.ts', 'cli.ts'];
@@ -43,14 +56,20 @@ export default tseslint.config(
     languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
     settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'test/tsconfig.json' })] },
     rules: {
-      'import-x/order': ['error', { groups: ['builtin', 'external', 'internal', 'parent', 'sibling', 'index'], alphabetize: { order: 'asc', caseInsensitive: true } }],
+      'import-x/order': [
+        'error',
+        { groups: ['builtin', 'external', 'internal', 'parent', 'sibling', 'index'], alphabetize: { order: 'asc', caseInsensitive: true } },
+      ],
       'import-x/no-cycle': 'error',
       // `fc.tuple`, `pino.destination`: namespaces used as their documentation shows.
       'import-x/no-named-as-default-member': 'off',
       'import-x/no-named-as-default': 'off',
       'import-x/no-self-import': 'error',
       'import-x/no-useless-path-segments': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
     },
   },
@@ -68,7 +87,9 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^\\.{1,2}/(.+/)?emulator(/|$)', message: "import the emulator from 'geohook/emulator', its package entry" }] },
+        {
+          patterns: [{ regex: '^\\.{1,2}/(.+/)?emulator(/|$)', message: "import the emulator from 'geohook/emulator', its package entry" }],
+        },
       ],
     },
   },

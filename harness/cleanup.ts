@@ -80,7 +80,10 @@ export function keepTempDir(dir: string): void {
 
 /** On SIGINT/SIGTERM: clean up, then exit with the conventional code. */
 function exitCleanlyOnSignals(log: (line: string) => void): void {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.once(signal, () => {
       log(`${signal}: stopping every child and redis-server`);
       void cleanUp().finally(() => process.exit(code));
@@ -93,7 +96,11 @@ function exitCleanlyOnSignals(log: (line: string) => void): void {
  * (`--help`: 0 after the usage on stdout; a bad option: 2 after the message and the usage on stderr). When
  * it runs, Ctrl-C and SIGTERM clean up first, and what a killed earlier run left is cleaned up now.
  */
-export async function startTool<T>(parse: (argv: string[]) => T | undefined, usage: string, log: (line: string) => void): Promise<T | number> {
+export async function startTool<T>(
+  parse: (argv: string[]) => T | undefined,
+  usage: string,
+  log: (line: string) => void,
+): Promise<T | number> {
   let options: T | undefined;
   try {
     options = parse(process.argv.slice(2));

@@ -18,7 +18,8 @@ interface CommandEntry {
 const commands: readonly CommandEntry[] = [
   {
     name: 'up',
-    description: 'run everything on one machine: embedded Redis (REDIS_URL unset), the emulator (ADMIN_URL unset), the registered receiver, and a consumer printing events',
+    description:
+      'run everything on one machine: embedded Redis (REDIS_URL unset), the emulator (ADMIN_URL unset), the registered receiver, and a consumer printing events',
     load: async () => (await import('./cli/up.js')).registerUp,
   },
   {
@@ -65,7 +66,9 @@ function invokedCommand(args: readonly string[]): string | undefined {
 }
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
-const program = new Command('geohook').description('Receive GIS service webhooks reliably: verify, classify, durably enqueue to BullMQ').version(version);
+const program = new Command('geohook')
+  .description('Receive GIS service webhooks reliably: verify, classify, durably enqueue to BullMQ')
+  .version(version);
 
 try {
   const invoked = invokedCommand(process.argv.slice(2));

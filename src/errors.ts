@@ -19,14 +19,25 @@ export const errorCodes = {
   },
   GEOHOOK_ERR_MISSING_CRC_TOKEN: { statusCode: 400, summary: 'A challenge GET came without a crc_token.' },
   GEOHOOK_ERR_NO_CRC_KEY: { statusCode: 404, summary: 'A challenge GET names a hook that has no key to answer with.' },
-  GEOHOOK_ERR_QUEUE_UNAVAILABLE: { statusCode: 503, summary: 'Redis did not answer in time (an event was not stored, or a queue command could not reach it); retry later.' },
-  GEOHOOK_ERR_DURABILITY: { statusCode: 503, summary: 'DURABILITY=strict cannot be kept by this Redis (it needs WAITAOF, Redis 7.2+, or appendfsync always): deliveries get 503 and /readyz says why.' },
+  GEOHOOK_ERR_QUEUE_UNAVAILABLE: {
+    statusCode: 503,
+    summary: 'Redis did not answer in time (an event was not stored, or a queue command could not reach it); retry later.',
+  },
+  GEOHOOK_ERR_DURABILITY: {
+    statusCode: 503,
+    summary:
+      'DURABILITY=strict cannot be kept by this Redis (it needs WAITAOF, Redis 7.2+, or appendfsync always): deliveries get 503 and /readyz says why.',
+  },
   GEOHOOK_ERR_NOT_FOUND: { statusCode: 404, summary: 'No such route.' },
   GEOHOOK_ERR_REQUEST_TIMEOUT: {
     statusCode: 408,
-    summary: 'The client did not send its headers within timeouts.headersMs, or its whole request within timeouts.requestMs; the connection is closed.',
+    summary:
+      'The client did not send its headers within timeouts.headersMs, or its whole request within timeouts.requestMs; the connection is closed.',
   },
-  GEOHOOK_ERR_HEADERS_TOO_LARGE: { statusCode: 431, summary: "The request's headers are larger than Node's limit (16 KiB); the connection is closed." },
+  GEOHOOK_ERR_HEADERS_TOO_LARGE: {
+    statusCode: 431,
+    summary: "The request's headers are larger than Node's limit (16 KiB); the connection is closed.",
+  },
   GEOHOOK_ERR_BAD_REQUEST: { statusCode: 400, summary: 'The bytes received are not a valid HTTP/1.1 request; the connection is closed.' },
   GEOHOOK_ERR_INTERNAL: { statusCode: 500, summary: 'An unexpected error; the event was not acknowledged.' },
   GEOHOOK_ERR_REDIS_SERVER: { statusCode: 500, summary: 'The embedded redis-server could not be started.' },
@@ -38,7 +49,8 @@ export const errorCodes = {
   GEOHOOK_ERR_ADMIN_AUTH: { statusCode: 401, summary: 'The admin API refused the token (498 invalid or expired, 499 missing).' },
   GEOHOOK_ERR_REGISTRATION: {
     statusCode: 503,
-    summary: 'Self-registration could not ensure a webhook (a service in REGISTER is missing, or the lock stayed busy); retried with backoff.',
+    summary:
+      'Self-registration could not ensure a webhook (a service in REGISTER is missing, or the lock stayed busy); retried with backoff.',
   },
   GEOHOOK_ERR_ADMIN_INVALID: { statusCode: 400, summary: 'An admin client argument is invalid; nothing was sent.' },
   GEOHOOK_ERR_DASHBOARD_AUTH: {
@@ -47,11 +59,13 @@ export const errorCodes = {
   },
   GEOHOOK_ERR_FOLLOW_UP: {
     statusCode: 502,
-    summary: 'A follow-up fetch (fetchChanges, fetchJobResult) could not finish: the event has no usable http(s) URL, the server-side job failed, or the deadline passed.',
+    summary:
+      'A follow-up fetch (fetchChanges, fetchJobResult) could not finish: the event has no usable http(s) URL, the server-side job failed, or the deadline passed.',
   },
   GEOHOOK_ERR_EVENT_NOT_FOUND: {
     statusCode: 404,
-    summary: 'No job of that event id is in a state to retry or replay: none at all (completed jobs are kept for completedJobs.ageSeconds), or one still pending, or (retry) one that has not failed.',
+    summary:
+      'No job of that event id is in a state to retry or replay: none at all (completed jobs are kept for completedJobs.ageSeconds), or one still pending, or (retry) one that has not failed.',
   },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 
@@ -109,7 +123,11 @@ export class AdminApiError extends GeohookError {
   readonly url: string;
   readonly response: unknown;
 
-  constructor(message: string, details: AdminApiErrorDetails, code: 'GEOHOOK_ERR_ADMIN_API' | 'GEOHOOK_ERR_ADMIN_AUTH' = 'GEOHOOK_ERR_ADMIN_API') {
+  constructor(
+    message: string,
+    details: AdminApiErrorDetails,
+    code: 'GEOHOOK_ERR_ADMIN_API' | 'GEOHOOK_ERR_ADMIN_AUTH' = 'GEOHOOK_ERR_ADMIN_API',
+  ) {
     super(code, message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'AdminApiError';
     this.serverCode = details.serverCode;

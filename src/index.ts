@@ -5,7 +5,17 @@ export { loadConfig, type GeohookConfig, type HookConfig, type ConfigOverrides }
 export { EventQueue, type EventQueueOptions, type EnqueueResult } from './queue/event-queue.js';
 export { configuredTarget, connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from './redis/connection.js';
 export { queueNames, allQueueNames, type QueueName } from './queue/names.js';
-export { type GeohookEvent, type GpEvent, type FeatureEvent, type UnknownEvent, type AnyGeohookEvent, type EventFamily, type GpEventType, type FeatureEventType, type ServiceRef } from './queue/envelope.js';
+export {
+  type GeohookEvent,
+  type GpEvent,
+  type FeatureEvent,
+  type UnknownEvent,
+  type AnyGeohookEvent,
+  type EventFamily,
+  type GpEventType,
+  type FeatureEventType,
+  type ServiceRef,
+} from './queue/envelope.js';
 export { type GpJobPayload, type FeaturePayloadItem, type PayloadEvent } from './arcgis/payload.js';
 export { featureChangeTypes, type FeatureChangeType } from './arcgis/change-types.js';
 export { subscribe, type SubscribeOptions, type Subscription } from './consumers/subscribe.js';
@@ -21,13 +31,26 @@ export {
   type JobResult,
   type GpParameterValue,
 } from './consumers/follow-up.js';
-export { QueueInspector, jobStates, type QueueInspectorOptions, type JobCounts, type JobStateName, type RetriedJob } from './queue/queue-inspector.js';
+export {
+  QueueInspector,
+  jobStates,
+  type QueueInspectorOptions,
+  type JobCounts,
+  type JobStateName,
+  type RetriedJob,
+} from './queue/queue-inspector.js';
 export type { FailedJob, FailedJobsPage, FailedJobsQuery } from './queue/failed-jobs.js';
 export type { EventJobRef, QueueSource } from './queue/find-event-job.js';
 export { sign, computeDigest } from './signature/sign.js';
 export { verify } from './signature/verify.js';
 export { errorCodes, GeohookError, ConfigError, QueueUnavailableError, AdminApiError, AdminAuthError, type ErrorCode } from './errors.js';
-export { createAdminClient, type AdminClient, type AdminClientOptions, type FindServicesFilters, type ServiceRecord } from './admin/admin-client.js';
+export {
+  createAdminClient,
+  type AdminClient,
+  type AdminClientOptions,
+  type FindServicesFilters,
+  type ServiceRecord,
+} from './admin/admin-client.js';
 export { type ServiceName } from './arcgis/service-name.js';
 export { type AdminAuth } from './arcgis/admin-auth.js';
 export { type WebhookSettings } from './arcgis/webhook-settings.js';

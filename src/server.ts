@@ -2,14 +2,14 @@ import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { GeohookConfig } from './config/load-config.js';
+import { wantsRegistration } from './config/self-registration.js';
 import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { createLogger } from './logger.js';
-import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
 import { buildReceiver } from './receiver/build-receiver.js';
+import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
 import { createRegistration } from './registration/create-registration.js';
-import { wantsRegistration } from './config/self-registration.js';
 import type { Registration } from './registration/registration.js';
 
 /** Options of {@link startServer}. */
@@ -46,14 +46,20 @@ export interface RunningServer {
 export async function startServer(config: GeohookConfig, options: StartServerOptions = {}): Promise<RunningServer> {
   const logger =
     options.logger ??
-    createLogger({ level: config.logLevel, signatureHeaders: config.signatureHeaders, format: config.logFormat ?? 'json', fd: options.logDestination ?? 1 });
+    createLogger({
+      level: config.logLevel,
+      signatureHeaders: config.signatureHeaders,
+      format: config.logFormat ?? 'json',
+      fd: options.logDestination ?? 1,
+    });
   let redis: RedisServer | undefined;
   let redisUrl = config.redisUrl;
   const embeddedDir = resolve(options.embeddedRedisDir ?? EMBEDDED_REDIS_DIR);
   let unlockDataDir = (): void => undefined;
   if (!hasConfiguredRedis(config)) {
     unlockDataDir = lockDataDir(embeddedDir);
-    if (await RedisServer.stopLeftover(embeddedDir)) logger.warn({ dir: embeddedDir }, 'shut down the embedded redis-server a killed geohook left running');
+    if (await RedisServer.stopLeftover(embeddedDir))
+      logger.warn({ dir: embeddedDir }, 'shut down the embedded redis-server a killed geohook left running');
     // Strict durability on the embedded server: it fsyncs every write before it answers.
     redis = new RedisServer({ dir: embeddedDir, appendOnly: true, appendFsync: config.durability === 'strict' ? 'always' : 'everysec' });
     try {
@@ -71,7 +77,9 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     unlockDataDir();
   };
   let registration: Registration | undefined;
-  const readinessChecks = wantsRegistration(config) ? [() => (registration === undefined ? 'registration pending' : registration.notReadyReason())] : [];
+  const readinessChecks = wantsRegistration(config)
+    ? [() => (registration === undefined ? 'registration pending' : registration.notReadyReason())]
+    : [];
   const redisTarget = configuredTarget(config, redisUrl);
   const app = await buildReceiver({
     config: { ...config, redisUrl },

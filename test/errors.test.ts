@@ -1,5 +1,5 @@
-import t from 'tap';
 import { readFileSync } from 'node:fs';
+import t from 'tap';
 import { errorCodes, GeohookError, QueueUnavailableError } from '../src/errors.js';
 
 t.test('the error table of docs/errors.md lists every code with its status and meaning, in the order of the registry', async (t) => {

@@ -18,7 +18,13 @@ async function appLogging(level: string, requestLevel: 'info' | 'debug') {
 t.test('request logs at info by default, at debug when asked: hidden at LOG_LEVEL=info, shown at debug', async (t) => {
   const atInfo = await appLogging('info', 'info');
   await atInfo.app.inject('/ok');
-  t.same(atInfo.messages().map((entry) => [entry.level, entry.msg]), [[30, 'incoming request'], [30, 'request completed']]);
+  t.same(
+    atInfo.messages().map((entry) => [entry.level, entry.msg]),
+    [
+      [30, 'incoming request'],
+      [30, 'request completed'],
+    ],
+  );
 
   const quiet = await appLogging('info', 'debug');
   await quiet.app.inject('/ok');
@@ -26,13 +32,22 @@ t.test('request logs at info by default, at debug when asked: hidden at LOG_LEVE
 
   const debugging = await appLogging('debug', 'debug');
   await debugging.app.inject('/ok');
-  t.same(debugging.messages().map((entry) => [entry.level, entry.msg]), [[20, 'incoming request'], [20, 'request completed']]);
+  t.same(
+    debugging.messages().map((entry) => [entry.level, entry.msg]),
+    [
+      [20, 'incoming request'],
+      [20, 'request completed'],
+    ],
+  );
 });
 
 t.test('a request that fails is still logged as an error when request logs are at debug', async (t) => {
   const quiet = await appLogging('info', 'debug');
   await quiet.app.inject('/boom');
-  t.ok(quiet.messages().some((entry) => entry.level === 50 && entry.msg === 'boom'), 'the error is logged');
+  t.ok(
+    quiet.messages().some((entry) => entry.level === 50 && entry.msg === 'boom'),
+    'the error is logged',
+  );
 });
 
 t.test('the value of a token query parameter never reaches a log line', async (t) => {

@@ -49,7 +49,11 @@ export async function runEmulatorFanOut(settings: EmulatorSettings): Promise<Emu
   try {
     emulator = await Child.start<{ port: number }>('emulator', 'workers/emulator.js', { execArgv: settings.execArgv ?? [] });
     const root = `http://127.0.0.1:${emulator.ready.port}`;
-    const { token } = (await postForm(`${root}/arcgis/sharing/rest/generateToken`, { username: 'admin', password: 'admin.pass', f: 'json' })) as { token: string };
+    const { token } = (await postForm(`${root}/arcgis/sharing/rest/generateToken`, {
+      username: 'admin',
+      password: 'admin.pass',
+      f: 'json',
+    })) as { token: string };
     for (let index = 0; index < settings.webhooks; index += 1) {
       const created = await postForm(`${root}/arcgis/admin/services/${SERVICE}/webhooks/create`, {
         name: `bench-${index}`,

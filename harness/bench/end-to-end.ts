@@ -47,12 +47,16 @@ export async function runEndToEnd(loader: Child, settings: EndToEndSettings, log
       args: [JSON.stringify({ redisUrl: redis!.url, prefix, concurrency: settings.concurrency })],
     });
     await loader.call('reset');
-    const load = await loader.call<LoadResult>('run', {
-      url: `http://127.0.0.1:${server.ready.port}${WEBHOOK_PATH}`,
-      connections: Math.min(settings.connections, settings.events),
-      amount: settings.events,
-      distinct: true,
-    } satisfies LoadParams, 60_000 + settings.events * 5);
+    const load = await loader.call<LoadResult>(
+      'run',
+      {
+        url: `http://127.0.0.1:${server.ready.port}${WEBHOOK_PATH}`,
+        connections: Math.min(settings.connections, settings.events),
+        amount: settings.events,
+        distinct: true,
+      } satisfies LoadParams,
+      60_000 + settings.events * 5,
+    );
     const { acked } = await server.call<ServerStats>('stats');
     log(`e2e: ${load.count2xx} acknowledged at ${Math.round(load.rps)}/s; draining`);
     const deadline = load.finishedAtMs + settings.drainTimeoutMs;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { allQueueNames } from '../../src/queue/names.js';
-import type { CaseParams, ServerStats } from './cases/case-server.js';
 import { NAIVE_QUEUE } from './cases/case-names.js';
+import type { CaseParams, ServerStats } from './cases/case-server.js';
 import { Child } from './ipc.js';
 import { BENCH_SECRET, WEBHOOK_PATH } from './payloads.js';
 import { processCpuMs, settleJobs, startRedis, type BenchRedis, type Durability } from './redis.js';
@@ -72,7 +72,11 @@ export const freshPrefix = (label: string): string => `bench-${label}-${randomBy
  * Starts the server of a case on a fresh redis-server (when it needs one) and a fresh prefix. The Redis
  * has the case's own durability if it sets one, `durability` (the run's) otherwise.
  */
-export async function startCaseServer(spec: CaseSpec, durability: Durability, execArgv: string[] = []): Promise<{ server: Child<{ port: number }>; redis?: BenchRedis; prefix: string }> {
+export async function startCaseServer(
+  spec: CaseSpec,
+  durability: Durability,
+  execArgv: string[] = [],
+): Promise<{ server: Child<{ port: number }>; redis?: BenchRedis; prefix: string }> {
   const redis = spec.queues.length > 0 ? await startRedis(spec.durability ?? durability) : undefined;
   const prefix = freshPrefix(spec.name);
   const params: CaseParams = { prefix, secret: BENCH_SECRET, ...(redis === undefined ? {} : { redisUrl: redis.url }) };
@@ -93,12 +97,16 @@ export async function runCaseRound(spec: CaseSpec, loader: Child, settings: Case
   const { server, redis, prefix } = await startCaseServer(spec, settings.durability, settings.execArgv);
   try {
     const load = (params: Omit<LoadParams, 'url' | 'connections' | 'distinct'>): Promise<LoadResult> =>
-      loader.call<LoadResult>('run', {
-        url: `http://127.0.0.1:${server.ready.port}${WEBHOOK_PATH}`,
-        connections: settings.connections,
-        distinct: spec.queues.length > 0,
-        ...params,
-      } satisfies LoadParams, 60_000 + (params.durationSeconds ?? 0) * 2000);
+      loader.call<LoadResult>(
+        'run',
+        {
+          url: `http://127.0.0.1:${server.ready.port}${WEBHOOK_PATH}`,
+          connections: settings.connections,
+          distinct: spec.queues.length > 0,
+          ...params,
+        } satisfies LoadParams,
+        60_000 + (params.durationSeconds ?? 0) * 2000,
+      );
     await loader.call('reset');
     const warmup = settings.warmupSeconds > 0 ? await load({ durationSeconds: settings.warmupSeconds }) : undefined;
     const before = await server.call<ServerStats>('stats');

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { createProducerConnection } from '../../src/redis/connection.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { allQueueNames } from '../../src/queue/names.js';
 import { buildEvent } from '../../src/receiver/build-event.js';
+import { createProducerConnection } from '../../src/redis/connection.js';
 import { benchBody } from './payloads.js';
 import { countJobs, startRedis, type Durability } from './redis.js';
 
@@ -34,7 +34,9 @@ export async function runInboxDrain(settings: { events: number; durability: Dura
       const chunk = Array.from({ length: Math.min(500, settings.events - first) }, (_, offset) => {
         const raw = benchBody(first + offset);
         const payload = JSON.parse(raw.toString('utf8')) as unknown;
-        return acceptor.enqueue(buildEvent({ raw, hook: 'default', contentType: 'application/json', verified: true, payload, isForm: false }));
+        return acceptor.enqueue(
+          buildEvent({ raw, hook: 'default', contentType: 'application/json', verified: true, payload, isForm: false }),
+        );
       });
       await Promise.all(chunk);
     }

@@ -87,7 +87,8 @@ export class Child<Ready = unknown> {
       else call?.resolve(message.result);
     });
     void exited.then(() => {
-      for (const call of this.pending.values()) call.reject(new Error(`${name} exited (code ${child.exitCode}, signal ${child.signalCode})`));
+      for (const call of this.pending.values())
+        call.reject(new Error(`${name} exited (code ${child.exitCode}, signal ${child.signalCode})`));
       this.pending.clear();
     });
   }
@@ -111,7 +112,10 @@ export class Child<Ready = unknown> {
       unregister();
     });
     const ready = await new Promise<R>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} was not ready within ${options.readyTimeoutMs ?? 30_000} ms`)), options.readyTimeoutMs ?? 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`${name} was not ready within ${options.readyTimeoutMs ?? 30_000} ms`)),
+        options.readyTimeoutMs ?? 30_000,
+      );
       child.on('message', (message: ChildMessage) => {
         if (message?.kind === 'event' && message.event === 'ready') {
           clearTimeout(timer);

@@ -1,7 +1,7 @@
 import type { EmulatorResult } from './emulator-fanout.js';
 import type { EndToEndResult } from './end-to-end.js';
-import type { InboxDrainResult } from './inbox-drain.js';
 import type { CaseName, RoundResult } from './http-cases.js';
+import type { InboxDrainResult } from './inbox-drain.js';
 import { formatFrames, type ProfileSummary } from './profile/top-frames.js';
 import type { Durability } from './redis.js';
 import { alignedTable } from './table.js';
@@ -124,7 +124,13 @@ export function perRoundRatios(rounds: readonly RoundResult[]): BenchReport['rat
     strictVsFast: rpsOf(round, 'geohook-strict') / rpsOf(round, 'geohook'),
   }));
   const medianOf = (key: RatioName): number => median(perRound.map((r) => r[key]));
-  return { vsBare: medianOf('vsBare'), vsNaive: medianOf('vsNaive'), naiveVsBare: medianOf('naiveVsBare'), strictVsFast: medianOf('strictVsFast'), perRound };
+  return {
+    vsBare: medianOf('vsBare'),
+    vsNaive: medianOf('vsNaive'),
+    naiveVsBare: medianOf('naiveVsBare'),
+    strictVsFast: medianOf('strictVsFast'),
+    perRound,
+  };
 }
 
 const fixed = (value: number, digits = 0): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
@@ -140,8 +146,18 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
     { name: 'geohook p99', goal: '≤ 20 ms', value: `${fixed(geohook.p99Ms, 1)} ms`, met: geohook.p99Ms <= 20 },
     { name: 'geohook peak RSS', goal: '≤ 150 MiB', value: `${fixed(geohook.rssMb)} MiB`, met: geohook.rssMb <= 150 },
     { name: 'end to end consumed', goal: '≥ 5,000/s', value: `${thousands(e2e.consumedPerSec)}/s`, met: e2e.consumedPerSec >= 5000 },
-    { name: 'queues empty after load', goal: '≤ 30 s', value: e2e.drained ? `${fixed(e2e.drainSeconds, 1)} s` : `not within ${fixed(e2e.drainSeconds)} s`, met: e2e.drained && e2e.drainSeconds <= 30 },
-    { name: 'emulator signed deliveries', goal: '≥ 2,000/s', value: `${thousands(emulator.deliveriesPerSec)}/s`, met: emulator.deliveriesPerSec >= 2000 },
+    {
+      name: 'queues empty after load',
+      goal: '≤ 30 s',
+      value: e2e.drained ? `${fixed(e2e.drainSeconds, 1)} s` : `not within ${fixed(e2e.drainSeconds)} s`,
+      met: e2e.drained && e2e.drainSeconds <= 30,
+    },
+    {
+      name: 'emulator signed deliveries',
+      goal: '≥ 2,000/s',
+      value: `${thousands(emulator.deliveriesPerSec)}/s`,
+      met: emulator.deliveriesPerSec >= 2000,
+    },
   ];
 }
 
@@ -172,7 +188,19 @@ export function formatReport(report: BenchReport): string {
   lines.push('');
   lines.push(
     ...alignedTable([
-      ['case (median of rounds)', 'req/s', 'vs bare', 'vs naive', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'max RSS MiB', 'server CPU %', 'lost jobs'],
+      [
+        'case (median of rounds)',
+        'req/s',
+        'vs bare',
+        'vs naive',
+        'p50 ms',
+        'p99 ms',
+        'non-2xx',
+        'errors',
+        'max RSS MiB',
+        'server CPU %',
+        'lost jobs',
+      ],
       caseRow('bare Fastify → 204', report.bare, '1.00', '–', false),
       caseRow('naive: raw body + HMAC + await queue.add → 202', report.naive, fixed(report.ratios.naiveVsBare, 2), '1.00'),
       caseRow('geohook buildReceiver → 202', report.geohook, fixed(report.ratios.vsBare, 2), fixed(report.ratios.vsNaive, 2)),
@@ -183,7 +211,20 @@ export function formatReport(report: BenchReport): string {
   lines.push('rounds:');
   lines.push(
     ...alignedTable([
-      ['round', 'case', 'req/s', 'p99 ms', 'non-2xx', 'errors', 'RSS MiB', 'server CPU %', 'redis CPU %', 'loader CPU %', '2xx acked', 'jobs'],
+      [
+        'round',
+        'case',
+        'req/s',
+        'p99 ms',
+        'non-2xx',
+        'errors',
+        'RSS MiB',
+        'server CPU %',
+        'redis CPU %',
+        'loader CPU %',
+        '2xx acked',
+        'jobs',
+      ],
       ...report.rounds.map((round) => [
         String(round.round),
         round.case,
@@ -201,12 +242,16 @@ export function formatReport(report: BenchReport): string {
     ]),
   );
   const perRound = (key: RatioName): string => report.ratios.perRound.map((r) => fixed(r[key], 2)).join(', ');
-  lines.push(`per-round geohook/bare: ${perRound('vsBare')}; geohook/naive: ${perRound('vsNaive')}; geohook-strict/geohook: ${perRound('strictVsFast')}`);
+  lines.push(
+    `per-round geohook/bare: ${perRound('vsBare')}; geohook/naive: ${perRound('vsNaive')}; geohook-strict/geohook: ${perRound('strictVsFast')}`,
+  );
   const { e2e, inboxDrain, emulator } = report;
   lines.push('');
   lines.push(
     `end to end: ${thousands(e2e.events)} deliveries acknowledged at ${thousands(e2e.ingestPerSec)}/s; consumed ${thousands(e2e.consumed)} at ${thousands(e2e.consumedPerSec)}/s; ` +
-      (e2e.drained ? `queues empty ${fixed(e2e.drainSeconds, 1)} s after the load stopped` : `queues NOT empty ${fixed(e2e.drainSeconds)} s after the load stopped`) +
+      (e2e.drained
+        ? `queues empty ${fixed(e2e.drainSeconds, 1)} s after the load stopped`
+        : `queues NOT empty ${fixed(e2e.drainSeconds)} s after the load stopped`) +
       `; failed jobs ${e2e.failedJobs}`,
   );
   lines.push(
@@ -219,7 +264,11 @@ export function formatReport(report: BenchReport): string {
   );
   lines.push('');
   lines.push('targets:');
-  lines.push(...alignedTable([['', 'goal', 'measured', ''], ...report.targets.map((t) => [t.name, t.goal, t.value, t.met ? 'met' : 'NOT MET'])]).map((line) => `  ${line}`));
+  lines.push(
+    ...alignedTable([['', 'goal', 'measured', ''], ...report.targets.map((t) => [t.name, t.goal, t.value, t.met ? 'met' : 'NOT MET'])]).map(
+      (line) => `  ${line}`,
+    ),
+  );
   if (report.cpuProfile !== undefined) {
     lines.push('');
     lines.push('profiled with --cpu-prof (the profiler slows the process: the figures of this run are not comparable)');

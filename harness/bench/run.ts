@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { GEOHOOK_LOG_LEVEL } from './cases/case-names.js';
 import { cleanUp, startTool } from '../cleanup.js';
+import { GEOHOOK_LOG_LEVEL } from './cases/case-names.js';
 import { runEmulatorFanOut, type EmulatorResult } from './emulator-fanout.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
-import { runInboxDrain, type InboxDrainResult } from './inbox-drain.js';
 import { caseSpecs, runCaseRound, type RoundResult } from './http-cases.js';
+import { runInboxDrain, type InboxDrainResult } from './inbox-drain.js';
 import { Child } from './ipc.js';
 import { parseOptions, usage, type BenchOptions } from './options.js';
 import { BODY_BYTES } from './payloads.js';
@@ -42,17 +42,26 @@ function checkRound(result: RoundResult, problems: string[]): void {
   if (!(result.rps > 0)) problems.push(`${where}: no 2xx answer at all`);
   if (result.jobs !== undefined && result.jobs !== result.acked) {
     const difference = result.acked - result.jobs;
-    problems.push(`${where}: ${result.acked} deliveries answered 2xx but ${result.jobs} jobs in Redis (${difference > 0 ? `${difference} LOST` : `${-difference} extra`})`);
+    problems.push(
+      `${where}: ${result.acked} deliveries answered 2xx but ${result.jobs} jobs in Redis (${difference > 0 ? `${difference} LOST` : `${-difference} extra`})`,
+    );
   }
   if (result.jobs !== undefined && result.jobs < result.received2xx) {
     problems.push(`${where}: the load generator received ${result.received2xx} 2xx answers but Redis holds ${result.jobs} jobs (LOST)`);
   }
-  if (result.signedOnTheFly > 0) log(`warning: ${where}: the body pool ran out; ${result.signedOnTheFly} bodies were signed during the load (loader busier than it should be)`);
+  if (result.signedOnTheFly > 0)
+    log(
+      `warning: ${where}: the body pool ran out; ${result.signedOnTheFly} bodies were signed during the load (loader busier than it should be)`,
+    );
 }
 
 function checkEndToEnd(e2e: EndToEndResult, problems: string[]): void {
-  if (e2e.acked !== e2e.events) problems.push(`e2e: ${e2e.events - e2e.acked} of ${e2e.events} deliveries not answered 2xx (${e2e.non2xx} non-2xx, ${e2e.errors} errors)`);
-  if (!e2e.drained) problems.push(`e2e: queues not empty ${Math.round(e2e.drainSeconds)} s after the load (${e2e.consumed} of ${e2e.acked} consumed)`);
+  if (e2e.acked !== e2e.events)
+    problems.push(
+      `e2e: ${e2e.events - e2e.acked} of ${e2e.events} deliveries not answered 2xx (${e2e.non2xx} non-2xx, ${e2e.errors} errors)`,
+    );
+  if (!e2e.drained)
+    problems.push(`e2e: queues not empty ${Math.round(e2e.drainSeconds)} s after the load (${e2e.consumed} of ${e2e.acked} consumed)`);
   if (e2e.consumed > e2e.acked) problems.push(`e2e: ${e2e.consumed} events consumed for ${e2e.acked} acknowledged`);
   if (e2e.failedJobs > 0) problems.push(`e2e: ${e2e.failedJobs} jobs failed with a no-op handler`);
 }
@@ -63,7 +72,8 @@ function checkInboxDrain(drain: InboxDrainResult, problems: string[]): void {
 }
 
 function checkEmulator(emulator: EmulatorResult, problems: string[]): void {
-  if (emulator.received !== emulator.deliveries) problems.push(`emulator: the sink received ${emulator.received} of ${emulator.deliveries} deliveries`);
+  if (emulator.received !== emulator.deliveries)
+    problems.push(`emulator: the sink received ${emulator.received} of ${emulator.deliveries} deliveries`);
   if (emulator.signed !== emulator.received) problems.push(`emulator: ${emulator.received - emulator.signed} deliveries arrived unsigned`);
 }
 
@@ -72,7 +82,8 @@ async function main(): Promise<number> {
   if (typeof options === 'number') return options;
   const startedAtMs = Date.now();
   const loadBefore = loadavg();
-  if (loadBefore[0]! > 0.5) log(`warning: the machine is already busy (load average ${loadBefore.map((n) => n.toFixed(2)).join(', ')}): figures will be noisy`);
+  if (loadBefore[0]! > 0.5)
+    log(`warning: the machine is already busy (load average ${loadBefore.map((n) => n.toFixed(2)).join(', ')}): figures will be noisy`);
   const profileDir = options.cpuProf ? resolve('bench-profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
   const problems: string[] = [];
   const rounds: RoundResult[] = [];
@@ -86,7 +97,8 @@ async function main(): Promise<number> {
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const spec of caseSpecs) {
-        const execArgv = spec.name === 'geohook' && profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'geohook')] : [];
+        const execArgv =
+          spec.name === 'geohook' && profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'geohook')] : [];
         const result = await runCaseRound(spec, loader, { ...options, round, execArgv });
         rounds.push(result);
         log(
@@ -97,16 +109,24 @@ async function main(): Promise<number> {
       }
     }
     log(`end to end: ${options.e2eEvents.toLocaleString('en-US')} deliveries into geohook while a consumer drains them`);
-    e2e = await runEndToEnd(loader, {
-      events: options.e2eEvents,
-      connections: options.connections,
-      durability: options.durability,
-      concurrency: 50,
-      drainTimeoutMs: Math.max(60_000, options.e2eEvents),
-    }, log);
+    e2e = await runEndToEnd(
+      loader,
+      {
+        events: options.e2eEvents,
+        connections: options.connections,
+        durability: options.durability,
+        concurrency: 50,
+        drainTimeoutMs: Math.max(60_000, options.e2eEvents),
+      },
+      log,
+    );
     checkEndToEnd(e2e, problems);
     log(`inbox drain: ${options.drainEvents.toLocaleString('en-US')} accepted events moved by one mover`);
-    inboxDrain = await runInboxDrain({ events: options.drainEvents, durability: options.durability, timeoutMs: Math.max(60_000, options.drainEvents) });
+    inboxDrain = await runInboxDrain({
+      events: options.drainEvents,
+      durability: options.durability,
+      timeoutMs: Math.max(60_000, options.drainEvents),
+    });
     checkInboxDrain(inboxDrain, problems);
     log(`emulator: ${options.emulatorDeliveries.toLocaleString('en-US')} signed deliveries to a bare sink`);
     emulator = await runEmulatorFanOut({
@@ -156,7 +176,12 @@ async function main(): Promise<number> {
     emulator,
     ...(profileDir === undefined
       ? {}
-      : { cpuProfile: { geohook: topFrames(profileFiles([join(profileDir, 'geohook')]), 15), emulator: topFrames(profileFiles([join(profileDir, 'emulator')]), 15) } }),
+      : {
+          cpuProfile: {
+            geohook: topFrames(profileFiles([join(profileDir, 'geohook')]), 15),
+            emulator: topFrames(profileFiles([join(profileDir, 'emulator')]), 15),
+          },
+        }),
   };
   const report: BenchReport = { ...partial, targets: evaluateTargets(partial), problems };
   for (const problem of problems) log(`PROBLEM: ${problem}`);

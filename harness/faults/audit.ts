@@ -120,7 +120,15 @@ export interface Verdict {
 export function judge(deliveries: readonly { eventId: string; acknowledged: boolean }[], jobs: readonly StoredJob[]): Verdict {
   const counts = countByEventId(jobs);
   const sentIds = new Set(deliveries.map((delivery) => delivery.eventId));
-  const verdict: Verdict = { sent: deliveries.length, acknowledged: 0, found: 0, lost: 0, duplicated: 0, storedUnacknowledged: 0, strangers: 0 };
+  const verdict: Verdict = {
+    sent: deliveries.length,
+    acknowledged: 0,
+    found: 0,
+    lost: 0,
+    duplicated: 0,
+    storedUnacknowledged: 0,
+    strangers: 0,
+  };
   for (const { eventId, acknowledged } of deliveries) {
     const stored = counts.get(eventId) ?? 0;
     if (acknowledged) verdict.acknowledged += 1;

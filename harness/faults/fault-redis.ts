@@ -23,7 +23,11 @@ export class FaultRedis {
 
   /** Starts a fresh server whose files live under `dir`. */
   static async start(dir: string, durability: Durability): Promise<FaultRedis> {
-    const server = new RedisServer({ dir: join(dir, 'redis'), appendOnly: true, appendFsync: durability === 'strict' ? 'always' : 'everysec' });
+    const server = new RedisServer({
+      dir: join(dir, 'redis'),
+      appendOnly: true,
+      appendFsync: durability === 'strict' ? 'always' : 'everysec',
+    });
     await server.start();
     return new FaultRedis(server, durability);
   }

@@ -22,7 +22,12 @@ export async function inboxPending(redis: Redis, prefix: string): Promise<number
  * pending, it is killed frozen, so the dead mover's entries are certain to be left for a takeover; else it
  * is resumed and the hunt goes on. Past `timeoutMs` it is killed anyway. Resolves with the entries left.
  */
-export async function killHoldingInboxEntries(receiver: ReceiverProcess, redisUrl: string, prefix: string, timeoutMs: number): Promise<number> {
+export async function killHoldingInboxEntries(
+  receiver: ReceiverProcess,
+  redisUrl: string,
+  prefix: string,
+  timeoutMs: number,
+): Promise<number> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const deadline = Date.now() + timeoutMs;
   try {

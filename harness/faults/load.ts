@@ -113,5 +113,8 @@ export function describeAnswers(outcomes: readonly DeliveryOutcome[]): string {
     const key = outcome.status === undefined ? (outcome.error ?? 'no answer') : String(outcome.status);
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([key, n]) => `${key}×${n}`).join(', ');
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([key, n]) => `${key}×${n}`)
+    .join(', ');
 }

@@ -24,7 +24,10 @@ function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => 
     case 'receiver-kill':
       return [['fast', () => runReceiverKill(options)]];
     case 'redis-kill':
-      return [['strict', () => runRedisKill(options, 'strict')], ['fast', () => runRedisKill(options, 'fast')]];
+      return [
+        ['strict', () => runRedisKill(options, 'strict')],
+        ['fast', () => runRedisKill(options, 'fast')],
+      ];
     case 'redis-outage':
       return [['fast', () => runRedisOutage(options, false)]];
     case 'redis-outage-spool':
@@ -40,13 +43,21 @@ async function runFault(fault: FaultName, options: ScenarioOptions): Promise<Fau
   for (const [durability, run] of runsOf(fault, options)) {
     const startedAtMs = Date.now();
     log(`${fault} (${durability}): starting`);
-    const row = await run().catch(
-      (err: unknown): FaultRow => ({
-        fault, durability, sent: 0, acknowledged: 0, found: 0, lost: 0, duplicated: 0, zeroLossExpected: true,
-        notes: 'the scenario failed', problems: [`the scenario failed: ${(err as Error).stack ?? String(err)}`],
-      }),
+    const row = await run().catch((err: unknown): FaultRow => ({
+      fault,
+      durability,
+      sent: 0,
+      acknowledged: 0,
+      found: 0,
+      lost: 0,
+      duplicated: 0,
+      zeroLossExpected: true,
+      notes: 'the scenario failed',
+      problems: [`the scenario failed: ${(err as Error).stack ?? String(err)}`],
+    }));
+    log(
+      `${fault} (${durability}): done in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s: ${row.acknowledged}/${row.sent} acknowledged, ${row.lost} lost, ${row.duplicated} duplicated`,
     );
-    log(`${fault} (${durability}): done in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s: ${row.acknowledged}/${row.sent} acknowledged, ${row.lost} lost, ${row.duplicated} duplicated`);
     rows.push(row);
   }
   return rows;
@@ -60,7 +71,9 @@ async function main(): Promise<number> {
   const rows: FaultRow[] = [];
   for (const fault of options.only) rows.push(...(await runFault(fault, scenarioOptions)));
   const broken = rows.filter((row) => row.problems.length > 0);
-  log(`${rows.length} rows in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s; ${broken.length === 0 ? 'no promise broken' : `${broken.length} with a broken promise (their directories are kept)`}`);
+  log(
+    `${rows.length} rows in ${((Date.now() - startedAtMs) / 1000).toFixed(1)} s; ${broken.length === 0 ? 'no promise broken' : `${broken.length} with a broken promise (their directories are kept)`}`,
+  );
   process.stdout.write(options.json ? `${JSON.stringify(rows)}\n` : `${formatRows(rows)}\n`);
   return broken.length === 0 ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { findFreePort } from '../../src/embedded/redis-server.js';
-import { waitUntilMoved, readStoredJobs, judge, type StoredJob, type Verdict } from './audit.js';
 import { keepTempDir, makeTempDir, removeTempDir } from '../cleanup.js';
+import { waitUntilMoved, readStoredJobs, judge, type StoredJob, type Verdict } from './audit.js';
 import { FAULTS_SECRET } from './deliveries.js';
 import { FaultRedis, type Durability } from './fault-redis.js';
 import type { FaultName, FaultRow } from './fault-row.js';
@@ -62,7 +62,10 @@ export async function auditStack(stack: Stack, input: AuditInput): Promise<Fault
   input.onJobs?.(jobs);
   const verdict: Verdict = judge(input.deliveries, jobs);
   const problems = [...input.problems];
-  if (!moved.drained) problems.push(`not everything became a job within ${Math.round(moved.waitedMs / 1000)} s: ${moved.inbox} inbox entries, ${moved.spoolFiles} spool files left`);
+  if (!moved.drained)
+    problems.push(
+      `not everything became a job within ${Math.round(moved.waitedMs / 1000)} s: ${moved.inbox} inbox entries, ${moved.spoolFiles} spool files left`,
+    );
   if (verdict.lost > 0 && input.zeroLossExpected) problems.push(`${verdict.lost} acknowledged deliveries have no job in Redis`);
   if (verdict.duplicated > 0) problems.push(`${verdict.duplicated} deliveries have more than one job`);
   if (verdict.strangers > 0) problems.push(`${verdict.strangers} jobs belong to no delivery`);

@@ -1,8 +1,8 @@
+import { createTokenProvider } from '../arcgis-request/token-provider.js';
 import { createAdminRequest } from './admin-request.js';
 import { createPlacementResource } from './placement-resource.js';
 import { createServicesResource } from './services-resource.js';
 import { createSettingsResource } from './settings-resource.js';
-import { createTokenProvider } from '../arcgis-request/token-provider.js';
 import type { AdminClient, AdminClientOptions } from './types.js';
 import { invalidArgument } from './validate-input.js';
 import { createWebhooksResource } from './webhooks-resource.js';
@@ -17,8 +17,10 @@ function checkBaseUrl(baseUrl: string): string {
   } catch {
     throw invalidArgument('baseUrl: must be an http or https URL of the admin root, e.g. http://127.0.0.1:7080/arcgis/admin');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidArgument(`baseUrl: must be an http or https URL, got ${url.protocol}`);
-  if (url.search !== '' || url.hash !== '') throw invalidArgument('baseUrl: must have no query string or fragment (pass a token with auth)');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalidArgument(`baseUrl: must be an http or https URL, got ${url.protocol}`);
+  if (url.search !== '' || url.hash !== '')
+    throw invalidArgument('baseUrl: must have no query string or fragment (pass a token with auth)');
   return url.toString().replace(/\/+$/, '');
 }
 

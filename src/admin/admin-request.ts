@@ -1,8 +1,8 @@
-import { AdminApiError, AdminAuthError } from '../errors.js';
 import { checkResponse, type AdminAnswer } from '../arcgis-request/check-response.js';
 import { encodeParams, type AdminParams } from '../arcgis-request/encode-params.js';
 import { networkError, postForm } from '../arcgis-request/post-form.js';
 import type { TokenProvider } from '../arcgis-request/token-provider.js';
+import { AdminApiError, AdminAuthError } from '../errors.js';
 
 /** Options of {@link createAdminRequest}. */
 export interface AdminRequestOptions {
@@ -48,7 +48,12 @@ export function createAdminRequest(options: AdminRequestOptions): AdminRequest {
   const transport = { fetch: options.fetch, timeoutMs: options.timeoutMs };
   const urlOf = (path: string): string => `${baseUrl}/${path.replace(/^\/+/, '')}`;
 
-  async function withRetries(url: string, params: AdminParams, token: string | undefined, idempotent: boolean): Promise<Record<string, unknown>> {
+  async function withRetries(
+    url: string,
+    params: AdminParams,
+    token: string | undefined,
+    idempotent: boolean,
+  ): Promise<Record<string, unknown>> {
     const form = encodeParams(params);
     if (token !== undefined) form.set('token', token);
     const delays = idempotent ? options.retryDelaysMs : [];

@@ -1,7 +1,7 @@
-import type { AdminRequest } from './admin-request.js';
 import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
-import { objectField } from './read-answer.js';
 import { parseServiceName } from '../arcgis/service-name.js';
+import type { AdminRequest } from './admin-request.js';
+import { objectField } from './read-answer.js';
 import type { AdminClient } from './types.js';
 import { checkPlacementPolicy } from './validate-input.js';
 

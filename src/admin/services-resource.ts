@@ -1,6 +1,6 @@
+import { updateDefinitionPath } from '../arcgis/service-name.js';
 import type { AdminRequest } from './admin-request.js';
 import { arrayField } from './read-answer.js';
-import { updateDefinitionPath } from '../arcgis/service-name.js';
 import type { AdminClient, FindServicesFilters, ServiceRecord } from './types.js';
 import { invalidArgument } from './validate-input.js';
 
@@ -20,7 +20,8 @@ export function createServicesResource(request: AdminRequest): Pick<AdminClient,
       const params: Record<string, string> = {};
       for (const [filter, value] of Object.entries(filters) as [string, unknown][]) {
         const name = findServicesParams[filter as keyof FindServicesFilters] as string | undefined;
-        if (name === undefined) throw invalidArgument(`filters.${filter}: unknown filter, must be one of ${Object.keys(findServicesParams).join(', ')}`);
+        if (name === undefined)
+          throw invalidArgument(`filters.${filter}: unknown filter, must be one of ${Object.keys(findServicesParams).join(', ')}`);
         if (value === undefined) continue;
         if (typeof value !== 'string') throw invalidArgument(`filters.${filter}: must be a string`);
         params[name] = value;

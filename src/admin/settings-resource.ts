@@ -1,7 +1,7 @@
+import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 import type { AdminRequest } from './admin-request.js';
 import { withoutStatus } from './read-answer.js';
 import type { AdminClient } from './types.js';
-import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 import { validateSettings } from './validate-input.js';
 
 const SETTINGS_PATH = 'services/webhooks/settings';

@@ -65,5 +65,8 @@ export interface AdminClient {
     edit(service: ServiceName, policy: ServicePlacementPolicy, options?: { async?: boolean }): Promise<void>;
   };
   findServices(filters?: FindServicesFilters): Promise<ServiceRecord[]>;
-  updateDefinition(service: ServiceName, definition: { capabilities?: string; syncEnabled?: boolean } & Record<string, unknown>): Promise<void>;
+  updateDefinition(
+    service: ServiceName,
+    definition: { capabilities?: string; syncEnabled?: boolean } & Record<string, unknown>,
+  ): Promise<void>;
 }

@@ -1,8 +1,8 @@
-import { GeohookError } from '../errors.js';
 import { validatePlacementPolicy, type ServicePlacementPolicy } from '../arcgis/placement-policy.js';
 import { webhookSettingBounds } from '../arcgis/webhook-settings.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 import type { CreateWebhookParams } from '../arcgis/webhook.js';
+import { GeohookError } from '../errors.js';
 
 /** A client argument that is refused before anything is sent. */
 export const invalidArgument = (message: string): GeohookError => new GeohookError('GEOHOOK_ERR_ADMIN_INVALID', message);
@@ -16,7 +16,8 @@ export function validateSettings(settings: Partial<WebhookSettings>): void {
   }
   for (const [name, value] of Object.entries(settings) as [string, unknown][]) {
     const bounds = webhookSettingBounds[name as keyof WebhookSettings] as readonly [number, number] | undefined;
-    if (bounds === undefined) throw invalidArgument(`settings.${name}: unknown setting, must be one of ${Object.keys(webhookSettingBounds).join(', ')}`);
+    if (bounds === undefined)
+      throw invalidArgument(`settings.${name}: unknown setting, must be one of ${Object.keys(webhookSettingBounds).join(', ')}`);
     if (value === undefined) continue;
     const [min, max] = bounds;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -36,7 +37,8 @@ export function checkWebhookParams(params: Partial<CreateWebhookParams>, require
   for (const field of ['name', 'hookUrl'] as const) {
     const value = params[field];
     if (value === undefined && !required) continue;
-    if (typeof value !== 'string' || value.trim() === '') throw invalidArgument(`${field}: must be a non-empty string, got ${describe(value)}`);
+    if (typeof value !== 'string' || value.trim() === '')
+      throw invalidArgument(`${field}: must be a non-empty string, got ${describe(value)}`);
   }
   if (params.hookUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(params.hookUrl)) {
     throw invalidArgument(`hookUrl: must be an http or https URL, got ${describe(params.hookUrl)}`);

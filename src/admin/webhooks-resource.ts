@@ -1,10 +1,10 @@
-import type { AdminRequest } from './admin-request.js';
-import { arrayField, webhookOf } from './read-answer.js';
-import { unexpected } from '../arcgis-request/check-response.js';
 import { parseServiceName, webhookPath } from '../arcgis/service-name.js';
-import type { AdminClient } from './types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import type { CreateWebhookParams, Webhook } from '../arcgis/webhook.js';
+import { unexpected } from '../arcgis-request/check-response.js';
+import type { AdminRequest } from './admin-request.js';
+import { arrayField, webhookOf } from './read-answer.js';
+import type { AdminClient } from './types.js';
 import { checkWebhookParams } from './validate-input.js';
 
 /** Page size `listAll` asks for (the ArcGIS API for Python's). */
@@ -23,9 +23,11 @@ function webhookParams(params: Partial<CreateWebhookParams>): Record<string, str
 export function createWebhooksResource(request: AdminRequest): AdminClient['webhooks'] {
   const hooksPath = (service: ServiceName): string => `${parseServiceName(service).path}/webhooks`;
 
-  const bulk = (operation: 'activateAll' | 'deactivateAll' | 'deleteAll') => async (service: ServiceName): Promise<void> => {
-    await request.send(`${hooksPath(service)}/${operation}`, {}, write);
-  };
+  const bulk =
+    (operation: 'activateAll' | 'deactivateAll' | 'deleteAll') =>
+    async (service: ServiceName): Promise<void> => {
+      await request.send(`${hooksPath(service)}/${operation}`, {}, write);
+    };
 
   const list: AdminClient['webhooks']['list'] = async (service, page = {}) => {
     const path = hooksPath(service);
@@ -43,12 +45,14 @@ export function createWebhooksResource(request: AdminRequest): AdminClient['webh
     list,
     async listAll(service) {
       const all: Webhook[] = [];
-      for (let start = 1; start !== -1; ) {
+      for (let start = 1; start !== -1;) {
         const page = await list(service, { start, num: LIST_PAGE_SIZE });
         all.push(...page.webhooks);
         // A server that does not move forward would make this loop for ever.
         if (page.nextStart !== -1 && page.nextStart <= start) {
-          throw unexpected(request.urlOf(hooksPath(service)), `nextStart after ${start} (got ${page.nextStart})`, { nextStart: page.nextStart });
+          throw unexpected(request.urlOf(hooksPath(service)), `nextStart after ${start} (got ${page.nextStart})`, {
+            nextStart: page.nextStart,
+          });
         }
         start = page.nextStart;
       }

@@ -41,7 +41,12 @@ export async function generateToken(options: GenerateTokenOptions): Promise<{ to
   const body = checkResponse({ ...answer, secrets: [options.password] });
   if (typeof body.token !== 'string' || body.token === '') {
     const message = 'the answer carries no token';
-    throw new AdminApiError(`${pathOf(options.tokenUrl)}: ${message}`, { serverCode: undefined, messages: [message], url: answer.url, response: body });
+    throw new AdminApiError(`${pathOf(options.tokenUrl)}: ${message}`, {
+      serverCode: undefined,
+      messages: [message],
+      url: answer.url,
+      response: body,
+    });
   }
   // Classic ArcGIS Server sends `expires` as a string; a missing one means the lifetime asked for.
   const expires = Number(body.expires);

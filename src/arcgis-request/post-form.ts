@@ -59,5 +59,11 @@ function reasonOf(err: unknown, timeoutMs: number): string {
 export function networkError(url: string, err: unknown, attempts: number, timeoutMs: number): AdminApiError {
   const reason = `request failed: ${reasonOf(err, timeoutMs)}${attempts > 1 ? ` after ${attempts} attempts` : ''}`;
   const clean = urlWithoutToken(url);
-  return new AdminApiError(`${pathOf(clean)}: ${reason}`, { serverCode: undefined, messages: [reason], url: clean, response: undefined, cause: err });
+  return new AdminApiError(`${pathOf(clean)}: ${reason}`, {
+    serverCode: undefined,
+    messages: [reason],
+    url: clean,
+    response: undefined,
+    cause: err,
+  });
 }

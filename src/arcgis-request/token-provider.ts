@@ -1,5 +1,5 @@
-import { generateToken } from './generate-token.js';
 import type { AdminAuth } from '../arcgis/admin-auth.js';
+import { generateToken } from './generate-token.js';
 
 /** Hands out the token of each request. */
 export interface TokenProvider {

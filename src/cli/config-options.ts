@@ -35,7 +35,9 @@ export function addConfigOptions(command: Command): Command {
  */
 export function addQueueOptions(command: Command): Command {
   return command
-    .addOption(new Option('--redis-url <url>', 'Redis URL (default: the Redis of a `geohook up` running in this directory)').env('REDIS_URL'))
+    .addOption(
+      new Option('--redis-url <url>', 'Redis URL (default: the Redis of a `geohook up` running in this directory)').env('REDIS_URL'),
+    )
     .addOption(configOption('GEOHOOK_PREFIX'))
     .addOption(configOption('GEOHOOK_CONFIG'));
 }

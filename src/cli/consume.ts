@@ -9,7 +9,6 @@ import { addQueueOptions, configOption, configOverrides } from './config-options
 import { startEventPrinter } from './event-printer.js';
 import { queueRedisTarget } from './queue-redis-target.js';
 
-
 interface ConsumeOptions {
   type: string[];
   redisUrl?: string;
@@ -37,8 +36,19 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
     throw new ConfigError('--metrics-port: a port number from 0 to 65535');
   }
-  const logger = createLogger({ level: config.logLevel, signatureHeaders: config.signatureHeaders, format: config.logFormat ?? 'json', fd: 2 });
-  const printer = startEventPrinter({ redis: queueRedisTarget(config), prefix: config.prefix, patterns: options.type.length > 0 ? options.type : ['*'], concurrency, logger });
+  const logger = createLogger({
+    level: config.logLevel,
+    signatureHeaders: config.signatureHeaders,
+    format: config.logFormat ?? 'json',
+    fd: 2,
+  });
+  const printer = startEventPrinter({
+    redis: queueRedisTarget(config),
+    prefix: config.prefix,
+    patterns: options.type.length > 0 ? options.type : ['*'],
+    concurrency,
+    logger,
+  });
   const stopMetrics = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, printer.metrics);
   closeOnSignal(logger, async () => {
     await printer.close();
@@ -52,7 +62,11 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
 /** `geohook consume [--type PATTERN]…`: prints matching events as JSON lines (docs/cli.md). */
 export function registerConsume(command: Command): void {
   command
-    .addOption(new Option('--type <pattern>', 'event-type pattern to consume; repeat for several').argParser((value: string, previous: string[]) => [...previous, value]).default([], '"*"'))
+    .addOption(
+      new Option('--type <pattern>', 'event-type pattern to consume; repeat for several')
+        .argParser((value: string, previous: string[]) => [...previous, value])
+        .default([], '"*"'),
+    )
     .addOption(configOption('LOG_LEVEL'))
     .addOption(new Option('--concurrency <n>', 'events handled at the same time per queue; 1 keeps the order').default('1'))
     .addOption(new Option('--metrics-port <port>', 'serve the consumer metrics at GET /metrics on this port'))

@@ -11,7 +11,6 @@ interface EmulatorFlags {
   logLevel: string;
 }
 
-
 async function runEmulator(flags: EmulatorFlags): Promise<void> {
   const { port, users } = loadEmulatorConfig(process.env, { EMULATOR_PORT: flags.port });
   const app = await buildEmulator({
@@ -31,7 +30,9 @@ export function registerEmulator(command: Command): void {
     .addOption(new Option('--port <port>', 'port').env('EMULATOR_PORT').default('7080'))
     .addOption(new Option('--host <host>', 'listen address').default('127.0.0.1'))
     .addOption(new Option('--catalog <file>', 'JSON array of services replacing the default catalogue'))
-    .addOption(new Option('--public-url <url>', 'base URL the emulator is reached at (default http://HOST:PORT, the port it got with --port 0)'))
+    .addOption(
+      new Option('--public-url <url>', 'base URL the emulator is reached at (default http://HOST:PORT, the port it got with --port 0)'),
+    )
     .addOption(new Option('--log-level <level>', 'pino level').env('LOG_LEVEL').default('info'))
     .addHelpText('after', '\nUsers come from EMULATOR_USERS=user:password:role,… (roles administrator, orgadmin, none).')
     .action((flags: EmulatorFlags) => runEmulator(flags));

@@ -99,7 +99,9 @@ export function registerEvents(events: Command): void {
     .action(
       action(async (flags) => {
         const { queue, limit, offset } = flags;
-        const page = await withInspector(flags, (inspector) => inspector.failed({ ...(queue === undefined ? {} : { queue }), limit, offset }));
+        const page = await withInspector(flags, (inspector) =>
+          inspector.failed({ ...(queue === undefined ? {} : { queue }), limit, offset }),
+        );
         printResult(flags.table === true ? page.jobs : page, flags, FAILED_COLUMNS);
       }),
     );
@@ -112,9 +114,11 @@ export function registerEvents(events: Command): void {
     .addOption(queueOption('look in this queue only'))
     .action(
       action(async (flags, ids) => {
-        if ((ids.length > 0) === (flags.all === true)) throw new ConfigError('events retry: give event ids, or --all');
+        if (ids.length > 0 === (flags.all === true)) throw new ConfigError('events retry: give event ids, or --all');
         const options = flags.queue === undefined ? {} : { queue: flags.queue };
-        const retried = await withInspector(flags, (inspector) => (flags.all === true ? inspector.retryAll(options) : inspector.retry(ids, options)));
+        const retried = await withInspector(flags, (inspector) =>
+          flags.all === true ? inspector.retryAll(options) : inspector.retry(ids, options),
+        );
         printJson({ retried });
       }),
     );

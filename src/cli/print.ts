@@ -36,7 +36,13 @@ export function printTable(value: unknown, columns?: readonly string[]): void {
   const keys = columns ?? [...new Set(rows.flatMap((row) => Object.keys(row)))];
   const table = [keys, ...rows.map((row) => keys.map((key) => cell(row[key])))];
   const widths = keys.map((_key, index) => Math.max(...table.map((line) => line[index]!.length)));
-  for (const line of table) printLine(line.map((text, index) => text.padEnd(widths[index]!)).join('  ').trimEnd());
+  for (const line of table)
+    printLine(
+      line
+        .map((text, index) => text.padEnd(widths[index]!))
+        .join('  ')
+        .trimEnd(),
+    );
 }
 
 /** Prints `result` as one JSON document, or as a table of `columns` with `--table`. */

@@ -12,7 +12,9 @@ export function queueRedisTarget(config: GeohookConfig, embeddedDir = EMBEDDED_R
   if (hasConfiguredRedis(config)) return configuredTarget(config);
   const url = readRecordedRedisUrl(resolve(embeddedDir));
   if (url === undefined) {
-    throw new ConfigError(`REDIS_URL: not set, and no \`geohook up\` is running in this directory (it records its Redis in ${EMBEDDED_REDIS_DIR}/url)`);
+    throw new ConfigError(
+      `REDIS_URL: not set, and no \`geohook up\` is running in this directory (it records its Redis in ${EMBEDDED_REDIS_DIR}/url)`,
+    );
   }
   return configuredTarget(config, url);
 }

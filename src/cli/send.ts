@@ -29,7 +29,10 @@ export function registerSend(command: Command): void {
       try {
         response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(Number(options.timeout)) });
       } catch (err) {
-        throw new GeohookError('GEOHOOK_ERR_SEND_FAILED', `${url}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
+        throw new GeohookError(
+          'GEOHOOK_ERR_SEND_FAILED',
+          `${url}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+        );
       }
       const text = await response.text();
       let answer: unknown = text;

@@ -4,7 +4,6 @@ import { startServer } from '../server.js';
 import { closeOnSignal } from './close-on-signal.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
 
-
 /** Runs the receiver until SIGTERM/SIGINT, then shuts it down gracefully. */
 async function runServe(options: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(process.env, configOverrides(options));

@@ -1,10 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
-import { randomBytes } from 'node:crypto';
-import type { GeohookEvent, ServiceRef } from '../queue/envelope.js';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
 import { createLogger, type LogFormat } from '../logger.js';
+import type { GeohookEvent, ServiceRef } from '../queue/envelope.js';
 import { describeTarget } from '../redis/connection.js';
 import { startServer, type RunningServer } from '../server.js';
 import { closeOnSignal } from './close-on-signal.js';
@@ -91,15 +91,22 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     await emulator?.close();
   });
 
-  const pending = server.registration === undefined ? undefined : await waitForRegistration(() => server.registration!.notReadyReason(), 15_000);
+  const pending =
+    server.registration === undefined ? undefined : await waitForRegistration(() => server.registration!.notReadyReason(), 15_000);
   printNotice(`receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redis?.url ?? describeTarget(server.redisTarget)})`);
   if (emulator !== undefined) {
     const emulatorUrl = `http://127.0.0.1:${config.emulatorPort}`;
     printNotice(`emulator   ${emulatorUrl}/arcgis/admin  (users admin/admin.pass, orgadmin/orgadmin.pass)`);
-    printNotice(`fire a GP job:  curl -s -X POST ${emulatorUrl}/emulator/services/Tools/Buffer.GPServer/jobs -H 'content-type: application/json' -d '{"outcome":"succeeded"}'`);
-    printNotice(`edit a feature: curl -s -X POST ${emulatorUrl}/emulator/services/Hosted/Parcels.FeatureServer/edits -H 'content-type: application/json' -d '{"changeType":"FeaturesCreated"}'`);
+    printNotice(
+      `fire a GP job:  curl -s -X POST ${emulatorUrl}/emulator/services/Tools/Buffer.GPServer/jobs -H 'content-type: application/json' -d '{"outcome":"succeeded"}'`,
+    );
+    printNotice(
+      `edit a feature: curl -s -X POST ${emulatorUrl}/emulator/services/Hosted/Parcels.FeatureServer/edits -H 'content-type: application/json' -d '{"changeType":"FeaturesCreated"}'`,
+    );
   }
-  printNotice(`dashboard  ${config.publicUrl}/ui/${dashboardToken === undefined ? '  (the configured credentials)' : `login?token=${dashboardToken}`}`);
+  printNotice(
+    `dashboard  ${config.publicUrl}/ui/${dashboardToken === undefined ? '  (the configured credentials)' : `login?token=${dashboardToken}`}`,
+  );
   const printed = forPerson ? 'events are printed below' : 'events are printed below as JSON lines';
   printNotice(pending === undefined ? `ready: ${printed}; Ctrl-C stops everything` : `not ready yet: ${pending}`);
 }

@@ -12,6 +12,8 @@ export function isHashTagged(prefix: string): boolean {
  */
 export function assertClusterPrefix(prefix: string): void {
   if (!isHashTagged(prefix)) {
-    throw new ConfigError(`GEOHOOK_PREFIX: with a Redis Cluster it must hold a hash tag, such as {${prefix.replace(/[{}]/g, '') || 'geohook'}} (BullMQ's rule: a queue's keys in one slot)`);
+    throw new ConfigError(
+      `GEOHOOK_PREFIX: with a Redis Cluster it must hold a hash tag, such as {${prefix.replace(/[{}]/g, '') || 'geohook'}} (BullMQ's rule: a queue's keys in one slot)`,
+    );
   }
 }

@@ -7,7 +7,13 @@ const DAY_SECONDS = 86_400;
 export const DEFAULT_DEDUP_RETENTION_SECONDS = DAY_SECONDS;
 
 /** Completed jobs kept for inspection and replay. */
-export const defaultCompletedJobs: { readonly ageSeconds: number; readonly count: number } = Object.freeze({ ageSeconds: DAY_SECONDS, count: 10_000 });
+export const defaultCompletedJobs: { readonly ageSeconds: number; readonly count: number } = Object.freeze({
+  ageSeconds: DAY_SECONDS,
+  count: 10_000,
+});
 
 /** How consumers retry an event: 5 attempts, exponential backoff from 1 s with 20 % jitter. */
-export const defaultRetryPolicy: RetryPolicy = Object.freeze({ attempts: 5, backoff: Object.freeze({ type: 'exponential', delayMs: 1000, jitter: 0.2 }) });
+export const defaultRetryPolicy: RetryPolicy = Object.freeze({
+  attempts: 5,
+  backoff: Object.freeze({ type: 'exponential', delayMs: 1000, jitter: 0.2 }),
+});

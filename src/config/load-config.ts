@@ -1,16 +1,31 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
+import type { AdminAuth } from '../arcgis/admin-auth.js';
 import { ConfigError } from '../errors.js';
 import { assertClusterPrefix } from './cluster-prefix.js';
 import { deepFreeze, frozenMap } from './freeze.js';
 import { configFileSchema, emulatorEnvSchema, envSchema, type ConfigFile } from './schema.js';
-import type { AdminAuth } from '../arcgis/admin-auth.js';
 import type { DashboardConfig, EmulatorConfig, GeohookConfig, HookConfig, RedisSettings } from './types.js';
 
-export type { AdminConfig, EmulatorConfig, EmulatorRole, EmulatorUser, DashboardAuth, DashboardConfig, GeohookConfig, HookConfig, ReceiverTimeouts, RedisSettings, RegistrationTiming, RetryPolicy } from './types.js';
+export type {
+  AdminConfig,
+  EmulatorConfig,
+  EmulatorRole,
+  EmulatorUser,
+  DashboardAuth,
+  DashboardConfig,
+  GeohookConfig,
+  HookConfig,
+  ReceiverTimeouts,
+  RedisSettings,
+  RegistrationTiming,
+  RetryPolicy,
+} from './types.js';
 
 /** Values that win over the environment (command-line flags). */
-export type ConfigOverrides = Partial<Record<keyof z.input<typeof envSchema> | keyof z.input<typeof emulatorEnvSchema>, string | undefined>>;
+export type ConfigOverrides = Partial<
+  Record<keyof z.input<typeof envSchema> | keyof z.input<typeof emulatorEnvSchema>, string | undefined>
+>;
 
 function describeIssue(issue: z.core.$ZodIssue, source: string): string {
   const path = issue.path.join('.');
@@ -83,9 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
 
   const { redis, prefix } = redisSettings(parsedFile.data.redis, merged.GEOHOOK_PREFIX);
 
-  const hooks = new Map<string, HookConfig>([
-    ['default', { name: 'default', secrets: [], services: [], changeTypes: ['*'] }],
-  ]);
+  const hooks = new Map<string, HookConfig>([['default', { name: 'default', secrets: [], services: [], changeTypes: ['*'] }]]);
   const namesInFile = new Set<string>();
   for (const hook of parsedFile.data.hooks) {
     if (namesInFile.has(hook.name)) throw new ConfigError(`GEOHOOK_CONFIG: hook "${hook.name}" is defined twice`);
@@ -99,14 +112,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (vars.ADMIN_USERNAME !== undefined && vars.ADMIN_PASSWORD === undefined) {
     throw new ConfigError('ADMIN_PASSWORD: required with ADMIN_USERNAME');
   }
-  if (vars.ADMIN_URL === undefined && (vars.ADMIN_TOKEN !== undefined || vars.ADMIN_USERNAME !== undefined || vars.REGISTER !== undefined)) {
+  if (
+    vars.ADMIN_URL === undefined &&
+    (vars.ADMIN_TOKEN !== undefined || vars.ADMIN_USERNAME !== undefined || vars.REGISTER !== undefined)
+  ) {
     throw new ConfigError('ADMIN_URL: required with ADMIN_TOKEN, ADMIN_USERNAME or REGISTER (an http(s) URL of the admin root)');
   }
   const auth: AdminAuth | undefined =
     vars.ADMIN_TOKEN !== undefined
       ? { token: vars.ADMIN_TOKEN }
       : vars.ADMIN_USERNAME !== undefined
-        ? { username: vars.ADMIN_USERNAME, password: vars.ADMIN_PASSWORD!, ...(vars.TOKEN_URL === undefined ? {} : { tokenUrl: vars.TOKEN_URL }) }
+        ? {
+            username: vars.ADMIN_USERNAME,
+            password: vars.ADMIN_PASSWORD!,
+            ...(vars.TOKEN_URL === undefined ? {} : { tokenUrl: vars.TOKEN_URL }),
+          }
         : undefined;
 
   return deepFreeze({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { configuredServiceName } from '../arcgis/service-name.js';
 import { validatePlacementPolicy, type ServicePlacementPolicy } from '../arcgis/placement-policy.js';
+import { configuredServiceName } from '../arcgis/service-name.js';
 import { webhookSettingBounds, type WebhookSettings } from '../arcgis/webhook-settings.js';
 
 /** `folder/name.Type` or `name.Type`. */

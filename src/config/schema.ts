@@ -2,9 +2,7 @@ import { z } from 'zod';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from './defaults.js';
 import { orgSettingsSchema, placementSchema, serviceName } from './org-schema.js';
 
-const hookName = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
+const hookName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
 
 const booleanText = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'true or false' })
@@ -12,11 +10,7 @@ const booleanText = z
 
 /** A whole decimal number within bounds; `what` says what is allowed. */
 const wholeNumber = (min: number, max: number, what: string) =>
-  z
-    .string()
-    .regex(/^\d+$/, what)
-    .transform(Number)
-    .pipe(z.number().min(min, what).max(max, what));
+  z.string().regex(/^\d+$/, what).transform(Number).pipe(z.number().min(min, what).max(max, what));
 
 const port = wholeNumber(0, 65535, 'a port number from 0 to 65535');
 
@@ -84,9 +78,7 @@ export const envSchema = z.object({
   /** Where tokens come from. @defaultValue `{ADMIN_URL}/generateToken` */
   TOKEN_URL: httpUrl.optional(),
   /** Services to register the `default` hook on: `folder/name.Type` or `name.Type`, comma-separated. */
-  REGISTER: commaList
-    .pipe(z.array(serviceName))
-    .optional(),
+  REGISTER: commaList.pipe(z.array(serviceName)).optional(),
   /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. @defaultValue 7080 */
   EMULATOR_PORT: port.default(7080),
   /** Enables the queue dashboard at `/ui`, protected by this bearer token (at least 16 characters). */
@@ -96,7 +88,8 @@ export const envSchema = z.object({
 });
 
 const emulatorRoles = ['administrator', 'orgadmin', 'none'] as const;
-const isEmulatorRole = (role: string | undefined): role is (typeof emulatorRoles)[number] => (emulatorRoles as readonly (string | undefined)[]).includes(role);
+const isEmulatorRole = (role: string | undefined): role is (typeof emulatorRoles)[number] =>
+  (emulatorRoles as readonly (string | undefined)[]).includes(role);
 
 /** `user:password:role,…`, each role administrator, orgadmin or none. */
 const emulatorUsers = commaList.transform((entries, ctx) =>
@@ -213,7 +206,10 @@ const redisOptionsSchema = z
     natMap: z.record(z.string(), hostPort).optional(),
   })
   .strict()
-  .refine((options) => (options.sentinels === undefined) === (options.name === undefined), { message: 'sentinels and name go together', path: ['name'] });
+  .refine((options) => (options.sentinels === undefined) === (options.name === undefined), {
+    message: 'sentinels and name go together',
+    path: ['name'],
+  });
 
 /** A Redis Cluster: seed nodes (REDIS_URL when empty) and the cluster options of ioredis that JSON can hold. */
 const redisClusterSchema = z
@@ -238,14 +234,22 @@ const redisSchema = z
     cluster: redisClusterSchema.optional(),
   })
   .strict()
-  .refine((redis) => redis.cluster === undefined || redis.options.sentinels === undefined, { message: 'Sentinel or Cluster, not both', path: ['cluster'] });
+  .refine((redis) => redis.cluster === undefined || redis.options.sentinels === undefined, {
+    message: 'Sentinel or Cluster, not both',
+    path: ['cluster'],
+  });
 
 /** The `GEOHOOK_CONFIG` file. Unknown keys are refused so that a typo is not silently ignored. */
 export const configFileSchema = z
   .object({
     hooks: z.array(hookFileSchema).default([]),
     /** How long an event id is remembered per hook. @defaultValue 86400 */
-    dedupRetentionSeconds: z.number().int().min(1).max(30 * DEFAULT_DEDUP_RETENTION_SECONDS).default(DEFAULT_DEDUP_RETENTION_SECONDS),
+    dedupRetentionSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(30 * DEFAULT_DEDUP_RETENTION_SECONDS)
+      .default(DEFAULT_DEDUP_RETENTION_SECONDS),
     /** How many completed jobs are kept, and for how long, for inspection and replay. */
     completedJobs: z
       .object({

@@ -120,7 +120,8 @@ export interface RedisSettings {
   /** ioredis options of every connection: credentials, TLS, and `sentinels` + `name` for Sentinel. */
   readonly options: Readonly<Omit<RedisOptions, 'replyMapping'>>;
   /** Set for a Redis Cluster: seed nodes (REDIS_URL when none) and ioredis cluster options. */
-  readonly cluster: { readonly nodes: readonly { readonly host: string; readonly port: number }[]; readonly options: Readonly<ClusterOptions> } | undefined;
+  readonly cluster:
+    { readonly nodes: readonly { readonly host: string; readonly port: number }[]; readonly options: Readonly<ClusterOptions> } | undefined;
 }
 
 /** What an emulator user may do: administrators manage webhooks and placement; organisation administrators also settings. */

@@ -17,7 +17,9 @@ function queuesOf(pattern: string): readonly QueueName[] {
   if (pattern.startsWith('feature.')) return [queueNames.feature];
   if (pattern === 'unknown') return [queueNames.unknown];
   if (pattern === '*') return Object.values(queueNames);
-  throw new ConfigError(`handler "${pattern}": a pattern is "*", "unknown", or starts with "gp." or "feature." (e.g. "gp.job.succeeded", "feature.*")`);
+  throw new ConfigError(
+    `handler "${pattern}": a pattern is "*", "unknown", or starts with "gp." or "feature." (e.g. "gp.job.succeeded", "feature.*")`,
+  );
 }
 
 /** Compiles a pattern in which `*` stands for any run of characters (dots included). */

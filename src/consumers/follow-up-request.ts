@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AdminAuth } from '../arcgis/admin-auth.js';
 import { checkResponse, type AdminAnswer } from '../arcgis-request/check-response.js';
 import { encodeParams } from '../arcgis-request/encode-params.js';
 import { networkError, postForm } from '../arcgis-request/post-form.js';
 import { createTokenProvider, type TokenProvider } from '../arcgis-request/token-provider.js';
-import type { AdminAuth } from '../arcgis/admin-auth.js';
 import { AdminAuthError } from '../errors.js';
 import { followUpError } from './follow-up-urls.js';
 

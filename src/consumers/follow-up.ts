@@ -71,7 +71,8 @@ async function changesOf(session: FollowUpSession, url: URL): Promise<FeatureCha
     const statusUrl = httpUrl(body.statusUrl, 'the extractChanges statusUrl');
     const done = await session.poll(statusUrl, url, (status) => {
       const state = String(status.status).toLowerCase();
-      if (state === 'failed' || state === 'completedwitherrors') throw followUpError(`extractChanges job ${statusUrl.pathname} ended ${String(status.status)}`);
+      if (state === 'failed' || state === 'completedwitherrors')
+        throw followUpError(`extractChanges job ${statusUrl.pathname} ended ${String(status.status)}`);
       return state === 'completed';
     });
     body = await session.read(httpUrl(done.resultUrl, 'the extractChanges resultUrl'), url);
@@ -101,16 +102,30 @@ export async function fetchChanges(event: GeohookEvent, options: FollowUpOptions
 }
 
 /** GP statuses of a job still on its way; any other is final. */
-const runningStatuses = new Set(['esrijobnew', 'esrijobsubmitted', 'esrijobwaiting', 'esrijobexecuting', 'esrijobcancelling', 'esrijobdeleting']);
+const runningStatuses = new Set([
+  'esrijobnew',
+  'esrijobsubmitted',
+  'esrijobwaiting',
+  'esrijobexecuting',
+  'esrijobcancelling',
+  'esrijobdeleting',
+]);
 
-async function parameterOf(session: FollowUpSession, jobUrl: URL, name: string, ref: unknown, status: JsonObject): Promise<GpParameterValue> {
+async function parameterOf(
+  session: FollowUpSession,
+  jobUrl: URL,
+  name: string,
+  ref: unknown,
+  status: JsonObject,
+): Promise<GpParameterValue> {
   if (!isObject(ref) || typeof ref.paramUrl !== 'string') throw unexpected(jobUrl.href, `'paramUrl' of result '${name}'`, status);
   const base = new URL(jobUrl.href);
   base.search = '';
   base.pathname = `${base.pathname.replace(/\/+$/, '')}/`;
   const url = httpUrl(new URL(ref.paramUrl, base).href, `the paramUrl of result '${name}'`);
   const body = await session.read(url, jobUrl);
-  if (typeof body.dataType !== 'string' || !('value' in body)) throw unexpected(url.href, `'dataType' and 'value' of result '${name}'`, body);
+  if (typeof body.dataType !== 'string' || !('value' in body))
+    throw unexpected(url.href, `'dataType' and 'value' of result '${name}'`, body);
   return { paramName: typeof body.paramName === 'string' ? body.paramName : name, dataType: body.dataType, value: body.value };
 }
 

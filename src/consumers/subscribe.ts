@@ -2,11 +2,11 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { ConfigError } from '../errors.js';
 import { assertClusterPrefix } from '../config/cluster-prefix.js';
-import type { ConnectionOptions } from '../redis/connection.js';
+import { ConfigError } from '../errors.js';
 import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
 import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
+import type { ConnectionOptions } from '../redis/connection.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
 import { compilePattern, type EventPattern } from './event-patterns.js';
 import type { EventHandler, EventHandlers } from './types.js';
@@ -126,30 +126,36 @@ export function subscribe(options: SubscribeOptions): Subscription {
       metrics.consumed.inc({ queue: name, type: job.name, outcome });
     };
     const process = async (job: Job<GeohookEvent>): Promise<void> => {
-        let event: GeohookEvent;
-        try {
-          event = validateEvent(job.data, family);
-        } catch (err) {
-          count(job, 'poison');
-          logger.error({ err, queue: name, jobId: job.id }, 'poison event failed without retry');
-          throw err;
-        }
-        try {
-          const handlers = await dispatch(job, event, queueRoutes, metrics);
-          count(job, handlers === 0 ? 'ignored' : 'completed');
-        } catch (err) {
-          const attempts = job.opts.attempts ?? 1;
-          const exhausted = err instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
-          count(job, exhausted ? 'failed' : 'retried');
-          logger.warn({ err, queue: name, eventId: event.id, type: event.type, attempt: job.attemptsMade + 1, attempts }, exhausted ? 'event failed for good: it stays in the failed set' : 'event handler failed: retrying with backoff');
-          throw err;
-        }
+      let event: GeohookEvent;
+      try {
+        event = validateEvent(job.data, family);
+      } catch (err) {
+        count(job, 'poison');
+        logger.error({ err, queue: name, jobId: job.id }, 'poison event failed without retry');
+        throw err;
+      }
+      try {
+        const handlers = await dispatch(job, event, queueRoutes, metrics);
+        count(job, handlers === 0 ? 'ignored' : 'completed');
+      } catch (err) {
+        const attempts = job.opts.attempts ?? 1;
+        const exhausted = err instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
+        count(job, exhausted ? 'failed' : 'retried');
+        logger.warn(
+          { err, queue: name, eventId: event.id, type: event.type, attempt: job.attemptsMade + 1, attempts },
+          exhausted ? 'event failed for good: it stays in the failed set' : 'event handler failed: retrying with backoff',
+        );
+        throw err;
+      }
     };
     const worker = new Worker<GeohookEvent>(
       name,
       (job) => {
         const handling = process(job);
-        const settled = handling.then(() => undefined, () => undefined);
+        const settled = handling.then(
+          () => undefined,
+          () => undefined,
+        );
         running.add(settled);
         void settled.then(() => running.delete(settled));
         return handling;

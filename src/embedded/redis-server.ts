@@ -97,19 +97,37 @@ export class RedisServer {
   }
 
   private async spawnServer(): Promise<void> {
-    const { dir, configFile, appendOnly = false, appendFsync = 'everysec', extraArgs = [], binary = 'redis-server', startTimeoutMs = 10_000 } = this.options;
+    const {
+      dir,
+      configFile,
+      appendOnly = false,
+      appendFsync = 'everysec',
+      extraArgs = [],
+      binary = 'redis-server',
+      startTimeoutMs = 10_000,
+    } = this.options;
     const args = [
       ...(configFile === undefined ? [] : [configFile]),
-      '--port', String(this.boundPort),
-      '--bind', '127.0.0.1',
-      '--dir', dir,
-      '--save', '',
-      '--appendonly', appendOnly ? 'yes' : 'no',
-      '--appendfsync', appendFsync,
-      '--maxmemory-policy', 'noeviction',
-      '--daemonize', 'no',
-      '--loglevel', 'notice',
-      '--logfile', '',
+      '--port',
+      String(this.boundPort),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      appendOnly ? 'yes' : 'no',
+      '--appendfsync',
+      appendFsync,
+      '--maxmemory-policy',
+      'noeviction',
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'notice',
+      '--logfile',
+      '',
       ...extraArgs,
     ];
     // Its own process group: a Ctrl-C reaches geohook, which drains first and then stops Redis.
@@ -121,7 +139,10 @@ export class RedisServer {
     child.once('exit', () => process.off('exit', killOnExit));
     let output = '';
     const ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start within ${startTimeoutMs} ms: ${output}`)), startTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`redis-server did not start within ${startTimeoutMs} ms: ${output}`)),
+        startTimeoutMs,
+      );
       const onData = (chunk: Buffer): void => {
         output += chunk.toString();
         // A sentinel never says it is ready; it names its id once it listens.

@@ -1,9 +1,9 @@
 import formBody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { type EmulatorUser } from '../config/load-config.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { AdminError } from './admin-error.js';
 import { defaultUsers, TokenStore } from './auth.js';
-import { type EmulatorUser } from '../config/load-config.js';
 import { defaultCatalog } from './catalog.js';
 import { EmulatorClock } from './clock.js';
 import type { EmulatorContext } from './context.js';
@@ -47,7 +47,8 @@ export interface EmulatorOptions {
 function toAdminError(err: FastifyError | AdminError): AdminError {
   if (err instanceof AdminError) return err;
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AdminError(400, 'The request body is too large.');
-  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new AdminError(400, 'Unsupported content type: send application/x-www-form-urlencoded.');
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new AdminError(400, 'Unsupported content type: send application/x-www-form-urlencoded.');
   if (err.statusCode !== undefined && err.statusCode < 500) return new AdminError(400, `Invalid request: ${err.message}`);
   return new AdminError(500, 'Internal error.');
 }
@@ -73,7 +74,9 @@ function listeningUrl(app: FastifyInstance): string | undefined {
  */
 export async function buildEmulator(options: EmulatorOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(options.loggerInstance === undefined ? { logger: createLoggerOptions({ level: options.logLevel ?? 'info' }) } : { loggerInstance: options.loggerInstance }),
+    ...(options.loggerInstance === undefined
+      ? { logger: createLoggerOptions({ level: options.logLevel ?? 'info' }) }
+      : { loggerInstance: options.loggerInstance }),
     logController: requestLogController(options.requestLogLevel ?? 'info'),
     bodyLimit: 1_048_576,
     // A malformed percent-escape or an over-long segment in the path: answered like any other bad request,

@@ -7,9 +7,31 @@ import type { CatalogService } from './types.js';
 export const defaultCatalog: readonly CatalogService[] = [
   { folderName: 'Tools', serviceName: 'Buffer', type: 'GPServer', asynchronous: true },
   { folderName: 'Tools', serviceName: 'Geocode', type: 'GPServer', asynchronous: false },
-  { folderName: 'Hosted', serviceName: 'Parcels', type: 'FeatureServer', hosted: true, capabilities: 'Create,Delete,Query,Update,Editing,ChangeTracking', syncEnabled: false },
-  { folderName: 'Hosted', serviceName: 'Roads', type: 'FeatureServer', hosted: true, capabilities: 'Create,Delete,Query,Update,Editing', syncEnabled: false },
-  { folderName: 'Hosted', serviceName: 'Zoning', type: 'FeatureServer', hosted: true, capabilities: 'Create,Delete,Query,Update,Editing,ChangeTracking', syncEnabled: false, branchVersioned: true },
+  {
+    folderName: 'Hosted',
+    serviceName: 'Parcels',
+    type: 'FeatureServer',
+    hosted: true,
+    capabilities: 'Create,Delete,Query,Update,Editing,ChangeTracking',
+    syncEnabled: false,
+  },
+  {
+    folderName: 'Hosted',
+    serviceName: 'Roads',
+    type: 'FeatureServer',
+    hosted: true,
+    capabilities: 'Create,Delete,Query,Update,Editing',
+    syncEnabled: false,
+  },
+  {
+    folderName: 'Hosted',
+    serviceName: 'Zoning',
+    type: 'FeatureServer',
+    hosted: true,
+    capabilities: 'Create,Delete,Query,Update,Editing,ChangeTracking',
+    syncEnabled: false,
+    branchVersioned: true,
+  },
   { folderName: 'Basemaps', serviceName: 'World', type: 'MapServer' },
 ];
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import { requireRole, type TokenStore } from './auth.js';
 import { type EmulatorUser, type EmulatorRole } from '../config/load-config.js';
+import { requireRole, type TokenStore } from './auth.js';
 import type { Clock } from './clock.js';
 import type { DeliveryEngine } from './delivery/delivery-engine.js';
 import { Params } from './params.js';
@@ -19,7 +19,12 @@ export const ADMIN: readonly EmulatorRole[] = ['administrator', 'orgadmin'];
 export const ORG_ADMIN: readonly EmulatorRole[] = ['orgadmin'];
 
 /** Authenticates the request's token and checks the role; returns the user and the parameters. */
-export function authorize(context: EmulatorContext, request: FastifyRequest, roles: readonly EmulatorRole[], operation: string): { user: EmulatorUser; params: Params } {
+export function authorize(
+  context: EmulatorContext,
+  request: FastifyRequest,
+  roles: readonly EmulatorRole[],
+  operation: string,
+): { user: EmulatorUser; params: Params } {
   const params = Params.of(request);
   const user = context.tokens.authenticate(params.string('token'));
   requireRole(user, roles, operation);

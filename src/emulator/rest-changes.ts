@@ -53,7 +53,11 @@ function featureOf(edit: FiredEdit, objectId: number): PointFeature {
       name: `Feature ${objectId}`,
       last_edited_date: edit.when,
     },
-    geometry: { x: Number((-117.1956 + objectId * 0.001).toFixed(6)), y: Number((34.0564 + edit.layerId * 0.01).toFixed(6)), spatialReference: { wkid: 4326 } },
+    geometry: {
+      x: Number((-117.1956 + objectId * 0.001).toFixed(6)),
+      y: Number((34.0564 + edit.layerId * 0.01).toFixed(6)),
+      spatialReference: { wkid: 4326 },
+    },
   };
 }
 
@@ -99,6 +103,12 @@ export function extractChanges(history: FiredHistory, service: string, query: Ch
     layerServerGens: layers.map((id) => ({ id, serverGen: history.latestGen(service, id) ?? to })),
     transportType: 'esriTransportTypeEmbedded',
     responseType: 'esriDataChangesResponseTypeEdits',
-    edits: layers.map((id) => ({ id, features: layerEdits(inRange.filter((edit) => edit.layerId === id), query) })),
+    edits: layers.map((id) => ({
+      id,
+      features: layerEdits(
+        inRange.filter((edit) => edit.layerId === id),
+        query,
+      ),
+    })),
   };
 }

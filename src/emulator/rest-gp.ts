@@ -38,7 +38,11 @@ const parameters = {
     { paramName: 'Distance', dataType: 'GPLinearUnit', value: { distance: 1, units: 'esriMiles' } },
   ],
   results: [
-    { paramName: 'Output_Polygons', dataType: 'GPFeatureRecordSetLayer', value: featureSet('esriGeometryPolygon', { rings: square(0.0145) }) },
+    {
+      paramName: 'Output_Polygons',
+      dataType: 'GPFeatureRecordSetLayer',
+      value: featureSet('esriGeometryPolygon', { rings: square(0.0145) }),
+    },
     { paramName: 'Summary', dataType: 'GPString', value: 'Buffered 1 feature by 1 Miles.' },
   ],
 } as const satisfies Record<string, readonly GpParameter[]>;
@@ -46,7 +50,8 @@ const parameters = {
 function messagesOf(job: FiredJob): { type: string; description: string }[] {
   const info = (description: string) => ({ type: 'esriJobMessageTypeInformative', description });
   const started = [info('Submitted.'), info('Executing...'), info(`Start Time: ${new Date(job.submitted).toUTCString()}`)];
-  if (job.outcome === 'succeeded') return [...started, info(`Succeeded at ${new Date(job.submitted).toUTCString()} (Elapsed Time: 0.42 seconds)`)];
+  if (job.outcome === 'succeeded')
+    return [...started, info(`Succeeded at ${new Date(job.submitted).toUTCString()} (Elapsed Time: 0.42 seconds)`)];
   if (job.outcome === 'canceled') return [...started, { type: 'esriJobMessageTypeWarning', description: 'Cancelled.' }];
   return [
     ...started,

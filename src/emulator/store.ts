@@ -1,8 +1,8 @@
+import { defaultWebhookSettings, type WebhookSettings } from '../arcgis/webhook-settings.js';
+import { type Webhook } from '../arcgis/webhook.js';
 import { AdminError } from './admin-error.js';
 import { FiredHistory } from './rest-history.js';
 import { type CatalogService } from './types.js';
-import { defaultWebhookSettings, type WebhookSettings } from '../arcgis/webhook-settings.js';
-import { type Webhook } from '../arcgis/webhook.js';
 
 /** `folder/name.Type`, the key of a service. */
 export const serviceKey = (service: CatalogService): string => `${service.folderName}/${service.serviceName}.${service.type}`;
@@ -38,7 +38,8 @@ export class EmulatorStore {
     );
     const label = folder === undefined ? nameAndType : `${folder}/${nameAndType}`;
     if (found.length === 0) throw new AdminError(404, `Service '${label}' does not exist.`);
-    if (found.length > 1) throw new AdminError(400, `Service name '${nameAndType}' is in several folders: address it as <folder>/${nameAndType}.`);
+    if (found.length > 1)
+      throw new AdminError(400, `Service name '${nameAndType}' is in several folders: address it as <folder>/${nameAndType}.`);
     return found[0]!;
   }
 

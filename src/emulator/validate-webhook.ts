@@ -1,8 +1,8 @@
 import { featureChangeTypes } from '../arcgis/change-types.js';
+import type { ScheduleInfo, Webhook } from '../arcgis/webhook.js';
 import { AdminError, invalidParameter } from './admin-error.js';
 import type { Params } from './params.js';
 import type { CatalogService } from './types.js';
-import type { ScheduleInfo, Webhook } from '../arcgis/webhook.js';
 
 /** Every `changeTypes` value the product accepts. */
 export const changeTypeValues: readonly string[] = ['*', ...featureChangeTypes];
@@ -10,25 +10,41 @@ const contentTypes = ['application/json', 'application/x-www-form-urlencoded'] a
 const payloadFormats = ['json', 'pjson'] as const;
 
 const capabilitySet = (service: CatalogService): Set<string> =>
-  new Set((service.capabilities ?? '').split(',').map((capability) => capability.trim().toLowerCase()).filter(Boolean));
+  new Set(
+    (service.capabilities ?? '')
+      .split(',')
+      .map((capability) => capability.trim().toLowerCase())
+      .filter(Boolean),
+  );
 
 /** Throws the reason a service cannot take webhooks (docs/emulator.md), or returns. */
 export function checkPrerequisites(service: CatalogService): void {
   const label = `${service.folderName}/${service.serviceName}.${service.type}`;
   if (service.type === 'GPServer') {
     if (service.asynchronous !== true) {
-      throw new AdminError(400, `Service '${label}' is a synchronous geoprocessing service: only asynchronous geoprocessing services take webhooks.`);
+      throw new AdminError(
+        400,
+        `Service '${label}' is a synchronous geoprocessing service: only asynchronous geoprocessing services take webhooks.`,
+      );
     }
     return;
   }
   if (service.type !== 'FeatureServer') {
-    throw new AdminError(400, `Service '${label}' is a ${service.type}: webhooks are supported on GPServer and FeatureServer services only.`);
+    throw new AdminError(
+      400,
+      `Service '${label}' is a ${service.type}: webhooks are supported on GPServer and FeatureServer services only.`,
+    );
   }
-  if (service.branchVersioned === true) throw new AdminError(400, `Service '${label}' references branch versioned data, which does not support webhooks.`);
+  if (service.branchVersioned === true)
+    throw new AdminError(400, `Service '${label}' references branch versioned data, which does not support webhooks.`);
   const capabilities = capabilitySet(service);
-  if (!capabilities.has('editing')) throw new AdminError(400, `Service '${label}' needs the editing capability ('Editing') to take webhooks.`);
+  if (!capabilities.has('editing'))
+    throw new AdminError(400, `Service '${label}' needs the editing capability ('Editing') to take webhooks.`);
   if (!capabilities.has('changetracking')) {
-    throw new AdminError(400, `Service '${label}' needs change tracking ('ChangeTracking' in capabilities) to take webhooks; enable it with updateDefinition.`);
+    throw new AdminError(
+      400,
+      `Service '${label}' needs change tracking ('ChangeTracking' in capabilities) to take webhooks; enable it with updateDefinition.`,
+    );
   }
   if (service.syncEnabled === true || capabilities.has('sync')) {
     throw new AdminError(400, `Service '${label}' has sync enabled: change tracking without sync is required to take webhooks.`);
@@ -54,7 +70,8 @@ export function parseChangeTypes(raw: string): string[] {
   }
   const values = items.map((item) => {
     // Not String(item): a JSON array nested some thousand levels deep overflows the stack there.
-    if (typeof item !== 'string') throw invalidParameter('changeTypes', `each item must be a string, one of ${changeTypeValues.join(', ')}`);
+    if (typeof item !== 'string')
+      throw invalidParameter('changeTypes', `each item must be a string, one of ${changeTypeValues.join(', ')}`);
     const canonical = changeTypeValues.find((value) => value.toLowerCase() === item.trim().toLowerCase());
     if (canonical === undefined) throw invalidParameter('changeTypes', `'${item}' is not one of ${changeTypeValues.join(', ')}`);
     return canonical;
@@ -83,7 +100,12 @@ function parseScheduleInfo(params: Params, now: number): ScheduleInfo | undefine
   const input = raw as Partial<ScheduleInfo> & { recurrenceInfo?: Partial<ScheduleInfo['recurrenceInfo']> };
   const interval = input.recurrenceInfo?.interval ?? 20;
   if (!Number.isInteger(interval) || interval < 1) throw invalid();
-  return { name: typeof input.name === 'string' ? input.name : '', state: 'enabled', startAt: typeof input.startAt === 'number' ? input.startAt : now, recurrenceInfo: { interval, frequency: 'second' } };
+  return {
+    name: typeof input.name === 'string' ? input.name : '',
+    state: 'enabled',
+    startAt: typeof input.startAt === 'number' ? input.startAt : now,
+    recurrenceInfo: { interval, frequency: 'second' },
+  };
 }
 
 /** The fields of a webhook taken from create/edit parameters; `current` supplies what edit leaves out. */
@@ -104,7 +126,8 @@ export function webhookFields(
     contentType: params.oneOf('contentType', contentTypes) ?? current?.contentType ?? 'application/json',
     payloadFormat: params.oneOf('payloadFormat', payloadFormats) ?? current?.payloadFormat ?? 'json',
     scheduleInfo: isFeature
-      ? (parseScheduleInfo(params, now) ?? current?.scheduleInfo ?? { name: '', state: 'enabled', startAt: now, recurrenceInfo: { interval: 20, frequency: 'second' } })
+      ? (parseScheduleInfo(params, now) ??
+        current?.scheduleInfo ?? { name: '', state: 'enabled', startAt: now, recurrenceInfo: { interval: 20, frequency: 'second' } })
       : {},
   };
 }

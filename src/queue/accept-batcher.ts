@@ -54,13 +54,17 @@ export class AcceptBatcher {
     if (batch.length === 0) return;
     this.waiting = [];
     const { connection, dedupMs, claimMs, waitAofTimeoutMs } = this.options;
-    const written = acceptEvents(connection, batch.map((waiting) => waiting.request), { dedupMs, claimMs });
+    const written = acceptEvents(
+      connection,
+      batch.map((waiting) => waiting.request),
+      { dedupMs, claimMs },
+    );
     const synced = this.waitAof ? (connection.call('WAITAOF', 1, 0, waitAofTimeoutMs) as Promise<[number, number]>) : undefined;
-    Promise.all([written, synced]).then(
-      ([answers, aof]) => {
+    Promise.all([written, synced])
+      .then(([answers, aof]) => {
         if (aof !== undefined && aof[0] < 1) throw new Error(`WAITAOF: the write was not fsynced within ${waitAofTimeoutMs} ms`);
         batch.forEach((waiting, index) => waiting.resolve(answers[index] === true));
-      },
-    ).catch((err: unknown) => batch.forEach((waiting) => waiting.reject(err)));
+      })
+      .catch((err: unknown) => batch.forEach((waiting) => waiting.reject(err)));
   };
 }

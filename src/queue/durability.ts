@@ -55,21 +55,30 @@ function weakest(a: RedisPersistence, b: RedisPersistence): RedisPersistence {
 export function planDurability(durability: Durability, server: RedisPersistence): DurabilityPlan {
   const redis = `Redis ${server.version}`;
   if (durability === 'fast') {
-    const aof = server.appendOnly ? `AOF on, appendfsync ${server.appendFsync ?? 'unknown'}` : 'AOF off: only its RDB snapshots survive a restart';
+    const aof = server.appendOnly
+      ? `AOF on, appendfsync ${server.appendFsync ?? 'unknown'}`
+      : 'AOF off: only its RDB snapshots survive a restart';
     return { durability, waitAof: false, description: `fast: acknowledged once ${redis} holds the event (${aof})` };
   }
   if (server.appendOnly && server.cluster !== true && atLeast(server.version, WAITAOF_SINCE)) {
     return { durability, waitAof: true, description: `strict: acknowledged after WAITAOF confirms the local fsync (${redis})` };
   }
   if (server.appendOnly && server.appendFsync === 'always') {
-    return { durability, waitAof: false, description: `strict: ${redis} has no WAITAOF and fsyncs every write itself (appendfsync always)` };
+    return {
+      durability,
+      waitAof: false,
+      description: `strict: ${redis} has no WAITAOF and fsyncs every write itself (appendfsync always)`,
+    };
   }
   const found = server.appendOnly ? `appendfsync ${server.appendFsync ?? 'unreadable (CONFIG GET refused)'}` : 'AOF off';
   const fix =
     server.cluster === true
       ? 'set appendonly yes and appendfsync always on every master of the cluster'
       : 'use Redis 7.2 or later with appendonly yes (WAITAOF), or set appendonly yes and appendfsync always';
-  throw new GeohookError('GEOHOOK_ERR_DURABILITY', `DURABILITY=strict cannot be kept on ${redis}${server.cluster === true ? ' (a cluster master)' : ''} (${found}): ${fix}`);
+  throw new GeohookError(
+    'GEOHOOK_ERR_DURABILITY',
+    `DURABILITY=strict cannot be kept on ${redis}${server.cluster === true ? ' (a cluster master)' : ''} (${found}): ${fix}`,
+  );
 }
 
 /**

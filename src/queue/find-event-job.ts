@@ -48,7 +48,11 @@ async function collisionJobs(name: QueueName, queue: Queue, eventId: string): Pr
  * the finished jobs the receiver stored under `<event id>-<hook>-<time>` (the same bytes on another hook)
  * are looked for among the ids of the completed and failed sets; of several, the latest finished wins.
  */
-export async function findEventJob(source: QueueSource, id: string, queues: readonly QueueName[] = allQueueNames): Promise<FoundJob | undefined> {
+export async function findEventJob(
+  source: QueueSource,
+  id: string,
+  queues: readonly QueueName[] = allQueueNames,
+): Promise<FoundJob | undefined> {
   const exact = await Promise.all(queues.map(async (name) => ({ name, job: (await source.queue(name).getJob(id)) as Job | undefined })));
   const hit = exact.find(({ job }) => job !== undefined);
   if (hit !== undefined) return { queue: hit.name, job: hit.job!, state: await hit.job!.getState() };

@@ -4,8 +4,8 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
-import { duplicateConnection, type RedisClient } from '../redis/connection.js';
 import type { BaseLogger } from 'pino';
+import { duplicateConnection, type RedisClient } from '../redis/connection.js';
 
 /** Options of {@link InboxMover}. */
 export interface InboxMoverOptions {
@@ -108,7 +108,11 @@ export class InboxMover {
     this.readSize = this.options.batchSize;
     // Blocking reads hold their connection; the jobs go through the queues' own connection. Reads wait
     // for Redis (while it is down, and before the first connect) instead of failing fast.
-    this.reader = duplicateConnection(options.connection, { connectionName: 'geohook-inbox-mover', enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.reader = duplicateConnection(options.connection, {
+      connectionName: 'geohook-inbox-mover',
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+    });
     this.reader.on('error', () => undefined); // reported through the failed reads
   }
 
@@ -194,9 +198,17 @@ export class InboxMover {
   private async read(from: '0' | '>', blockMs?: number): Promise<InboxEntry[]> {
     const { inbox } = this.options;
     const block = blockMs === undefined ? [] : ['BLOCK', blockMs];
-    const reply = (await this.reader.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', this.readSize, ...(block as []), 'STREAMS', inbox, from)) as
-      | [string, StreamEntry[]][]
-      | null;
+    const reply = (await this.reader.xreadgroup(
+      'GROUP',
+      GROUP,
+      this.consumer,
+      'COUNT',
+      this.readSize,
+      ...(block as []),
+      'STREAMS',
+      inbox,
+      from,
+    )) as [string, StreamEntry[]][] | null;
     return (reply?.[0]?.[1] ?? []).map(entryOf);
   }
 

@@ -1,5 +1,5 @@
-import { defaultCompletedJobs } from '../config/defaults.js';
 import type { Job, RetryOptions } from 'bullmq';
+import { defaultCompletedJobs } from '../config/defaults.js';
 import { GeohookError } from '../errors.js';
 import { listFailedJobs, type FailedJobsPage, type FailedJobsQuery } from './failed-jobs.js';
 import { eventJobRef, findEventJob, type EventJobRef, type FoundJob, type QueueSource } from './find-event-job.js';
@@ -48,7 +48,9 @@ export class QueueInspector {
 
   /** Jobs per queue and state: one Redis round trip per queue. */
   async counts(): Promise<Record<QueueName, JobCounts>> {
-    const entries = await Promise.all(allQueueNames.map(async (name) => [name, (await this.source.queue(name).getJobCounts(...jobStates)) as JobCounts] as const));
+    const entries = await Promise.all(
+      allQueueNames.map(async (name) => [name, (await this.source.queue(name).getJobCounts(...jobStates)) as JobCounts] as const),
+    );
     return Object.fromEntries(entries) as Record<QueueName, JobCounts>;
   }
 
@@ -67,7 +69,8 @@ export class QueueInspector {
     for (const id of new Set(ids)) {
       const hit = await findEventJob(this.source, id, names);
       if (hit === undefined) throw this.notFound(id, names);
-      if (hit.state !== 'failed') throw new GeohookError('GEOHOOK_ERR_EVENT_NOT_FOUND', `${id}: not failed (it is ${hit.state} in ${hit.queue}); nothing retried`);
+      if (hit.state !== 'failed')
+        throw new GeohookError('GEOHOOK_ERR_EVENT_NOT_FOUND', `${id}: not failed (it is ${hit.state} in ${hit.queue}); nothing retried`);
       found.push(hit);
     }
     return Promise.all(found.map((hit) => this.requeue(hit.queue, hit.job, 'failed')));

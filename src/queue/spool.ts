@@ -43,7 +43,9 @@ export class EventSpool {
     this.dir = options.dir;
     this.log = options.log;
     mkdirSync(this.dir, { recursive: true });
-    this.files = readdirSync(this.dir).filter((name) => FILE.test(name)).sort();
+    this.files = readdirSync(this.dir)
+      .filter((name) => FILE.test(name))
+      .sort();
   }
 
   /** True while events wait in the spool (new events then queue up behind them, to keep their order). */
@@ -121,7 +123,10 @@ export class EventSpool {
       try {
         events.push(JSON.parse(line) as GeohookEvent);
       } catch {
-        this.log?.warn({ file: name, line: index + 1 }, 'spool: an unreadable line (torn by a crash before its fsync, never acknowledged) is skipped');
+        this.log?.warn(
+          { file: name, line: index + 1 },
+          'spool: an unreadable line (torn by a crash before its fsync, never acknowledged) is skipped',
+        );
       }
     }
     return events;

@@ -12,9 +12,7 @@ export interface SignaturePolicy {
   signatureHeaders: readonly string[];
 }
 
-export type AuthenticationResult =
-  | { ok: true; verified: boolean }
-  | { ok: false; code: ErrorCode; message: string };
+export type AuthenticationResult = { ok: true; verified: boolean } | { ok: false; code: ErrorCode; message: string };
 
 interface SignedData {
   signature: string;
@@ -77,7 +75,11 @@ export function authenticate(
   const signed = findSignature(policy, headers, rawBody, form);
   if (hook.secrets.length === 0) {
     return policy.requireSignature
-      ? { ok: false, code: 'GEOHOOK_ERR_UNSIGNED_NOT_ALLOWED', message: `hook "${hook.name}" has no signature key and REQUIRE_SIGNATURE is true` }
+      ? {
+          ok: false,
+          code: 'GEOHOOK_ERR_UNSIGNED_NOT_ALLOWED',
+          message: `hook "${hook.name}" has no signature key and REQUIRE_SIGNATURE is true`,
+        }
       : { ok: true, verified: false };
   }
   if (signed === undefined) {
@@ -86,7 +88,11 @@ export function authenticate(
       : { ok: true, verified: false };
   }
   if (!signed.covers) {
-    return { ok: false, code: 'GEOHOOK_ERR_BAD_SIGNATURE', message: 'a form signed in a field may hold only one payload field and the signature' };
+    return {
+      ok: false,
+      code: 'GEOHOOK_ERR_BAD_SIGNATURE',
+      message: 'a form signed in a field may hold only one payload field and the signature',
+    };
   }
   return verify(hook.secrets, signed.data, signed.signature)
     ? { ok: true, verified: true }

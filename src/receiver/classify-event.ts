@@ -1,5 +1,5 @@
-import { type EventFamily, type ServiceRef } from '../queue/envelope.js';
 import { featureChangeTypes } from '../arcgis/change-types.js';
+import { type EventFamily, type ServiceRef } from '../queue/envelope.js';
 
 /** What a payload says about itself: its family, every event type it reports, and its service. */
 export interface Classification {
@@ -108,9 +108,7 @@ export function classifyEvent(payload: unknown): Classification {
   }
   if (items.every(isFeature)) {
     const types = unique(items.flatMap(eventNames).map(featureEventType));
-    return types.length > 0
-      ? { family: 'feature', types, service: serviceOf(first, 'FeatureServer') }
-      : unknown(serviceOf(first));
+    return types.length > 0 ? { family: 'feature', types, service: serviceOf(first, 'FeatureServer') } : unknown(serviceOf(first));
   }
   return unknown(serviceOf(first));
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { RedisClient } from '../redis/connection.js';
 import type { Registry } from 'prom-client';
+import type { RedisClient } from '../redis/connection.js';
 
 /** Options of the health and metrics routes. */
 export interface HealthRouteOptions {

@@ -4,12 +4,7 @@ import type { QueueName } from '../queue/names.js';
 import { jobStates, QueueInspector, type JobCounts } from '../queue/queue-inspector.js';
 
 /** How a delivery ended, as counted in `geohook_deliveries_total`. */
-export type DeliveryOutcome =
-  | 'accepted'
-  | 'duplicate'
-  | 'rejected'
-  | 'unavailable'
-  | 'error';
+export type DeliveryOutcome = 'accepted' | 'duplicate' | 'rejected' | 'unavailable' | 'error';
 
 /** The receiver's Prometheus metrics, on a registry of its own (several receivers may share a process). */
 export interface ReceiverMetrics {

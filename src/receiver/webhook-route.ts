@@ -1,20 +1,20 @@
 import formBody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import rawBody from 'fastify-raw-body';
+import { MAX_NESTING, nestedDeeperThan } from '../arcgis/payload.js';
 import type { HookConfig } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { queueNames } from '../queue/names.js';
+import type { HookKeys } from '../signature/hook-keys.js';
 import { sign } from '../signature/sign.js';
 import { authenticate, type SignaturePolicy } from './authenticate.js';
 import { buildEvent } from './build-event.js';
 import { isBodyParseError, sendError, toGeohookError, unsupportedMediaType } from './error-reply.js';
 import type { FormFields } from './form-fields.js';
-import type { HookKeys } from '../signature/hook-keys.js';
-import type { ReceiverMetrics } from './metrics.js';
 import { formPayload } from './form-payload.js';
+import type { ReceiverMetrics } from './metrics.js';
 import { parseLimitedForm } from './payload-limits.js';
-import { MAX_NESTING, nestedDeeperThan } from '../arcgis/payload.js';
 
 /** Options of the webhook routes plugin. */
 export interface WebhookRouteOptions {

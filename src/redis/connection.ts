@@ -136,7 +136,8 @@ export function describeTarget(target: RedisTarget): string {
     const nodes = target.cluster.nodes.length > 0 ? target.cluster.nodes.map(({ host, port }) => `${host}:${port}`) : [hostOf(target.url)];
     return `the cluster at ${nodes.join(',')}`;
   }
-  if (target.options?.sentinels !== undefined) return `master ${target.options.name ?? '?'} of sentinels ${target.options.sentinels.map(({ host, port }) => `${host}:${port}`).join(',')}`;
+  if (target.options?.sentinels !== undefined)
+    return `master ${target.options.name ?? '?'} of sentinels ${target.options.sentinels.map(({ host, port }) => `${host}:${port}`).join(',')}`;
   return hostOf(target.url);
 }
 

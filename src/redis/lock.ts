@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RedisClient } from './connection.js';
 import { GeohookError } from '../errors.js';
+import type { RedisClient } from './connection.js';
 
 /** Options of {@link withLock}. */
 export interface LockOptions {

@@ -1,8 +1,8 @@
-import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import { createAdminClient } from '../admin/admin-client.js';
 import type { GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 import { Registration } from './registration.js';
 

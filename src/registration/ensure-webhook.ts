@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { parseServiceName } from '../arcgis/service-name.js';
 import type { AdminClient } from '../admin/types.js';
+import { parseServiceName } from '../arcgis/service-name.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import type { CreateWebhookParams } from '../arcgis/webhook.js';
 import { GeohookError } from '../errors.js';
@@ -24,7 +24,11 @@ export const WEBHOOK_NAME = 'geohook';
 /** Throws `GEOHOOK_ERR_REGISTRATION` unless findServices knows the service. */
 async function checkServiceExists(client: AdminClient, service: ServiceName): Promise<void> {
   const { folder, name, type } = parseServiceName(service);
-  const found = await client.findServices({ ...(folder === undefined ? {} : { folderName: folder }), serviceName: name, serviceType: type });
+  const found = await client.findServices({
+    ...(folder === undefined ? {} : { folderName: folder }),
+    serviceName: name,
+    serviceType: type,
+  });
   if (found.length === 0) throw new GeohookError('GEOHOOK_ERR_REGISTRATION', `service ${service} not found on the GIS server`);
 }
 
@@ -33,7 +37,12 @@ async function checkServiceExists(client: AdminClient, service: ServiceName): Pr
  * `desired.signatureKey`: adopts the one that exists (deleting extra copies), reactivates it, sets the key,
  * or creates it. Run it under the registration lock so that replicas do not create one each.
  */
-export async function ensureWebhook(client: AdminClient, service: ServiceName, desired: DesiredWebhook, log: Logger): Promise<{ id: string; action: EnsureAction }> {
+export async function ensureWebhook(
+  client: AdminClient,
+  service: ServiceName,
+  desired: DesiredWebhook,
+  log: Logger,
+): Promise<{ id: string; action: EnsureAction }> {
   await checkServiceExists(client, service);
   const ours = (await client.webhooks.listAll(service)).filter((webhook) => webhook.hookUrl === desired.hookUrl);
   const [kept, ...extra] = ours;

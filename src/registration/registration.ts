@@ -1,11 +1,11 @@
-import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
+import type { RedisClient } from '../redis/connection.js';
+import { withLock, type LockOptions } from '../redis/lock.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 import { applyOrgConfig, hasOrgConfig, type OrgConfig } from './apply-org-config.js';
 import { ensureWebhook } from './ensure-webhook.js';
-import { withLock, type LockOptions } from '../redis/lock.js';
 
 /** Options of {@link Registration}. */
 export interface RegistrationOptions {

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import { GeohookError } from '../errors.js';
-import { generatedKeysList, newGeneratedKey } from '../signature/hook-keys.js';
+import type { RedisClient } from '../redis/connection.js';
 import { withLock } from '../redis/lock.js';
+import { generatedKeysList, newGeneratedKey } from '../signature/hook-keys.js';
 
 /** Options of {@link rotateKey}. */
 export interface RotateKeyOptions {
@@ -55,7 +55,8 @@ export async function rotateKey(options: RotateKeyOptions): Promise<RotateKeyRes
   const hook = options.hook ?? 'default';
   const list = generatedKeysList(prefix, hook);
   const oldKey = await redis.lindex(list, 0);
-  if (oldKey === null) throw new GeohookError('GEOHOOK_ERR_REGISTRATION', `no generated key for hook ${hook} in Redis (${list}): nothing to rotate`);
+  if (oldKey === null)
+    throw new GeohookError('GEOHOOK_ERR_REGISTRATION', `no generated key for hook ${hook} in Redis (${list}): nothing to rotate`);
   const newKey = newGeneratedKey();
   await redis.lpush(list, newKey);
   options.logger?.info({ hook }, 'new signature key added; waiting for the replicas to reload');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { RedisClient } from '../redis/connection.js';
 import type { HookConfig } from '../config/load-config.js';
+import type { RedisClient } from '../redis/connection.js';
 
 /** Options of {@link HookKeys}. */
 export interface HookKeysOptions {

@@ -11,7 +11,13 @@ t.test('generateToken exchanges credentials for a token and its expiry', async (
   const emulator = await startEmulator(t);
   const recorder = recordingFetch();
   const before = Date.now();
-  const issued = await generateToken({ tokenUrl: `${emulator.url}/arcgis/sharing/rest/generateToken`, username: 'admin', password: 'admin.pass', expirationMinutes: 5, fetch: recorder.fetch });
+  const issued = await generateToken({
+    tokenUrl: `${emulator.url}/arcgis/sharing/rest/generateToken`,
+    username: 'admin',
+    password: 'admin.pass',
+    expirationMinutes: 5,
+    fetch: recorder.fetch,
+  });
   t.type(issued.token, 'string');
   t.ok(issued.expires >= before + 5 * 60_000 && issued.expires <= Date.now() + 5 * 60_000, 'expires in 5 minutes');
   const form = recorder.requests[0]!.form;
@@ -25,23 +31,43 @@ t.test('a wrong password at the portal generateToken is the portal error shape, 
   const err = await rejectionOf(generateToken({ tokenUrl, username: 'admin', password: 'wrong-Pa55word' }));
   t.ok(err instanceof AdminApiError);
   t.notOk(err instanceof AdminAuthError);
-  t.match(err, { code: 'GEOHOOK_ERR_ADMIN_API', serverCode: 400, messages: ['Unable to generate token.', 'Invalid username or password.'], url: tokenUrl });
+  t.match(err, {
+    code: 'GEOHOOK_ERR_ADMIN_API',
+    serverCode: 400,
+    messages: ['Unable to generate token.', 'Invalid username or password.'],
+    url: tokenUrl,
+  });
   t.equal((err as Error).message, '/arcgis/sharing/rest/generateToken: Unable to generate token. Invalid username or password. (code 400)');
   t.notMatch(JSON.stringify(err) + String((err as Error).stack), 'wrong-Pa55word');
 });
 
 t.test('a client whose credentials are refused at tokenUrl rejects every operation with that error', async (t) => {
   const emulator = await startEmulator(t);
-  const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'admin', password: 'nope', tokenUrl: `${emulator.url}/arcgis/sharing/rest/generateToken` } });
-  await t.rejects(client.webhooks.listAll(GP), { code: 'GEOHOOK_ERR_ADMIN_API', serverCode: 400, message: /^\/arcgis\/sharing\/rest\/generateToken: Unable to generate token/ });
+  const client = createAdminClient({
+    baseUrl: emulator.baseUrl,
+    auth: { username: 'admin', password: 'nope', tokenUrl: `${emulator.url}/arcgis/sharing/rest/generateToken` },
+  });
+  await t.rejects(client.webhooks.listAll(GP), {
+    code: 'GEOHOOK_ERR_ADMIN_API',
+    serverCode: 400,
+    message: /^\/arcgis\/sharing\/rest\/generateToken: Unable to generate token/,
+  });
   const adminShape = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'admin', password: 'nope' } });
-  await t.rejects(adminShape.webhooks.listAll(GP), { serverCode: 400, message: /^\/arcgis\/admin\/generateToken: Unable to generate token/ }, 'default tokenUrl: {base_url}/generateToken');
+  await t.rejects(
+    adminShape.webhooks.listAll(GP),
+    { serverCode: 400, message: /^\/arcgis\/admin\/generateToken: Unable to generate token/ },
+    'default tokenUrl: {base_url}/generateToken',
+  );
 });
 
 t.test('with credentials, an expired token (498) is renewed once and the operation succeeds', async (t) => {
   const emulator = await startEmulator(t);
   const recorder = recordingFetch();
-  const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'admin', password: 'admin.pass', expirationMinutes: 60 }, fetch: recorder.fetch });
+  const client = createAdminClient({
+    baseUrl: emulator.baseUrl,
+    auth: { username: 'admin', password: 'admin.pass', expirationMinutes: 60 },
+    fetch: recorder.fetch,
+  });
   await client.webhooks.create(GP, { name: 'before', hookUrl: 'http://127.0.0.1:9/h' });
   const tokenRequests = () => recorder.requests.filter((request) => request.url.endsWith('/generateToken'));
   t.equal(tokenRequests().length, 1);
@@ -49,7 +75,10 @@ t.test('with credentials, an expired token (498) is renewed once and the operati
   t.equal((await emulator.control('clock', { advanceDays: 1 })).status, 200);
   const before = recorder.requests.length;
   const hooks = await client.webhooks.listAll(GP);
-  t.same(hooks.map((hook) => hook.name), ['before']);
+  t.same(
+    hooks.map((hook) => hook.name),
+    ['before'],
+  );
   t.equal(tokenRequests().length, 2, 'one new token');
   const sent = recorder.requests.slice(before).filter((request) => !request.url.endsWith('/generateToken'));
   t.equal(sent.length, 2, 'the list was sent twice: refused, then with the new token');
@@ -65,7 +94,11 @@ t.test('a write refused with 498 is renewed and sent once more too', async (t) =
   await client.findServices();
   await emulator.control('clock', { advanceDays: 1 });
   await client.webhooks.create(GP, { name: 'after', hookUrl: 'http://127.0.0.1:9/h' });
-  t.same((await client.webhooks.listAll(GP)).map((hook) => hook.name), ['after'], 'created exactly once');
+  t.same(
+    (await client.webhooks.listAll(GP)).map((hook) => hook.name),
+    ['after'],
+    'created exactly once',
+  );
 });
 
 t.test('a static token that expired surfaces AdminAuthError without a retry', async (t) => {
@@ -90,7 +123,11 @@ t.test('no token at all is the server 499 as AdminAuthError', async (t) => {
 t.test('concurrent operations share one token request', async (t) => {
   const emulator = await startEmulator(t);
   const recorder = recordingFetch();
-  const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'admin', password: 'admin.pass' }, fetch: recorder.fetch });
+  const client = createAdminClient({
+    baseUrl: emulator.baseUrl,
+    auth: { username: 'admin', password: 'admin.pass' },
+    fetch: recorder.fetch,
+  });
   await Promise.all([client.findServices(), client.webhooks.listAll(GP), client.webhooks.listOrganization(), client.placement.get(GP)]);
   t.equal(recorder.requests.filter((request) => request.url.endsWith('/generateToken')).length, 1);
   await emulator.control('clock', { advanceDays: 1 });

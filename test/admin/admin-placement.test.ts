@@ -10,7 +10,11 @@ const policy = JSON.parse(fixture('placement-policy.json').toString('utf8')) as 
 t.test('placement.edit sends the policy as JSON and placement.get returns it', async (t) => {
   const emulator = await startEmulator(t);
   const recorder = recordingFetch();
-  const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'admin', password: 'admin.pass' }, fetch: recorder.fetch });
+  const client = createAdminClient({
+    baseUrl: emulator.baseUrl,
+    auth: { username: 'admin', password: 'admin.pass' },
+    fetch: recorder.fetch,
+  });
   t.same(await client.placement.get('Tools/Buffer.GPServer'), { placementPolicy: [] }, 'none yet');
   t.equal(await client.placement.edit('Tools/Buffer.GPServer', policy), undefined);
   const edit = recorder.requests.at(-1)!;
@@ -23,7 +27,11 @@ t.test('placement.edit sends the policy as JSON and placement.get returns it', a
 t.test('placement.edit with async sends async=true', async (t) => {
   const emulator = await startEmulator(t);
   const recorder = recordingFetch();
-  const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'admin', password: 'admin.pass' }, fetch: recorder.fetch });
+  const client = createAdminClient({
+    baseUrl: emulator.baseUrl,
+    auth: { username: 'admin', password: 'admin.pass' },
+    fetch: recorder.fetch,
+  });
   await client.placement.edit('Buffer.GPServer', policy, { async: true });
   t.equal(recorder.requests.at(-1)!.form.get('async'), 'true');
 });
@@ -36,9 +44,13 @@ t.test('an invalid placement policy is refused before any request, naming the pa
   await t.rejects(client.placement.edit('Buffer.GPServer', bad as unknown as ServicePlacementPolicy), {
     code: 'GEOHOOK_ERR_ADMIN_INVALID',
     statusCode: 400,
-    message: 'servicePlacementPolicy: placementPolicy[0].podPlacementPolicy.tolerations[0].operator: must be Exists or Equal, got "Matches"',
+    message:
+      'servicePlacementPolicy: placementPolicy[0].podPlacementPolicy.tolerations[0].operator: must be Exists or Equal, got "Matches"',
   });
-  await t.rejects(client.placement.edit('Buffer.GPServer', { placementPolicy: [] }), { code: 'GEOHOOK_ERR_ADMIN_INVALID', message: /placementPolicy: must be a non-empty array/ });
+  await t.rejects(client.placement.edit('Buffer.GPServer', { placementPolicy: [] }), {
+    code: 'GEOHOOK_ERR_ADMIN_INVALID',
+    message: /placementPolicy: must be a non-empty array/,
+  });
   await t.rejects(client.placement.get('Buffer'), { code: 'GEOHOOK_ERR_ADMIN_INVALID' });
   t.equal(recorder.requests.length, 0, 'no request was made');
 });

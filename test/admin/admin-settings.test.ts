@@ -28,13 +28,22 @@ t.test('settings as a viewer is the server 403 in the admin shape', async (t) =>
   const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'viewer', password: 'viewer.pass' } });
   const err = await rejectionOf(client.settings.get());
   t.ok(err instanceof AdminApiError);
-  t.match(err, { code: 'GEOHOOK_ERR_ADMIN_API', serverCode: 403, messages: [/not authorized to perform 'webhook settings'/], url: `${emulator.baseUrl}/services/webhooks/settings` });
+  t.match(err, {
+    code: 'GEOHOOK_ERR_ADMIN_API',
+    serverCode: 403,
+    messages: [/not authorized to perform 'webhook settings'/],
+    url: `${emulator.baseUrl}/services/webhooks/settings`,
+  });
   t.match((err as Error).message, /^\/arcgis\/admin\/services\/webhooks\/settings: User 'viewer' is not authorized .* \(code 403\)$/);
 });
 
 t.test('settings out of bounds are refused before any request, naming the field and what is allowed', async (t) => {
   const recorder = recordingFetch([new Error('no request may be made')]);
-  const client = createAdminClient({ baseUrl: 'http://127.0.0.1:9/arcgis/admin', auth: { username: 'u', password: 'p' }, fetch: recorder.fetch });
+  const client = createAdminClient({
+    baseUrl: 'http://127.0.0.1:9/arcgis/admin',
+    auth: { username: 'u', password: 'p' },
+    fetch: recorder.fetch,
+  });
   const cases: [Record<string, unknown>, RegExp][] = [
     [{ notificationAttempts: 0 }, /^settings\.notificationAttempts: must be an integer from 1 to 5, got 0$/],
     [{ notificationAttempts: 6 }, /notificationAttempts: must be an integer from 1 to 5, got 6/],
@@ -51,7 +60,11 @@ t.test('settings out of bounds are refused before any request, naming the field 
     [{ notificationAttempt: 3 }, /settings\.notificationAttempt: unknown setting, must be one of notificationAttempts, /],
   ];
   for (const [settings, message] of cases) {
-    await t.rejects(client.settings.set(settings), { code: 'GEOHOOK_ERR_ADMIN_INVALID', statusCode: 400, message }, JSON.stringify(settings));
+    await t.rejects(
+      client.settings.set(settings),
+      { code: 'GEOHOOK_ERR_ADMIN_INVALID', statusCode: 400, message },
+      JSON.stringify(settings),
+    );
   }
   t.equal(recorder.requests.length, 0, 'no request was made');
 });
@@ -59,8 +72,20 @@ t.test('settings out of bounds are refused before any request, naming the field 
 t.test('settings at the bounds are accepted', async (t) => {
   const emulator = await startEmulator(t);
   const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'orgadmin', password: 'orgadmin.pass' } });
-  const low = { notificationAttempts: 1, notificationTimeOutInSeconds: 1, notificationElapsedTimeInSeconds: 1, numberOfFailures: 1, daysInPast: 1 };
+  const low = {
+    notificationAttempts: 1,
+    notificationTimeOutInSeconds: 1,
+    notificationElapsedTimeInSeconds: 1,
+    numberOfFailures: 1,
+    daysInPast: 1,
+  };
   t.same(await client.settings.set(low), low);
-  const high = { notificationAttempts: 5, notificationTimeOutInSeconds: 60, notificationElapsedTimeInSeconds: 3600, numberOfFailures: 100, daysInPast: 30 };
+  const high = {
+    notificationAttempts: 5,
+    notificationTimeOutInSeconds: 60,
+    notificationElapsedTimeInSeconds: 3600,
+    numberOfFailures: 100,
+    daysInPast: 30,
+  };
   t.same(await client.settings.set(high), high);
 });

@@ -17,7 +17,13 @@ function holdEventLoop(t: Test): void {
 t.test('a fetch that never answers times out after timeoutMs', async (t) => {
   holdEventLoop(t);
   const recorder = recordingFetch(['hang', 'hang', 'hang']);
-  const client = createAdminClient({ baseUrl: 'http://127.0.0.1:9/arcgis/admin', auth: { token: 't' }, fetch: recorder.fetch, timeoutMs: 50, retry: { delaysMs: [0, 0] } });
+  const client = createAdminClient({
+    baseUrl: 'http://127.0.0.1:9/arcgis/admin',
+    auth: { token: 't' },
+    fetch: recorder.fetch,
+    timeoutMs: 50,
+    retry: { delaysMs: [0, 0] },
+  });
   const started = performance.now();
   const err = await rejectionOf(client.findServices());
   const elapsed = performance.now() - started;
@@ -34,15 +40,32 @@ t.test('a fetch that never answers times out after timeoutMs', async (t) => {
 
 t.test('a body that never ends times out too', async (t) => {
   holdEventLoop(t);
-  const endless = new Response(new ReadableStream({ start(controller) { controller.enqueue(new TextEncoder().encode('{"webh')); } }), { status: 200 });
+  const endless = new Response(
+    new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"webh'));
+      },
+    }),
+    { status: 200 },
+  );
   const recorder = recordingFetch([endless]);
-  const client = createAdminClient({ baseUrl: 'http://127.0.0.1:9/arcgis/admin', fetch: recorder.fetch, timeoutMs: 50, retry: { delaysMs: [] } });
+  const client = createAdminClient({
+    baseUrl: 'http://127.0.0.1:9/arcgis/admin',
+    fetch: recorder.fetch,
+    timeoutMs: 50,
+    retry: { delaysMs: [] },
+  });
   await t.rejects(client.webhooks.listOrganization(), { code: 'GEOHOOK_ERR_ADMIN_API', message: /no answer within 50 ms/ });
 });
 
 t.test('generateToken times out after timeoutMs too', async (t) => {
   holdEventLoop(t);
   const recorder = recordingFetch(['hang']);
-  const client = createAdminClient({ baseUrl: 'http://127.0.0.1:9/arcgis/admin', auth: { username: 'u', password: 'p' }, fetch: recorder.fetch, timeoutMs: 50 });
+  const client = createAdminClient({
+    baseUrl: 'http://127.0.0.1:9/arcgis/admin',
+    auth: { username: 'u', password: 'p' },
+    fetch: recorder.fetch,
+    timeoutMs: 50,
+  });
   await t.rejects(client.findServices(), { message: '/arcgis/admin/generateToken: request failed: no answer within 50 ms' });
 });

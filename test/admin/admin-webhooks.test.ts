@@ -3,17 +3,24 @@ import { createAdminClient, type AdminClient } from '../../src/admin/admin-clien
 import { AdminApiError } from '../../src/errors.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
-import { recordingFetch, rejectionOf } from './helpers/recording-fetch.js';
 import { waitFor } from '../helpers/wait.js';
+import { recordingFetch, rejectionOf } from './helpers/recording-fetch.js';
 
 const hookUrl = 'http://127.0.0.1:9/webhooks/default';
 const GP = 'Tools/Buffer.GPServer';
 const FEATURE = 'Hosted/Parcels.FeatureServer';
 
-async function setup(t: Test, emulatorOptions = {}): Promise<{ emulator: TestEmulator; client: AdminClient; recorder: ReturnType<typeof recordingFetch> }> {
+async function setup(
+  t: Test,
+  emulatorOptions = {},
+): Promise<{ emulator: TestEmulator; client: AdminClient; recorder: ReturnType<typeof recordingFetch> }> {
   const emulator = await startEmulator(t, emulatorOptions);
   const recorder = recordingFetch();
-  const client = createAdminClient({ baseUrl: `${emulator.baseUrl}/`, auth: { username: 'admin', password: 'admin.pass' }, fetch: recorder.fetch });
+  const client = createAdminClient({
+    baseUrl: `${emulator.baseUrl}/`,
+    auth: { username: 'admin', password: 'admin.pass' },
+    fetch: recorder.fetch,
+  });
   return { emulator, client, recorder };
 }
 
@@ -27,7 +34,19 @@ t.test('create on a GP service returns the webhook without status, every paramet
     contentType: 'application/x-www-form-urlencoded',
     payloadFormat: 'pjson',
   });
-  t.match(hook, { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer', name: 'done', hookUrl, signatureKey: 'k1', active: true, contentType: 'application/x-www-form-urlencoded', payloadFormat: 'pjson', scheduleInfo: {}, ownerId: 'admin' });
+  t.match(hook, {
+    folderName: 'Tools',
+    serviceName: 'Buffer',
+    serviceType: 'GPServer',
+    name: 'done',
+    hookUrl,
+    signatureKey: 'k1',
+    active: true,
+    contentType: 'application/x-www-form-urlencoded',
+    payloadFormat: 'pjson',
+    scheduleInfo: {},
+    ownerId: 'admin',
+  });
   t.type(hook.id, 'string');
   t.notOk('status' in hook, 'status is stripped');
   const sent = recorder.requests.at(-1)!;
@@ -40,24 +59,42 @@ t.test('create on a GP service returns the webhook without status, every paramet
 
 t.test('create on a feature service sends changeTypes as a comma list and scheduleInfo as JSON', async (t) => {
   const { client, recorder } = await setup(t);
-  const scheduleInfo = { name: 'every 5 s', startAt: 1_700_000_000_000, state: 'enabled', recurrenceInfo: { interval: 5, frequency: 'second' } };
-  const hook = await client.webhooks.create(FEATURE, { name: 'edits', hookUrl, changeTypes: ['FeaturesCreated', 'FeaturesDeleted'], scheduleInfo });
+  const scheduleInfo = {
+    name: 'every 5 s',
+    startAt: 1_700_000_000_000,
+    state: 'enabled',
+    recurrenceInfo: { interval: 5, frequency: 'second' },
+  };
+  const hook = await client.webhooks.create(FEATURE, {
+    name: 'edits',
+    hookUrl,
+    changeTypes: ['FeaturesCreated', 'FeaturesDeleted'],
+    scheduleInfo,
+  });
   t.same(hook.changeTypes, ['FeaturesCreated', 'FeaturesDeleted']);
   t.match(hook.scheduleInfo, { name: 'every 5 s', startAt: 1_700_000_000_000, recurrenceInfo: { interval: 5 } });
   const form = recorder.requests.at(-1)!.form;
   t.equal(form.get('changeTypes'), 'FeaturesCreated,FeaturesDeleted');
   t.same(JSON.parse(form.get('scheduleInfo')!), scheduleInfo);
-  t.same((await client.webhooks.create('Parcels.FeatureServer', { name: 's', hookUrl, changeTypes: 'FeaturesEdited' })).changeTypes, ['FeaturesEdited']);
+  t.same((await client.webhooks.create('Parcels.FeatureServer', { name: 's', hookUrl, changeTypes: 'FeaturesEdited' })).changeTypes, [
+    'FeaturesEdited',
+  ]);
 });
 
 t.test('list pages with start and num and reports nextStart', async (t) => {
   const { client } = await setup(t);
   for (const name of ['a', 'b', 'c']) await client.webhooks.create(GP, { name, hookUrl });
   const first = await client.webhooks.list(GP, { start: 1, num: 2 });
-  t.same(first.webhooks.map((hook) => hook.name), ['a', 'b']);
+  t.same(
+    first.webhooks.map((hook) => hook.name),
+    ['a', 'b'],
+  );
   t.equal(first.nextStart, 3);
   const second = await client.webhooks.list(GP, { start: first.nextStart, num: 2 });
-  t.same(second.webhooks.map((hook) => hook.name), ['c']);
+  t.same(
+    second.webhooks.map((hook) => hook.name),
+    ['c'],
+  );
   t.equal(second.nextStart, -1);
   t.equal((await client.webhooks.list(GP)).webhooks.length, 3, 'without a page: the server default');
 });
@@ -70,7 +107,11 @@ t.test('listAll follows nextStart across pages until -1', async (t) => {
   t.equal(all.length, 30);
   t.equal(new Set(all.map((hook) => hook.id)).size, 30, 'no webhook twice');
   const pages = recorder.requests.slice(before);
-  t.same(pages.map((request) => request.form.get('start')), ['1', '26'], 'two pages of 25');
+  t.same(
+    pages.map((request) => request.form.get('start')),
+    ['1', '26'],
+    'two pages of 25',
+  );
 });
 
 t.test('get, edit and delete address one webhook; a deleted one is a 404', async (t) => {
@@ -92,10 +133,16 @@ t.test('activateAll, deactivateAll and deleteAll act on every webhook of the ser
   for (const name of ['a', 'b']) await client.webhooks.create(GP, { name, hookUrl });
   const other = await client.webhooks.create(FEATURE, { name: 'other', hookUrl });
   await client.webhooks.activateAll(GP);
-  t.same((await client.webhooks.listAll(GP)).map((hook) => hook.active), [true, true]);
+  t.same(
+    (await client.webhooks.listAll(GP)).map((hook) => hook.active),
+    [true, true],
+  );
   t.equal((await client.webhooks.get(FEATURE, other.id)).active, false, 'another service is untouched');
   await client.webhooks.deactivateAll(GP);
-  t.same((await client.webhooks.listAll(GP)).map((hook) => hook.active), [false, false]);
+  t.same(
+    (await client.webhooks.listAll(GP)).map((hook) => hook.active),
+    [false, false],
+  );
   await client.webhooks.deleteAll(GP);
   t.same(await client.webhooks.listAll(GP), []);
   t.equal((await client.webhooks.listAll(FEATURE)).length, 1);

@@ -28,14 +28,24 @@ t.test('a successful answer is returned as its JSON object', async (t) => {
 t.test('the admin error shape inside HTTP 200 is an AdminApiError with a one-line message', async (t) => {
   const err = thrown(answer({ status: 'error', messages: ["User 'viewer' is not\nauthorized.", 'Ask an admin.'], code: 403 }));
   t.notOk(err instanceof AdminAuthError);
-  t.match(err, { code: 'GEOHOOK_ERR_ADMIN_API', statusCode: 502, serverCode: 403, url, messages: ["User 'viewer' is not authorized.", 'Ask an admin.'] });
+  t.match(err, {
+    code: 'GEOHOOK_ERR_ADMIN_API',
+    statusCode: 502,
+    serverCode: 403,
+    url,
+    messages: ["User 'viewer' is not authorized.", 'Ask an admin.'],
+  });
   t.equal(err.message, "/arcgis/admin/services/webhooks/settings: User 'viewer' is not authorized. Ask an admin. (code 403)");
   t.match(err.response, { status: 'error', code: 403 });
 });
 
 t.test('the portal error shape inside HTTP 200 is an AdminApiError with message and details', async (t) => {
   const err = thrown(answer({ error: { code: 400, message: 'Unable to generate token.', details: ['Invalid username or password.'] } }));
-  t.match(err, { code: 'GEOHOOK_ERR_ADMIN_API', serverCode: 400, messages: ['Unable to generate token.', 'Invalid username or password.'] });
+  t.match(err, {
+    code: 'GEOHOOK_ERR_ADMIN_API',
+    serverCode: 400,
+    messages: ['Unable to generate token.', 'Invalid username or password.'],
+  });
   t.equal(err.message, '/arcgis/admin/services/webhooks/settings: Unable to generate token. Invalid username or password. (code 400)');
 });
 
@@ -59,13 +69,19 @@ t.test('an admin error without a code is still an error', async (t) => {
 t.test('a non-2xx answer is an error, with the server message when its body has one', async (t) => {
   const html = thrown(answer('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }));
   t.match(html, { serverCode: 502, messages: ['HTTP 502 Bad Gateway'], response: '<html>Bad gateway</html>' });
-  const json = thrown(answer({ status: 'error', messages: ['Internal error.'], code: 500 }, { status: 500, statusText: 'Internal Server Error' }));
+  const json = thrown(
+    answer({ status: 'error', messages: ['Internal error.'], code: 500 }, { status: 500, statusText: 'Internal Server Error' }),
+  );
   t.match(json, { serverCode: 500, messages: ['Internal error.'] });
   t.ok(thrown(answer('', { status: 498, statusText: '' })) instanceof AdminAuthError, 'HTTP 498 is an auth error');
 });
 
 t.test('a body that is not JSON, or not a JSON object, is an error', async (t) => {
-  t.match(thrown(answer('<html>login</html>')), { serverCode: undefined, messages: ['the answer is not JSON (HTTP 200)'], response: '<html>login</html>' });
+  t.match(thrown(answer('<html>login</html>')), {
+    serverCode: undefined,
+    messages: ['the answer is not JSON (HTTP 200)'],
+    response: '<html>login</html>',
+  });
   t.match(thrown(answer('[1,2]')), { messages: ['the answer is not a JSON object'] });
   t.match(thrown(answer('null')), { messages: ['the answer is not a JSON object'] });
 });
@@ -73,7 +89,10 @@ t.test('a body that is not JSON, or not a JSON object, is an error', async (t) =
 t.test('secrets never reach the error: not the message, the messages, the response nor the url', async (t) => {
   const token = 'tok-SECRET-123';
   const err = thrown(
-    answer({ status: 'error', messages: [`Token '${token}' is invalid.`], code: 498, echo: { token } }, { url: `${url}?token=${token}&x=1`, secrets: [token] }),
+    answer(
+      { status: 'error', messages: [`Token '${token}' is invalid.`], code: 498, echo: { token } },
+      { url: `${url}?token=${token}&x=1`, secrets: [token] },
+    ),
   );
   for (const text of [err.message, err.url, JSON.stringify(err.messages), JSON.stringify(err.response), String(err.stack)]) {
     t.notMatch(text, token);

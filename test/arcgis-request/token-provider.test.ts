@@ -38,7 +38,12 @@ t.test('a token is cached and renewed a minute before it expires', async (t) => 
 t.test('a short-lived token is renewed a tenth of its lifetime before it expires', async (t) => {
   const clock = { now: 0 };
   const server = tokenServer(clock, 100_000);
-  const provider = createTokenProvider({ ...base, auth: { username: 'u', password: 'p', tokenUrl: 'http://portal/sharing/rest/generateToken' }, fetch: server.fetch, now: () => clock.now });
+  const provider = createTokenProvider({
+    ...base,
+    auth: { username: 'u', password: 'p', tokenUrl: 'http://portal/sharing/rest/generateToken' },
+    fetch: server.fetch,
+    now: () => clock.now,
+  });
   await provider.token();
   clock.now = 89_999;
   t.equal(await provider.token(), 't1');
@@ -67,7 +72,10 @@ t.test('concurrent callers share one token request', async (t) => {
 });
 
 t.test('a failed token request is not cached: the next caller asks again', async (t) => {
-  const recorder = recordingFetch([jsonAnswer({ error: { code: 400, message: 'Unable to generate token.', details: [] } }), jsonAnswer({ token: 'ok', expires: Date.now() + 3_600_000 })]);
+  const recorder = recordingFetch([
+    jsonAnswer({ error: { code: 400, message: 'Unable to generate token.', details: [] } }),
+    jsonAnswer({ token: 'ok', expires: Date.now() + 3_600_000 }),
+  ]);
   const provider = createTokenProvider({ ...base, auth: { username: 'u', password: 'p' }, fetch: recorder.fetch });
   await t.rejects(provider.token(), { code: 'GEOHOOK_ERR_ADMIN_API', serverCode: 400 });
   t.equal(await provider.token(), 'ok');
@@ -76,7 +84,12 @@ t.test('a failed token request is not cached: the next caller asks again', async
 t.test('a token whose expiry is behind our clock lives for the lifetime asked for', async (t) => {
   const clock = { now: 10_000_000 };
   const server = tokenServer(clock, -5_000_000);
-  const provider = createTokenProvider({ ...base, auth: { username: 'u', password: 'p', expirationMinutes: 10 }, fetch: server.fetch, now: () => clock.now });
+  const provider = createTokenProvider({
+    ...base,
+    auth: { username: 'u', password: 'p', expirationMinutes: 10 },
+    fetch: server.fetch,
+    now: () => clock.now,
+  });
   await provider.token();
   clock.now += 9 * 60_000 - 1;
   t.equal(await provider.token(), 't1');
@@ -84,7 +97,13 @@ t.test('a token whose expiry is behind our clock lives for the lifetime asked fo
 });
 
 t.test('a static token is handed out as it is and is not renewable', async (t) => {
-  const provider = createTokenProvider({ ...base, auth: { token: 'static' }, fetch: async () => { throw new Error('no request'); } });
+  const provider = createTokenProvider({
+    ...base,
+    auth: { token: 'static' },
+    fetch: async () => {
+      throw new Error('no request');
+    },
+  });
   t.equal(provider.renewable, false);
   t.equal(await provider.token(), 'static');
   t.equal(await provider.renew('static'), 'static');

@@ -1,10 +1,5 @@
 import t from 'tap';
-import {
-  explainPlacement,
-  PREFER_NO_SCHEDULE_PENALTY,
-  type Node,
-  type NodeVerdict,
-} from '../../src/arcgis/explain-placement.js';
+import { explainPlacement, PREFER_NO_SCHEDULE_PENALTY, type Node, type NodeVerdict } from '../../src/arcgis/explain-placement.js';
 import type {
   MatchExpression,
   NodeAffinity,
@@ -64,9 +59,7 @@ t.test('required NotIn matches an absent label or an unlisted value', async (t) 
   t.strictSame(verdictOf(policy, { name: 'n3', labels: { zone: 'west' } }), {
     schedulable: false,
     score: 0,
-    reasons: [
-      'required term 1 (zone not in [east, west]) does not match: label zone is "west", in excluded [east, west]',
-    ],
+    reasons: ['required term 1 (zone not in [east, west]) does not match: label zone is "west", in excluded [east, west]'],
   });
 });
 
@@ -118,9 +111,7 @@ t.test('an empty required selector or term matches no node', async (t) => {
     score: 0,
     reasons: ['required node affinity has no terms: no node matches'],
   });
-  t.strictSame(verdictOf(requiring([]), { name: 'n1' }).reasons, [
-    'required term 1 () does not match: it has no match expressions',
-  ]);
+  t.strictSame(verdictOf(requiring([]), { name: 'n1' }).reasons, ['required term 1 () does not match: it has no match expressions']);
 });
 
 t.test('a NoSchedule taint repels a pod without a matching toleration', async (t) => {

@@ -89,9 +89,7 @@ t.test('Exists and DoesNotExist accept an empty values array, and an Exists tole
 
 t.test('a JSON string is parsed and validated', async (t) => {
   t.strictSame(validatePlacementPolicy(JSON.stringify(specPolicy())), { ok: true, policy: specPolicy() });
-  t.strictSame(errorsOf(JSON.stringify({ placementPolicy: [] })), [
-    'placementPolicy: must be a non-empty array, got []',
-  ]);
+  t.strictSame(errorsOf(JSON.stringify({ placementPolicy: [] })), ['placementPolicy: must be a non-empty array, got []']);
 });
 
 t.test('a string that is not JSON is one error', async (t) => {
@@ -123,9 +121,7 @@ t.test('deploymentId and deploymentType must be non-empty strings', async (t) =>
 });
 
 t.test('podPlacementPolicy must be an object', async (t) => {
-  t.strictSame(errorsOf(withPod('anywhere')), [
-    `${POD}: must be an object with nodeAffinity and tolerations, got "anywhere"`,
-  ]);
+  t.strictSame(errorsOf(withPod('anywhere')), [`${POD}: must be an object with nodeAffinity and tolerations, got "anywhere"`]);
 });
 
 t.test('nodeAffinity must be an object', async (t) => {
@@ -135,9 +131,7 @@ t.test('nodeAffinity must be an object', async (t) => {
 });
 
 t.test('tolerations must be an array', async (t) => {
-  t.strictSame(errorsOf(withPod({ nodeAffinity: {} })), [
-    `${POD}.tolerations: must be an array (may be empty), got nothing`,
-  ]);
+  t.strictSame(errorsOf(withPod({ nodeAffinity: {} })), [`${POD}.tolerations: must be an array (may be empty), got nothing`]);
 });
 
 t.test('an unknown nodeAffinity key is refused naming the two allowed', async (t) => {
@@ -172,9 +166,7 @@ t.test('a node selector term must be an object with a non-empty matchExpressions
 });
 
 t.test('a match expression must be an object', async (t) => {
-  t.strictSame(errorsOf(withExpression('disktype=ssd')), [
-    `${EXPRESSION}: must be an object with key and operator, got "disktype=ssd"`,
-  ]);
+  t.strictSame(errorsOf(withExpression('disktype=ssd')), [`${EXPRESSION}: must be an object with key and operator, got "disktype=ssd"`]);
 });
 
 t.test('a match expression key must be a non-empty string', async (t) => {
@@ -245,18 +237,17 @@ t.test('a preference must be a term with matchExpressions', async (t) => {
 });
 
 t.test('a toleration must be an object', async (t) => {
-  t.strictSame(errorsOf(withToleration('dedicated=gis')), [
-    `${POD}.tolerations[0]: must be an object with operator, got "dedicated=gis"`,
-  ]);
+  t.strictSame(errorsOf(withToleration('dedicated=gis')), [`${POD}.tolerations[0]: must be an object with operator, got "dedicated=gis"`]);
 });
 
 t.test('a toleration operator is required and must be Exists or Equal', async (t) => {
-  t.strictSame(errorsOf(withToleration({ key: 'dedicated' })), [
-    `${POD}.tolerations[0].operator: must be Exists or Equal, got nothing`,
-  ]);
+  t.strictSame(errorsOf(withToleration({ key: 'dedicated' })), [`${POD}.tolerations[0].operator: must be Exists or Equal, got nothing`]);
   const policy = withPod({
     nodeAffinity: {},
-    tolerations: [{ key: 'a', operator: 'Exists' }, { key: 'dedicated', operator: 'Matches', value: 'gis' }],
+    tolerations: [
+      { key: 'a', operator: 'Exists' },
+      { key: 'dedicated', operator: 'Matches', value: 'gis' },
+    ],
   });
   t.strictSame(errorsOf(policy), [`${POD}.tolerations[1].operator: must be Exists or Equal, got "Matches"`]);
 });
@@ -280,9 +271,7 @@ t.test('a toleration effect must be one of the three', async (t) => {
 });
 
 t.test('toleration keys and values must be strings', async (t) => {
-  t.strictSame(errorsOf(withToleration({ key: 1, operator: 'Exists' })), [
-    `${POD}.tolerations[0].key: must be a string, got 1`,
-  ]);
+  t.strictSame(errorsOf(withToleration({ key: 1, operator: 'Exists' })), [`${POD}.tolerations[0].key: must be a string, got 1`]);
   t.strictSame(errorsOf(withToleration({ key: 'cores', operator: 'Equal', value: 8 })), [
     `${POD}.tolerations[0].value: must be a string, got 8`,
   ]);

@@ -3,11 +3,21 @@ import { parseServiceName, updateDefinitionPath, webhookPath } from '../../src/a
 import { GeohookError } from '../../src/errors.js';
 
 t.test('folder/name.Type addresses services/folder/name.Type', async (t) => {
-  t.same(parseServiceName('Tools/Buffer.GPServer'), { folder: 'Tools', name: 'Buffer', type: 'GPServer', path: 'services/Tools/Buffer.GPServer' });
+  t.same(parseServiceName('Tools/Buffer.GPServer'), {
+    folder: 'Tools',
+    name: 'Buffer',
+    type: 'GPServer',
+    path: 'services/Tools/Buffer.GPServer',
+  });
 });
 
 t.test('name.Type addresses services/name.Type', async (t) => {
-  t.same(parseServiceName('Parcels.FeatureServer'), { folder: undefined, name: 'Parcels', type: 'FeatureServer', path: 'services/Parcels.FeatureServer' });
+  t.same(parseServiceName('Parcels.FeatureServer'), {
+    folder: undefined,
+    name: 'Parcels',
+    type: 'FeatureServer',
+    path: 'services/Parcels.FeatureServer',
+  });
 });
 
 t.test('segments are URL-encoded', async (t) => {
@@ -17,7 +27,11 @@ t.test('segments are URL-encoded', async (t) => {
 
 t.test('a name without .Type is refused with GEOHOOK_ERR_ADMIN_INVALID', async (t) => {
   for (const bad of ['Tools/Buffer', 'Buffer', '', 'a/b/c.GPServer', 'Buffer.json', '/Buffer.GPServer']) {
-    t.throws(() => parseServiceName(bad), { code: 'GEOHOOK_ERR_ADMIN_INVALID', statusCode: 400, message: /^service: must be folder\/name\.Type or name\.Type/ }, bad);
+    t.throws(
+      () => parseServiceName(bad),
+      { code: 'GEOHOOK_ERR_ADMIN_INVALID', statusCode: 400, message: /^service: must be folder\/name\.Type or name\.Type/ },
+      bad,
+    );
   }
   t.throws(() => parseServiceName('x'), GeohookError);
 });
@@ -25,7 +39,10 @@ t.test('a name without .Type is refused with GEOHOOK_ERR_ADMIN_INVALID', async (
 t.test('updateDefinition lives at services/<folder>/<name>/FeatureServer/updateDefinition', async (t) => {
   t.equal(updateDefinitionPath('Hosted/Roads.FeatureServer'), 'services/Hosted/Roads/FeatureServer/updateDefinition');
   t.equal(updateDefinitionPath('Roads.FeatureServer'), 'services/Roads/FeatureServer/updateDefinition');
-  t.throws(() => updateDefinitionPath('Tools/Buffer.GPServer'), { code: 'GEOHOOK_ERR_ADMIN_INVALID', message: /FeatureServer services only/ });
+  t.throws(() => updateDefinitionPath('Tools/Buffer.GPServer'), {
+    code: 'GEOHOOK_ERR_ADMIN_INVALID',
+    message: /FeatureServer services only/,
+  });
 });
 
 t.test('an empty webhook id is refused', async (t) => {

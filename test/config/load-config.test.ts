@@ -1,5 +1,5 @@
-import t, { type Test } from 'tap';
 import { join } from 'node:path';
+import t, { type Test } from 'tap';
 import { loadConfig, type ConfigOverrides } from '../../src/config/load-config.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -152,10 +152,7 @@ t.test('empty environment values count as unset', async (t) => {
 });
 
 t.test('SIGNATURE_HEADER names are lower-cased in order', async (t) => {
-  t.strictSame(loadConfig({ SIGNATURE_HEADER: 'X-Hub-Signature, X-Service' }).signatureHeaders, [
-    'x-hub-signature',
-    'x-service',
-  ]);
+  t.strictSame(loadConfig({ SIGNATURE_HEADER: 'X-Hub-Signature, X-Service' }).signatureHeaders, ['x-hub-signature', 'x-service']);
 });
 
 t.test('the returned configuration is frozen', async (t) => {
@@ -227,14 +224,11 @@ t.test('a GEOHOOK_CONFIG file that is not JSON is a one-line error', async (t) =
   assertConfigError(t, err, 'GEOHOOK_CONFIG');
 });
 
-t.test(
-  'a multi-line GEOHOOK_CONFIG file that is not JSON is a one-line error that does not echo the file',
-  async (t) => {
-    const err = configError({ GEOHOOK_CONFIG: configFile(t, '{\n  "hooks": [\n    { "name": "gis", "secrets": ["s3cret",] }\n  ]\n}\n') });
-    assertConfigError(t, err, 'GEOHOOK_CONFIG');
-    t.equal(err.message.includes('s3cret'), false, 'the message does not quote a secret from the file');
-  },
-);
+t.test('a multi-line GEOHOOK_CONFIG file that is not JSON is a one-line error that does not echo the file', async (t) => {
+  const err = configError({ GEOHOOK_CONFIG: configFile(t, '{\n  "hooks": [\n    { "name": "gis", "secrets": ["s3cret",] }\n  ]\n}\n') });
+  assertConfigError(t, err, 'GEOHOOK_CONFIG');
+  t.equal(err.message.includes('s3cret'), false, 'the message does not quote a secret from the file');
+});
 
 t.test('an unknown key in the GEOHOOK_CONFIG file is a one-line error', async (t) => {
   const err = configError({ GEOHOOK_CONFIG: configFile(t, JSON.stringify({ hooks: [], dedupRetention: 60 })) });
@@ -248,14 +242,30 @@ t.test('an unknown key inside a hook of the GEOHOOK_CONFIG file is a one-line er
 });
 
 t.test('a hook name defined twice is refused', async (t) => {
-  const path = configFile(t, JSON.stringify({ hooks: [{ name: 'gis', secrets: ['a'] }, { name: 'gis', secrets: ['b'] }] }));
+  const path = configFile(
+    t,
+    JSON.stringify({
+      hooks: [
+        { name: 'gis', secrets: ['a'] },
+        { name: 'gis', secrets: ['b'] },
+      ],
+    }),
+  );
   const err = configError({ GEOHOOK_CONFIG: path });
   assertConfigError(t, err, 'GEOHOOK_CONFIG');
   t.equal(err.message, 'GEOHOOK_CONFIG: hook "gis" is defined twice');
 });
 
 t.test('the default hook defined twice in the file is refused', async (t) => {
-  const path = configFile(t, JSON.stringify({ hooks: [{ name: 'default', secrets: ['a'] }, { name: 'default', secrets: ['b'] }] }));
+  const path = configFile(
+    t,
+    JSON.stringify({
+      hooks: [
+        { name: 'default', secrets: ['a'] },
+        { name: 'default', secrets: ['b'] },
+      ],
+    }),
+  );
   const err = configError({ GEOHOOK_CONFIG: path });
   assertConfigError(t, err, 'GEOHOOK_CONFIG');
   t.equal(err.message, 'GEOHOOK_CONFIG: hook "default" is defined twice');
@@ -304,9 +314,18 @@ t.test('there is no dashboard unless DASHBOARD_TOKEN or the file gives its crede
   t.strictSame(loadConfig({ DASHBOARD_TOKEN: 'a-token-of-some-length' }).dashboard, { auth: { token: 'a-token-of-some-length' } });
   const basic = configFile(t, JSON.stringify({ dashboard: { username: 'ops', password: 'a long password' } }));
   t.strictSame(loadConfig({ GEOHOOK_CONFIG: basic }).dashboard, { auth: { username: 'ops', password: 'a long password' } });
-  t.strictSame(loadConfig({ GEOHOOK_CONFIG: basic, DASHBOARD_TOKEN: 'a-token-of-some-length' }).dashboard, { auth: { token: 'a-token-of-some-length' } }, 'the variable wins');
+  t.strictSame(
+    loadConfig({ GEOHOOK_CONFIG: basic, DASHBOARD_TOKEN: 'a-token-of-some-length' }).dashboard,
+    { auth: { token: 'a-token-of-some-length' } },
+    'the variable wins',
+  );
   assertConfigError(t, configError({ DASHBOARD_TOKEN: 'short' }), 'DASHBOARD_TOKEN: ');
-  for (const dashboard of [{}, { username: 'ops' }, { token: 'x'.repeat(20), username: 'ops', password: 'a long password' }, { username: 'ops', password: 'short' }]) {
+  for (const dashboard of [
+    {},
+    { username: 'ops' },
+    { token: 'x'.repeat(20), username: 'ops', password: 'a long password' },
+    { username: 'ops', password: 'short' },
+  ]) {
     const path = configFile(t, JSON.stringify({ dashboard }));
     t.throws(() => loadConfig({ GEOHOOK_CONFIG: path }), { code: 'GEOHOOK_ERR_CONFIG', message: /dashboard/ }, JSON.stringify(dashboard));
   }
@@ -315,17 +334,24 @@ t.test('there is no dashboard unless DASHBOARD_TOKEN or the file gives its crede
 t.test('redis in GEOHOOK_CONFIG: ioredis connection options, Sentinel or Cluster, checked once', async (t) => {
   const withRedis = (redis: unknown) => ({ GEOHOOK_CONFIG: configFile(t, JSON.stringify({ redis })) });
   t.same(loadConfig({}).redis, { options: {}, cluster: undefined }, 'nothing by default');
-  const sentinel = loadConfig(withRedis({ options: { sentinels: [{ host: 's1', port: 26379 }], name: 'mymaster', password: 'pw', tls: true } }));
+  const sentinel = loadConfig(
+    withRedis({ options: { sentinels: [{ host: 's1', port: 26379 }], name: 'mymaster', password: 'pw', tls: true } }),
+  );
   t.same(sentinel.redis.options, { sentinels: [{ host: 's1', port: 26379 }], name: 'mymaster', password: 'pw', tls: {} });
   t.equal(sentinel.prefix, 'geohook', 'Sentinel keeps the usual prefix');
-  const cluster = loadConfig(withRedis({ cluster: { nodes: [{ host: 'n1', port: 7000 }], natMap: { '10.0.0.1:7000': { host: 'n1', port: 7000 } } } }));
-  t.same(cluster.redis.cluster, { nodes: [{ host: 'n1', port: 7000 }], options: { natMap: { '10.0.0.1:7000': { host: 'n1', port: 7000 } } } });
+  const cluster = loadConfig(
+    withRedis({ cluster: { nodes: [{ host: 'n1', port: 7000 }], natMap: { '10.0.0.1:7000': { host: 'n1', port: 7000 } } } }),
+  );
+  t.same(cluster.redis.cluster, {
+    nodes: [{ host: 'n1', port: 7000 }],
+    options: { natMap: { '10.0.0.1:7000': { host: 'n1', port: 7000 } } },
+  });
   t.equal(cluster.prefix, '{geohook}');
   for (const [redis, message] of [
     [{ options: { keyPrefix: 'x' } }, /redis\.options: Unrecognized key: "keyPrefix"/],
     [{ options: { maxRetriesPerRequest: 3 } }, /redis\.options: Unrecognized key: "maxRetriesPerRequest"/],
     [{ options: { sentinels: [{ host: 's1', port: 26379 }] } }, /redis\.options\.name: sentinels and name go together/],
-    [{ options: { sentinels: [] , name: 'm' } }, /redis\.options\.sentinels: at least one sentinel/],
+    [{ options: { sentinels: [], name: 'm' } }, /redis\.options\.sentinels: at least one sentinel/],
     [{ cluster: { nodes: [{ host: 'n1', port: 0 }] } }, /redis\.cluster\.nodes\.0\.port/],
     [{ cluster: { scaleReads: 'slave' } }, /redis\.cluster: Unrecognized key: "scaleReads"/],
   ] as const) {

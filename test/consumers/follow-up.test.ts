@@ -12,8 +12,17 @@ const viewer = { username: 'viewer', password: 'viewer.pass' };
 
 function eventOf(family: EventFamily, payload: unknown): GeohookEvent {
   return {
-    id: 'e'.repeat(64), hook: 'default', type: family === 'gp' ? 'gp.job.succeeded' : 'feature.FeaturesCreated', types: [], family,
-    receivedAt: new Date().toISOString(), service: {}, contentType: 'application/json', verified: true, payload, rawBody: '',
+    id: 'e'.repeat(64),
+    hook: 'default',
+    type: family === 'gp' ? 'gp.job.succeeded' : 'feature.FeaturesCreated',
+    types: [],
+    family,
+    receivedAt: new Date().toISOString(),
+    service: {},
+    contentType: 'application/json',
+    verified: true,
+    payload,
+    rawBody: '',
   };
 }
 
@@ -30,8 +39,14 @@ async function delivered(t: Test, emulator: TestEmulator, service: string, ...fi
   return payloads.sort((a, b) => a.events[0].when - b.events[0].when);
 }
 
-const edit = (emulator: TestEmulator, changeType: string, layerId = 0): Firing => () => emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType, layerId });
-const job = (emulator: TestEmulator, outcome: string): Firing => () => emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome });
+const edit =
+  (emulator: TestEmulator, changeType: string, layerId = 0): Firing =>
+  () =>
+    emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType, layerId });
+const job =
+  (emulator: TestEmulator, outcome: string): Firing =>
+  () =>
+    emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome });
 
 /** The error `promise` rejects with; throws when it resolves. */
 async function rejection(promise: Promise<unknown>): Promise<Json> {
@@ -62,12 +77,20 @@ t.test('fetchChanges reads the edits of an Enterprise delivery, with tokens from
   t.equal(more.length, 0);
   t.equal(changes!.changesUrl, payload!.changesUrl);
   t.match(changes!.layerServerGens, [{ id: 2, serverGen: Number }]);
-  t.match(changes!.edits, [{ id: 2, features: { adds: [{ attributes: { objectid: 1, globalid: /^\{/ }, geometry: { x: Number } }], updates: [], deleteIds: [] } }]);
+  t.match(changes!.edits, [
+    { id: 2, features: { adds: [{ attributes: { objectid: 1, globalid: /^\{/ }, geometry: { x: Number } }], updates: [], deleteIds: [] } },
+  ]);
 });
 
 t.test('fetchChanges turns a FeaturesDeleted delivery into deleteIds', async (t) => {
   const emulator = await startEmulator(t);
-  const payloads = await delivered(t, emulator, 'Hosted/Parcels.FeatureServer', edit(emulator, 'FeaturesCreated'), edit(emulator, 'FeaturesDeleted'));
+  const payloads = await delivered(
+    t,
+    emulator,
+    'Hosted/Parcels.FeatureServer',
+    edit(emulator, 'FeaturesCreated'),
+    edit(emulator, 'FeaturesDeleted'),
+  );
   const deleted = payloads.find((payload) => payload.events[0].eventType === 'FeaturesDeleted');
   const [changes] = await fetchChanges(eventOf('feature', deleted), { auth: viewer });
   t.same(changes!.edits, [{ id: 0, features: { adds: [], updates: [], deleteIds: [1] } }]);
@@ -78,17 +101,38 @@ t.test('fetchChanges reads every item of an ArcGIS Online array, decoding its ch
   const gens = async (changeType: string, layerId: number) =>
     (await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType, layerId })).body.serverGens as number[];
   const url = (serverGens: number[], extra: string) =>
-    encodeURIComponent(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/extractChanges?serverGens=[${serverGens}]&async=true${extra}`);
+    encodeURIComponent(
+      `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/extractChanges?serverGens=[${serverGens}]&async=true${extra}`,
+    );
   const created = await gens('FeaturesCreated', 0);
   const deleted = await gens('FeaturesDeleted', 1);
   const payload = [
-    { name: 'agol', layerId: 0, orgId: 'org', serviceName: 'Parcels', lastUpdatedTime: 1, changesUrl: url(created, '&returnUpdates=false&returnDeletes=false'), events: ['FeaturesCreated'] },
-    { name: 'agol', layerId: 1, orgId: 'org', serviceName: 'Parcels', lastUpdatedTime: 2, changesUrl: url(deleted, '&returnInserts=false&returnUpdates=false'), events: ['FeaturesDeleted'] },
+    {
+      name: 'agol',
+      layerId: 0,
+      orgId: 'org',
+      serviceName: 'Parcels',
+      lastUpdatedTime: 1,
+      changesUrl: url(created, '&returnUpdates=false&returnDeletes=false'),
+      events: ['FeaturesCreated'],
+    },
+    {
+      name: 'agol',
+      layerId: 1,
+      orgId: 'org',
+      serviceName: 'Parcels',
+      lastUpdatedTime: 2,
+      changesUrl: url(deleted, '&returnInserts=false&returnUpdates=false'),
+      events: ['FeaturesDeleted'],
+    },
   ];
   t.match(payload[0]!.changesUrl, /^http%3A%2F%2F/);
   const changes = await fetchChanges(eventOf('feature', payload), { auth: { token: await emulator.token('viewer') }, pollIntervalMs: 5 });
   t.equal(changes.length, 2);
-  t.match(changes[0], { changesUrl: /^http:\/\/127\.0\.0\.1:\d+\/arcgis\/rest\/services\//, edits: [{ id: 0, features: { adds: [{ attributes: { objectid: 1 } }], updates: [], deleteIds: [] } }] });
+  t.match(changes[0], {
+    changesUrl: /^http:\/\/127\.0\.0\.1:\d+\/arcgis\/rest\/services\//,
+    edits: [{ id: 0, features: { adds: [{ attributes: { objectid: 1 } }], updates: [], deleteIds: [] } }],
+  });
   t.same(changes[1]!.edits, [{ id: 1, features: { adds: [], updates: [], deleteIds: [1] } }]);
 });
 
@@ -96,9 +140,18 @@ t.test('fetchJobResult reads the status, messages and every result of a GP job',
   const emulator = await startEmulator(t);
   const [succeeded] = await delivered(t, emulator, 'Tools/Buffer.GPServer', job(emulator, 'succeeded'));
   const result = await fetchJobResult(eventOf('gp', succeeded), { auth: viewer });
-  t.match(result, { statusUrl: succeeded!.statusURL, jobId: succeeded!.jobId, jobStatus: 'esriJobSucceeded', messages: [{ type: 'esriJobMessageTypeInformative' }] });
+  t.match(result, {
+    statusUrl: succeeded!.statusURL,
+    jobId: succeeded!.jobId,
+    jobStatus: 'esriJobSucceeded',
+    messages: [{ type: 'esriJobMessageTypeInformative' }],
+  });
   t.same(Object.keys(result.results), ['Output_Polygons', 'Summary']);
-  t.match(result.results.Output_Polygons, { paramName: 'Output_Polygons', dataType: 'GPFeatureRecordSetLayer', value: { features: [{ geometry: { rings: Array } }] } });
+  t.match(result.results.Output_Polygons, {
+    paramName: 'Output_Polygons',
+    dataType: 'GPFeatureRecordSetLayer',
+    value: { features: [{ geometry: { rings: Array } }] },
+  });
   t.match(result.results.Summary, { dataType: 'GPString', value: /Buffered/ });
 });
 
@@ -138,7 +191,12 @@ t.test('an expired token: a static one fails with 498, credentials are renewed o
 t.test('a server that never answers fails the request after timeoutMs', async (t) => {
   const sink = await startSink(t, () => undefined);
   const started = Date.now();
-  const err = await rejection(fetchChanges(eventOf('feature', { changesUrl: `${sink.url}/arcgis/rest/services/S/FeatureServer/extractChanges` }), { auth: { token: 'x' }, timeoutMs: 100 }));
+  const err = await rejection(
+    fetchChanges(eventOf('feature', { changesUrl: `${sink.url}/arcgis/rest/services/S/FeatureServer/extractChanges` }), {
+      auth: { token: 'x' },
+      timeoutMs: 100,
+    }),
+  );
   t.ok(err instanceof AdminApiError);
   t.match(err, { code: 'GEOHOOK_ERR_ADMIN_API', message: /no answer within 100 ms/ });
   t.ok(Date.now() - started < 2000, 'within the timeout, give or take');
@@ -153,20 +211,33 @@ t.test('an async job that never completes fails at the deadline; one that fails,
   });
   const options = { auth: { token: 'x' }, pollIntervalMs: 10, deadlineMs: 300 };
   const started = Date.now();
-  t.match(await rejection(fetchChanges(eventOf('feature', { changesUrl: `${sink.url}/running/changes` }), options)), { code: 'GEOHOOK_ERR_FOLLOW_UP', message: /within 300 ms/ });
+  t.match(await rejection(fetchChanges(eventOf('feature', { changesUrl: `${sink.url}/running/changes` }), options)), {
+    code: 'GEOHOOK_ERR_FOLLOW_UP',
+    message: /within 300 ms/,
+  });
   t.ok(Date.now() - started >= 290, 'polled until the deadline');
-  t.match(await rejection(fetchChanges(eventOf('feature', { changesUrl: `${sink.url}/failed/changes` }), options)), { code: 'GEOHOOK_ERR_FOLLOW_UP', message: /Failed/ });
+  t.match(await rejection(fetchChanges(eventOf('feature', { changesUrl: `${sink.url}/failed/changes` }), options)), {
+    code: 'GEOHOOK_ERR_FOLLOW_UP',
+    message: /Failed/,
+  });
 });
 
 t.test('the token goes in the form to the event URL host only; a result elsewhere is fetched with GET and no token', async (t) => {
   const storage = await startSink(t, (_request, response) => response.writeHead(200).end(JSON.stringify({ edits: [] })));
   const server = await startSink(t, (request, response) => {
-    const body = request.url!.startsWith('/status') ? { status: 'Completed', resultUrl: `${storage.url}/blob.json?sig=abc` } : { statusUrl: `http://${request.headers.host}/status` };
+    const body = request.url!.startsWith('/status')
+      ? { status: 'Completed', resultUrl: `${storage.url}/blob.json?sig=abc` }
+      : { statusUrl: `http://${request.headers.host}/status` };
     response.writeHead(200).end(JSON.stringify(body));
   });
-  const changes = await fetchChanges(eventOf('feature', { changesUrl: `${server.url}/changes?serverGens=%5B1,2%5D` }), { auth: { token: 'secret-token-1234' } });
+  const changes = await fetchChanges(eventOf('feature', { changesUrl: `${server.url}/changes?serverGens=%5B1,2%5D` }), {
+    auth: { token: 'secret-token-1234' },
+  });
   t.same(changes[0]!.edits, []);
-  t.same(server.received.map(({ body }) => new URLSearchParams(body.toString()).get('token')), ['secret-token-1234', 'secret-token-1234']);
+  t.same(
+    server.received.map(({ body }) => new URLSearchParams(body.toString()).get('token')),
+    ['secret-token-1234', 'secret-token-1234'],
+  );
   t.equal(storage.received.length, 1);
   t.equal(storage.received[0]!.body.length, 0, 'no body');
   t.notMatch(JSON.stringify(storage.received[0]!.headers), /secret-token/);

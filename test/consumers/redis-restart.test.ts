@@ -9,10 +9,14 @@ import { waitFor } from '../helpers/wait.js';
 /** Sends one signed GP delivery until it is accepted, as a sender retries a 503; returns the event id. */
 async function deliver(receiver: TestReceiver): Promise<string> {
   const body = JSON.stringify({ serviceType: 'GPServer', jobId: `j${randomUUID()}`, events: [{ eventType: 'esriJobSucceeded' }] });
-  const accepted = await waitFor('the receiver to accept a delivery', async () => {
-    const response = await receiver.post(body, { 'x-service': sign(TEST_KEY, body) }).catch(() => undefined);
-    return response?.status === 202 && response;
-  }, { intervalMs: 50 });
+  const accepted = await waitFor(
+    'the receiver to accept a delivery',
+    async () => {
+      const response = await receiver.post(body, { 'x-service': sign(TEST_KEY, body) }).catch(() => undefined);
+      return response?.status === 202 && response;
+    },
+    { intervalMs: 50 },
+  );
   return ((await accepted.json()) as { id: string }).id;
 }
 

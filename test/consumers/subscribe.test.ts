@@ -44,7 +44,9 @@ function start(t: Test, receiver: TestReceiver, options: Omit<Parameters<typeof 
 
 async function counterValue(registry: Registry, labels: Record<string, string>): Promise<number> {
   const metric = (await registry.getSingleMetric('geohook_events_consumed_total')!.get()).values;
-  return metric.filter((value) => Object.entries(labels).every(([key, expected]) => value.labels[key] === expected)).reduce((sum, value) => sum + value.value, 0);
+  return metric
+    .filter((value) => Object.entries(labels).every(([key, expected]) => value.labels[key] === expected))
+    .reduce((sum, value) => sum + value.value, 0);
 }
 
 t.test('a handler gets the typed events of its pattern, and only those', async (t) => {
@@ -172,7 +174,10 @@ t.test('a poison event (not a geohook envelope) fails at once without reaching a
   t.teardown(() => queue.close());
   const garbage = await queue.add('gp.job.succeeded', { hello: 'world' }, { attempts: 5 });
   const misplaced = await queue.add('feature.FeaturesCreated', envelopeOf('feature'), { attempts: 5 });
-  await waitFor('both failed', async () => (await queue.getJobState(garbage.id!)) === 'failed' && (await queue.getJobState(misplaced.id!)) === 'failed');
+  await waitFor(
+    'both failed',
+    async () => (await queue.getJobState(garbage.id!)) === 'failed' && (await queue.getJobState(misplaced.id!)) === 'failed',
+  );
   t.equal((await queue.getJob(garbage.id!))!.attemptsMade, 1, 'no retry');
   t.match((await queue.getJob(garbage.id!))!.failedReason, /^poison event: id/);
   t.match((await queue.getJob(misplaced.id!))!.failedReason, /a feature event in the gp queue/);
@@ -224,8 +229,13 @@ t.test('close() gives up on a stuck handler after its timeout', async (t) => {
 
 t.test('invalid handlers are refused with a configuration error', async (t) => {
   t.throws(() => subscribe({ connection: redis.url, handlers: {} }), { code: 'GEOHOOK_ERR_CONFIG' });
-  t.throws(() => subscribe({ connection: redis.url, handlers: { 'jobs.*': () => undefined } as never }), { code: 'GEOHOOK_ERR_CONFIG', message: /jobs\.\*/ });
+  t.throws(() => subscribe({ connection: redis.url, handlers: { 'jobs.*': () => undefined } as never }), {
+    code: 'GEOHOOK_ERR_CONFIG',
+    message: /jobs\.\*/,
+  });
   t.throws(() => subscribe({ connection: redis.url, handlers: { 'gp.$': () => undefined } }), { code: 'GEOHOOK_ERR_CONFIG' });
   t.throws(() => subscribe({ connection: redis.url, handlers: { 'gp.*': 'nope' as never } }), { code: 'GEOHOOK_ERR_CONFIG' });
-  t.throws(() => subscribe({ connection: redis.url, concurrency: 0, handlers: { 'gp.*': () => undefined } }), { code: 'GEOHOOK_ERR_CONFIG' });
+  t.throws(() => subscribe({ connection: redis.url, concurrency: 0, handlers: { 'gp.*': () => undefined } }), {
+    code: 'GEOHOOK_ERR_CONFIG',
+  });
 });

@@ -15,7 +15,10 @@ const start = (dir: string) => startServer(config, { embeddedRedisDir: dir, logg
 t.test('a second geohook up on the same data directory is refused while the first runs, not given a second redis-server', async (t) => {
   const dir = t.testdir();
   const first = await start(dir);
-  await t.rejects(start(dir), { code: 'GEOHOOK_ERR_REDIS_SERVER', message: new RegExp(`another geohook \\(pid ${process.pid}\\) runs the embedded Redis of ${dir}`) });
+  await t.rejects(start(dir), {
+    code: 'GEOHOOK_ERR_REDIS_SERVER',
+    message: new RegExp(`another geohook \\(pid ${process.pid}\\) runs the embedded Redis of ${dir}`),
+  });
   t.ok(existsSync(join(dir, 'owner.pid')), 'the first still holds the directory');
   await first.close();
   t.notOk(existsSync(join(dir, 'owner.pid')), 'released on close');

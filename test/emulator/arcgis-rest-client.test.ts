@@ -1,5 +1,5 @@
-import t from 'tap';
 import { ArcGISRequestError, request } from '@esri/arcgis-rest-request';
+import t from 'tap';
 import { startEmulator } from '../helpers/emulator.js';
 
 // The vendor's own JavaScript client: if it reads the emulator's answers as the real product's, the wire

@@ -1,15 +1,28 @@
 import t, { type Test } from 'tap';
+import { defaultWebhookSettings, type WebhookSettings } from '../../src/arcgis/webhook-settings.js';
+import { type Webhook } from '../../src/arcgis/webhook.js';
 import { EmulatorClock, utcDay } from '../../src/emulator/clock.js';
 import { DeliveryEngine } from '../../src/emulator/delivery/delivery-engine.js';
 import { type EmulatorEvent } from '../../src/emulator/types.js';
-import { defaultWebhookSettings, type WebhookSettings } from '../../src/arcgis/webhook-settings.js';
-import { type Webhook } from '../../src/arcgis/webhook.js';
 
 const created: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesCreated', layerId: 0 };
 const hook: Webhook = {
-  id: 'w', folderName: 'Hosted', serviceName: 'Parcels', serviceType: 'FeatureServer', name: 'hook', changeTypes: ['*'],
-  signatureKey: '', hookUrl: 'http://receiver.test/webhooks/default', active: true, contentType: 'application/json',
-  scheduleInfo: {}, payloadFormat: 'json', created: 0, modified: 0, ownerId: 'admin', modifiedId: 'admin',
+  id: 'w',
+  folderName: 'Hosted',
+  serviceName: 'Parcels',
+  serviceType: 'FeatureServer',
+  name: 'hook',
+  changeTypes: ['*'],
+  signatureKey: '',
+  hookUrl: 'http://receiver.test/webhooks/default',
+  active: true,
+  contentType: 'application/json',
+  scheduleInfo: {},
+  payloadFormat: 'json',
+  created: 0,
+  modified: 0,
+  ownerId: 'admin',
+  modifiedId: 'admin',
 };
 
 /**
@@ -51,7 +64,13 @@ t.test('failures count per UTC day of the emulator clock and trip the policy on 
   t.same(deactivated, [], 'one failure on each of two days: under 2 over 1 day');
   await deliverOnce();
   t.same(deactivated, ['w'], 'the second failure of the day deactivates');
-  t.same([...engine.failuresByDay('w')], [[utcDay(Date.UTC(2024, 4, 1)), 1], [utcDay(Date.UTC(2024, 4, 2)), 2]]);
+  t.same(
+    [...engine.failuresByDay('w')],
+    [
+      [utcDay(Date.UTC(2024, 4, 1)), 1],
+      [utcDay(Date.UTC(2024, 4, 2)), 2],
+    ],
+  );
 });
 
 t.test('the spec example (d) through the engine: days 1 and 3 fail twice, day 6 deactivates on its third failure', async (t) => {
@@ -87,8 +106,14 @@ t.test('notificationStatus lists every finished delivery and resetFailures clear
   answer(500);
   await deliverOnce();
   const statuses = engine.notificationStatus('w');
-  t.same(statuses.map((entry) => entry.invoked), [true, false]);
-  t.ok(statuses.every((entry) => utcDay(entry.invokedTimestamp) === utcDay(Date.UTC(2023, 8, 26))), 'emulator clock times');
+  t.same(
+    statuses.map((entry) => entry.invoked),
+    [true, false],
+  );
+  t.ok(
+    statuses.every((entry) => utcDay(entry.invokedTimestamp) === utcDay(Date.UTC(2023, 8, 26))),
+    'emulator clock times',
+  );
   engine.resetFailures('w');
   t.same(engine.notificationStatus('w'), []);
   t.equal(engine.failuresByDay('w').size, 0);

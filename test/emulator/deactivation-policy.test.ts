@@ -84,7 +84,10 @@ t.test('daysInPast 1 counts today only', async (t) => {
 });
 
 t.test('failures on a day after today (the clock was set back) are outside the window', async (t) => {
-  const failures = new Map([[110, 3], [100, 1]]);
+  const failures = new Map([
+    [110, 3],
+    [100, 1],
+  ]);
   t.equal(shouldDeactivate(failures, 100, { numberOfFailures: 2, daysInPast: 5 }), false);
   t.equal(shouldDeactivate(failures, 110, { numberOfFailures: 2, daysInPast: 5 }), true);
 });
@@ -96,7 +99,13 @@ t.test('the failure log counts per webhook per UTC day and clear forgets one web
   log.record('a', midnight);
   log.record('a', midnight + 3_600_000);
   log.record('b', midnight);
-  t.same([...log.failuresByDay('a')], [[utcDay(midnight) - 1, 1], [utcDay(midnight), 2]]);
+  t.same(
+    [...log.failuresByDay('a')],
+    [
+      [utcDay(midnight) - 1, 1],
+      [utcDay(midnight), 2],
+    ],
+  );
   log.failuresByDay('a').clear();
   t.equal(log.failuresByDay('a').size, 2, 'callers get a copy');
   log.clear('a');
@@ -106,6 +115,24 @@ t.test('the failure log counts per webhook per UTC day and clear forgets one web
 
 t.test('formatFailuresByDay keys the counts by ISO date in day order', async (t) => {
   const day = utcDay(Date.UTC(2024, 2, 2));
-  t.same(formatFailuresByDay(new Map([[day, 2], [day - 1, 1]])), { '2024-03-01': 1, '2024-03-02': 2 });
-  t.same(Object.keys(formatFailuresByDay(new Map([[day, 2], [day - 1, 1]]))), ['2024-03-01', '2024-03-02']);
+  t.same(
+    formatFailuresByDay(
+      new Map([
+        [day, 2],
+        [day - 1, 1],
+      ]),
+    ),
+    { '2024-03-01': 1, '2024-03-02': 2 },
+  );
+  t.same(
+    Object.keys(
+      formatFailuresByDay(
+        new Map([
+          [day, 2],
+          [day - 1, 1],
+        ]),
+      ),
+    ),
+    ['2024-03-01', '2024-03-02'],
+  );
 });

@@ -1,12 +1,12 @@
-import t from 'tap';
 import { createHash } from 'node:crypto';
+import t from 'tap';
+import { defaultWebhookSettings } from '../../src/arcgis/webhook-settings.js';
+import { type Webhook } from '../../src/arcgis/webhook.js';
 import { buildPayload } from '../../src/emulator/delivery/build-payload.js';
 import { DeliveryEngine } from '../../src/emulator/delivery/delivery-engine.js';
 import { type EmulatorEvent } from '../../src/emulator/types.js';
-import { defaultWebhookSettings } from '../../src/arcgis/webhook-settings.js';
-import { type Webhook } from '../../src/arcgis/webhook.js';
-import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 
 const redis = await startRedis(t);
 const NOW = Date.UTC(2024, 10, 1, 12);
@@ -15,19 +15,54 @@ const FORM = 'application/x-www-form-urlencoded';
 
 function webhook(id: string, hookUrl: string, fields: Partial<Webhook>): Webhook {
   return {
-    id, folderName: 'Hosted', serviceName: 'Parcels', serviceType: 'FeatureServer', name: `hook-${id}`, changeTypes: ['*'],
-    signatureKey: TEST_KEY, hookUrl, active: true, contentType: 'application/json', scheduleInfo: {}, payloadFormat: 'json',
-    created: NOW, modified: NOW, ownerId: 'admin', modifiedId: 'admin', ...fields,
+    id,
+    folderName: 'Hosted',
+    serviceName: 'Parcels',
+    serviceType: 'FeatureServer',
+    name: `hook-${id}`,
+    changeTypes: ['*'],
+    signatureKey: TEST_KEY,
+    hookUrl,
+    active: true,
+    contentType: 'application/json',
+    scheduleInfo: {},
+    payloadFormat: 'json',
+    created: NOW,
+    modified: NOW,
+    ownerId: 'admin',
+    modifiedId: 'admin',
+    ...fields,
   };
 }
 
 const gpSucceeded: EmulatorEvent = { kind: 'gp', outcome: 'succeeded', jobId: 'jobe2e', taskName: 'Buffer' };
 const featuresUpdated: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesUpdated', layerId: 0 };
 const cases = [
-  { name: 'GP as JSON', queue: 'gp-events', type: 'gp.job.succeeded', event: gpSucceeded, contentType: 'application/json', payloadFormat: 'json' },
+  {
+    name: 'GP as JSON',
+    queue: 'gp-events',
+    type: 'gp.job.succeeded',
+    event: gpSucceeded,
+    contentType: 'application/json',
+    payloadFormat: 'json',
+  },
   { name: 'GP as a form', queue: 'gp-events', type: 'gp.job.succeeded', event: gpSucceeded, contentType: FORM, payloadFormat: 'pjson' },
-  { name: 'feature as JSON', queue: 'feature-events', type: 'feature.FeaturesUpdated', event: featuresUpdated, contentType: 'application/json', payloadFormat: 'pjson' },
-  { name: 'feature as a form', queue: 'feature-events', type: 'feature.FeaturesUpdated', event: featuresUpdated, contentType: FORM, payloadFormat: 'json' },
+  {
+    name: 'feature as JSON',
+    queue: 'feature-events',
+    type: 'feature.FeaturesUpdated',
+    event: featuresUpdated,
+    contentType: 'application/json',
+    payloadFormat: 'pjson',
+  },
+  {
+    name: 'feature as a form',
+    queue: 'feature-events',
+    type: 'feature.FeaturesUpdated',
+    event: featuresUpdated,
+    contentType: FORM,
+    payloadFormat: 'json',
+  },
 ] as const;
 
 t.test('GP and feature deliveries in both content types reach geohook receiver queues verified', async (t) => {
@@ -45,7 +80,11 @@ t.test('GP and feature deliveries in both content types reach geohook receiver q
     const hook = webhook(`w${index}`, hookUrl, { ...service, contentType: c.contentType, payloadFormat: c.payloadFormat });
     const [record] = engine.fire([hook], c.event);
     await engine.idle();
-    t.same(record?.attempts.map((attempt) => attempt.statusCode), [202], `${c.name}: the receiver answered 202`);
+    t.same(
+      record?.attempts.map((attempt) => attempt.statusCode),
+      [202],
+      `${c.name}: the receiver answered 202`,
+    );
     t.equal(record?.outcome, 'delivered');
 
     const { body } = buildPayload(hook, c.event, { restBaseUrl: REST, when: NOW });
@@ -68,6 +107,9 @@ t.test('a delivery signed with another key is refused by the receiver and fails'
   t.teardown(() => engine.close());
   const [record] = engine.fire([webhook('bad', `${receiver.url}/webhooks/default`, { signatureKey: 'not-the-key' })], featuresUpdated);
   await engine.idle();
-  t.same(record?.attempts.map((attempt) => attempt.statusCode), [401]);
+  t.same(
+    record?.attempts.map((attempt) => attempt.statusCode),
+    [401],
+  );
   t.equal(record?.outcome, 'failed');
 });

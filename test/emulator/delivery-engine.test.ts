@@ -1,13 +1,13 @@
-import t, { type Test } from 'tap';
 import type { ServerResponse } from 'node:http';
-import { waitFor } from '../helpers/wait.js';
+import t, { type Test } from 'tap';
+import { defaultWebhookSettings, type WebhookSettings } from '../../src/arcgis/webhook-settings.js';
+import { type Webhook } from '../../src/arcgis/webhook.js';
 import { EmulatorClock } from '../../src/emulator/clock.js';
 import { DeliveryEngine, type DeliveryEngineOptions } from '../../src/emulator/delivery/delivery-engine.js';
 import { type EmulatorEvent } from '../../src/emulator/types.js';
-import { defaultWebhookSettings, type WebhookSettings } from '../../src/arcgis/webhook-settings.js';
-import { type Webhook } from '../../src/arcgis/webhook.js';
 import { verify } from '../../src/signature/verify.js';
 import { startSink, type ReceivedRequest } from '../helpers/http-sink.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** A sink at `/webhooks/default`; `handler` decides the answer. */
 async function startServer(t: Test, handler: (response: ServerResponse) => void): Promise<{ url: string; received: ReceivedRequest[] }> {
@@ -19,9 +19,23 @@ const answer = (status: number) => (response: ServerResponse) => response.writeH
 
 function webhook(id: string, hookUrl: string, fields: Partial<Webhook> = {}): Webhook {
   return {
-    id, folderName: 'Hosted', serviceName: 'Parcels', serviceType: 'FeatureServer', name: `hook-${id}`, changeTypes: ['*'],
-    signatureKey: '', hookUrl, active: true, contentType: 'application/json', scheduleInfo: {}, payloadFormat: 'json',
-    created: 0, modified: 0, ownerId: 'admin', modifiedId: 'admin', ...fields,
+    id,
+    folderName: 'Hosted',
+    serviceName: 'Parcels',
+    serviceType: 'FeatureServer',
+    name: `hook-${id}`,
+    changeTypes: ['*'],
+    signatureKey: '',
+    hookUrl,
+    active: true,
+    contentType: 'application/json',
+    scheduleInfo: {},
+    payloadFormat: 'json',
+    created: 0,
+    modified: 0,
+    ownerId: 'admin',
+    modifiedId: 'admin',
+    ...fields,
   };
 }
 
@@ -46,7 +60,10 @@ t.test('fire returns pending records at once and skips inactive webhooks', async
   const server = await startServer(t, answer(200));
   const { engine } = engineFor(t);
   const records = engine.fire([webhook('a', server.url), webhook('b', server.url, { active: false })], created);
-  t.same(records.map((record) => [record.webhookId, record.outcome, record.event]), [['a', 'pending', 'FeaturesCreated']]);
+  t.same(
+    records.map((record) => [record.webhookId, record.outcome, record.event]),
+    [['a', 'pending', 'FeaturesCreated']],
+  );
   await engine.idle();
   t.equal(records[0]?.outcome, 'delivered', 'the returned record is updated in place');
   t.equal(server.received.length, 1, 'the inactive webhook got nothing');
@@ -86,7 +103,10 @@ t.test('the delivery log keeps the last maxDeliveries records', async (t) => {
   const { engine } = engineFor(t, {}, { maxDeliveries: 3 });
   const ids = [1, 2, 3, 4, 5].map((n) => engine.fire([webhook(`w${n}`, server.url)], created)[0]?.webhookId);
   await engine.idle();
-  t.same(engine.deliveries().map((record) => record.webhookId), ids.slice(2));
+  t.same(
+    engine.deliveries().map((record) => record.webhookId),
+    ids.slice(2),
+  );
 });
 
 t.test('close aborts deliveries in flight without counting them as failures, and fires nothing after', async (t) => {
@@ -105,7 +125,11 @@ t.test('close aborts deliveries in flight without counting them as failures, and
 t.test('an onDeactivate that throws is logged and does not stall the engine', async (t) => {
   const server = await startServer(t, answer(500));
   const logged: string[] = [];
-  const logger = { info: () => undefined, warn: (_: object, msg: string) => logged.push(msg), error: (_: object, msg: string) => logged.push(msg) };
+  const logger = {
+    info: () => undefined,
+    warn: (_: object, msg: string) => logged.push(msg),
+    error: (_: object, msg: string) => logged.push(msg),
+  };
   const onDeactivate = (): void => {
     throw new Error('store gone');
   };
@@ -115,7 +139,6 @@ t.test('an onDeactivate that throws is logged and does not stall the engine', as
   t.same(logged, ['webhook delivery failed', 'webhook deactivated by the failure policy', 'delivery bookkeeping failed']);
 });
 
-
 t.test('fifty deliveries in flight at once raise no MaxListenersExceededWarning', async (t) => {
   const warnings: string[] = [];
   const onWarning = (warning: Error): void => void warnings.push(warning.name);
@@ -124,10 +147,16 @@ t.test('fifty deliveries in flight at once raise no MaxListenersExceededWarning'
   const held: ServerResponse[] = [];
   const server = await startServer(t, (response) => held.push(response));
   const { engine } = engineFor(t);
-  engine.fire(Array.from({ length: 50 }, (_, index) => webhook(`w${index}`, server.url)), created);
+  engine.fire(
+    Array.from({ length: 50 }, (_, index) => webhook(`w${index}`, server.url)),
+    created,
+  );
   await waitFor('50 deliveries held', () => held.length === 50, { intervalMs: 5 });
   for (const response of held) response.writeHead(200).end();
   await engine.idle();
   await new Promise((resolve) => setImmediate(resolve)); // process.emitWarning emits on the next tick
-  t.same(warnings.filter((name) => name === 'MaxListenersExceededWarning'), []);
+  t.same(
+    warnings.filter((name) => name === 'MaxListenersExceededWarning'),
+    [],
+  );
 });

@@ -1,8 +1,8 @@
 import t from 'tap';
+import { featureChangeTypes } from '../../src/arcgis/change-types.js';
+import type { Webhook } from '../../src/arcgis/webhook.js';
 import { buildPayload } from '../../src/emulator/delivery/build-payload.js';
 import type { EmulatorEvent } from '../../src/emulator/types.js';
-import type { Webhook } from '../../src/arcgis/webhook.js';
-import { featureChangeTypes } from '../../src/arcgis/change-types.js';
 import { classifyEvent } from '../../src/receiver/classify-event.js';
 import type { FormFields } from '../../src/receiver/form-fields.js';
 import { classifiable, formPayload } from '../../src/receiver/form-payload.js';
@@ -50,11 +50,15 @@ t.test('GP payloads classify as the job outcome, in both content types', async (
   for (const contentType of ['application/json', FORM] as const) {
     for (const [outcome, type] of Object.entries(expected) as ['succeeded' | 'failed' | 'canceled', string][]) {
       const { body } = buildPayload(gpHook({ contentType }), gp(outcome), { restBaseUrl: REST, when: WHEN });
-      t.same(classifyEvent(receiverView(body, contentType)), {
-        family: 'gp',
-        types: [type],
-        service: { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer' },
-      }, `${outcome} as ${contentType}`);
+      t.same(
+        classifyEvent(receiverView(body, contentType)),
+        {
+          family: 'gp',
+          types: [type],
+          service: { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer' },
+        },
+        `${outcome} as ${contentType}`,
+      );
     }
   }
 });
@@ -80,7 +84,11 @@ t.test('feature payloads classify as feature.<changeType> for every change type,
 });
 
 t.test('a feature payload carries the webhook id and a changesUrl with the server generations', async (t) => {
-  const built = buildPayload(webhook({ folderName: '' }), feature('FeaturesDeleted'), { restBaseUrl: REST, when: WHEN, serverGens: [7, 9] });
+  const built = buildPayload(webhook({ folderName: '' }), feature('FeaturesDeleted'), {
+    restBaseUrl: REST,
+    when: WHEN,
+    serverGens: [7, 9],
+  });
   const payload = JSON.parse(built.body.toString('utf8')) as Record<string, unknown>;
   t.same(Object.keys(payload), ['serviceType', 'changesUrl', 'name', 'id', 'folderName', 'serviceName', 'events']);
   t.equal(payload.id, 'c4a7db24-0c5e-4a00-9103-0c7d2fdc03b4');
@@ -90,7 +98,10 @@ t.test('a feature payload carries the webhook id and a changesUrl with the serve
 
 t.test('pjson is indented by two spaces and json is compact', async (t) => {
   const compact = buildPayload(webhook(), feature('FeaturesCreated'), { restBaseUrl: REST, when: WHEN }).body.toString('utf8');
-  const pretty = buildPayload(webhook({ payloadFormat: 'pjson' }), feature('FeaturesCreated'), { restBaseUrl: REST, when: WHEN }).body.toString('utf8');
+  const pretty = buildPayload(webhook({ payloadFormat: 'pjson' }), feature('FeaturesCreated'), {
+    restBaseUrl: REST,
+    when: WHEN,
+  }).body.toString('utf8');
   t.equal(compact, JSON.stringify(JSON.parse(compact)));
   t.equal(pretty, JSON.stringify(JSON.parse(compact), null, 2));
   t.match(pretty, /^\{\n {2}"serviceType": "FeatureServer",\n/);
@@ -98,7 +109,10 @@ t.test('pjson is indented by two spaces and json is compact', async (t) => {
 
 t.test('a form body is the single field payload holding the JSON, percent-encoded', async (t) => {
   const json = buildPayload(webhook({ payloadFormat: 'pjson' }), feature('FeaturesUpdated'), { restBaseUrl: REST, when: WHEN });
-  const form = buildPayload(webhook({ payloadFormat: 'pjson', contentType: FORM }), feature('FeaturesUpdated'), { restBaseUrl: REST, when: WHEN });
+  const form = buildPayload(webhook({ payloadFormat: 'pjson', contentType: FORM }), feature('FeaturesUpdated'), {
+    restBaseUrl: REST,
+    when: WHEN,
+  });
   t.equal(form.contentType, FORM);
   t.equal(form.body.toString('utf8'), `payload=${encodeURIComponent(json.body.toString('utf8'))}`);
   t.same([...new URLSearchParams(form.body.toString('utf8')).keys()], ['payload']);

@@ -1,6 +1,6 @@
-import t, { type Test } from 'tap';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import t, { type Test } from 'tap';
 import type { BuiltPayload } from '../../src/emulator/delivery/build-payload.js';
 import { deliver, type RetrySettings } from '../../src/emulator/delivery/deliver.js';
 import type { DeliveryRecord } from '../../src/emulator/types.js';
@@ -19,8 +19,16 @@ async function startServer(t: Test, handler: Handler): Promise<{ url: string; bo
   };
 }
 
-const answer = (status: number): Handler => (_request, response) => response.writeHead(status).end();
-const payload: BuiltPayload = { body: Buffer.from('{"n":1}'), contentType: 'application/json', eventType: 'FeaturesCreated', signature: 'sha256=abc' };
+const answer =
+  (status: number): Handler =>
+  (_request, response) =>
+    response.writeHead(status).end();
+const payload: BuiltPayload = {
+  body: Buffer.from('{"n":1}'),
+  contentType: 'application/json',
+  eventType: 'FeaturesCreated',
+  signature: 'sha256=abc',
+};
 const settings = (fields: Partial<RetrySettings> = {}): RetrySettings => ({
   notificationAttempts: 3,
   notificationTimeOutInSeconds: 10,
@@ -31,7 +39,15 @@ const settings = (fields: Partial<RetrySettings> = {}): RetrySettings => ({
 const fast = { sleep: async (): Promise<void> => undefined };
 
 function recordFor(url: string): DeliveryRecord {
-  return { id: 'd1', webhookId: 'w1', hookUrl: url, event: 'FeaturesCreated', contentType: 'application/json', attempts: [], outcome: 'pending' };
+  return {
+    id: 'd1',
+    webhookId: 'w1',
+    hookUrl: url,
+    event: 'FeaturesCreated',
+    contentType: 'application/json',
+    attempts: [],
+    outcome: 'pending',
+  };
 }
 
 t.test('a receiver that fails twice then answers 202 gets the delivery on the third attempt', async (t) => {
@@ -39,7 +55,10 @@ t.test('a receiver that fails twice then answers 202 gets the delivery on the th
   const server = await startServer(t, (request, response) => answer(++calls < 3 ? 503 : 202)(request, response, Buffer.alloc(0)));
   const record = await deliver(recordFor(server.url), payload, settings(), fast);
   t.equal(record.outcome, 'delivered');
-  t.same(record.attempts.map((attempt) => attempt.statusCode), [503, 503, 202]);
+  t.same(
+    record.attempts.map((attempt) => attempt.statusCode),
+    [503, 503, 202],
+  );
   t.same(server.bodies.map(String), ['{"n":1}', '{"n":1}', '{"n":1}'], 'the same bytes every time');
 });
 
@@ -47,14 +66,22 @@ t.test('a receiver that always answers 500 fails after exactly notificationAttem
   const server = await startServer(t, answer(500));
   const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 4 }), fast);
   t.equal(record.outcome, 'failed');
-  t.same(record.attempts.map((attempt) => attempt.statusCode), [500, 500, 500, 500]);
+  t.same(
+    record.attempts.map((attempt) => attempt.statusCode),
+    [500, 500, 500, 500],
+  );
   t.equal(server.bodies.length, 4);
 });
 
 t.test('a receiver that never answers fails each attempt with a timeout', async (t) => {
   const server = await startServer(t, () => undefined);
   const options = { ...fast, secondsToMs: (seconds: number) => seconds * 20 };
-  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 2, notificationTimeOutInSeconds: 3 }), options);
+  const record = await deliver(
+    recordFor(server.url),
+    payload,
+    settings({ notificationAttempts: 2, notificationTimeOutInSeconds: 3 }),
+    options,
+  );
   t.equal(record.outcome, 'failed');
   t.equal(record.attempts.length, 2);
   for (const attempt of record.attempts) {
@@ -70,7 +97,10 @@ t.test('a refused connection is a failed attempt with the network error', async 
   await new Promise<void>((resolve) => closed.close(() => resolve()));
   const record = await deliver(recordFor(`http://127.0.0.1:${port}/hook`), payload, settings({ notificationAttempts: 2 }), fast);
   t.equal(record.outcome, 'failed');
-  t.same(record.attempts.map((attempt) => attempt.error), ['network error: ECONNREFUSED', 'network error: ECONNREFUSED']);
+  t.same(
+    record.attempts.map((attempt) => attempt.error),
+    ['network error: ECONNREFUSED', 'network error: ECONNREFUSED'],
+  );
 });
 
 t.test('a redirect is not followed and counts as a failed attempt', async (t) => {
@@ -78,7 +108,10 @@ t.test('a redirect is not followed and counts as a failed attempt', async (t) =>
   const server = await startServer(t, (_request, response) => response.writeHead(302, { location: target.url }).end());
   const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 1 }), fast);
   t.equal(record.outcome, 'failed');
-  t.same(record.attempts.map((attempt) => attempt.statusCode), [302]);
+  t.same(
+    record.attempts.map((attempt) => attempt.statusCode),
+    [302],
+  );
   t.equal(target.bodies.length, 0);
 });
 
@@ -90,7 +123,10 @@ t.test('failed attempts are notificationElapsedTimeInSeconds apart and a success
     waits.push(ms);
   };
   const secondsToMs = (seconds: number): number => seconds * 3;
-  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 5, notificationElapsedTimeInSeconds: 7 }), { sleep, secondsToMs });
+  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 5, notificationElapsedTimeInSeconds: 7 }), {
+    sleep,
+    secondsToMs,
+  });
   t.equal(record.outcome, 'delivered');
   t.same(waits, [21, 21], 'one wait after each failed attempt, in secondsToMs');
 });

@@ -2,8 +2,8 @@ import t from 'tap';
 import { EmulatorClock } from '../../src/emulator/clock.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
-import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 // 10 s timeouts become 500 ms: quick, yet roomy enough for a loaded machine.
@@ -33,12 +33,19 @@ t.test('a GP job fired in the emulator reaches geohook signed, verified and clas
   t.equal(fired.status, 200);
   t.match(fired.body, { jobId: /^j[0-9a-f]{32}$/, deliveries: [String, String] });
   const deliveries = await settle(emulator, 2);
-  t.ok(deliveries.every((delivery) => delivery.outcome === 'delivered'), 'both delivered');
-  t.ok(deliveries.every((delivery) => /^sha256=[A-Za-z0-9+/]{43}=$/.test(delivery.signature as string)), 'signed');
+  t.ok(
+    deliveries.every((delivery) => delivery.outcome === 'delivered'),
+    'both delivered',
+  );
+  t.ok(
+    deliveries.every((delivery) => /^sha256=[A-Za-z0-9+/]{43}=$/.test(delivery.signature as string)),
+    'signed',
+  );
   await receiver.app.eventQueue.drained();
   const jobs = await receiver.app.eventQueue.queue('gp-events').getJobs(['wait']);
   t.equal(jobs.length, 2);
-  for (const job of jobs) t.match(job.data, { type: 'gp.job.failed', verified: true, service: { folderName: 'Tools', serviceName: 'Buffer' } });
+  for (const job of jobs)
+    t.match(job.data, { type: 'gp.job.failed', verified: true, service: { folderName: 'Tools', serviceName: 'Buffer' } });
   t.same(jobs.map((job) => job.data.contentType).sort(), ['application/json', 'application/x-www-form-urlencoded']);
 });
 
@@ -47,7 +54,13 @@ t.test('a feature edit fires only the active webhooks whose changeTypes match', 
   const receiver = await startReceiver(t, redis);
   const emulator = await startEmulator(t, fast);
   const create = (name: string, changeTypes: string, active = 'true') =>
-    emulator.admin('services/Hosted/Parcels.FeatureServer/webhooks/create', { name, changeTypes, active, hookUrl: `${receiver.url}/webhooks/default`, signatureKey: TEST_KEY });
+    emulator.admin('services/Hosted/Parcels.FeatureServer/webhooks/create', {
+      name,
+      changeTypes,
+      active,
+      hookUrl: `${receiver.url}/webhooks/default`,
+      signatureKey: TEST_KEY,
+    });
   await create('all', '*');
   await create('edited', 'FeaturesEdited');
   await create('deleted-only', 'FeaturesDeleted');
@@ -66,40 +79,49 @@ t.test('a feature edit fires only the active webhooks whose changeTypes match', 
   t.match(bad.body, { status: 'error', messages: [/changeType.*FeaturesCreated/] });
 });
 
-t.test('a webhook whose receiver keeps failing is deactivated by the policy, and activateAll revives it and clears the count', async (t) => {
-  const failing = await startSink(t, answerWith(500));
-  const clock = new EmulatorClock();
-  clock.set(Date.UTC(2026, 0, 1, 12));
-  const emulator = await startEmulator(t, { ...fast, clock });
-  await emulator.admin('services/webhooks/settings', { notificationAttempts: '2', numberOfFailures: '3', daysInPast: '2' }, 'orgadmin');
-  const hook = await emulator.admin('services/Buffer.GPServer/webhooks/create', { name: 'flaky', hookUrl: `${failing.url}/`, active: 'true' });
+t.test(
+  'a webhook whose receiver keeps failing is deactivated by the policy, and activateAll revives it and clears the count',
+  async (t) => {
+    const failing = await startSink(t, answerWith(500));
+    const clock = new EmulatorClock();
+    clock.set(Date.UTC(2026, 0, 1, 12));
+    const emulator = await startEmulator(t, { ...fast, clock });
+    await emulator.admin('services/webhooks/settings', { notificationAttempts: '2', numberOfFailures: '3', daysInPast: '2' }, 'orgadmin');
+    const hook = await emulator.admin('services/Buffer.GPServer/webhooks/create', {
+      name: 'flaky',
+      hookUrl: `${failing.url}/`,
+      active: 'true',
+    });
 
-  const fireAndSettle = async (expected: number) => {
-    await emulator.control('services/Buffer.GPServer/jobs', { outcome: 'succeeded' });
-    return settle(emulator, expected);
-  };
-  const deliveries = await fireAndSettle(1);
-  t.match(deliveries[0], { outcome: 'failed', attempts: [{ statusCode: 500 }, { statusCode: 500 }] }, 'two attempts, then one failure');
-  await fireAndSettle(2);
-  let state = (await (await fetch(`${emulator.url}/emulator/webhooks`)).json()) as { webhooks: { active: boolean; failuresByDay: Record<string, number> }[] };
-  t.same(state.webhooks[0]!.failuresByDay, { '2026-01-01': 2 });
-  t.equal(state.webhooks[0]!.active, true, 'two failures of three: still active');
+    const fireAndSettle = async (expected: number) => {
+      await emulator.control('services/Buffer.GPServer/jobs', { outcome: 'succeeded' });
+      return settle(emulator, expected);
+    };
+    const deliveries = await fireAndSettle(1);
+    t.match(deliveries[0], { outcome: 'failed', attempts: [{ statusCode: 500 }, { statusCode: 500 }] }, 'two attempts, then one failure');
+    await fireAndSettle(2);
+    let state = (await (await fetch(`${emulator.url}/emulator/webhooks`)).json()) as {
+      webhooks: { active: boolean; failuresByDay: Record<string, number> }[];
+    };
+    t.same(state.webhooks[0]!.failuresByDay, { '2026-01-01': 2 });
+    t.equal(state.webhooks[0]!.active, true, 'two failures of three: still active');
 
-  await emulator.control('clock', { advanceDays: 1 });
-  await fireAndSettle(3);
-  state = (await (await fetch(`${emulator.url}/emulator/webhooks`)).json()) as typeof state;
-  t.equal(state.webhooks[0]!.active, false, 'the third failure within two days deactivates');
-  t.same((await emulator.control('services/Buffer.GPServer/jobs', {})).body.deliveries, [], 'an inactive webhook is not fired');
+    await emulator.control('clock', { advanceDays: 1 });
+    await fireAndSettle(3);
+    state = (await (await fetch(`${emulator.url}/emulator/webhooks`)).json()) as typeof state;
+    t.equal(state.webhooks[0]!.active, false, 'the third failure within two days deactivates');
+    t.same((await emulator.control('services/Buffer.GPServer/jobs', {})).body.deliveries, [], 'an inactive webhook is not fired');
 
-  const status = await emulator.admin(`services/Buffer.GPServer/webhooks/${hook.id as string}/notificationStatus`);
-  t.equal((status.webhookNotificationStatus as { invoked: boolean }[]).length, 3);
-  t.ok((status.webhookNotificationStatus as { invoked: boolean }[]).every((entry) => entry.invoked === false));
+    const status = await emulator.admin(`services/Buffer.GPServer/webhooks/${hook.id as string}/notificationStatus`);
+    t.equal((status.webhookNotificationStatus as { invoked: boolean }[]).length, 3);
+    t.ok((status.webhookNotificationStatus as { invoked: boolean }[]).every((entry) => entry.invoked === false));
 
-  await emulator.admin('services/Buffer.GPServer/webhooks/activateAll');
-  state = (await (await fetch(`${emulator.url}/emulator/webhooks`)).json()) as typeof state;
-  t.equal(state.webhooks[0]!.active, true);
-  t.same(state.webhooks[0]!.failuresByDay, {}, 'activateAll clears the count');
-});
+    await emulator.admin('services/Buffer.GPServer/webhooks/activateAll');
+    state = (await (await fetch(`${emulator.url}/emulator/webhooks`)).json()) as typeof state;
+    t.equal(state.webhooks[0]!.active, true);
+    t.same(state.webhooks[0]!.failuresByDay, {}, 'activateAll clears the count');
+  },
+);
 
 t.test('the clock endpoint sets and advances the emulator time', async (t) => {
   const emulator = await startEmulator(t);

@@ -25,7 +25,12 @@ t.test('issue #7: hostile JSON-valued parameters are a 400, not an internal erro
 t.test('issue #7: a malformed or over-long path gets the admin error shape with HTTP 200', async (t) => {
   const emulator = await startEmulator(t);
   for (const path of ['%', `services/Tools/Buffer.GPServer/webhooks/${'x'.repeat(200)}`]) {
-    const response = await emulator.app.inject({ method: 'POST', url: `/arcgis/admin/${path}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'f=json' });
+    const response = await emulator.app.inject({
+      method: 'POST',
+      url: `/arcgis/admin/${path}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'f=json',
+    });
     t.equal(response.statusCode, 200, `${path.slice(0, 40)}: HTTP 200`);
     t.match(JSON.parse(response.body), { status: 'error', code: 400 });
   }

@@ -21,15 +21,26 @@ const policy = {
 t.test('a valid placement policy is stored and read back from placementPolicy', async (t) => {
   const emulator = await startEmulator(t);
   t.same(await emulator.admin('services/Tools/Buffer.GPServer/placementPolicy'), { servicePlacementPolicy: { placementPolicy: [] } });
-  const edited = await emulator.admin('services/Tools/Buffer.GPServer/placementPolicy/edit', { servicePlacementPolicy: JSON.stringify(policy), async: 'false' });
+  const edited = await emulator.admin('services/Tools/Buffer.GPServer/placementPolicy/edit', {
+    servicePlacementPolicy: JSON.stringify(policy),
+    async: 'false',
+  });
   t.same(edited, { status: 'success' });
   t.same(await emulator.admin('services/Buffer.GPServer/placementPolicy'), { servicePlacementPolicy: policy });
 });
 
 t.test('an empty nodeAffinity is accepted together with tolerations', async (t) => {
   const emulator = await startEmulator(t);
-  const entry = { ...policy.placementPolicy[0]!, podPlacementPolicy: { nodeAffinity: {}, tolerations: [{ key: 'gpu', operator: 'Exists' }] } };
-  t.same(await emulator.admin('services/Parcels.FeatureServer/placementPolicy/edit', { servicePlacementPolicy: JSON.stringify({ placementPolicy: [entry] }) }), { status: 'success' });
+  const entry = {
+    ...policy.placementPolicy[0]!,
+    podPlacementPolicy: { nodeAffinity: {}, tolerations: [{ key: 'gpu', operator: 'Exists' }] },
+  };
+  t.same(
+    await emulator.admin('services/Parcels.FeatureServer/placementPolicy/edit', {
+      servicePlacementPolicy: JSON.stringify({ placementPolicy: [entry] }),
+    }),
+    { status: 'success' },
+  );
 });
 
 t.test('an invalid policy is refused with every error, each naming its path and what is allowed', async (t) => {
@@ -40,7 +51,11 @@ t.test('an invalid policy is refused with every error, each naming its path and 
         deploymentId: 'x',
         deploymentType: 'GPServer',
         podPlacementPolicy: {
-          nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'k', operator: 'Near', values: ['v'] }] }] } },
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'k', operator: 'Near', values: ['v'] }] }],
+            },
+          },
           tolerations: [{ key: 'k', operator: 'Matches' }],
         },
       },
@@ -60,6 +75,11 @@ t.test('a missing, malformed or mistyped policy parameter is a 400 that names it
   const edit = (params: Record<string, string>) => emulator.admin('services/Buffer.GPServer/placementPolicy/edit', params);
   t.match(await edit({}), { code: 400, messages: ["Missing required parameter 'servicePlacementPolicy'."] });
   t.match(await edit({ servicePlacementPolicy: '{nope' }), { code: 400, messages: ['servicePlacementPolicy: not valid JSON'] });
-  t.match(await edit({ servicePlacementPolicy: JSON.stringify(policy), async: 'sometimes' }), { code: 400, messages: [/'async': must be true or false/] });
-  t.match(await emulator.admin('services/Nope.GPServer/placementPolicy/edit', { servicePlacementPolicy: JSON.stringify(policy) }), { code: 404 });
+  t.match(await edit({ servicePlacementPolicy: JSON.stringify(policy), async: 'sometimes' }), {
+    code: 400,
+    messages: [/'async': must be true or false/],
+  });
+  t.match(await emulator.admin('services/Nope.GPServer/placementPolicy/edit', { servicePlacementPolicy: JSON.stringify(policy) }), {
+    code: 404,
+  });
 });

@@ -1,5 +1,5 @@
-import t, { type Test } from 'tap';
 import { ApiKeyManager, ArcGISAuthError, Job, request } from '@esri/arcgis-rest-request';
+import t, { type Test } from 'tap';
 import { EmulatorClock } from '../../src/emulator/clock.js';
 import { FiredHistory } from '../../src/emulator/rest-history.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
@@ -33,9 +33,18 @@ t.test('a GP job status reports the outcome fired, with results only when it suc
   for (const [outcome, jobStatus] of Object.entries(expected)) {
     const { jobId } = (await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome })).body as { jobId: string };
     const status = await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${jobId}`, { f: 'json' });
-    t.match(status, { jobId, jobStatus, inputs: { Distance: { paramUrl: 'inputs/Distance' } }, messages: [{ type: 'esriJobMessageTypeInformative', description: 'Submitted.' }] });
+    t.match(status, {
+      jobId,
+      jobStatus,
+      inputs: { Distance: { paramUrl: 'inputs/Distance' } },
+      messages: [{ type: 'esriJobMessageTypeInformative', description: 'Submitted.' }],
+    });
     t.same(Object.keys(status.results), outcome === 'succeeded' ? ['Output_Polygons', 'Summary'] : [], `${outcome}: results`);
-    t.equal(status.messages.some((message: Json) => message.type === 'esriJobMessageTypeError'), outcome === 'failed', `${outcome}: error messages`);
+    t.equal(
+      status.messages.some((message: Json) => message.type === 'esriJobMessageTypeError'),
+      outcome === 'failed',
+      `${outcome}: error messages`,
+    );
   }
 });
 
@@ -44,8 +53,16 @@ t.test('a GP result and input answer {paramName, dataType, value}; a failed job 
   const job = async (outcome: string) => (await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome })).body.jobId as string;
   const done = await job('succeeded');
   const polygons = await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${done}/results/Output_Polygons`);
-  t.match(polygons, { paramName: 'Output_Polygons', dataType: 'GPFeatureRecordSetLayer', value: { geometryType: 'esriGeometryPolygon', features: [{ geometry: { rings: Array } }] } });
-  t.same(await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${done}/inputs/Distance`), { paramName: 'Distance', dataType: 'GPLinearUnit', value: { distance: 1, units: 'esriMiles' } });
+  t.match(polygons, {
+    paramName: 'Output_Polygons',
+    dataType: 'GPFeatureRecordSetLayer',
+    value: { geometryType: 'esriGeometryPolygon', features: [{ geometry: { rings: Array } }] },
+  });
+  t.same(await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${done}/inputs/Distance`), {
+    paramName: 'Distance',
+    dataType: 'GPLinearUnit',
+    value: { distance: 1, units: 'esriMiles' },
+  });
   t.match(await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${done}/results/Nope`), { error: { code: 404 } });
   t.match(await rest(t, emulator, `Tools/Buffer/GPServer/Buffer/jobs/${await job('failed')}/results/Summary`), { error: { code: 404 } });
 });
@@ -53,7 +70,9 @@ t.test('a GP result and input answer {paramName, dataType, value}; a failed job 
 t.test('an unknown job, or a job asked under another service or task, is a 404 in the REST error shape', async (t) => {
   const emulator = await startEmulator(t);
   const { jobId } = (await emulator.control('services/Tools/Buffer.GPServer/jobs', {})).body as { jobId: string };
-  t.same(await rest(t, emulator, 'Tools/Buffer/GPServer/Buffer/jobs/jnope'), { error: { code: 404, message: "Job 'jnope' does not exist or is inaccessible.", details: [] } });
+  t.same(await rest(t, emulator, 'Tools/Buffer/GPServer/Buffer/jobs/jnope'), {
+    error: { code: 404, message: "Job 'jnope' does not exist or is inaccessible.", details: [] },
+  });
   t.match(await rest(t, emulator, `Tools/Buffer/GPServer/Other/jobs/${jobId}`), { error: { code: 404 } });
   t.match(await rest(t, emulator, `Tools/Geocode/GPServer/Buffer/jobs/${jobId}`), { error: { code: 404 } });
   t.match(await rest(t, emulator, 'Tools/Nope/GPServer/Buffer/jobs/x'), { error: { code: 404, message: /does not exist/ } });
@@ -71,7 +90,11 @@ t.test('the REST resources need a valid token: 499 without, 498 invalid or expir
   t.match(await rest(t, emulator, `${PARCELS}/extractChanges`, { token: 'forged', serverGens: '[0,1]' }), { error: { code: 498 } });
   t.match(await rest(t, emulator, path), { jobStatus: 'esriJobSucceeded' }, 'the viewer (no admin role) reads');
   const form = new URLSearchParams({ token: await emulator.token('admin'), f: 'json' });
-  t.match(await (await fetch(`${emulator.url}/arcgis/rest/services/${path}`, { method: 'POST', body: form })).json(), { jobId }, 'token in a form');
+  t.match(
+    await (await fetch(`${emulator.url}/arcgis/rest/services/${path}`, { method: 'POST', body: form })).json(),
+    { jobId },
+    'token in a form',
+  );
   clock.advanceDays(1);
   t.match(await rest(t, emulator, path), { error: { code: 498, details: ['Token has expired.'] } });
 });
@@ -87,9 +110,16 @@ t.test('the changesUrl of each delivered payload selects the edit that fired it,
   const created = await rest(t, emulator, byType.FeaturesCreated!);
   t.match(created, { layerServerGens: [{ id: 3, serverGen: Number }], edits: [{ id: 3, features: { updates: [], deleteIds: [] } }] });
   const [feature] = created.edits[0].features.adds;
-  t.match(feature, { attributes: { objectid: 1, globalid: /^\{[0-9A-F]{8}(-[0-9A-F]{4}){3}-[0-9A-F]{12}\}$/ }, geometry: { x: Number, y: Number, spatialReference: { wkid: 4326 } } });
+  t.match(feature, {
+    attributes: { objectid: 1, globalid: /^\{[0-9A-F]{8}(-[0-9A-F]{4}){3}-[0-9A-F]{12}\}$/ },
+    geometry: { x: Number, y: Number, spatialReference: { wkid: 4326 } },
+  });
   const updated = await rest(t, emulator, byType.FeaturesUpdated!);
-  t.same(updated.edits[0].features.updates.map((f: Json) => f.attributes.globalid), [feature.attributes.globalid], 'the same feature updated');
+  t.same(
+    updated.edits[0].features.updates.map((f: Json) => f.attributes.globalid),
+    [feature.attributes.globalid],
+    'the same feature updated',
+  );
   t.same(updated.edits[0].features.adds, []);
   t.same((await rest(t, emulator, byType.FeaturesDeleted!)).edits[0].features, { adds: [], updates: [], deleteIds: [1] });
 });
@@ -102,16 +132,41 @@ t.test('a serverGens range gives the net changes of its edits, by layer; a range
   await fire(emulator, 'FeaturesCreated', 1);
   const [, end] = await fire(emulator, 'AttachmentsCreated', 1);
   const all = await changes(t, emulator, [start, end]);
-  t.same(all.edits.map((edit: Json) => edit.id), [0, 1]);
-  t.same(all.edits[0].features.adds.map((f: Json) => f.attributes.objectid), [1, 2], 'created then updated is an add');
+  t.same(
+    all.edits.map((edit: Json) => edit.id),
+    [0, 1],
+  );
+  t.same(
+    all.edits[0].features.adds.map((f: Json) => f.attributes.objectid),
+    [1, 2],
+    'created then updated is an add',
+  );
   t.same(all.edits[0].features.updates, []);
-  t.same(all.edits[1].features.adds.map((f: Json) => f.attributes.objectid), [1]);
-  t.same(all.layerServerGens, [{ id: 0, serverGen: lastOfLayer0 }, { id: 1, serverGen: end }]);
+  t.same(
+    all.edits[1].features.adds.map((f: Json) => f.attributes.objectid),
+    [1],
+  );
+  t.same(all.layerServerGens, [
+    { id: 0, serverGen: lastOfLayer0 },
+    { id: 1, serverGen: end },
+  ]);
   const layerOne = await changes(t, emulator, [start, end], { layers: '[1]' });
-  t.same(layerOne.edits.map((edit: Json) => edit.id), [1]);
-  t.same(await changes(t, emulator, [0, start]), { layerServerGens: [], transportType: 'esriTransportTypeEmbedded', responseType: 'esriDataChangesResponseTypeEdits', edits: [] });
+  t.same(
+    layerOne.edits.map((edit: Json) => edit.id),
+    [1],
+  );
+  t.same(await changes(t, emulator, [0, start]), {
+    layerServerGens: [],
+    transportType: 'esriTransportTypeEmbedded',
+    responseType: 'esriDataChangesResponseTypeEdits',
+    edits: [],
+  });
   const createdThenDeleted = [await fire(emulator, 'FeaturesCreated', 2), await fire(emulator, 'FeaturesDeleted', 2)];
-  t.same((await changes(t, emulator, [createdThenDeleted[0]![0], createdThenDeleted[1]![1]])).edits[0].features, { adds: [], updates: [], deleteIds: [] }, 'created then deleted: nothing');
+  t.same(
+    (await changes(t, emulator, [createdThenDeleted[0]![0], createdThenDeleted[1]![1]])).edits[0].features,
+    { adds: [], updates: [], deleteIds: [] },
+    'created then deleted: nothing',
+  );
 });
 
 t.test('returnInserts, returnUpdates and returnDeletes=false leave those lists out', async (t) => {
@@ -119,7 +174,9 @@ t.test('returnInserts, returnUpdates and returnDeletes=false leave those lists o
   const [from] = await fire(emulator, 'FeaturesCreated');
   const [, to] = await fire(emulator, 'FeaturesCreated');
   t.same(Object.keys((await changes(t, emulator, [from, to], { returnInserts: 'false' })).edits[0].features), ['updates', 'deleteIds']);
-  t.same(Object.keys((await changes(t, emulator, [from, to], { returnUpdates: 'false', returnDeletes: 'false' })).edits[0].features), ['adds']);
+  t.same(Object.keys((await changes(t, emulator, [from, to], { returnUpdates: 'false', returnDeletes: 'false' })).edits[0].features), [
+    'adds',
+  ]);
 });
 
 t.test('extractChanges with async=true answers a statusUrl: InProgress, then Completed with a resultUrl', async (t) => {
@@ -132,24 +189,44 @@ t.test('extractChanges with async=true answers a statusUrl: InProgress, then Com
   const completed = await rest(t, emulator, statusUrl);
   t.match(completed, { status: 'Completed', resultUrl: `${statusUrl}/result` });
   t.same(await rest(t, emulator, completed.resultUrl), await changes(t, emulator, gens));
-  t.match(await rest(t, emulator, `Hosted/Roads/FeatureServer/jobs/${statusUrl.split('/').at(-1)}`), { error: { code: 404 } }, 'not under another service');
+  t.match(
+    await rest(t, emulator, `Hosted/Roads/FeatureServer/jobs/${statusUrl.split('/').at(-1)}`),
+    { error: { code: 404 } },
+    'not under another service',
+  );
 });
 
 t.test('extractChanges refuses a missing or malformed serverGens or layers with 400', async (t) => {
   const emulator = await startEmulator(t);
   t.match(await rest(t, emulator, `${PARCELS}/extractChanges`), { error: { code: 400, message: /serverGens/ } });
-  for (const serverGens of ['[5,1]', '[1]', 'nope', '[-1,2]']) t.match(await rest(t, emulator, `${PARCELS}/extractChanges`, { serverGens }), { error: { code: 400, message: /serverGens/ } }, serverGens);
+  for (const serverGens of ['[5,1]', '[1]', 'nope', '[-1,2]'])
+    t.match(
+      await rest(t, emulator, `${PARCELS}/extractChanges`, { serverGens }),
+      { error: { code: 400, message: /serverGens/ } },
+      serverGens,
+    );
   t.match(await changes(t, emulator, [0, 1], { layers: '[x]' }), { error: { code: 400, message: /layers/ } });
   t.match(await rest(t, emulator, 'Tools/Buffer/FeatureServer/extractChanges', { serverGens: '[0,1]' }), { error: { code: 404 } });
 });
 
 t.test('the history keeps the last N jobs and edits', async (t) => {
   const history = new FiredHistory(2);
-  for (const jobId of ['a', 'b', 'c']) history.recordJob({ jobId, service: 'Tools/Buffer.GPServer', taskName: 'Buffer', outcome: 'succeeded', submitted: 0 });
-  t.same(['a', 'b', 'c'].map((id) => history.job(id)?.jobId), [undefined, 'b', 'c']);
+  for (const jobId of ['a', 'b', 'c'])
+    history.recordJob({ jobId, service: 'Tools/Buffer.GPServer', taskName: 'Buffer', outcome: 'succeeded', submitted: 0 });
+  t.same(
+    ['a', 'b', 'c'].map((id) => history.job(id)?.jobId),
+    [undefined, 'b', 'c'],
+  );
   const edits = [1, 2, 3].map(() => history.recordEdit('Hosted/Parcels.FeatureServer', 'FeaturesCreated', 0, 100));
-  t.same(edits.map((edit) => edit.when), [100, 101, 102], 'one instant, distinct generations');
-  t.same(history.editsBetween('Hosted/Parcels.FeatureServer', 0, 1000).map((edit) => edit.feature?.objectId), [2, 3]);
+  t.same(
+    edits.map((edit) => edit.when),
+    [100, 101, 102],
+    'one instant, distinct generations',
+  );
+  t.same(
+    history.editsBetween('Hosted/Parcels.FeatureServer', 0, 1000).map((edit) => edit.feature?.objectId),
+    [2, 3],
+  );
 });
 
 t.test("the vendor's client reads the job and its results, and sees a bad token as an auth error", async (t) => {

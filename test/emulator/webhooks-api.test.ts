@@ -58,21 +58,44 @@ t.test('updateDefinition enables change tracking on Roads, which then takes webh
   t.same(enable, { status: 'success' });
   t.match(await emulator.admin('services/Hosted/Roads.FeatureServer/webhooks/create', { name: 'r', hookUrl }), { status: 'success' });
   await emulator.admin('services/Roads/FeatureServer/updateDefinition', { updateDefinition: '{"syncEnabled":true}' });
-  t.match(await emulator.admin('services/Roads.FeatureServer/webhooks/create', { name: 'r', hookUrl }), { code: 400, messages: [/sync enabled/] });
-  await emulator.admin('services/Roads/FeatureServer/updateDefinition', { updateDefinition: '{"syncEnabled":false,"capabilities":"Query"}' });
-  t.match(await emulator.admin('services/Roads.FeatureServer/webhooks/create', { name: 'r', hookUrl }), { code: 400, messages: [/editing capability/] });
-  t.match(await emulator.admin('services/Roads/FeatureServer/updateDefinition', { updateDefinition: '{not json' }), { code: 400, messages: [/updateDefinition.*valid JSON/] });
-  t.match(await emulator.admin('services/Roads/FeatureServer/updateDefinition', { updateDefinition: '{"syncEnabled":"yes"}' }), { code: 400 });
+  t.match(await emulator.admin('services/Roads.FeatureServer/webhooks/create', { name: 'r', hookUrl }), {
+    code: 400,
+    messages: [/sync enabled/],
+  });
+  await emulator.admin('services/Roads/FeatureServer/updateDefinition', {
+    updateDefinition: '{"syncEnabled":false,"capabilities":"Query"}',
+  });
+  t.match(await emulator.admin('services/Roads.FeatureServer/webhooks/create', { name: 'r', hookUrl }), {
+    code: 400,
+    messages: [/editing capability/],
+  });
+  t.match(await emulator.admin('services/Roads/FeatureServer/updateDefinition', { updateDefinition: '{not json' }), {
+    code: 400,
+    messages: [/updateDefinition.*valid JSON/],
+  });
+  t.match(await emulator.admin('services/Roads/FeatureServer/updateDefinition', { updateDefinition: '{"syncEnabled":"yes"}' }), {
+    code: 400,
+  });
   t.match(await emulator.admin('services/Buffer/FeatureServer/updateDefinition', { updateDefinition: '{}' }), { code: 404 });
 });
 
 t.test('create validates every parameter and names it', async (t) => {
   const emulator = await startEmulator(t);
-  const create = (params: Record<string, string>) => emulator.admin('services/Buffer.GPServer/webhooks/create', { name: 'n', hookUrl, ...params });
-  t.match(await emulator.admin('services/Buffer.GPServer/webhooks/create', { hookUrl }), { code: 400, messages: ["Missing required parameter 'name'."] });
-  t.match(await emulator.admin('services/Buffer.GPServer/webhooks/create', { name: 'n' }), { code: 400, messages: ["Missing required parameter 'hookUrl'."] });
+  const create = (params: Record<string, string>) =>
+    emulator.admin('services/Buffer.GPServer/webhooks/create', { name: 'n', hookUrl, ...params });
+  t.match(await emulator.admin('services/Buffer.GPServer/webhooks/create', { hookUrl }), {
+    code: 400,
+    messages: ["Missing required parameter 'name'."],
+  });
+  t.match(await emulator.admin('services/Buffer.GPServer/webhooks/create', { name: 'n' }), {
+    code: 400,
+    messages: ["Missing required parameter 'hookUrl'."],
+  });
   t.match(await create({ hookUrl: 'ftp://x' }), { code: 400, messages: [/hookUrl.*http or https URL/] });
-  t.match(await create({ contentType: 'text/xml' }), { code: 400, messages: [/contentType.*application\/json, application\/x-www-form-urlencoded/] });
+  t.match(await create({ contentType: 'text/xml' }), {
+    code: 400,
+    messages: [/contentType.*application\/json, application\/x-www-form-urlencoded/],
+  });
   t.match(await create({ payloadFormat: 'xml' }), { code: 400, messages: [/payloadFormat.*json, pjson/] });
   t.match(await create({ active: 'maybe' }), { code: 400, messages: [/active.*true or false/] });
   t.match(await create({ active: 'true', contentType: 'application/x-www-form-urlencoded', payloadFormat: 'pjson', signatureKey: 'k' }), {
@@ -132,7 +155,13 @@ t.test('f=pjson answers pretty JSON and f=json compact JSON', async (t) => {
 });
 
 t.test('a non-hosted feature service takes webhooks only with nonversioned data and archiving', async (t) => {
-  const base = { folderName: 'Enterprise', type: 'FeatureServer', hosted: false, capabilities: 'Query,Editing,ChangeTracking', syncEnabled: false };
+  const base = {
+    folderName: 'Enterprise',
+    type: 'FeatureServer',
+    hosted: false,
+    capabilities: 'Query,Editing,ChangeTracking',
+    syncEnabled: false,
+  };
   const emulator = await startEmulator(t, {
     catalog: [
       { ...base, serviceName: 'Versioned', versioned: true, archiving: true },
@@ -148,7 +177,8 @@ t.test('a non-hosted feature service takes webhooks only with nonversioned data 
 
 t.test('a malformed scheduleInfo is a 400 naming the parameter', async (t) => {
   const emulator = await startEmulator(t);
-  const create = (scheduleInfo: string) => emulator.admin('services/Parcels.FeatureServer/webhooks/create', { name: 's', hookUrl, scheduleInfo });
+  const create = (scheduleInfo: string) =>
+    emulator.admin('services/Parcels.FeatureServer/webhooks/create', { name: 's', hookUrl, scheduleInfo });
   t.match(await create('{broken'), { code: 400, messages: [/'scheduleInfo': must be valid JSON/] });
   t.match(await create('{"recurrenceInfo":{"interval":0}}'), { code: 400, messages: [/'scheduleInfo': must be an object/] });
   t.match(await create('{"name":"nightly","startAt":5,"recurrenceInfo":{"interval":60,"frequency":"second"}}'), {

@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { isRunning, RedisServer } from '../../src/embedded/redis-server.js';
 import { keepTempDir, makeTempDir, reapLeftovers, removeTempDir } from '../../harness/cleanup.js';
+import { isRunning, RedisServer } from '../../src/embedded/redis-server.js';
 
 /** A directory as a bench or fault run leaves it when SIGKILLed: owner gone, its redis-server still up. */
 async function killedRunDir(t: Test): Promise<{ dir: string; redis: RedisServer }> {

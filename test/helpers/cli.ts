@@ -11,7 +11,10 @@ export interface CliResult {
 }
 
 /** Runs `geohook ARGS` to completion, with `input` on stdin, in `cwd` (default: the test's). */
-export function runCli(args: string[], options: { env?: Record<string, string>; input?: Buffer | string; cwd?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; input?: Buffer | string; cwd?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: options.cwd,

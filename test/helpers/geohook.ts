@@ -1,6 +1,6 @@
 import type { Test } from 'tap';
-import { loadConfig } from '../../src/config/load-config.js';
 import type { Webhook } from '../../src/arcgis/webhook.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { findFreePort, type RedisServer } from '../../src/embedded/redis-server.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import type { TestEmulator } from './emulator.js';

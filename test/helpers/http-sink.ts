@@ -31,4 +31,7 @@ export async function startSink(t: Test, handler: SinkHandler): Promise<{ url: s
 }
 
 /** A handler that answers every request with `status`. */
-export const answerWith = (status: number): SinkHandler => (_request, response) => response.writeHead(status).end();
+export const answerWith =
+  (status: number): SinkHandler =>
+  (_request, response) =>
+    response.writeHead(status).end();

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
-import { buildReceiver, type ReceiverOptions } from '../../src/receiver/build-receiver.js';
 import type { RedisServer } from '../../src/embedded/redis-server.js';
+import { buildReceiver, type ReceiverOptions } from '../../src/receiver/build-receiver.js';
 
 export const TEST_KEY = 'geohook-test-key';
 

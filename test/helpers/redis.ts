@@ -24,8 +24,14 @@ async function startServer(t: Test, options: Omit<RedisServerOptions, 'dir'>): P
  * A private redis-server on a free loopback port, stopped (and its directory removed) at teardown.
  * No persistence unless the test asks for AOF.
  */
-export async function startRedis(t: Test, options: { appendOnly?: boolean; appendFsync?: 'always' | 'everysec' } = {}): Promise<RedisServer> {
-  return startServer(t, { appendOnly: options.appendOnly ?? false, ...(options.appendFsync === undefined ? {} : { appendFsync: options.appendFsync }) });
+export async function startRedis(
+  t: Test,
+  options: { appendOnly?: boolean; appendFsync?: 'always' | 'everysec' } = {},
+): Promise<RedisServer> {
+  return startServer(t, {
+    appendOnly: options.appendOnly ?? false,
+    ...(options.appendFsync === undefined ? {} : { appendFsync: options.appendFsync }),
+  });
 }
 
 /** A local Redis Cluster. */
@@ -40,20 +46,35 @@ export interface RedisCluster {
  * loopback ports (cluster bus on other free ports), its 16,384 slots shared by `redis-cli --cluster
  * create`; stopped at teardown.
  */
-export async function startRedisCluster(t: Test, options: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {}): Promise<RedisCluster> {
+export async function startRedisCluster(
+  t: Test,
+  options: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {},
+): Promise<RedisCluster> {
   const { masters = 3, replicasPerMaster = 0, nodeTimeoutMs = 5000 } = options;
   const nodes: RedisServer[] = [];
   for (let index = 0; index < masters * (1 + replicasPerMaster); index += 1) {
     const busPort = await findFreePort();
-    nodes.push(await startServer(t, { extraArgs: ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-node-timeout', String(nodeTimeoutMs)] }));
+    nodes.push(
+      await startServer(t, {
+        extraArgs: ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-node-timeout', String(nodeTimeoutMs)],
+      }),
+    );
   }
   const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
-  await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], { timeout: 30_000 });
+  await promisify(execFile)(
+    'redis-cli',
+    ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'],
+    { timeout: 30_000 },
+  );
   // Every node must know every slot's owner before a client can rely on any of them.
   for (const node of nodes) {
     const client = new Redis(node.url, { lazyConnect: true });
     try {
-      await waitFor(`cluster node ${node.url} to report cluster_state:ok`, async () => /cluster_state:ok/.test(String(await client.cluster('INFO'))), { intervalMs: 100 });
+      await waitFor(
+        `cluster node ${node.url} to report cluster_state:ok`,
+        async () => /cluster_state:ok/.test(String(await client.cluster('INFO'))),
+        { intervalMs: 100 },
+      );
     } finally {
       client.disconnect();
     }

@@ -13,7 +13,11 @@ export interface WaitOptions {
  * with "timed out after N ms waiting for `what`" once `timeoutMs` has passed (with the last error `check`
  * threw, if any, as the cause). A throwing `check` is retried: what it reads may not exist yet.
  */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, options: WaitOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  options: WaitOptions = {},
+): Promise<T> {
   const { timeoutMs = 20_000, intervalMs = 20 } = options;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -24,7 +28,8 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
     } catch (err) {
       lastError = err;
     }
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, lastError === undefined ? {} : { cause: lastError });
+    if (Date.now() >= deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, lastError === undefined ? {} : { cause: lastError });
     await sleep(intervalMs);
   }
 }

@@ -9,7 +9,11 @@ import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
-const server = (version: string, appendOnly: boolean, appendFsync: string | undefined): RedisPersistence => ({ version, appendOnly, appendFsync });
+const server = (version: string, appendOnly: boolean, appendFsync: string | undefined): RedisPersistence => ({
+  version,
+  appendOnly,
+  appendFsync,
+});
 
 t.test('strict uses WAITAOF from Redis 7.2, else a server that fsyncs every write, else refuses with what to change', async (t) => {
   t.match(planDurability('strict', server('7.2.4', true, 'everysec')), { waitAof: true, description: /WAITAOF.*Redis 7\.2\.4/ });
@@ -21,9 +25,15 @@ t.test('strict uses WAITAOF from Redis 7.2, else a server that fsyncs every writ
     [server('7.4.0', false, 'always'), 'AOF off'],
     [server('6.2.14', false, 'everysec'), 'AOF off'],
   ] as const) {
-    t.throws(() => planDurability('strict', persistence), { code: 'GEOHOOK_ERR_DURABILITY', message: new RegExp(`^DURABILITY=strict cannot be kept on Redis ${persistence.version} \\(${found}`) });
+    t.throws(() => planDurability('strict', persistence), {
+      code: 'GEOHOOK_ERR_DURABILITY',
+      message: new RegExp(`^DURABILITY=strict cannot be kept on Redis ${persistence.version} \\(${found}`),
+    });
   }
-  t.match(planDurability('fast', server('7.0.15', false, 'everysec')), { waitAof: false, description: /AOF off: only its RDB snapshots survive a restart/ });
+  t.match(planDurability('fast', server('7.0.15', false, 'everysec')), {
+    waitAof: false,
+    description: /AOF off: only its RDB snapshots survive a restart/,
+  });
   t.match(planDurability('fast', server('7.0.15', true, 'everysec')), { waitAof: false, description: /AOF on, appendfsync everysec/ });
 });
 
@@ -57,7 +67,10 @@ t.test('strict on a server that can keep it neither way refuses deliveries with 
   const response = await receiver.post(body, signed);
   t.equal(response.status, 503);
   t.ok(response.headers.get('retry-after'), 'with Retry-After');
-  t.match(await response.json(), { code: 'GEOHOOK_ERR_QUEUE_UNAVAILABLE', message: /DURABILITY=strict cannot be kept on Redis .* \(appendfsync everysec\)/ });
+  t.match(await response.json(), {
+    code: 'GEOHOOK_ERR_QUEUE_UNAVAILABLE',
+    message: /DURABILITY=strict cannot be kept on Redis .* \(appendfsync everysec\)/,
+  });
   const ready = await fetch(`${receiver.url}/readyz`);
   t.equal(ready.status, 503);
   t.match(await ready.json(), { reason: /^DURABILITY=strict cannot be kept/ });

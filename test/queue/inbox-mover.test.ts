@@ -1,10 +1,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { createProducerConnection } from '../../src/redis/connection.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { InboxMover } from '../../src/queue/inbox-mover.js';
 import { queueNames } from '../../src/queue/names.js';
+import { createProducerConnection } from '../../src/redis/connection.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -57,8 +57,14 @@ t.test('the same bytes on two hooks before any move become two jobs', async (t) 
   await mover.drained();
   const jobs = await mover.queue('gp-events').getJobs(['wait']);
   t.same(jobs.map((job) => job.data.hook).sort(), ['default', 'other']);
-  t.ok(jobs.some((job) => job.id === first.id), 'the first keeps the event id');
-  t.ok(jobs.some((job) => job.id!.startsWith(`${first.id}-other-`)), 'the second gets an id of its own');
+  t.ok(
+    jobs.some((job) => job.id === first.id),
+    'the first keeps the event id',
+  );
+  t.ok(
+    jobs.some((job) => job.id!.startsWith(`${first.id}-other-`)),
+    'the second gets an id of its own',
+  );
 });
 
 t.test('an idle mover drains the inbox in large batches; each job holds the accepted JSON byte for byte', async (t) => {
@@ -75,7 +81,14 @@ t.test('an idle mover drains the inbox in large batches; each job holds the acce
   });
   const connection = createProducerConnection(redis.url);
   const queue = new Queue('gp-events', { connection, prefix });
-  const mover = new InboxMover({ connection, inbox: `${prefix}:inbox`, queueOf: () => queue, jobOptions: {}, batchSize: 5, drainBatchSize: 20 });
+  const mover = new InboxMover({
+    connection,
+    inbox: `${prefix}:inbox`,
+    queueOf: () => queue,
+    jobOptions: {},
+    batchSize: 5,
+    drainBatchSize: 20,
+  });
   t.teardown(async () => {
     await mover.close();
     await queue.close();
@@ -136,7 +149,12 @@ t.test('the mover keeps going after Redis restarts, recreating its group', async
   const own = await startRedis(t);
   const prefix = uniquePrefix();
   const connection = createProducerConnection(own.url);
-  const queue = new EventQueue({ connection, prefix, retry, log: { info: () => undefined, warn: () => undefined, error: () => undefined } });
+  const queue = new EventQueue({
+    connection,
+    prefix,
+    retry,
+    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+  });
   await queue.ready();
   t.teardown(async () => {
     await queue.close(0);
@@ -149,7 +167,12 @@ t.test('the mover keeps going after Redis restarts, recreating its group', async
   // The restarted server kept nothing (no AOF): stream and group are gone.
   const after = envelopeOf('gp');
   await waitFor('Redis back', async () => connection.status === 'ready' || undefined);
-  await waitFor('accepted again', async () => queue.enqueue(after).then(() => true, () => undefined));
+  await waitFor('accepted again', async () =>
+    queue.enqueue(after).then(
+      () => true,
+      () => undefined,
+    ),
+  );
   await waitFor('moved', async () => queue.queue('gp-events').getJob(after.id));
   t.equal(await queue.inboxLength(), 0);
 });
@@ -162,7 +185,12 @@ t.test('a job whose script fails inside the transaction is written back to the i
   await raw.set(`${prefix}:gp-events:wait`, 'not a list');
   const errors: unknown[] = [];
   const connection = createProducerConnection(redis.url);
-  const queue = new EventQueue({ connection, prefix, retry, log: { info: () => undefined, warn: () => undefined, error: (obj: unknown) => errors.push(obj) } });
+  const queue = new EventQueue({
+    connection,
+    prefix,
+    retry,
+    log: { info: () => undefined, warn: () => undefined, error: (obj: unknown) => errors.push(obj) },
+  });
   await queue.ready();
   t.teardown(async () => {
     await queue.close(0);

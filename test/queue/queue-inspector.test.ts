@@ -2,13 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { subscribe } from '../../src/consumers/subscribe.js';
 import type { RetryPolicy } from '../../src/config/types.js';
+import { subscribe } from '../../src/consumers/subscribe.js';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
-import { createProducerConnection } from '../../src/redis/connection.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../src/queue/names.js';
 import { QueueInspector } from '../../src/queue/queue-inspector.js';
+import { createProducerConnection } from '../../src/redis/connection.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -72,7 +72,11 @@ t.test('counts report every state of every queue', async (t) => {
   await s.eventQueue.enqueue(envelopeOf('gp'));
   await s.eventQueue.enqueue(envelopeOf('feature'));
   await s.eventQueue.drained();
-  t.same(await s.inspector.counts(), { 'gp-events': { ...zero, waiting: 1 }, 'feature-events': { ...zero, waiting: 1 }, 'unknown-events': zero });
+  t.same(await s.inspector.counts(), {
+    'gp-events': { ...zero, waiting: 1 },
+    'feature-events': { ...zero, waiting: 1 },
+    'unknown-events': zero,
+  });
   worker(t, s, 'gp-events', failing);
   await waitFor('the failure', async () => (await s.inspector.counts())['gp-events'].failed === 1);
   t.same((await s.inspector.counts())['gp-events'], { ...zero, failed: 1 });
@@ -86,10 +90,23 @@ t.test('failed lists dead letters newest first, with reason and attempts, by que
   await settle(s, events, 'failed');
   const all = await s.inspector.failed();
   t.equal(all.total, 3);
-  t.same(all.jobs.map((job) => job.hook), ['c', 'b', 'a']);
-  t.match(all.jobs[0], { queue: 'gp-events', jobId: events[2]!.id, eventId: events[2]!.id, type: 'gp.job.failed', attemptsMade: 1, failedReason: 'boom c' });
+  t.same(
+    all.jobs.map((job) => job.hook),
+    ['c', 'b', 'a'],
+  );
+  t.match(all.jobs[0], {
+    queue: 'gp-events',
+    jobId: events[2]!.id,
+    eventId: events[2]!.id,
+    type: 'gp.job.failed',
+    attemptsMade: 1,
+    failedReason: 'boom c',
+  });
   t.ok(Date.parse(all.jobs[0]!.failedAt!) >= Date.parse(all.jobs[1]!.failedAt!), 'failedAt is an ISO time, newest first');
-  t.same((await s.inspector.failed({ limit: 1, offset: 1 })).jobs.map((job) => job.hook), ['b']);
+  t.same(
+    (await s.inspector.failed({ limit: 1, offset: 1 })).jobs.map((job) => job.hook),
+    ['b'],
+  );
   const features = await s.inspector.failed({ queue: 'feature-events' });
   t.same([features.total, features.jobs.map((job) => job.hook)], [1, ['b']]);
   await t.rejects(s.inspector.failed({ limit: 0 }), { code: 'GEOHOOK_ERR_CONFIG' });
@@ -107,7 +124,9 @@ t.test('retry puts a dead letter back with its whole retry policy, and a worker 
   const dead = envelopeOf('gp');
   await settle(s, [dead], 'failed');
   t.equal(calls, 2);
-  t.same(await s.inspector.retry([dead.id]), [{ queue: 'gp-events', jobId: dead.id, eventId: dead.id, type: 'gp.job.failed', hook: 'default', from: 'failed' }]);
+  t.same(await s.inspector.retry([dead.id]), [
+    { queue: 'gp-events', jobId: dead.id, eventId: dead.id, type: 'gp.job.failed', hook: 'default', from: 'failed' },
+  ]);
   await waitFor('two more attempts', async () => (await stateOf(s, 'gp-events', dead.id)) === 'failed' && calls === 4);
   fail = false;
   await s.inspector.retry([dead.id]);
@@ -123,8 +142,14 @@ t.test('retry checks every id first: an unknown, pending or other-queue id retri
   const pending = envelopeOf('feature');
   await s.eventQueue.enqueue(pending);
   await s.eventQueue.drained();
-  await t.rejects(s.inspector.retry([dead.id, 'no-such-id']), { code: 'GEOHOOK_ERR_EVENT_NOT_FOUND', message: /^no-such-id: no such event/ });
-  await t.rejects(s.inspector.retry([dead.id, pending.id]), { code: 'GEOHOOK_ERR_EVENT_NOT_FOUND', message: /not failed \(it is waiting in feature-events\)/ });
+  await t.rejects(s.inspector.retry([dead.id, 'no-such-id']), {
+    code: 'GEOHOOK_ERR_EVENT_NOT_FOUND',
+    message: /^no-such-id: no such event/,
+  });
+  await t.rejects(s.inspector.retry([dead.id, pending.id]), {
+    code: 'GEOHOOK_ERR_EVENT_NOT_FOUND',
+    message: /not failed \(it is waiting in feature-events\)/,
+  });
   await t.rejects(s.inspector.retry([dead.id], { queue: 'feature-events' }), { code: 'GEOHOOK_ERR_EVENT_NOT_FOUND' });
   t.equal(await stateOf(s, 'gp-events', dead.id), 'failed', 'nothing was retried');
 });
@@ -139,7 +164,11 @@ t.test('retryAll retries every failed job of a queue once, also when two run at 
   const [first, second] = await Promise.all([s.inspector.retryAll({ queue: 'gp-events' }), s.inspector.retryAll({ queue: 'gp-events' })]);
   t.same([...first!, ...second!].map((job) => job.jobId).sort(), gp.map((item) => item.id).sort());
   t.match((await s.inspector.counts())['gp-events'], { waiting: 2, failed: 0 });
-  t.same((await s.inspector.retryAll()).map((job) => job.jobId), [feature.id], 'the rest: the feature queue');
+  t.same(
+    (await s.inspector.retryAll()).map((job) => job.jobId),
+    [feature.id],
+    'the rest: the feature queue',
+  );
   t.same(await s.inspector.retryAll(), []);
 });
 
@@ -151,7 +180,14 @@ t.test('replay consumes a completed event again with the same id and data; dedup
   await settle(s, [done], 'completed');
   const queue = s.eventQueue.queue('feature-events');
   t.equal(await s.connection.exists(queue.toKey(`de:default:${done.id}`)), 1, 'the dedup key is live');
-  t.same(await s.inspector.replay(done.id), { queue: 'feature-events', jobId: done.id, eventId: done.id, type: 'feature.FeaturesCreated', hook: 'default', from: 'completed' });
+  t.same(await s.inspector.replay(done.id), {
+    queue: 'feature-events',
+    jobId: done.id,
+    eventId: done.id,
+    type: 'feature.FeaturesCreated',
+    hook: 'default',
+    from: 'completed',
+  });
   await waitFor('the replay', async () => seen.length === 2 && (await stateOf(s, 'feature-events', done.id)) === 'completed');
   t.same(seen[1], seen[0], 'same job id and data');
   t.same(seen[0], { id: done.id, data: done });
@@ -190,10 +226,14 @@ t.test('replay retries a failed event, refuses a pending one, and names the rete
   t.match(await s.inspector.replay(dead.id), { jobId: dead.id, from: 'failed' });
   await waitFor('the second failure', async () => calls === 2 && (await stateOf(s, 'gp-events', dead.id)) === 'failed');
   t.equal((await s.inspector.failed()).jobs[0]!.attemptsMade, 1, 'with its whole retry policy again');
-  await t.rejects(s.inspector.replay(pending.id), { code: 'GEOHOOK_ERR_EVENT_NOT_FOUND', message: /already pending \(waiting in unknown-events\)/ });
+  await t.rejects(s.inspector.replay(pending.id), {
+    code: 'GEOHOOK_ERR_EVENT_NOT_FOUND',
+    message: /already pending \(waiting in unknown-events\)/,
+  });
   await t.rejects(s.inspector.replay('f'.repeat(64)), {
     code: 'GEOHOOK_ERR_EVENT_NOT_FOUND',
-    message: /no such event in gp-events, feature-events, unknown-events; completed jobs are kept 60 s \(completedJobs\.ageSeconds in GEOHOOK_CONFIG\)/,
+    message:
+      /no such event in gp-events, feature-events, unknown-events; completed jobs are kept 60 s \(completedJobs\.ageSeconds in GEOHOOK_CONFIG\)/,
   });
 });
 

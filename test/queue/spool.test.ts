@@ -7,7 +7,8 @@ import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
-const delivery = (n: number): Buffer => Buffer.from(JSON.stringify({ serviceType: 'GPServer', jobId: `s${n}`, n, events: [{ eventType: 'esriJobSucceeded' }] }));
+const delivery = (n: number): Buffer =>
+  Buffer.from(JSON.stringify({ serviceType: 'GPServer', jobId: `s${n}`, n, events: [{ eventType: 'esriJobSucceeded' }] }));
 const signed = (body: Buffer): Record<string, string> => ({ 'x-service': sign(TEST_KEY, body) });
 
 t.test('while Redis is down deliveries are spooled and acknowledged, then stored in order when it returns', async (t) => {
@@ -23,13 +24,21 @@ t.test('while Redis is down deliveries are spooled and acknowledged, then stored
   const files = readdirSync(spoolDir);
   t.equal(files.length, 1, 'one spool file');
   const lines = readFileSync(join(spoolDir, files[0]!), 'utf8').trim().split('\n');
-  t.same(lines.map((line) => (JSON.parse(line) as { payload: { n: number } }).payload.n), Array.from({ length: 20 }, (_, i) => i + 1), 'in arrival order, fsync\'d');
+  t.same(
+    lines.map((line) => (JSON.parse(line) as { payload: { n: number } }).payload.n),
+    Array.from({ length: 20 }, (_, i) => i + 1),
+    "in arrival order, fsync'd",
+  );
 
   await redis.start();
   await waitFor('the spool drained', async () => readdirSync(spoolDir).length === 0 || undefined);
   t.equal(await countJobs(receiver.app), 20, 'every spooled event is a job (the restarted Redis kept nothing of before)');
   const jobs = await receiver.app.eventQueue.queue('gp-events').getJobs(['wait'], 0, -1, true);
-  t.same(jobs.map((job) => (job.data.payload as { n: number }).n), Array.from({ length: 20 }, (_, i) => i + 1), 'queued in the order they arrived');
+  t.same(
+    jobs.map((job) => (job.data.payload as { n: number }).n),
+    Array.from({ length: 20 }, (_, i) => i + 1),
+    'queued in the order they arrived',
+  );
   const again = await receiver.post(delivery(5), signed(delivery(5)));
   t.match(await again.json(), { duplicate: true }, 'a spooled event repeated after the drain is a duplicate');
 });

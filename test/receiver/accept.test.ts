@@ -1,8 +1,8 @@
-import t from 'tap';
 import { createHash } from 'node:crypto';
+import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { startRedis } from '../helpers/redis.js';
 import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 
 const redis = await startRedis(t);
 

@@ -1,5 +1,5 @@
-import t from 'tap';
 import { readFileSync } from 'node:fs';
+import t from 'tap';
 import { classifyEvent } from '../../src/receiver/classify-event.js';
 
 /** A fixture in test/fixtures, parsed as JSON. */
@@ -131,7 +131,10 @@ t.test('all ten canonical feature change types round trip', async (t) => {
       changeType,
     );
   }
-  t.strictSame(classifyEvent(featurePayload(...changeTypes)).types, changeTypes.map((name) => `feature.${name}`));
+  t.strictSame(
+    classifyEvent(featurePayload(...changeTypes)).types,
+    changeTypes.map((name) => `feature.${name}`),
+  );
 });
 
 t.test('a well-formed new feature event type is kept verbatim', async (t) => {

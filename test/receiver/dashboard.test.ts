@@ -1,14 +1,14 @@
-import t, { type Test } from 'tap';
 import * as crypto from 'node:crypto';
 import { Worker } from 'bullmq';
+import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { buildReceiver } from '../../src/receiver/build-receiver.js';
 import { createSession } from '../../src/receiver/dashboard/session.js';
 import type * as session from '../../src/receiver/dashboard/session.js';
 import { sign } from '../../src/signature/sign.js';
-import { startRedis } from '../helpers/redis.js';
-import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 
 const TOKEN = 'dashboard-token-0123456789';
 const USER = 'ops';
@@ -64,7 +64,9 @@ async function failedJob(t: Test, receiver: TestReceiver): Promise<string> {
   return jobId!;
 }
 
-const tokenConfig = (t: Test): Record<string, string> => ({ GEOHOOK_CONFIG: configFile(t, { dashboard: { token: TOKEN }, retry: { attempts: 1 } }) });
+const tokenConfig = (t: Test): Record<string, string> => ({
+  GEOHOOK_CONFIG: configFile(t, { dashboard: { token: TOKEN }, retry: { attempts: 1 } }),
+});
 
 t.test('there is no dashboard unless credentials are configured: /ui is 404', async (t) => {
   const receiver = await startReceiver(t, redis);
@@ -107,7 +109,12 @@ t.test('token mode: a wrong bearer token is 401, also next to a valid session co
   const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
   const cookie = `geohook_dashboard=${createSession(TOKEN, Math.floor(Date.now() / 1000) + 60)}`;
   t.equal((await get(receiver, '/ui/api/queues', { cookie })).status, 200, 'the cookie alone is enough');
-  for (const authorization of [`Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, 'Bearer x', `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}`]) {
+  for (const authorization of [
+    `Bearer ${TOKEN}x`,
+    `Bearer ${TOKEN.slice(0, -1)}`,
+    'Bearer x',
+    `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}`,
+  ]) {
     const response = await get(receiver, '/ui/api/queues', { authorization, cookie: authorization.startsWith('Bearer') ? cookie : '' });
     t.equal(response.status, 401, authorization.slice(0, 10));
     t.match(JSON.parse(response.body), { code: 'GEOHOOK_ERR_DASHBOARD_AUTH' });
@@ -256,7 +263,9 @@ t.test('every secret comparison goes through timingSafeEqual on equal-length dig
       },
     },
   });
-  const basic = (user: string, password: string): { authorization: string } => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+  const basic = (user: string, password: string): { authorization: string } => ({
+    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+  });
   const cases: Array<[Parameters<typeof session.isAuthorized>[0], Record<string, string>, boolean, number]> = [
     [{ token: TOKEN }, BEARER, true, 1],
     [{ token: TOKEN }, { authorization: 'Bearer short' }, false, 1],
@@ -270,7 +279,11 @@ t.test('every secret comparison goes through timingSafeEqual on equal-length dig
   for (const [config, headers, expected, comparisons] of cases) {
     calls.length = 0;
     t.equal(auth.isAuthorized(config, headers), expected, JSON.stringify(headers).slice(0, 40));
-    t.same(calls, Array.from({ length: comparisons }, () => [32, 32]), 'compared as two SHA-256 digests, user and password both');
+    t.same(
+      calls,
+      Array.from({ length: comparisons }, () => [32, 32]),
+      'compared as two SHA-256 digests, user and password both',
+    );
   }
 });
 

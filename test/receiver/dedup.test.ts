@@ -1,8 +1,8 @@
-import t from 'tap';
 import { Worker } from 'bullmq';
+import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { startRedis } from '../helpers/redis.js';
 import { configFile, countJobs, fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
@@ -61,5 +61,8 @@ t.test('a repeat after the retention window is enqueued again, also while the fi
   await receiver.app.eventQueue.drained();
   const jobs = await receiver.app.eventQueue.queue('gp-events').getJobs(['wait']);
   t.equal(jobs.length, 2, 'enqueued again');
-  t.ok(jobs.every((job) => job.data.id === id), 'both jobs carry the event id');
+  t.ok(
+    jobs.every((job) => job.data.id === id),
+    'both jobs carry the event id',
+  );
 });

@@ -1,14 +1,18 @@
-import t from 'tap';
 import { createHash } from 'node:crypto';
+import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { startRedis } from '../helpers/redis.js';
 import { configFile, fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 
 const redis = await startRedis(t);
 const FORM = 'application/x-www-form-urlencoded';
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
-async function jobOf(receiver: Awaited<ReturnType<typeof startReceiver>>, queue: 'gp-events' | 'feature-events' | 'unknown-events', id: string) {
+async function jobOf(
+  receiver: Awaited<ReturnType<typeof startReceiver>>,
+  queue: 'gp-events' | 'feature-events' | 'unknown-events',
+  id: string,
+) {
   await receiver.app.eventQueue.drained();
   const job = await receiver.app.eventQueue.queue(queue).getJob(id);
   if (job === undefined) throw new Error(`no job ${id} in ${queue}`);
@@ -40,7 +44,11 @@ t.test('a GP job delivery goes to gp-events with the job outcome as its type', a
   t.equal((await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).status, 202);
   const job = await jobOf(receiver, 'gp-events', sha256(body));
   t.equal(job.name, 'gp.job.canceled');
-  t.match(job.data, { family: 'gp', types: ['gp.job.canceled'], service: { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer' } });
+  t.match(job.data, {
+    family: 'gp',
+    types: ['gp.job.canceled'],
+    service: { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer' },
+  });
 });
 
 t.test('a verified delivery that fits no family goes to unknown-events', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 
 const redis = await startRedis(t);
 
@@ -40,7 +40,11 @@ t.test('/metrics counts deliveries by hook, outcome and status, verify failures,
   t.match(text, /geohook_deliveries_total\{hook="default",outcome="accepted",status="202"\} 1/);
   t.match(text, /geohook_deliveries_total\{hook="default",outcome="duplicate",status="202"\} 1/);
   t.match(text, /geohook_deliveries_total\{hook="default",outcome="rejected",status="401"\} 1/);
-  t.match(text, /geohook_deliveries_total\{hook="\(unknown\)",outcome="rejected",status="404"\} 1/, 'unknown hook names do not become labels');
+  t.match(
+    text,
+    /geohook_deliveries_total\{hook="\(unknown\)",outcome="rejected",status="404"\} 1/,
+    'unknown hook names do not become labels',
+  );
   t.match(text, /geohook_signature_failures_total\{hook="default",reason="GEOHOOK_ERR_BAD_SIGNATURE"\} 1/);
   t.match(text, /geohook_enqueue_duration_seconds_count\{queue="gp-events"\} 2/);
   t.match(text, /geohook_queue_depth\{queue="gp-events"\} 1/);

@@ -38,7 +38,8 @@ t.test('hostile bodies are refused 400 without blocking the event loop, and the 
 t.test('a form-signed delivery (signature in a field) whose payload nests 100,000 deep is refused 400 once verified', async (t) => {
   const receiver = await startReceiver(t, redis);
   const payload = arrays(100_000);
-  const body = (key: string): string => `payload=${encodeURIComponent(payload)}&x-esriHook-Signature=${encodeURIComponent(sign(key, payload))}`;
+  const body = (key: string): string =>
+    `payload=${encodeURIComponent(payload)}&x-esriHook-Signature=${encodeURIComponent(sign(key, payload))}`;
   const refused = await receiver.post(body(TEST_KEY), FORM);
   t.equal(refused.status, 400);
   t.match(await refused.json(), { code: 'GEOHOOK_ERR_BAD_PAYLOAD', message: /deeper than 64 levels/ });

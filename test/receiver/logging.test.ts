@@ -1,8 +1,8 @@
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { startRedis } from '../helpers/redis.js';
-import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { capturingLogger } from '../helpers/log-capture.js';
+import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 
 t.test('logged requests carry their headers but never the key or the signature header value', async (t) => {
   const redis = await startRedis(t);
@@ -12,7 +12,10 @@ t.test('logged requests carry their headers but never the key or the signature h
   const body = fixture('enterprise-feature-created.json');
   const good = sign(TEST_KEY, body);
   const bad = sign('attacker-key', body);
-  t.equal((await receiver.post(body, { 'x-service': good, 'x-esriHook-Signature': good, authorization: 'Bearer s3cr3t-token' })).status, 202);
+  t.equal(
+    (await receiver.post(body, { 'x-service': good, 'x-esriHook-Signature': good, authorization: 'Bearer s3cr3t-token' })).status,
+    202,
+  );
   t.equal((await receiver.post(body, { 'x-service': bad })).status, 401);
   t.equal((await receiver.post('{broken', { 'x-service': sign(TEST_KEY, '{broken') })).status, 400);
   const form = fixture('agol-form-signed.txt');
@@ -30,7 +33,10 @@ t.test('logged requests carry their headers but never the key or the signature h
 
 t.test('secret-named fields are redacted wherever a log line puts them', async (t) => {
   const { logger, lines } = capturingLogger('info');
-  logger.info({ secrets: ['k1'], hook: { name: 'h', secrets: ['k2'], signatureKey: 'k3' }, token: 'k4', admin: { password: 'k5' } }, 'config');
+  logger.info(
+    { secrets: ['k1'], hook: { name: 'h', secrets: ['k2'], signatureKey: 'k3' }, token: 'k4', admin: { password: 'k5' } },
+    'config',
+  );
   const line = lines.join('');
   for (const secret of ['k1', 'k2', 'k3', 'k4', 'k5']) t.notOk(line.includes(`"${secret}"`), `${secret} is redacted`);
   t.ok(line.includes('"name":"h"'), 'other fields stay');
@@ -45,5 +51,9 @@ t.test('a hook without a key is reported at start-up, unless self-registration w
     return lines.map((line) => (JSON.parse(line) as { msg: string }).msg).filter((msg) => msg.startsWith('hook has no signature key'));
   };
   t.equal((await warnings({})).length, 1, 'the default hook without a key is reported');
-  t.same(await warnings({ ADMIN_URL: 'http://127.0.0.1:9/arcgis/admin', REGISTER: 'Tools/Buffer.GPServer' }), [], 'not when registration generates its key');
+  t.same(
+    await warnings({ ADMIN_URL: 'http://127.0.0.1:9/arcgis/admin', REGISTER: 'Tools/Buffer.GPServer' }),
+    [],
+    'not when registration generates its key',
+  );
 });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 t.test('while Redis is down a delivery gets 503 with Retry-After within 2 s, and is stored once Redis is back', async (t) => {
@@ -25,13 +25,21 @@ t.test('while Redis is down a delivery gets 503 with Retry-After within 2 s, and
   t.equal((await fetch(`${receiver.url}/healthz`)).status, 200, '/healthz still answers');
 
   await redis.start();
-  await waitFor('the retried delivery to be accepted after Redis came back', async () => (await receiver.post(during, { 'x-service': sign(TEST_KEY, during) })).status === 202, {
-    intervalMs: 50,
-  });
+  await waitFor(
+    'the retried delivery to be accepted after Redis came back',
+    async () => (await receiver.post(during, { 'x-service': sign(TEST_KEY, during) })).status === 202,
+    {
+      intervalMs: 50,
+    },
+  );
   t.equal((await fetch(`${receiver.url}/readyz`)).status, 200);
   await receiver.app.eventQueue.drained();
   const jobs = await receiver.app.eventQueue.queue('unknown-events').getJobs(['wait']);
-  t.same(jobs.map((job) => job.data.payload), [{ n: 'during' }], 'the retried event is stored (the restarted Redis kept nothing)');
+  t.same(
+    jobs.map((job) => job.data.payload),
+    [{ n: 'during' }],
+    'the retried event is stored (the restarted Redis kept nothing)',
+  );
 });
 
 t.test('a receiver started while Redis is down answers 503 until Redis comes up', async (t) => {
@@ -44,11 +52,21 @@ t.test('a receiver started while Redis is down answers 503 until Redis comes up'
   });
   t.teardown(() => app.close());
   const body = '{"n":"early"}';
-  const early = await app.inject({ method: 'POST', url: '/webhooks/default', headers: { 'content-type': 'application/json', 'x-service': sign(TEST_KEY, body) }, body });
+  const early = await app.inject({
+    method: 'POST',
+    url: '/webhooks/default',
+    headers: { 'content-type': 'application/json', 'x-service': sign(TEST_KEY, body) },
+    body,
+  });
   t.equal(early.statusCode, 503);
   await redis.start();
   await app.eventQueue.ready();
-  const late = await app.inject({ method: 'POST', url: '/webhooks/default', headers: { 'content-type': 'application/json', 'x-service': sign(TEST_KEY, body) }, body });
+  const late = await app.inject({
+    method: 'POST',
+    url: '/webhooks/default',
+    headers: { 'content-type': 'application/json', 'x-service': sign(TEST_KEY, body) },
+    body,
+  });
   t.equal(late.statusCode, 202);
 });
 

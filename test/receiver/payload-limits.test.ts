@@ -1,6 +1,6 @@
 import t from 'tap';
-import { MAX_FORM_FIELDS } from '../../src/receiver/payload-limits.js';
 import { MAX_NESTING, nestedDeeperThan } from '../../src/arcgis/payload.js';
+import { MAX_FORM_FIELDS } from '../../src/receiver/payload-limits.js';
 import { sign } from '../../src/signature/sign.js';
 import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -25,7 +25,10 @@ t.test('a signed body nested deeper than the limit is refused 400, not stored, a
     const body = nested(depth);
     const response = await receiver.post(body, { 'x-service': sign(TEST_KEY, body) });
     t.equal(response.status, 400, `depth ${depth}`);
-    t.match(await response.json(), { code: 'GEOHOOK_ERR_BAD_PAYLOAD', message: `the body nests arrays or objects deeper than ${MAX_NESTING} levels` });
+    t.match(await response.json(), {
+      code: 'GEOHOOK_ERR_BAD_PAYLOAD',
+      message: `the body nests arrays or objects deeper than ${MAX_NESTING} levels`,
+    });
   }
   const unsigned = await receiver.post(nested(100_000));
   t.equal(unsigned.status, 401, 'an unsigned one is refused for its signature first');
@@ -45,7 +48,11 @@ t.test(`a form of more than ${MAX_FORM_FIELDS} fields is refused 400 before its 
     t.ok(Date.now() - started < 5000, `answered in ${Date.now() - started} ms`);
   }
   const forged = form(100_000);
-  t.equal((await receiver.post(forged, { ...FORM, 'x-service': sign('other-key', forged) })).status, 401, 'a forged one is refused for its signature');
+  t.equal(
+    (await receiver.post(forged, { ...FORM, 'x-service': sign('other-key', forged) })).status,
+    401,
+    'a forged one is refused for its signature',
+  );
   const within = form(MAX_FORM_FIELDS);
   t.equal((await receiver.post(within, { ...FORM, 'x-service': sign(TEST_KEY, within) })).status, 202, 'the limit itself is accepted');
   t.equal(await countJobs(receiver.app), 1);

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { startRedis } from '../helpers/redis.js';
 import { countJobs, fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 
 const redis = await startRedis(t);
 const body = fixture('enterprise-feature-created.json');

@@ -1,8 +1,8 @@
-import t from 'tap';
 import { type ClientRequest, request } from 'node:http';
+import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { startRedis } from '../helpers/redis.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 
 t.test('closing the receiver finishes an in-flight delivery, then refuses new connections', async (t) => {
   const redis = await startRedis(t);
@@ -14,7 +14,13 @@ t.test('closing the receiver finishes an in-flight delivery, then refuses new co
   let req!: ClientRequest;
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req = request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/webhooks/default', headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service': sign(TEST_KEY, body) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/webhooks/default',
+        headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-service': sign(TEST_KEY, body) },
+      },
       (res) => {
         let text = '';
         res.on('data', (chunk: Buffer) => (text += chunk.toString()));

@@ -43,7 +43,8 @@ t.test('slowloris clients trickling headers and bodies a byte at a time do not s
   let sent = 0;
   const trickle = setInterval(() => {
     // Half of them still in their headers, half already in their body: one byte each per tick.
-    for (const [index, socket] of slow.entries()) socket.write(request[(index % 2 === 0 ? 0 : request.indexOf('\r\n\r\n') + 4) + sent] ?? '');
+    for (const [index, socket] of slow.entries())
+      socket.write(request[(index % 2 === 0 ? 0 : request.indexOf('\r\n\r\n') + 4) + sent] ?? '');
     sent += 1;
   }, 100);
   t.teardown(() => clearInterval(trickle));
@@ -93,7 +94,9 @@ t.test('a chunked body far over MAX_BODY_BYTES is cut with 413 without being buf
 t.test('a body announced larger than MAX_BODY_BYTES is refused 413 before it is read', async (t) => {
   const receiver = await startReceiver(t, redis);
   const [socket] = await sockets(t, receiver, 1);
-  socket!.write(`POST /webhooks/default HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${200 * 1024 * 1024}\r\n\r\n{"a":`);
+  socket!.write(
+    `POST /webhooks/default HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${200 * 1024 * 1024}\r\n\r\n{"a":`,
+  );
   let answer = '';
   socket!.on('data', (data: Buffer) => (answer += data.toString()));
   await new Promise<void>((resolve) => {

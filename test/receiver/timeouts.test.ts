@@ -17,7 +17,8 @@ const TIMEOUTS = { headersMs: 500, requestMs: 1000, socketIdleMs: 3000, keepAliv
  */
 const latest = (timeoutMs: number): number => timeoutMs + 5000;
 /** A 408 in the geohook error shape, closing the connection. */
-const TIMEOUT_ANSWER = /^HTTP\/1\.1 408 Request Timeout\r\n[^]*connection: close\r\n\r\n\{"statusCode":408,"code":"GEOHOOK_ERR_REQUEST_TIMEOUT","error":"Request Timeout","message":"the request was not received in time/i;
+const TIMEOUT_ANSWER =
+  /^HTTP\/1\.1 408 Request Timeout\r\n[^]*connection: close\r\n\r\n\{"statusCode":408,"code":"GEOHOOK_ERR_REQUEST_TIMEOUT","error":"Request Timeout","message":"the request was not received in time/i;
 
 async function startShortReceiver(t: Test, timeouts: Partial<typeof TIMEOUTS> = {}): Promise<TestReceiver> {
   return startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { timeouts: { ...TIMEOUTS, ...timeouts } }) });
@@ -87,7 +88,11 @@ t.test('the production timeouts are the documented ones', async (t) => {
 
 t.test('timeouts in GEOHOOK_CONFIG are validated: whole milliseconds, the headers timeout within the request timeout', async (t) => {
   const load = (timeouts: unknown) => () => loadConfig({ GEOHOOK_CONFIG: configFile(t, { timeouts }) });
-  t.match(load({ headersMs: 2000 })().timeouts, { headersMs: 2000, requestMs: 30_000, socketIdleMs: 60_000, keepAliveMs: 72_000 }, 'the others keep their defaults');
+  t.match(
+    load({ headersMs: 2000 })().timeouts,
+    { headersMs: 2000, requestMs: 30_000, socketIdleMs: 60_000, keepAliveMs: 72_000 },
+    'the others keep their defaults',
+  );
   t.throws(load({ headersMs: 40_000 }), { code: 'GEOHOOK_ERR_CONFIG', message: /at timeouts\.headersMs: at most requestMs/ });
   t.throws(load({ requestMs: 50 }), { code: 'GEOHOOK_ERR_CONFIG', message: /at timeouts\.requestMs: from 100 to 600000 ms/ });
   t.throws(load({ keepAliveMs: 1.5 }), { code: 'GEOHOOK_ERR_CONFIG', message: /at timeouts\.keepAliveMs: whole milliseconds/ });
@@ -102,19 +107,27 @@ t.test('a client trickling its headers a byte at a time is answered 408 and cut 
   t.teardown(trickle(client.socket, head, 20));
   const closedMs = await client.closed;
   t.match(client.answer(), TIMEOUT_ANSWER);
-  t.ok(closedMs >= TIMEOUTS.headersMs && closedMs < latest(TIMEOUTS.headersMs), `cut off after ${ms(closedMs)} (headersMs ${TIMEOUTS.headersMs})`);
+  t.ok(
+    closedMs >= TIMEOUTS.headersMs && closedMs < latest(TIMEOUTS.headersMs),
+    `cut off after ${ms(closedMs)} (headersMs ${TIMEOUTS.headersMs})`,
+  );
 });
 
 t.test('a client trickling its body a byte at a time is answered 408 and cut off once requestMs have passed', async (t) => {
   const receiver = await startShortReceiver(t);
   const client = await rawClient(t, receiver);
   const body = JSON.stringify({ serviceType: 'GPServer', jobId: 'body', padding: 'p'.repeat(400) });
-  client.socket.write(`POST /webhooks/default HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nx-service: ${sign(TEST_KEY, body)}\r\n\r\n`);
+  client.socket.write(
+    `POST /webhooks/default HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nx-service: ${sign(TEST_KEY, body)}\r\n\r\n`,
+  );
   client.since(Date.now());
   t.teardown(trickle(client.socket, body, 20));
   const closedMs = await client.closed;
   t.match(client.answer(), TIMEOUT_ANSWER);
-  t.ok(closedMs >= TIMEOUTS.requestMs && closedMs < latest(TIMEOUTS.requestMs), `cut off after ${ms(closedMs)} (requestMs ${TIMEOUTS.requestMs})`);
+  t.ok(
+    closedMs >= TIMEOUTS.requestMs && closedMs < latest(TIMEOUTS.requestMs),
+    `cut off after ${ms(closedMs)} (requestMs ${TIMEOUTS.requestMs})`,
+  );
 });
 
 t.test('a connection that sends nothing is answered 408 and closed once headersMs have passed', async (t) => {
@@ -142,7 +155,10 @@ t.test('a keep-alive connection outlives headersMs between deliveries and is clo
   // Node closes the socket 1 s after the timeout it advertises, so that a client's request sent just
   // before the advertised end does not meet a closing socket.
   const closedMs = await client.closed;
-  t.ok(closedMs >= TIMEOUTS.keepAliveMs && closedMs < TIMEOUTS.keepAliveMs + 1000 + 400, `closed ${ms(closedMs)} after the last answer (keepAliveMs ${TIMEOUTS.keepAliveMs})`);
+  t.ok(
+    closedMs >= TIMEOUTS.keepAliveMs && closedMs < TIMEOUTS.keepAliveMs + 1000 + 400,
+    `closed ${ms(closedMs)} after the last answer (keepAliveMs ${TIMEOUTS.keepAliveMs})`,
+  );
 });
 
 t.test('50 clients trickling headers or bodies are all cut off on time while signed deliveries get 202 promptly', async (t) => {
@@ -160,11 +176,20 @@ t.test('50 clients trickling headers or bodies are all cut off on time while sig
   t.same([...statuses], [202], 'every delivery acknowledged while 50 clients trickle');
   t.ok(latenciesMs.at(-1)! < 3000, `median ${ms(latenciesMs[20]!)}, slowest ${ms(latenciesMs.at(-1)!)}`);
   const closedMs = await Promise.all(slow.map((client) => client.closed));
-  t.ok(slow.every((client) => /^HTTP\/1\.1 408 /.test(client.answer())), 'each slow client is answered 408');
+  t.ok(
+    slow.every((client) => /^HTTP\/1\.1 408 /.test(client.answer())),
+    'each slow client is answered 408',
+  );
   const headerClients = closedMs.filter((_, index) => index % 2 === 0);
   const bodyClients = closedMs.filter((_, index) => index % 2 === 1);
-  t.ok(Math.min(...headerClients) >= 1000 && Math.max(...headerClients) < latest(1000), `header tricklers cut off after ${ms(Math.min(...headerClients))} to ${ms(Math.max(...headerClients))}`);
-  t.ok(Math.min(...bodyClients) >= 2000 && Math.max(...bodyClients) < latest(2000), `body tricklers cut off after ${ms(Math.min(...bodyClients))} to ${ms(Math.max(...bodyClients))}`);
+  t.ok(
+    Math.min(...headerClients) >= 1000 && Math.max(...headerClients) < latest(1000),
+    `header tricklers cut off after ${ms(Math.min(...headerClients))} to ${ms(Math.max(...headerClients))}`,
+  );
+  t.ok(
+    Math.min(...bodyClients) >= 2000 && Math.max(...bodyClients) < latest(2000),
+    `body tricklers cut off after ${ms(Math.min(...bodyClients))} to ${ms(Math.max(...bodyClients))}`,
+  );
 });
 
 t.test('1,000 idle connections leave deliveries answered promptly, and are all closed once headersMs have passed', async (t) => {
@@ -177,15 +202,24 @@ t.test('1,000 idle connections leave deliveries answered promptly, and are all c
   t.same([...statuses], [202], 'every delivery acknowledged with 1,000 idle connections open');
   t.ok(latenciesMs.at(-1)! < 3000, `opened in ${ms(openedMs)}; median ${ms(latenciesMs[25]!)}, slowest ${ms(latenciesMs.at(-1)!)}`);
   const closedMs = await Promise.all(idle.map((client) => client.closed));
-  t.ok(Math.max(...closedMs) < latest(3000), `each closed ${ms(Math.min(...closedMs))} to ${ms(Math.max(...closedMs))} after it was opened`);
+  t.ok(
+    Math.max(...closedMs) < latest(3000),
+    `each closed ${ms(Math.min(...closedMs))} to ${ms(Math.max(...closedMs))} after it was opened`,
+  );
   t.equal(idle.filter((client) => /^HTTP\/1\.1 408 /.test(client.answer())).length, 1000, 'each answered 408');
 });
 
 t.test('bytes that are not HTTP, and headers over the limit, get the geohook error shape and a closed connection', async (t) => {
   const receiver = await startShortReceiver(t);
   for (const [request, answer] of [
-    ['GARBAGE\r\n\r\n', /^HTTP\/1\.1 400 Bad Request\r\n[^]*\{"statusCode":400,"code":"GEOHOOK_ERR_BAD_REQUEST","error":"Bad Request","message":"malformed HTTP request"\}$/],
-    [`POST /webhooks/default HTTP/1.1\r\nhost: x\r\nx-big: ${'b'.repeat(20_000)}\r\n\r\n`, /^HTTP\/1\.1 431 [^]*"code":"GEOHOOK_ERR_HEADERS_TOO_LARGE"/],
+    [
+      'GARBAGE\r\n\r\n',
+      /^HTTP\/1\.1 400 Bad Request\r\n[^]*\{"statusCode":400,"code":"GEOHOOK_ERR_BAD_REQUEST","error":"Bad Request","message":"malformed HTTP request"\}$/,
+    ],
+    [
+      `POST /webhooks/default HTTP/1.1\r\nhost: x\r\nx-big: ${'b'.repeat(20_000)}\r\n\r\n`,
+      /^HTTP\/1\.1 431 [^]*"code":"GEOHOOK_ERR_HEADERS_TOO_LARGE"/,
+    ],
   ] as const) {
     const client = await rawClient(t, receiver);
     client.socket.write(request);

@@ -1,9 +1,9 @@
 import t from 'tap';
+import { findFreePort } from '../../src/embedded/redis-server.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
-import { findFreePort } from '../../src/embedded/redis-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
@@ -54,21 +54,43 @@ t.test('extra webhooks with our hookUrl are deleted, one is kept', async (t) => 
   const port = await findFreePort();
   const hookUrl = `http://127.0.0.1:${port}/webhooks/default`;
   for (let copy = 0; copy < 2; copy += 1) {
-    await emulator.admin('services/Tools/Buffer.GPServer/webhooks/create', { name: `copy${copy}`, hookUrl, signatureKey: 'some-key', active: 'true' });
+    await emulator.admin('services/Tools/Buffer.GPServer/webhooks/create', {
+      name: `copy${copy}`,
+      hookUrl,
+      signatureKey: 'some-key',
+      active: 'true',
+    });
   }
   await emulator.admin('services/Tools/Buffer.GPServer/webhooks/create', { name: 'someone-else', hookUrl: 'http://127.0.0.1:9/elsewhere' });
-  const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, ['Tools/Buffer.GPServer'], uniquePrefix()), PORT: String(port), HOOK_SECRETS: 'some-key' });
+  const geohook = await startGeohook(t, redis, {
+    ...registrationEnv(emulator, ['Tools/Buffer.GPServer'], uniquePrefix()),
+    PORT: String(port),
+    HOOK_SECRETS: 'some-key',
+  });
   await waitFor('readiness', async () => (await geohook.readyz()).status === 200);
   const hooks = await webhooksOf(emulator, 'Tools/Buffer.GPServer');
-  t.strictSame(hooks.map((hook) => hook.name).sort(), ['copy0', 'someone-else'], 'the first copy is adopted, the second deleted, the foreign one kept');
+  t.strictSame(
+    hooks.map((hook) => hook.name).sort(),
+    ['copy0', 'someone-else'],
+    'the first copy is adopted, the second deleted, the foreign one kept',
+  );
 });
 
 t.test('an adopted webhook signed with another key is switched to ours', async (t) => {
   const emulator = await startEmulator(t);
   const port = await findFreePort();
   const hookUrl = `http://127.0.0.1:${port}/webhooks/default`;
-  await emulator.admin('services/Tools/Buffer.GPServer/webhooks/create', { name: 'old', hookUrl, signatureKey: 'stale-key', active: 'true' });
-  const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, ['Tools/Buffer.GPServer'], uniquePrefix()), PORT: String(port), HOOK_SECRETS: 'fresh-key' });
+  await emulator.admin('services/Tools/Buffer.GPServer/webhooks/create', {
+    name: 'old',
+    hookUrl,
+    signatureKey: 'stale-key',
+    active: 'true',
+  });
+  const geohook = await startGeohook(t, redis, {
+    ...registrationEnv(emulator, ['Tools/Buffer.GPServer'], uniquePrefix()),
+    PORT: String(port),
+    HOOK_SECRETS: 'fresh-key',
+  });
   await waitFor('readiness', async () => (await geohook.readyz()).status === 200);
   const hooks = await webhooksOf(emulator, 'Tools/Buffer.GPServer');
   t.equal(hooks.length, 1);

@@ -1,8 +1,8 @@
-import t from 'tap';
 import { Redis } from 'ioredis';
+import t from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
-import { HookKeys } from '../../src/signature/hook-keys.js';
 import { withLock } from '../../src/redis/lock.js';
+import { HookKeys } from '../../src/signature/hook-keys.js';
 import { sign } from '../../src/signature/sign.js';
 import { startReceiver, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -48,11 +48,16 @@ t.test('the lock lets one owner in at a time', async (t) => {
   const key = `${uniquePrefix()}:lock`;
   const order: string[] = [];
   const run = (name: string) =>
-    withLock(client, key, async () => {
-      order.push(`${name} in`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      order.push(`${name} out`);
-    }, { pollMs: 10 });
+    withLock(
+      client,
+      key,
+      async () => {
+        order.push(`${name} in`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        order.push(`${name} out`);
+      },
+      { pollMs: 10 },
+    );
   await Promise.all([run('a'), run('b'), run('c')]);
   for (let index = 0; index < order.length; index += 2) {
     t.equal(order[index]?.replace(' in', ' out'), order[index + 1], 'no one enters before the previous owner left');
@@ -63,14 +68,22 @@ t.test('the lock lets one owner in at a time', async (t) => {
 t.test('a lock that stays busy fails with GEOHOOK_ERR_REGISTRATION, and is not released by a non-owner', async (t) => {
   const key = `${uniquePrefix()}:lock`;
   await client.set(key, 'someone-else', 'PX', 10_000);
-  await t.rejects(withLock(client, key, async () => t.fail('must not run'), { waitMs: 100, pollMs: 10 }), { code: 'GEOHOOK_ERR_REGISTRATION' });
+  await t.rejects(
+    withLock(client, key, async () => t.fail('must not run'), { waitMs: 100, pollMs: 10 }),
+    { code: 'GEOHOOK_ERR_REGISTRATION' },
+  );
   t.equal(await client.get(key), 'someone-else', 'the owner keeps its lock');
 });
 
 t.test('an owner whose lock expired and was taken over does not release the new owner', async (t) => {
   const key = `${uniquePrefix()}:lock`;
-  await withLock(client, key, async () => {
-    await client.set(key, 'new-owner');
-  }, { ttlMs: 5000 });
+  await withLock(
+    client,
+    key,
+    async () => {
+      await client.set(key, 'new-owner');
+    },
+    { ttlMs: 5000 },
+  );
   t.equal(await client.get(key), 'new-owner');
 });

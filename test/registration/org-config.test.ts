@@ -10,7 +10,13 @@ import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 const SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];
-const settings = { notificationAttempts: 5, notificationTimeOutInSeconds: 20, notificationElapsedTimeInSeconds: 7, numberOfFailures: 9, daysInPast: 3 };
+const settings = {
+  notificationAttempts: 5,
+  notificationTimeOutInSeconds: 20,
+  notificationElapsedTimeInSeconds: 7,
+  numberOfFailures: 9,
+  daysInPast: 3,
+};
 const policy = JSON.parse(fixture('placement-policy.json').toString('utf8')) as ServicePlacementPolicy;
 
 t.test('an organisation administrator applies the settings and placement policy of GEOHOOK_CONFIG at start-up', async (t) => {
@@ -35,7 +41,10 @@ t.test('settings a plain administrator may not set are logged and keep the recei
   const emulator = await startEmulator(t);
   const env = {
     ...registrationEnv(emulator, SERVICES, uniquePrefix()),
-    GEOHOOK_CONFIG: configFile(t, { settings: { notificationAttempts: 4 }, registration: { retryInitialSeconds: 0.05, retryMaxSeconds: 0.2 } }),
+    GEOHOOK_CONFIG: configFile(t, {
+      settings: { notificationAttempts: 4 },
+      registration: { retryInitialSeconds: 0.05, retryMaxSeconds: 0.2 },
+    }),
   };
   const geohook = await startGeohook(t, redis, env);
   const readyz = await waitFor('a failed pass', async () => {
@@ -50,11 +59,20 @@ t.test('settings a plain administrator may not set are logged and keep the recei
 
 t.test('GEOHOOK_CONFIG settings and placement are validated', async (t) => {
   const load = (content: unknown) => () => loadConfig({ GEOHOOK_CONFIG: configFile(t, content) });
-  t.throws(load({ settings: { notificationAttempts: 9 } }), { code: 'GEOHOOK_ERR_CONFIG', message: /settings\.notificationAttempts: an integer from 1 to 5/ });
+  t.throws(load({ settings: { notificationAttempts: 9 } }), {
+    code: 'GEOHOOK_ERR_CONFIG',
+    message: /settings\.notificationAttempts: an integer from 1 to 5/,
+  });
   t.throws(load({ settings: { retries: 2 } }), { code: 'GEOHOOK_ERR_CONFIG', message: /settings/ });
   t.throws(load({ placement: { 'not a service': policy } }), { code: 'GEOHOOK_ERR_CONFIG', message: /placement/ });
-  t.throws(load({ placement: { 'Buffer.GPServer': { placementPolicy: 'none' } } }), { code: 'GEOHOOK_ERR_CONFIG', message: /placement\.Buffer\.GPServer/ });
-  const config = loadConfig({ ADMIN_URL: 'http://127.0.0.1:9/arcgis/admin', GEOHOOK_CONFIG: configFile(t, { settings: { daysInPast: 2 }, placement: { 'Buffer.GPServer': policy } }) });
+  t.throws(load({ placement: { 'Buffer.GPServer': { placementPolicy: 'none' } } }), {
+    code: 'GEOHOOK_ERR_CONFIG',
+    message: /placement\.Buffer\.GPServer/,
+  });
+  const config = loadConfig({
+    ADMIN_URL: 'http://127.0.0.1:9/arcgis/admin',
+    GEOHOOK_CONFIG: configFile(t, { settings: { daysInPast: 2 }, placement: { 'Buffer.GPServer': policy } }),
+  });
   t.same(config.admin?.settings, { daysInPast: 2 });
   t.same(config.admin?.placement, { 'Buffer.GPServer': policy });
 });

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { buildEmulator } from '../../src/emulator/build-emulator.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
+import { buildEmulator } from '../../src/emulator/build-emulator.js';
 import { sign } from '../../src/signature/sign.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';

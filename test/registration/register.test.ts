@@ -1,5 +1,5 @@
-import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
+import t, { type Test } from 'tap';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { GENERATED_KEY_BYTES } from '../../src/signature/hook-keys.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
@@ -20,13 +20,19 @@ interface DeliveryRecord {
 }
 
 /** Fires a Buffer job in the emulator; resolves with the receiver's event once its delivery is done. */
-async function fireJob(t: Test, emulator: TestEmulator, geohook: TestGeohook): Promise<{ record: DeliveryRecord; event: GeohookEvent | undefined }> {
+async function fireJob(
+  t: Test,
+  emulator: TestEmulator,
+  geohook: TestGeohook,
+): Promise<{ record: DeliveryRecord; event: GeohookEvent | undefined }> {
   const fired = await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome: 'succeeded' });
   t.equal(fired.status, 200);
   const [deliveryId] = fired.body.deliveries as string[];
   t.ok(deliveryId, 'the job fires one delivery');
   const record = await waitFor('the delivery to finish', async () => {
-    const { deliveries } = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as { deliveries: (DeliveryRecord & { id: string })[] };
+    const { deliveries } = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as {
+      deliveries: (DeliveryRecord & { id: string })[];
+    };
     const found = deliveries.find((delivery) => delivery.id === deliveryId);
     return found !== undefined && found.outcome !== 'pending' ? found : undefined;
   });
@@ -39,7 +45,11 @@ async function fireJob(t: Test, emulator: TestEmulator, geohook: TestGeohook): P
 t.test('first start registers one active webhook per service and the configured key verifies its deliveries', async (t) => {
   const emulator = await startEmulator(t);
   const prefix = uniquePrefix();
-  const env = { ...registrationEnv(emulator, SERVICES, prefix), HOOK_SECRETS: 'configured-key,older-key', CHANGE_TYPES: 'FeaturesCreated,FeaturesUpdated' };
+  const env = {
+    ...registrationEnv(emulator, SERVICES, prefix),
+    HOOK_SECRETS: 'configured-key,older-key',
+    CHANGE_TYPES: 'FeaturesCreated,FeaturesUpdated',
+  };
   const geohook = await startGeohook(t, redis, env);
   await waitFor('readiness', async () => (await geohook.readyz()).status === 200);
 
@@ -52,7 +62,10 @@ t.test('first start registers one active webhook per service and the configured 
   t.strictSame((await webhooksOf(emulator, 'Hosted/Parcels.FeatureServer'))[0]?.changeTypes, ['FeaturesCreated', 'FeaturesUpdated']);
 
   const { record, event } = await fireJob(t, emulator, geohook);
-  t.same(record.attempts.map((attempt) => attempt.statusCode), [202]);
+  t.same(
+    record.attempts.map((attempt) => attempt.statusCode),
+    [202],
+  );
   t.equal(record.outcome, 'delivered');
   t.match(event, { type: 'gp.job.succeeded', verified: true });
   t.equal(await client.llen(`${prefix}:hooks:default:keys`), 0, 'no key is generated when one is configured');
@@ -73,7 +86,10 @@ t.test('without a configured key a generated key is kept in Redis, registered, a
   for (const service of SERVICES) t.equal((await webhooksOf(emulator, service))[0]?.signatureKey, key, `${service} is signed with it`);
 
   const { record, event } = await fireJob(t, emulator, first);
-  t.same(record.attempts.map((attempt) => attempt.statusCode), [202]);
+  t.same(
+    record.attempts.map((attempt) => attempt.statusCode),
+    [202],
+  );
   t.match(event, { verified: true });
   t.notOk(first.log().includes(key), 'the generated key never reaches the log');
 

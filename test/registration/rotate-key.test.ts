@@ -1,5 +1,5 @@
-import t from 'tap';
 import { Redis } from 'ioredis';
+import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
 import { rotateKey } from '../../src/registration/rotate-key.js';
 import { sign } from '../../src/signature/sign.js';
@@ -46,7 +46,15 @@ t.test('rotating the key under a stream of deliveries rejects none, switches the
   })();
   await waitFor('a few deliveries before the rotation', async () => fired.length >= 5);
   const admin = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'admin', password: 'admin.pass' } });
-  const result = await rotateKey({ client: admin, redis: client, prefix, hookUrl: `${geohook.url}/webhooks/default`, services: SERVICES, propagationMs: 500, graceMs: 300 });
+  const result = await rotateKey({
+    client: admin,
+    redis: client,
+    prefix,
+    hookUrl: `${geohook.url}/webhooks/default`,
+    services: SERVICES,
+    propagationMs: 500,
+    graceMs: 300,
+  });
   const afterRotation = fired.length;
   await waitFor('a few deliveries after the rotation', async () => fired.length >= afterRotation + 5);
   streaming = false;
@@ -58,15 +66,27 @@ t.test('rotating the key under a stream of deliveries rejects none, switches the
     return all.length === fired.length && all.every((delivery) => delivery.outcome !== 'pending') ? all : undefined;
   });
   t.ok(done.length >= 10, `${done.length} deliveries checked`);
-  t.strictSame(done.filter((delivery) => delivery.outcome !== 'delivered'), [], 'every delivery ended delivered');
-  t.notOk(done.some((delivery) => delivery.attempts.some((attempt) => attempt.statusCode === 401)), 'none was rejected with 401');
+  t.strictSame(
+    done.filter((delivery) => delivery.outcome !== 'delivered'),
+    [],
+    'every delivery ended delivered',
+  );
+  t.notOk(
+    done.some((delivery) => delivery.attempts.some((attempt) => attempt.statusCode === 401)),
+    'none was rejected with 401',
+  );
 
   const keys = await client.lrange(list, 0, -1);
   t.equal(keys.length, 1, 'only the new key is left');
   t.not(keys[0], oldKey);
-  for (const service of SERVICES) t.equal((await webhooksOf(emulator, service))[0]?.signatureKey, keys[0], `${service} is signed with the new key`);
+  for (const service of SERVICES)
+    t.equal((await webhooksOf(emulator, service))[0]?.signatureKey, keys[0], `${service} is signed with the new key`);
   const post = (key: string): Promise<Response> =>
-    fetch(`${geohook.url}/webhooks/default`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service': sign(key, BODY) }, body: BODY });
+    fetch(`${geohook.url}/webhooks/default`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service': sign(key, BODY) },
+      body: BODY,
+    });
   await waitFor('the old key to stop verifying', async () => (await post(oldKey)).status === 401);
   t.equal((await post(keys[0]!)).status, 202, 'the new key verifies');
   t.notOk(geohook.log().includes(keys[0]!), 'the new key never reaches the log');

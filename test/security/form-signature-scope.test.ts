@@ -1,6 +1,6 @@
 import t from 'tap';
-import { fixture, startReceiver } from '../helpers/receiver.js';
 import { startEmulator } from '../helpers/emulator.js';
+import { fixture, startReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -1,5 +1,5 @@
-import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
+import t, { type Test } from 'tap';
 import { decodeSignature } from '../../src/signature/decode-signature.js';
 import { computeDigest, sign } from '../../src/signature/sign.js';
 import { verify } from '../../src/signature/verify.js';
@@ -285,7 +285,7 @@ t.test('decodeSignature returns undefined for digests of the wrong length', asyn
     'base64 of 33 bytes': bytes33.toString('base64'),
     'sha256= base64 of 33 bytes': `sha256=${bytes33.toString('base64')}`,
     'base64url of 33 bytes': bytes33.toString('base64url'),
-    'empty': '',
+    empty: '',
   };
   t.equal(cases['hex of 31 bytes'].length, 62);
   t.equal(cases['base64 of 33 bytes'].length, 44);

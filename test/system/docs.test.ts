@@ -1,9 +1,9 @@
-import t from 'tap';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import t from 'tap';
 import { configFileSchema, emulatorEnvSchema, envSchema } from '../../src/config/schema.js';
 import { CLI } from '../helpers/cli.js';
 
@@ -52,7 +52,9 @@ function slug(heading: string): string {
 
 /** The anchors of a page's headings, numbered as GitHub numbers repeats. */
 function anchorsOf(path: string): Set<string> {
-  const headings = read(path).replace(/^```[^\n]*\n[\s\S]*?^```$/gm, '').matchAll(/^#{1,6} +(.+?) *#*$/gm);
+  const headings = read(path)
+    .replace(/^```[^\n]*\n[\s\S]*?^```$/gm, '')
+    .matchAll(/^#{1,6} +(.+?) *#*$/gm);
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const [, heading] of headings) {
@@ -66,7 +68,9 @@ function anchorsOf(path: string): Set<string> {
 
 /** The relative link targets of a page (external links and those in code left out). */
 function relativeLinks(path: string): string[] {
-  return [...prose(read(path)).matchAll(/\]\(([^)\s]+)(?: +"[^"]*")?\)/g)].map((match) => match[1]!).filter((target) => !/^[a-z][a-z+.-]*:/i.test(target));
+  return [...prose(read(path)).matchAll(/\]\(([^)\s]+)(?: +"[^"]*")?\)/g)]
+    .map((match) => match[1]!)
+    .filter((target) => !/^[a-z][a-z+.-]*:/i.test(target));
 }
 
 t.test('the README stays a short front door: at most 200 lines', async (t) => {
@@ -153,7 +157,9 @@ function sources(dir: string): string[] {
 
 t.test('docs/receiver.md lists every metric geohook defines', async (t) => {
   const page = read('docs/receiver.md');
-  const metrics = new Set(sources('src').flatMap((file) => [...read(file).matchAll(/name: '(geohook_[a-z_]+)'/g)].map((match) => match[1]!)));
+  const metrics = new Set(
+    sources('src').flatMap((file) => [...read(file).matchAll(/name: '(geohook_[a-z_]+)'/g)].map((match) => match[1]!)),
+  );
   t.ok(metrics.size >= 8, `${metrics.size} metrics found in src/`);
   for (const metric of metrics) t.ok(page.includes(`\`${metric}\``), `${metric} is listed`);
   t.ok(page.includes('`geohook_process_*`') && page.includes('`geohook_nodejs_*`'), "prom-client's default metrics are listed");

@@ -24,7 +24,11 @@ t.test('a feature folder importing the emulator fails the lint, by path or by pa
 
 t.test('config importing a feature folder fails the lint', async (t) => {
   t.same(await rulesBroken("export { queueNames } from '../queue/names.js';\n", 'src/config/probe.ts'), ['import-x/no-restricted-paths']);
-  t.same(await rulesBroken("export { changeTypeValues } from '../arcgis/change-types.js';\n", 'src/config/probe.ts'), [], 'the vocabulary it may');
+  t.same(
+    await rulesBroken("export { changeTypeValues } from '../arcgis/change-types.js';\n", 'src/config/probe.ts'),
+    [],
+    'the vocabulary it may',
+  );
 });
 
 t.test('an import cycle fails the lint', async (t) => {

@@ -1,16 +1,16 @@
-import t, { type Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
 import { sign } from '../../src/signature/sign.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
-import { startRedis } from '../helpers/redis.js';
 import { fixture, uniquePrefix, TEST_KEY } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
@@ -31,7 +31,10 @@ const shownIn: readonly [string, readonly string[]][] = [
 
 /** Runs a TypeScript example with the same loaders as this test process; stdout and stderr are collected. */
 function runExample(t: Test, file: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, [...process.execArgv, file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...process.execArgv, file], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.teardown(() => {
     child.kill('SIGKILL');
   });
@@ -54,8 +57,15 @@ function isConfigExample(value: unknown): boolean {
 }
 
 t.test('every JSON block of the docs parses, and every GEOHOOK_CONFIG example among them is a valid configuration', async (t) => {
-  const expected: Record<string, number> = { 'docs/configuration.md': 1, 'docs/redis.md': 3, 'docs/receiver.md': 2, 'docs/registration.md': 1 };
-  const pages = readdirSync(new URL('../../docs/', import.meta.url)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  const expected: Record<string, number> = {
+    'docs/configuration.md': 1,
+    'docs/redis.md': 3,
+    'docs/receiver.md': 2,
+    'docs/registration.md': 1,
+  };
+  const pages = readdirSync(new URL('../../docs/', import.meta.url))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`);
   for (const path of ['README.md', ...pages]) {
     let examples = 0;
     for (const block of jsonBlocks(page(path))) {
@@ -71,7 +81,9 @@ t.test('every JSON block of the docs parses, and every GEOHOOK_CONFIG example am
 });
 
 t.test('every GEOHOOK_CONFIG example of deploy/kubernetes/REDIS.md is a valid configuration', async (t) => {
-  const blocks = [...page('deploy/kubernetes/REDIS.md').matchAll(/`(\{ "redis": [^`]*\})`/g)].map((match) => match[1]!.replaceAll('…', 'x'));
+  const blocks = [...page('deploy/kubernetes/REDIS.md').matchAll(/`(\{ "redis": [^`]*\})`/g)].map((match) =>
+    match[1]!.replaceAll('…', 'x'),
+  );
   t.ok(blocks.length >= 2, 'examples found');
   for (const block of blocks) {
     const dir = t.testdir({ 'geohook.json': block });
@@ -95,7 +107,11 @@ t.test('the 10-line consumer of the README handles GP and feature events fired b
   const redis = await startRedis(t);
   const emulator = await startEmulator(t);
   const prefix = uniquePrefix();
-  const geohook = await startGeohook(t, redis, registrationEnv(emulator, ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'], prefix));
+  const geohook = await startGeohook(
+    t,
+    redis,
+    registrationEnv(emulator, ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'], prefix),
+  );
   await waitFor('registration', async () => (await geohook.readyz()).status === 200);
   const consumer = runExample(t, consumerExample, { REDIS_URL: redis.url, GEOHOOK_PREFIX: prefix });
 
@@ -113,9 +129,18 @@ t.test('the README example receives a signed GP delivery and its worker consumes
   const redis = await startRedis(t);
   const port = await findFreePort();
   // The same loaders as this test process, so that the TypeScript example runs as it stands.
-  const { child, output } = runExample(t, receiverExample, { REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, PORT: String(port), HOST: '127.0.0.1', GEOHOOK_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn' });
+  const { child, output } = runExample(t, receiverExample, {
+    REDIS_URL: redis.url,
+    HOOK_SECRETS: TEST_KEY,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GEOHOOK_PREFIX: uniquePrefix(),
+    LOG_LEVEL: 'warn',
+  });
 
-  await waitFor('the example receiver to be ready', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, { intervalMs: 50 });
+  await waitFor('the example receiver to be ready', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, {
+    intervalMs: 50,
+  });
   const body = fixture('enterprise-gp-succeeded.json');
   const response = await fetch(`http://127.0.0.1:${port}/webhooks/default`, {
     method: 'POST',
@@ -147,22 +172,42 @@ t.test('the admin-client example of docs/admin.md creates an active, signed webh
   t.ok(id, 'it prints the webhook it created');
   t.match(output(), /^feature services: Parcels, Roads, Zoning$/m);
   const webhook = await emulator.admin(`services/Tools/Buffer.GPServer/webhooks/${id}`);
-  t.match(webhook, { name: 'buffer-done', hookUrl, signatureKey: TEST_KEY, active: true }, 'the emulator holds it, signed with the first key of HOOK_SECRETS');
+  t.match(
+    webhook,
+    { name: 'buffer-done', hookUrl, signatureKey: TEST_KEY, active: true },
+    'the emulator holds it, signed with the first key of HOOK_SECRETS',
+  );
 });
 
 t.test('the follow-up example of docs/consumers.md reads the edits of a feature event and the results of a GP job', async (t) => {
   const redis = await startRedis(t);
   const emulator = await startEmulator(t);
   const prefix = uniquePrefix();
-  const geohook = await startGeohook(t, redis, registrationEnv(emulator, ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'], prefix));
+  const geohook = await startGeohook(
+    t,
+    redis,
+    registrationEnv(emulator, ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'], prefix),
+  );
   await waitFor('registration', async () => (await geohook.readyz()).status === 200);
-  const consumer = runExample(t, followUpExample, { REDIS_URL: redis.url, GEOHOOK_PREFIX: prefix, ADMIN_USERNAME: 'admin', ADMIN_PASSWORD: 'admin.pass' });
+  const consumer = runExample(t, followUpExample, {
+    REDIS_URL: redis.url,
+    GEOHOOK_PREFIX: prefix,
+    ADMIN_USERNAME: 'admin',
+    ADMIN_PASSWORD: 'admin.pass',
+  });
 
   const job = await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome: 'succeeded' });
   t.equal(job.status, 200);
-  t.equal((await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType: 'FeaturesCreated', layerId: 0 })).status, 200);
+  t.equal(
+    (await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType: 'FeaturesCreated', layerId: 0 })).status,
+    200,
+  );
   await waitFor('both events followed up', async () => /^job /m.test(consumer.output()) && /^layer /m.test(consumer.output()));
-  t.match(consumer.output(), new RegExp(`^job ${String(job.body.jobId)}: Output_Polygons, Summary$`, 'm'), 'the GP job results, read from its statusURL');
+  t.match(
+    consumer.output(),
+    new RegExp(`^job ${String(job.body.jobId)}: Output_Polygons, Summary$`, 'm'),
+    'the GP job results, read from its statusURL',
+  );
   t.match(consumer.output(), /^layer 0: 1 added$/m, 'the created feature, read from the changesUrl');
   consumer.child.kill('SIGTERM');
   const [code] = await once(consumer.child, 'exit');

@@ -48,7 +48,10 @@ function locationOf(frame: CallFrame): string {
 export function profileFiles(paths: readonly string[]): string[] {
   return paths.flatMap((path) =>
     statSync(path).isDirectory()
-      ? readdirSync(path, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.cpuprofile')).sort().map((name) => join(path, name))
+      ? readdirSync(path, { recursive: true, encoding: 'utf8' })
+          .filter((name) => name.endsWith('.cpuprofile'))
+          .sort()
+          .map((name) => join(path, name))
       : [path],
   );
 }

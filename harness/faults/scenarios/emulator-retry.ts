@@ -19,17 +19,31 @@ const AFTER_MS = 3000;
  * The emulator's org settings: five attempts a second apart (the fastest the settings allow), 2 s per
  * attempt; failures never deactivate the webhook within the run.
  */
-const SETTINGS = { notificationAttempts: '5', notificationElapsedTimeInSeconds: '1', notificationTimeOutInSeconds: '2', numberOfFailures: '100', daysInPast: '1' };
+const SETTINGS = {
+  notificationAttempts: '5',
+  notificationElapsedTimeInSeconds: '1',
+  notificationTimeOutInSeconds: '2',
+  numberOfFailures: '100',
+  daysInPast: '1',
+};
 
 /** A tiny admin client of the in-process emulator: form POSTs with a user's token. */
-async function adminClient(url: string): Promise<(path: string, params: Record<string, string>, user?: string) => Promise<Record<string, unknown>>> {
+async function adminClient(
+  url: string,
+): Promise<(path: string, params: Record<string, string>, user?: string) => Promise<Record<string, unknown>>> {
   const tokens = new Map<string, string>();
   for (const user of ['admin', 'orgadmin']) {
-    const response = await fetch(`${url}/arcgis/sharing/rest/generateToken`, { method: 'POST', body: new URLSearchParams({ username: user, password: `${user}.pass`, f: 'json' }) });
+    const response = await fetch(`${url}/arcgis/sharing/rest/generateToken`, {
+      method: 'POST',
+      body: new URLSearchParams({ username: user, password: `${user}.pass`, f: 'json' }),
+    });
     tokens.set(user, ((await response.json()) as { token: string }).token);
   }
   return async (path, params, user = 'admin') => {
-    const response = await fetch(`${url}/arcgis/admin/${path}`, { method: 'POST', body: new URLSearchParams({ f: 'json', token: tokens.get(user)!, ...params }) });
+    const response = await fetch(`${url}/arcgis/admin/${path}`, {
+      method: 'POST',
+      body: new URLSearchParams({ f: 'json', token: tokens.get(user)!, ...params }),
+    });
     const answer = (await response.json()) as Record<string, unknown>;
     if (answer.status === 'error') throw new Error(`emulator ${path}: ${JSON.stringify(answer)}`);
     return answer;
@@ -116,7 +130,8 @@ export async function runEmulatorRetry(options: ScenarioOptions): Promise<FaultR
       options.log(`emulator-retry: ${fired} jobs fired, ${records.length} deliveries settled`);
 
       const problems: string[] = [];
-      if (records.length !== fired) problems.push(`${fired} jobs fired but ${records.length} deliveries made (was the webhook deactivated?)`);
+      if (records.length !== fired)
+        problems.push(`${fired} jobs fired but ${records.length} deliveries made (was the webhook deactivated?)`);
       const pending = records.filter((record) => record.outcome === 'pending').length;
       if (pending > 0) problems.push(`${pending} deliveries still pending after 60 s`);
       const gaveUp = records.filter((record) => record.outcome === 'failed').length;
@@ -125,12 +140,19 @@ export async function runEmulatorRetry(options: ScenarioOptions): Promise<FaultR
       return auditStack(stack, {
         deliveries,
         zeroLossExpected: true,
-        notes: [`${retried} retried`, `${gaveUp} given up`, `receiver down ${(downMs / 1000).toFixed(1)} s`, `killed holding ${orphans} unmoved inbox entries`],
+        notes: [
+          `${retried} retried`,
+          `${gaveUp} given up`,
+          `receiver down ${(downMs / 1000).toFixed(1)} s`,
+          `killed holding ${orphans} unmoved inbox entries`,
+        ],
         problems,
         extra: { orphaned: orphans, gaveUp, retried },
         // A delivery's body is not in its record, but its signature is: the job whose raw body signs to it.
         onJobs: (jobs) => {
-          const eventIdBySignature = new Map(jobs.filter((job) => job.rawBody !== undefined).map((job) => [sign(FAULTS_SECRET, job.rawBody!), job.eventId ?? '']));
+          const eventIdBySignature = new Map(
+            jobs.filter((job) => job.rawBody !== undefined).map((job) => [sign(FAULTS_SECRET, job.rawBody!), job.eventId ?? '']),
+          );
           for (const record of records) {
             const eventId = eventIdBySignature.get(record.signature ?? '') ?? `not stored: delivery ${record.id}`;
             deliveries.push({ eventId, acknowledged: record.outcome === 'delivered' });

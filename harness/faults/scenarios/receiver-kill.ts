@@ -19,17 +19,30 @@ const HUNT_MS = 3000;
 export async function runReceiverKill(options: ScenarioOptions): Promise<FaultRow> {
   return withStack(await startStack('receiver-kill', 'fast'), options.keepDirs, async (stack) => {
     const { ratePerSecond, concurrency, loadSeconds, log } = options;
-    const load = startLoad({ url: stack.receiver.url, tag: stack.fault, count: Math.round(ratePerSecond * loadSeconds), ratePerSecond, concurrency });
+    const load = startLoad({
+      url: stack.receiver.url,
+      tag: stack.fault,
+      count: Math.round(ratePerSecond * loadSeconds),
+      ratePerSecond,
+      concurrency,
+    });
     const loadStart = load.startedAtMs;
     await sleep((loadSeconds * 1000) / 3);
     const orphans = await killHoldingInboxEntries(stack.receiver, stack.redis.url, stack.prefix, HUNT_MS);
     const killedAtMs = since(loadStart);
-    log(`receiver-kill: receiver SIGKILLed at ${killedAtMs} ms (${load.sent()} deliveries started, ${orphans} inbox entries read and not moved)`);
+    log(
+      `receiver-kill: receiver SIGKILLed at ${killedAtMs} ms (${load.sent()} deliveries started, ${orphans} inbox entries read and not moved)`,
+    );
     await sleep(DOWN_MS);
     await stack.receiver.start();
     const downMs = since(loadStart) - killedAtMs;
     log(`receiver-kill: serving again after ${downMs} ms`);
     const summary = summarizeLoad(await load.done);
-    return auditStack(stack, { ...summary, zeroLossExpected: true, notes: [...summary.notes, `receiver down ${(downMs / 1000).toFixed(1)} s`, `killed holding ${orphans} unmoved inbox entries`], extra: { orphaned: orphans } });
+    return auditStack(stack, {
+      ...summary,
+      zeroLossExpected: true,
+      notes: [...summary.notes, `receiver down ${(downMs / 1000).toFixed(1)} s`, `killed holding ${orphans} unmoved inbox entries`],
+      extra: { orphaned: orphans },
+    });
   });
 }

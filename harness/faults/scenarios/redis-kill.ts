@@ -25,7 +25,13 @@ function describeLoss(outcomes: readonly DeliveryOutcome[], stored: ReadonlySet<
 export async function runRedisKill(options: ScenarioOptions, durability: Durability): Promise<FaultRow> {
   return withStack(await startStack('redis-kill', durability), options.keepDirs, async (stack) => {
     const { ratePerSecond, concurrency, loadSeconds, log } = options;
-    const load = startLoad({ url: stack.receiver.url, tag: `redis-kill-${durability}`, count: Math.round(ratePerSecond * loadSeconds), ratePerSecond, concurrency });
+    const load = startLoad({
+      url: stack.receiver.url,
+      tag: `redis-kill-${durability}`,
+      count: Math.round(ratePerSecond * loadSeconds),
+      ratePerSecond,
+      concurrency,
+    });
     const loadStart = load.startedAtMs;
     await sleep((loadSeconds * 1000) / 3);
     await stack.redis.kill();

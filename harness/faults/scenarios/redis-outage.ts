@@ -45,12 +45,21 @@ export async function runRedisOutage(options: ScenarioOptions, spool: boolean): 
     const summary = summarizeLoad(outcomes);
     const during = outcomes.filter((outcome) => outcome.sentAtMs >= stoppedAtMs && outcome.sentAtMs < restartedAtMs);
     const notes = [...summary.notes, `${during.filter(acknowledged).length} of ${during.length} sent during the outage acknowledged`];
-    const firstAfter = Math.min(...outcomes.filter((outcome) => acknowledged(outcome) && outcome.sentAtMs >= restartedAtMs).map((outcome) => outcome.sentAtMs));
-    if (Number.isFinite(firstAfter)) notes.push(`first 2xx for a delivery sent ${((firstAfter - restartedAtMs) / 1000).toFixed(1)} s after Redis was back`);
+    const firstAfter = Math.min(
+      ...outcomes.filter((outcome) => acknowledged(outcome) && outcome.sentAtMs >= restartedAtMs).map((outcome) => outcome.sentAtMs),
+    );
+    if (Number.isFinite(firstAfter))
+      notes.push(`first 2xx for a delivery sent ${((firstAfter - restartedAtMs) / 1000).toFixed(1)} s after Redis was back`);
     if (spooled !== undefined) notes.push(`${spooled} in the spool when Redis came back`);
     const missingRetryAfter = outcomes.filter((outcome) => outcome.status === 503 && outcome.retryAfter === undefined).length;
     const problems = [...summary.problems];
     if (missingRetryAfter > 0) problems.push(`${missingRetryAfter} 503 answers without Retry-After`);
-    return auditStack(stack, { ...summary, notes, problems, zeroLossExpected: true, ...(spooled === undefined ? {} : { extra: { spooled } }) });
+    return auditStack(stack, {
+      ...summary,
+      notes,
+      problems,
+      zeroLossExpected: true,
+      ...(spooled === undefined ? {} : { extra: { spooled } }),
+    });
   });
 }

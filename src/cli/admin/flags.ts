@@ -43,7 +43,13 @@ export async function readJsonFile(path: string, flag: string): Promise<unknown>
 
 /** The admin variables the flags override (flags win over the environment). */
 export function adminOverrides(flags: AdminFlags): ConfigOverrides {
-  return { ADMIN_URL: flags.adminUrl, ADMIN_TOKEN: flags.token, ADMIN_USERNAME: flags.username, ADMIN_PASSWORD: flags.password, TOKEN_URL: flags.tokenUrl };
+  return {
+    ADMIN_URL: flags.adminUrl,
+    ADMIN_TOKEN: flags.token,
+    ADMIN_USERNAME: flags.username,
+    ADMIN_PASSWORD: flags.password,
+    TOKEN_URL: flags.tokenUrl,
+  };
 }
 
 /** The client of a validated admin configuration. */
@@ -55,7 +61,10 @@ export function clientOf(admin: AdminConfig): AdminClient {
 export async function adminClientFrom(flags: AdminFlags): Promise<AdminClient> {
   const config = loadConfig(process.env, adminOverrides(flags));
   if (config.admin === undefined) {
-    throw new GeohookError('GEOHOOK_ERR_CONFIG', 'ADMIN_URL: required (the admin root, e.g. http://127.0.0.1:7080/arcgis/admin), or pass --admin-url');
+    throw new GeohookError(
+      'GEOHOOK_ERR_CONFIG',
+      'ADMIN_URL: required (the admin root, e.g. http://127.0.0.1:7080/arcgis/admin), or pass --admin-url',
+    );
   }
   return clientOf(config.admin);
 }

@@ -16,10 +16,13 @@ function parseJsonFlag(text: string, flag: string): unknown {
 /** `geohook admin placement get|edit|explain`: a service's placement policy, and where it lets pods run. */
 export function registerAdminPlacement(admin: Command): void {
   const placement = admin.command('placement').description("a service's placement policy (node affinity and tolerations)");
-  placement.command('get').argument('<service>').action(async (service: string, _options: unknown, command: Command) => {
-    const flags = flagsOf(command);
-    printResult(await (await adminClientFrom(flags)).placement.get(service), flags);
-  });
+  placement
+    .command('get')
+    .argument('<service>')
+    .action(async (service: string, _options: unknown, command: Command) => {
+      const flags = flagsOf(command);
+      printResult(await (await adminClientFrom(flags)).placement.get(service), flags);
+    });
   placement
     .command('edit')
     .argument('<service>')
@@ -28,8 +31,11 @@ export function registerAdminPlacement(admin: Command): void {
     .option('--async', 'run the edit asynchronously')
     .action(async (service: string, _options: unknown, command: Command) => {
       const flags = flagsOf(command);
-      if ((flags.file === undefined) === (flags.policy === undefined)) throw new GeohookError('GEOHOOK_ERR_CONFIG', '--file or --policy: give exactly one');
-      const policy = (flags.file === undefined ? parseJsonFlag(flags.policy as string, '--policy') : await readJsonFile(flags.file as string, '--file')) as ServicePlacementPolicy;
+      if ((flags.file === undefined) === (flags.policy === undefined))
+        throw new GeohookError('GEOHOOK_ERR_CONFIG', '--file or --policy: give exactly one');
+      const policy = (
+        flags.file === undefined ? parseJsonFlag(flags.policy as string, '--policy') : await readJsonFile(flags.file as string, '--file')
+      ) as ServicePlacementPolicy;
       await (await adminClientFrom(flags)).placement.edit(service, policy, { async: flags.async === true });
       printResult({ status: 'success' }, flags);
     });
@@ -45,9 +51,15 @@ export function registerAdminPlacement(admin: Command): void {
       if (!checked.ok) throw new GeohookError('GEOHOOK_ERR_CONFIG', `--file: ${checked.errors.join('; ')}`);
       const nodes = await readJsonFile(flags.nodes as string, '--nodes');
       if (!Array.isArray(nodes)) throw new GeohookError('GEOHOOK_ERR_CONFIG', '--nodes: must be a JSON array of {name, labels, taints}');
-      const entries = checked.policy.placementPolicy.filter((entry) => flags.deployment === undefined || entry.deploymentId === flags.deployment);
+      const entries = checked.policy.placementPolicy.filter(
+        (entry) => flags.deployment === undefined || entry.deploymentId === flags.deployment,
+      );
       const verdicts = entries.flatMap((entry) =>
-        explainPlacement(entry, nodes).map((verdict) => ({ deploymentId: entry.deploymentId, ...verdict, ...(flags.table ? { reasons: verdict.reasons.join('; ') } : {}) })),
+        explainPlacement(entry, nodes).map((verdict) => ({
+          deploymentId: entry.deploymentId,
+          ...verdict,
+          ...(flags.table ? { reasons: verdict.reasons.join('; ') } : {}),
+        })),
       );
       printResult(verdicts, flags, ['deploymentId', 'node', 'schedulable', 'score', 'reasons']);
     });

@@ -1,11 +1,11 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../../config/load-config.js';
+import { REGISTERED_HOOK } from '../../config/self-registration.js';
 import { GeohookError } from '../../errors.js';
 import { configuredTarget, connectRedis, hasConfiguredRedis } from '../../redis/connection.js';
-import { REGISTERED_HOOK } from '../../config/self-registration.js';
 import { rotateKey, type RotateKeyResult } from '../../registration/rotate-key.js';
-import { adminOverrides, clientOf, type AdminFlags } from './flags.js';
 import { printResult } from '../print.js';
+import { adminOverrides, clientOf, type AdminFlags } from './flags.js';
 
 interface RotateFlags extends AdminFlags {
   redisUrl?: string;
@@ -60,7 +60,9 @@ async function rotate(flags: RotateFlags): Promise<RotateKeyResult> {
 export function registerAdminRotateKey(admin: Command): void {
   admin
     .command('rotate-key')
-    .description("rotate the default hook's generated signature key: add the new key, switch the webhooks, drop the old key after a grace period")
+    .description(
+      "rotate the default hook's generated signature key: add the new key, switch the webhooks, drop the old key after a grace period",
+    )
     .addOption(new Option('--redis-url <url>', 'the Redis the receivers use').env('REDIS_URL'))
     .addOption(new Option('--prefix <prefix>', 'their key prefix (default geohook)').env('GEOHOOK_PREFIX'))
     .addOption(new Option('--public-url <url>', 'their PUBLIC_URL (default http://127.0.0.1:$PORT)').env('PUBLIC_URL'))

@@ -16,10 +16,23 @@ export function registerAdminServices(admin: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const flags = flagsOf(command);
       const filters: Record<string, string> = {};
-      for (const [flag, filter] of [['folder', 'folderName'], ['name', 'serviceName'], ['type', 'serviceType'], ['id', 'serviceId'], ['provider', 'provider']] as const) {
+      for (const [flag, filter] of [
+        ['folder', 'folderName'],
+        ['name', 'serviceName'],
+        ['type', 'serviceType'],
+        ['id', 'serviceId'],
+        ['provider', 'provider'],
+      ] as const) {
         if (typeof flags[flag] === 'string') filters[filter] = flags[flag] as string;
       }
-      printResult(await (await adminClientFrom(flags)).findServices(filters), flags, ['id', 'folderName', 'serviceName', 'type', 'provider', 'configuredState']);
+      printResult(await (await adminClientFrom(flags)).findServices(filters), flags, [
+        'id',
+        'folderName',
+        'serviceName',
+        'type',
+        'provider',
+        'configuredState',
+      ]);
     });
 
   admin
@@ -34,7 +47,8 @@ export function registerAdminServices(admin: Command): void {
       const definition = (flags.file === undefined ? {} : await readJsonFile(flags.file as string, '--file')) as Record<string, unknown>;
       if (flags.capabilities !== undefined) definition.capabilities = flags.capabilities;
       if (flags.syncEnabled !== undefined) {
-        if (flags.syncEnabled !== 'true' && flags.syncEnabled !== 'false') throw new GeohookError('GEOHOOK_ERR_CONFIG', '--sync-enabled: true or false');
+        if (flags.syncEnabled !== 'true' && flags.syncEnabled !== 'false')
+          throw new GeohookError('GEOHOOK_ERR_CONFIG', '--sync-enabled: true or false');
         definition.syncEnabled = flags.syncEnabled === 'true';
       }
       await (await adminClientFrom(flags)).updateDefinition(service, definition);

@@ -20,7 +20,8 @@ export function registerAdminSettings(admin: Command): void {
   for (const [flag, field] of settingFlags) settings.addOption(new Option(flag, field).argParser(integer));
   settings.action(async (_options: unknown, command: Command) => {
     const flags = flagsOf(command);
-    const changes: Partial<WebhookSettings> = flags.file === undefined ? {} : ((await readJsonFile(flags.file as string, '--file')) as Partial<WebhookSettings>);
+    const changes: Partial<WebhookSettings> =
+      flags.file === undefined ? {} : ((await readJsonFile(flags.file as string, '--file')) as Partial<WebhookSettings>);
     for (const [, field] of settingFlags) if (flags[field] !== undefined) changes[field] = flags[field] as number;
     const client = await adminClientFrom(flags);
     printResult(Object.keys(changes).length === 0 ? await client.settings.get() : await client.settings.set(changes), flags);

@@ -16,7 +16,10 @@ export function registerAdminToken(admin: Command): void {
       const config = loadConfig(process.env, adminOverrides(flags));
       const auth = config.admin?.auth;
       if (config.admin === undefined || auth === undefined || !('username' in auth)) {
-        throw new GeohookError('GEOHOOK_ERR_CONFIG', 'ADMIN_USERNAME: required with ADMIN_PASSWORD and ADMIN_URL (or --username, --password, --admin-url)');
+        throw new GeohookError(
+          'GEOHOOK_ERR_CONFIG',
+          'ADMIN_USERNAME: required with ADMIN_PASSWORD and ADMIN_URL (or --username, --password, --admin-url)',
+        );
       }
       const issued = await generateToken({
         tokenUrl: auth.tokenUrl ?? `${config.admin.url}/generateToken`,

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CreateWebhookParams } from '../../arcgis/webhook.js';
-import { adminClientFrom, type AdminFlags } from './flags.js';
 import { printResult } from '../print.js';
+import { adminClientFrom, type AdminFlags } from './flags.js';
 
 const WEBHOOK_COLUMNS = ['id', 'folderName', 'serviceName', 'name', 'active', 'hookUrl', 'changeTypes'] as const;
 
@@ -44,7 +44,8 @@ function webhookOptions(command: Command): Command {
 
 /** The webhook operations of `geohook admin`. */
 export function registerAdminWebhooks(admin: Command): void {
-  const run = (action: (flags: AdminFlags & WebhookFlags, ...args: string[]) => Promise<unknown>, columns?: readonly string[]) =>
+  const run =
+    (action: (flags: AdminFlags & WebhookFlags, ...args: string[]) => Promise<unknown>, columns?: readonly string[]) =>
     async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
       const flags = command.optsWithGlobals<AdminFlags & WebhookFlags>();
@@ -52,37 +53,57 @@ export function registerAdminWebhooks(admin: Command): void {
       printResult(result ?? { status: 'success' }, flags, columns);
     };
 
-  webhookOptions(admin.command('create').description('create a webhook on a service').argument('<service>', 'folder/name.Type or name.Type')).action(
+  webhookOptions(
+    admin.command('create').description('create a webhook on a service').argument('<service>', 'folder/name.Type or name.Type'),
+  ).action(
     run(async (flags, service) => {
       const params = webhookParams(flags);
-      return (await adminClientFrom(flags)).webhooks.create(service!, { name: params.name ?? '', hookUrl: params.hookUrl ?? '', ...params });
+      return (await adminClientFrom(flags)).webhooks.create(service!, {
+        name: params.name ?? '',
+        hookUrl: params.hookUrl ?? '',
+        ...params,
+      });
     }),
   );
   webhookOptions(admin.command('edit').description('change a webhook').argument('<service>').argument('<id>')).action(
     run(async (flags, service, id) => (await adminClientFrom(flags)).webhooks.edit(service!, id!, webhookParams(flags))),
   );
-  admin.command('list').description("a service's webhooks (every page)").argument('<service>').action(
-    run(async (flags, service) => (await adminClientFrom(flags)).webhooks.listAll(service!), WEBHOOK_COLUMNS),
-  );
-  admin.command('list-all').description("every webhook of the organisation").action(
-    run(async (flags) => (await adminClientFrom(flags)).webhooks.listOrganization(), WEBHOOK_COLUMNS),
-  );
-  admin.command('get').description('one webhook').argument('<service>').argument('<id>').action(
-    run(async (flags, service, id) => (await adminClientFrom(flags)).webhooks.get(service!, id!)),
-  );
-  admin.command('delete').description('delete a webhook').argument('<service>').argument('<id>').action(
-    run(async (flags, service, id) => (await adminClientFrom(flags)).webhooks.delete(service!, id!)),
-  );
-  admin.command('notification-status').description('failed deliveries of a webhook').argument('<service>').argument('<id>').action(
-    run(async (flags, service, id) => (await adminClientFrom(flags)).webhooks.notificationStatus(service!, id!)),
-  );
+  admin
+    .command('list')
+    .description("a service's webhooks (every page)")
+    .argument('<service>')
+    .action(run(async (flags, service) => (await adminClientFrom(flags)).webhooks.listAll(service!), WEBHOOK_COLUMNS));
+  admin
+    .command('list-all')
+    .description('every webhook of the organisation')
+    .action(run(async (flags) => (await adminClientFrom(flags)).webhooks.listOrganization(), WEBHOOK_COLUMNS));
+  admin
+    .command('get')
+    .description('one webhook')
+    .argument('<service>')
+    .argument('<id>')
+    .action(run(async (flags, service, id) => (await adminClientFrom(flags)).webhooks.get(service!, id!)));
+  admin
+    .command('delete')
+    .description('delete a webhook')
+    .argument('<service>')
+    .argument('<id>')
+    .action(run(async (flags, service, id) => (await adminClientFrom(flags)).webhooks.delete(service!, id!)));
+  admin
+    .command('notification-status')
+    .description('failed deliveries of a webhook')
+    .argument('<service>')
+    .argument('<id>')
+    .action(run(async (flags, service, id) => (await adminClientFrom(flags)).webhooks.notificationStatus(service!, id!)));
   for (const [name, description, operation] of [
     ['activate-all', "reactivate a service's webhooks", 'activateAll'],
     ['deactivate-all', "deactivate a service's webhooks", 'deactivateAll'],
     ['delete-all', "delete a service's webhooks", 'deleteAll'],
   ] as const) {
-    admin.command(name).description(description).argument('<service>').action(
-      run(async (flags, service) => (await adminClientFrom(flags)).webhooks[operation](service!)),
-    );
+    admin
+      .command(name)
+      .description(description)
+      .argument('<service>')
+      .action(run(async (flags, service) => (await adminClientFrom(flags)).webhooks[operation](service!)));
   }
 }

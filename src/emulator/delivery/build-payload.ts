@@ -1,6 +1,6 @@
+import type { Webhook } from '../../arcgis/webhook.js';
 import { sign } from '../../signature/sign.js';
 import type { EmulatorEvent } from '../types.js';
-import type { Webhook } from '../../arcgis/webhook.js';
 
 /** Options of {@link buildPayload}. */
 export interface BuildPayloadOptions {

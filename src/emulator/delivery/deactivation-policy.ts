@@ -1,5 +1,5 @@
-import { DAY_MS, utcDay } from '../clock.js';
 import type { WebhookSettings } from '../../arcgis/webhook-settings.js';
+import { DAY_MS, utcDay } from '../clock.js';
 
 /** The two settings of the deactivation policy. */
 export type DeactivationPolicy = Pick<WebhookSettings, 'numberOfFailures' | 'daysInPast'>;
@@ -14,11 +14,7 @@ export type DeactivationPolicy = Pick<WebhookSettings, 'numberOfFailures' | 'day
  * @param failuresByDay - failures per UTC day number (see {@link utcDay}).
  * @param today - the UTC day number of now.
  */
-export function shouldDeactivate(
-  failuresByDay: ReadonlyMap<number, number>,
-  today: number,
-  policy: DeactivationPolicy,
-): boolean {
+export function shouldDeactivate(failuresByDay: ReadonlyMap<number, number>, today: number, policy: DeactivationPolicy): boolean {
   const firstDay = today - policy.daysInPast + 1;
   let failures = 0;
   for (const [day, count] of failuresByDay) {

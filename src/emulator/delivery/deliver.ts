@@ -1,6 +1,6 @@
 import { setTimeout as sleepMs } from 'node:timers/promises';
-import type { DeliveryAttempt, DeliveryRecord } from '../types.js';
 import type { WebhookSettings } from '../../arcgis/webhook-settings.js';
+import type { DeliveryAttempt, DeliveryRecord } from '../types.js';
 import type { BuiltPayload } from './build-payload.js';
 
 /** The settings one delivery follows. */

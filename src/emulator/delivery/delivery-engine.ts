@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { utcDay, type Clock } from '../clock.js';
-import type { DeliveryRecord, EmulatorEvent } from '../types.js';
 import type { WebhookSettings } from '../../arcgis/webhook-settings.js';
 import type { Webhook } from '../../arcgis/webhook.js';
+import { utcDay, type Clock } from '../clock.js';
+import type { DeliveryRecord, EmulatorEvent } from '../types.js';
 import { buildPayload } from './build-payload.js';
 import { FailureLog, shouldDeactivate } from './deactivation-policy.js';
 import { deliver, type DeliverOptions, type RetrySettings } from './deliver.js';

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { featureChangeTypes } from '../../arcgis/change-types.js';
 import { AdminError, invalidParameter } from '../admin-error.js';
-import { serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import type { EmulatorClock } from '../clock.js';
+import { serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { formatFailuresByDay } from '../delivery/deactivation-policy.js';
 import { matchesChangeType } from '../delivery/delivery-engine.js';
 import { serviceKey } from '../store.js';
@@ -31,31 +31,50 @@ export async function controlRoutes(app: FastifyInstance, context: ControlContex
   const { store, engine, clock } = context;
   const activeHooksOf = (service: CatalogService) => store.webhooksOf(service).filter((hook) => hook.active);
 
-  serviceRoute<ControlParams>(app, 'POST', '/jobs', async (request) => {
-    const service = store.service(request.params.folder, request.params.service);
-    if (service.type !== 'GPServer') throw new AdminError(400, `Service '${request.params.service}' is not a GPServer.`);
-    const outcome = body(request).outcome ?? 'succeeded';
-    if (!outcomes.includes(outcome as (typeof outcomes)[number])) throw invalidParameter('outcome', `must be one of ${outcomes.join(', ')}`);
-    const jobId = `j${randomBytes(16).toString('hex')}`;
-    const job = { jobId, service: serviceKey(service), taskName: service.serviceName, outcome: outcome as (typeof outcomes)[number], submitted: clock.now() };
-    store.history.recordJob(job);
-    const deliveries = engine.fire(activeHooksOf(service), { kind: 'gp', outcome: job.outcome, jobId, taskName: job.taskName });
-    return { jobId, deliveries: deliveries.map((delivery) => delivery.id) };
-  }, '/emulator/services');
+  serviceRoute<ControlParams>(
+    app,
+    'POST',
+    '/jobs',
+    async (request) => {
+      const service = store.service(request.params.folder, request.params.service);
+      if (service.type !== 'GPServer') throw new AdminError(400, `Service '${request.params.service}' is not a GPServer.`);
+      const outcome = body(request).outcome ?? 'succeeded';
+      if (!outcomes.includes(outcome as (typeof outcomes)[number]))
+        throw invalidParameter('outcome', `must be one of ${outcomes.join(', ')}`);
+      const jobId = `j${randomBytes(16).toString('hex')}`;
+      const job = {
+        jobId,
+        service: serviceKey(service),
+        taskName: service.serviceName,
+        outcome: outcome as (typeof outcomes)[number],
+        submitted: clock.now(),
+      };
+      store.history.recordJob(job);
+      const deliveries = engine.fire(activeHooksOf(service), { kind: 'gp', outcome: job.outcome, jobId, taskName: job.taskName });
+      return { jobId, deliveries: deliveries.map((delivery) => delivery.id) };
+    },
+    '/emulator/services',
+  );
 
-  serviceRoute<ControlParams>(app, 'POST', '/edits', async (request) => {
-    const service = store.service(request.params.folder, request.params.service);
-    if (service.type !== 'FeatureServer') throw new AdminError(400, `Service '${request.params.service}' is not a FeatureServer.`);
-    const { changeType = 'FeaturesCreated', layerId = 0 } = body(request);
-    const canonical = featureChangeTypes.find((name) => name.toLowerCase() === String(changeType).toLowerCase());
-    if (canonical === undefined) throw invalidParameter('changeType', `must be one of ${featureChangeTypes.join(', ')}`);
-    if (!Number.isInteger(layerId) || (layerId as number) < 0) throw invalidParameter('layerId', 'must be a non-negative integer');
-    const hooks = activeHooksOf(service).filter((hook) => matchesChangeType(hook.changeTypes, canonical));
-    const edit = store.history.recordEdit(serviceKey(service), canonical, layerId as number, clock.now());
-    // Fired at the edit's recorded time, so that the payload's changesUrl selects this edit.
-    const deliveries = engine.fire(hooks, { kind: 'feature', changeType: canonical, layerId: edit.layerId }, edit.when);
-    return { deliveries: deliveries.map((delivery) => delivery.id), serverGens: [edit.when, edit.serverGen] };
-  }, '/emulator/services');
+  serviceRoute<ControlParams>(
+    app,
+    'POST',
+    '/edits',
+    async (request) => {
+      const service = store.service(request.params.folder, request.params.service);
+      if (service.type !== 'FeatureServer') throw new AdminError(400, `Service '${request.params.service}' is not a FeatureServer.`);
+      const { changeType = 'FeaturesCreated', layerId = 0 } = body(request);
+      const canonical = featureChangeTypes.find((name) => name.toLowerCase() === String(changeType).toLowerCase());
+      if (canonical === undefined) throw invalidParameter('changeType', `must be one of ${featureChangeTypes.join(', ')}`);
+      if (!Number.isInteger(layerId) || (layerId as number) < 0) throw invalidParameter('layerId', 'must be a non-negative integer');
+      const hooks = activeHooksOf(service).filter((hook) => matchesChangeType(hook.changeTypes, canonical));
+      const edit = store.history.recordEdit(serviceKey(service), canonical, layerId as number, clock.now());
+      // Fired at the edit's recorded time, so that the payload's changesUrl selects this edit.
+      const deliveries = engine.fire(hooks, { kind: 'feature', changeType: canonical, layerId: edit.layerId }, edit.when);
+      return { deliveries: deliveries.map((delivery) => delivery.id), serverGens: [edit.when, edit.serverGen] };
+    },
+    '/emulator/services',
+  );
 
   app.get('/emulator/webhooks', async () => ({
     webhooks: [...store.webhooks.values()].map((hook) => ({

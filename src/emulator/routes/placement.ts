@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { validatePlacementPolicy } from '../../arcgis/placement-policy.js';
 import { MAX_NESTING, nestedDeeperThan } from '../../arcgis/payload.js';
+import { validatePlacementPolicy } from '../../arcgis/placement-policy.js';
 import { AdminError, invalidParameter } from '../admin-error.js';
 import { ADMIN, authorize, serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { sendAdmin } from '../respond.js';

@@ -16,7 +16,10 @@ type ExtractParams = ServiceParams & { extractId: string };
 /** An error in the REST services' shape, `{"error":{"code","message","details"}}`, answered with HTTP 200 as the product does. */
 function sendRestError(reply: FastifyReply, error: AdminError): FastifyReply {
   const [message, ...details] = error.messages;
-  return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify({ error: { code: error.code, message, details } }));
+  return reply
+    .code(200)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ error: { code: error.code, message, details } }));
 }
 
 function toRestError(err: FastifyError | AdminError): AdminError {
@@ -43,7 +46,9 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
     if (error.code === 500) request.log.error({ err }, 'emulator REST request failed');
     return sendRestError(reply, error);
   });
-  app.setNotFoundHandler((request, reply) => sendRestError(reply, new AdminError(404, 'Service not found.', `No resource at ${pathOf(request)}.`)));
+  app.setNotFoundHandler((request, reply) =>
+    sendRestError(reply, new AdminError(404, 'Service not found.', `No resource at ${pathOf(request)}.`)),
+  );
   app.addHook('preHandler', async (request) => {
     const params = Params.of(request);
     params.oneOf('f', ['json', 'pjson']);
@@ -51,8 +56,10 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
   });
 
   /** Registers `handler` for GET and POST at `/<service><tail>` and `/<folder>/<service><tail>`. */
-  const route = <P extends ServiceParams>(tail: string, handler: (request: FastifyRequest<{ Params: P }>, reply: FastifyReply) => Promise<unknown>): void =>
-    serviceRoute<P>(app, ['GET', 'POST'], tail, handler, '');
+  const route = <P extends ServiceParams>(
+    tail: string,
+    handler: (request: FastifyRequest<{ Params: P }>, reply: FastifyReply) => Promise<unknown>,
+  ): void => serviceRoute<P>(app, ['GET', 'POST'], tail, handler, '');
 
   const jobOf = (request: FastifyRequest<{ Params: JobParams }>): FiredJob => {
     const service = store.service(request.params.folder, `${request.params.service}.GPServer`);
@@ -88,7 +95,8 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
 
   const extractOf = (request: FastifyRequest<{ Params: ExtractParams }>) => {
     const job = history.extract(request.params.extractId);
-    if (job === undefined || job.service !== featureService(request)) throw new AdminError(404, `Job '${request.params.extractId}' not found.`);
+    if (job === undefined || job.service !== featureService(request))
+      throw new AdminError(404, `Job '${request.params.extractId}' not found.`);
     return job;
   };
 

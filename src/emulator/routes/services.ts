@@ -59,7 +59,14 @@ export async function serviceRoutes(app: FastifyInstance, context: EmulatorConte
         ['filterFolderName', (s, v) => s.folderName.toLowerCase() === v.toLowerCase()],
         ['filterServiceName', (s, v) => s.serviceName.toLowerCase() === v.toLowerCase()],
         ['filterServiceType', (s, v) => s.type.toLowerCase() === v.toLowerCase()],
-        ['filterServiceId', (s, v) => v.split(',').map((id) => id.trim()).includes(serviceRecord(s).id as string)],
+        [
+          'filterServiceId',
+          (s, v) =>
+            v
+              .split(',')
+              .map((id) => id.trim())
+              .includes(serviceRecord(s).id as string),
+        ],
         ['filterServiceProvider', (s, v) => (serviceRecord(s).provider as string).toLowerCase() === v.toLowerCase()],
       ];
       const matching = context.store.services.filter((service) =>
@@ -69,7 +76,10 @@ export async function serviceRoutes(app: FastifyInstance, context: EmulatorConte
     },
   });
 
-  const updateDefinitionPaths = ['/services/:name/FeatureServer/updateDefinition', '/services/:folder/:name/FeatureServer/updateDefinition'];
+  const updateDefinitionPaths = [
+    '/services/:name/FeatureServer/updateDefinition',
+    '/services/:folder/:name/FeatureServer/updateDefinition',
+  ];
   for (const url of updateDefinitionPaths) app.post<{ Params: DefinitionParams }>(url, updateDefinition);
 
   async function updateDefinition(request: FastifyRequest<{ Params: DefinitionParams }>, reply: FastifyReply): Promise<FastifyReply> {
@@ -78,11 +88,16 @@ export async function serviceRoutes(app: FastifyInstance, context: EmulatorConte
     const definition = params.json('updateDefinition');
     if (definition === undefined) throw new AdminError(400, "Missing required parameter 'updateDefinition'.");
     if (typeof definition !== 'object' || definition === null || Array.isArray(definition)) {
-      throw invalidParameter('updateDefinition', 'must be a JSON object such as {"capabilities":"Query,Editing,ChangeTracking","syncEnabled":false}');
+      throw invalidParameter(
+        'updateDefinition',
+        'must be a JSON object such as {"capabilities":"Query,Editing,ChangeTracking","syncEnabled":false}',
+      );
     }
     const { capabilities, syncEnabled } = definition as { capabilities?: unknown; syncEnabled?: unknown };
-    if (capabilities !== undefined && typeof capabilities !== 'string') throw invalidParameter('updateDefinition.capabilities', 'must be a comma-separated string');
-    if (syncEnabled !== undefined && typeof syncEnabled !== 'boolean') throw invalidParameter('updateDefinition.syncEnabled', 'must be true or false');
+    if (capabilities !== undefined && typeof capabilities !== 'string')
+      throw invalidParameter('updateDefinition.capabilities', 'must be a comma-separated string');
+    if (syncEnabled !== undefined && typeof syncEnabled !== 'boolean')
+      throw invalidParameter('updateDefinition.syncEnabled', 'must be true or false');
     if (capabilities !== undefined) service.capabilities = capabilities;
     if (syncEnabled !== undefined) service.syncEnabled = syncEnabled;
     return sendAdmin(request, reply, { status: 'success' });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import { webhookSettingBounds, type WebhookSettings } from '../../arcgis/webhook-settings.js';
 import { authorize, ORG_ADMIN, type EmulatorContext } from '../context.js';
 import { sendAdmin } from '../respond.js';
-import { webhookSettingBounds, type WebhookSettings } from '../../arcgis/webhook-settings.js';
 
 /** `services/webhooks/settings`: organisation administrators read and change the delivery settings. */
 export async function settingsRoutes(app: FastifyInstance, context: EmulatorContext): Promise<void> {

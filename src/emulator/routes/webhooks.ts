@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Webhook } from '../../arcgis/webhook.js';
 import { ADMIN, authorize, serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { sendAdmin } from '../respond.js';
 import { checkPrerequisites, webhookFields } from '../validate-webhook.js';
-import type { Webhook } from '../../arcgis/webhook.js';
 
 type WithId = ServiceParams & { id: string };
 
@@ -42,9 +42,26 @@ export async function adminWebhookRoutes(app: FastifyInstance, context: Emulator
   });
 
   const bulk: [string, (hook: Webhook) => void][] = [
-    ['activateAll', (hook) => { hook.active = true; engine.resetFailures(hook.id); }],
-    ['deactivateAll', (hook) => { hook.active = false; }],
-    ['deleteAll', (hook) => { store.webhooks.delete(hook.id); engine.resetFailures(hook.id); }],
+    [
+      'activateAll',
+      (hook) => {
+        hook.active = true;
+        engine.resetFailures(hook.id);
+      },
+    ],
+    [
+      'deactivateAll',
+      (hook) => {
+        hook.active = false;
+      },
+    ],
+    [
+      'deleteAll',
+      (hook) => {
+        store.webhooks.delete(hook.id);
+        engine.resetFailures(hook.id);
+      },
+    ],
   ];
   for (const [operation, apply] of bulk) {
     serviceRoute<ServiceParams>(app, 'POST', `/webhooks/${operation}`, async (request, reply) => {

@@ -6,9 +6,9 @@ import type { DashboardAuth } from '../../config/load-config.js';
 import { GeohookError, QueueUnavailableError } from '../../errors.js';
 import type { EventQueue } from '../../queue/event-queue.js';
 import { allQueueNames } from '../../queue/names.js';
-import { isAuthorized } from './session.js';
-import { loginRoutes } from './login-routes.js';
 import { sendError } from '../error-reply.js';
+import { loginRoutes } from './login-routes.js';
+import { isAuthorized } from './session.js';
 
 /** Options of the {@link dashboard} plugin, registered with `prefix: '/ui'`. */
 export interface DashboardOptions {

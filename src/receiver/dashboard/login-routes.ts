@@ -68,13 +68,17 @@ export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptio
       return sendPage(reply, 401, WRONG_TOKEN);
     }
     const expiresAtSeconds = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
-    return reply.header('set-cookie', sessionCookie(request, createSession(options.token, expiresAtSeconds), SESSION_SECONDS)).redirect(`${app.prefix}/`, 303);
+    return reply
+      .header('set-cookie', sessionCookie(request, createSession(options.token, expiresAtSeconds), SESSION_SECONDS))
+      .redirect(`${app.prefix}/`, 303);
   };
 
   app.get('/login', async (request: FastifyRequest<{ Querystring: { token?: unknown } }>, reply) =>
     request.query.token === undefined ? sendPage(reply, 200, '') : signIn(request, reply, request.query.token),
   );
-  app.post('/login', async (request: FastifyRequest<{ Body: { token?: unknown } | undefined }>, reply) => signIn(request, reply, request.body?.token));
+  app.post('/login', async (request: FastifyRequest<{ Body: { token?: unknown } | undefined }>, reply) =>
+    signIn(request, reply, request.body?.token),
+  );
 
   const logout = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
     sendPage(reply.header('set-cookie', sessionCookie(request, '', 0)), 200, SIGNED_OUT);

@@ -35,7 +35,8 @@ export function recordingFetch(script: Step[] = []): { fetch: typeof fetch; requ
 }
 
 /** A failure as undici reports a refused connection. */
-export const connectionRefused = (): Error => new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
+export const connectionRefused = (): Error =>
+  new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
 
 /** An HTTP answer with a JSON body. */
 export const jsonAnswer = (body: unknown, status = 200): Response =>

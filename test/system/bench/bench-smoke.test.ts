@@ -21,8 +21,26 @@ interface CaseFigures {
 
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
   await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'harness'], { cwd: root, env });
-  const args = ['--rounds', '1', '--duration', '1', '--warmup', '0', '--e2e-events', '500', '--drain-events', '300', '--emulator-deliveries', '200', '--json'];
-  const { stdout } = await run(process.execPath, ['dist-harness/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 });
+  const args = [
+    '--rounds',
+    '1',
+    '--duration',
+    '1',
+    '--warmup',
+    '0',
+    '--e2e-events',
+    '500',
+    '--drain-events',
+    '300',
+    '--emulator-deliveries',
+    '200',
+    '--json',
+  ];
+  const { stdout } = await run(process.execPath, ['dist-harness/harness/bench/run.js', ...args], {
+    cwd: root,
+    env,
+    maxBuffer: 16 * 1024 * 1024,
+  });
 
   const report = JSON.parse(stdout) as {
     durability: string;
@@ -44,7 +62,10 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   }
   t.ok(report.geohook.p99Ms > 0 && report.geohook.rssMb > 0, 'geohook has p99 and RSS');
   t.ok([report.ratios.vsBare, report.ratios.vsNaive, report.ratios.strictVsFast].every(Number.isFinite), 'ratios are numbers');
-  t.same(report.rounds.map((round) => round.case), ['bare', 'naive', 'geohook', 'geohook-strict']);
+  t.same(
+    report.rounds.map((round) => round.case),
+    ['bare', 'naive', 'geohook', 'geohook-strict'],
+  );
   for (const round of report.rounds.filter((r) => r.jobs !== undefined)) t.equal(round.jobs, round.acked, `${round.case}: one job per 2xx`);
   t.match(report.e2e, { events: 500, acked: 500, consumed: 500, drained: true });
   t.ok(report.e2e.consumedPerSec > 0 && report.e2e.drainSeconds >= 0, 'e2e figures');

@@ -1,11 +1,11 @@
-import t, { type Test } from 'tap';
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'bullmq';
 import type { BrowserContext, Page } from 'playwright-core';
+import t, { type Test } from 'tap';
 import { sign } from '../../../src/signature/sign.js';
 import { chromiumMissing, launchChromium } from '../../helpers/chromium.js';
-import { startRedis } from '../../helpers/redis.js';
 import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../../helpers/receiver.js';
+import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const TOKEN = 'dashboard-token-0123456789';
@@ -52,7 +52,9 @@ async function failNextJob(redisUrl: string, prefix: string): Promise<void> {
 
 t.test('token mode: log in, see the event, retry its failed job from the Failed tab', { skip }, async (t) => {
   const redis = await startRedis(t);
-  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { dashboard: { token: TOKEN }, retry: { attempts: 1 } }) });
+  const receiver = await startReceiver(t, redis, {
+    GEOHOOK_CONFIG: configFile(t, { dashboard: { token: TOKEN }, retry: { attempts: 1 } }),
+  });
   const queue = receiver.app.eventQueue.queue('gp-events');
   const jobId = await enqueueEvent(t, receiver);
   const browser = await launchChromium(t);
@@ -96,7 +98,8 @@ t.test('basic mode: the browser opens the board with HTTP basic credentials, and
 
   const { page, failures } = await openPage(await browser.newContext({ httpCredentials: credentials }));
   await page.goto(`${receiver.url}/ui/`);
-  for (const name of ['gp-events', 'feature-events', 'unknown-events']) await page.getByRole('navigation').getByRole('link', { name }).waitFor();
+  for (const name of ['gp-events', 'feature-events', 'unknown-events'])
+    await page.getByRole('navigation').getByRole('link', { name }).waitFor();
   t.pass('the board lists the three queues');
   t.same(failures, [], 'every page, asset and API request of the board succeeded');
 

@@ -1,13 +1,16 @@
 import t from 'tap';
-import { startEmulator } from '../../helpers/emulator.js';
 import { runCli } from '../../helpers/cli.js';
+import { startEmulator } from '../../helpers/emulator.js';
 
 const hookUrl = 'http://127.0.0.1:8080/webhooks/default';
 
 t.test('geohook admin create, list --table, get and delete drive the webhooks of a service', async (t) => {
   const emulator = await startEmulator(t);
   const env = { ADMIN_URL: emulator.baseUrl, ADMIN_USERNAME: 'admin', ADMIN_PASSWORD: 'admin.pass' };
-  const created = await runCli(['admin', 'create', 'Tools/Buffer.GPServer', '--name', 'cli-hook', '--hook-url', hookUrl, '--signature-key', 'k', '--active'], { env });
+  const created = await runCli(
+    ['admin', 'create', 'Tools/Buffer.GPServer', '--name', 'cli-hook', '--hook-url', hookUrl, '--signature-key', 'k', '--active'],
+    { env },
+  );
   t.equal(created.code, 0, created.stderr);
   const webhook = JSON.parse(created.stdout) as { id: string; active: boolean; name: string };
   t.match(webhook, { name: 'cli-hook', active: true, signatureKey: 'k' });
@@ -42,7 +45,9 @@ t.test('geohook admin settings reads, and changes from flags or a file, as an or
 
 t.test('geohook admin reports a role error with the server message and a non-zero exit', async (t) => {
   const emulator = await startEmulator(t);
-  const result = await runCli(['admin', 'settings', '--days-in-past', '3'], { env: { ADMIN_URL: emulator.baseUrl, ADMIN_TOKEN: await emulator.token('admin') } });
+  const result = await runCli(['admin', 'settings', '--days-in-past', '3'], {
+    env: { ADMIN_URL: emulator.baseUrl, ADMIN_TOKEN: await emulator.token('admin') },
+  });
   t.equal(result.code, 1);
   t.match(result.stderr, /not authorized to perform 'webhook settings'.*\(code 403\)/);
   t.equal(result.stdout, '');
@@ -51,11 +56,40 @@ t.test('geohook admin reports a role error with the server message and a non-zer
 t.test('geohook admin find, update-definition and token', async (t) => {
   const emulator = await startEmulator(t);
   const env = { ADMIN_URL: emulator.baseUrl, ADMIN_USERNAME: 'admin', ADMIN_PASSWORD: 'admin.pass' };
-  const found = JSON.parse((await runCli(['admin', 'find', '--folder', 'Hosted', '--type', 'FeatureServer'], { env })).stdout) as { serviceName: string }[];
-  t.same(found.map((service) => service.serviceName), ['Parcels', 'Roads', 'Zoning']);
-  const updated = await runCli(['admin', 'update-definition', 'Hosted/Roads.FeatureServer', '--capabilities', 'Query,Editing,ChangeTracking', '--sync-enabled', 'false'], { env });
+  const found = JSON.parse((await runCli(['admin', 'find', '--folder', 'Hosted', '--type', 'FeatureServer'], { env })).stdout) as {
+    serviceName: string;
+  }[];
+  t.same(
+    found.map((service) => service.serviceName),
+    ['Parcels', 'Roads', 'Zoning'],
+  );
+  const updated = await runCli(
+    [
+      'admin',
+      'update-definition',
+      'Hosted/Roads.FeatureServer',
+      '--capabilities',
+      'Query,Editing,ChangeTracking',
+      '--sync-enabled',
+      'false',
+    ],
+    { env },
+  );
   t.equal(updated.code, 0, updated.stderr);
-  const roads = await runCli(['admin', 'create', 'Hosted/Roads.FeatureServer', '--name', 'roads', '--hook-url', hookUrl, '--change-types', 'FeaturesCreated,FeaturesDeleted'], { env });
+  const roads = await runCli(
+    [
+      'admin',
+      'create',
+      'Hosted/Roads.FeatureServer',
+      '--name',
+      'roads',
+      '--hook-url',
+      hookUrl,
+      '--change-types',
+      'FeaturesCreated,FeaturesDeleted',
+    ],
+    { env },
+  );
   t.match(JSON.parse(roads.stdout), { changeTypes: ['FeaturesCreated', 'FeaturesDeleted'] });
   const token = await runCli(['admin', 'token', '--expiration', '5'], { env });
   t.match(JSON.parse(token.stdout), { token: String, expires: Number });
@@ -69,7 +103,11 @@ t.test('geohook admin placement explain says where pods may run, without a serve
           deploymentId: 'buffer',
           deploymentType: 'GPServer',
           podPlacementPolicy: {
-            nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'workload', operator: 'In', values: ['gis'] }] }] } },
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [{ matchExpressions: [{ key: 'workload', operator: 'In', values: ['gis'] }] }],
+              },
+            },
             tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gis', effect: 'NoSchedule' }],
           },
         },
@@ -83,7 +121,13 @@ t.test('geohook admin placement explain says where pods may run, without a serve
   const result = await runCli(['admin', 'placement', 'explain', '--file', `${dir}/policy.json`, '--nodes', `${dir}/nodes.json`]);
   t.equal(result.code, 0, result.stderr);
   const verdicts = JSON.parse(result.stdout) as { node: string; schedulable: boolean; reasons: string[] }[];
-  t.same(verdicts.map((verdict) => [verdict.node, verdict.schedulable]), [['gis-1', true], ['web-1', false]]);
+  t.same(
+    verdicts.map((verdict) => [verdict.node, verdict.schedulable]),
+    [
+      ['gis-1', true],
+      ['web-1', false],
+    ],
+  );
   t.match(verdicts[1]!.reasons.join(' '), /workload/);
 });
 
@@ -97,7 +141,13 @@ t.test('geohook admin placement edit takes the policy from --file or inline --po
   const emulator = await startEmulator(t);
   const env = { ADMIN_URL: emulator.baseUrl, ADMIN_USERNAME: 'admin', ADMIN_PASSWORD: 'admin.pass' };
   const policy = {
-    placementPolicy: [{ deploymentId: 'b', deploymentType: 'GPServer', podPlacementPolicy: { nodeAffinity: {}, tolerations: [{ key: 'gpu', operator: 'Exists' }] } }],
+    placementPolicy: [
+      {
+        deploymentId: 'b',
+        deploymentType: 'GPServer',
+        podPlacementPolicy: { nodeAffinity: {}, tolerations: [{ key: 'gpu', operator: 'Exists' }] },
+      },
+    ],
   };
   const inline = await runCli(['admin', 'placement', 'edit', 'Tools/Buffer.GPServer', '--policy', JSON.stringify(policy)], { env });
   t.equal(inline.code, 0, inline.stderr);

@@ -22,7 +22,19 @@ t.test('geohook consume prints the events matching its patterns as JSON lines, e
   const receiver = await startReceiver(t, redis);
   const metricsPort = await findFreePort();
   const { child, output } = await startCli(
-    ['consume', '--type', 'gp.*', '--type', 'gp.job.succeeded', '--redis-url', redis.url, '--prefix', receiver.prefix, '--metrics-port', String(metricsPort)],
+    [
+      'consume',
+      '--type',
+      'gp.*',
+      '--type',
+      'gp.job.succeeded',
+      '--redis-url',
+      redis.url,
+      '--prefix',
+      receiver.prefix,
+      '--metrics-port',
+      String(metricsPort),
+    ],
     {},
     /"msg":"consuming/,
   );

@@ -1,5 +1,5 @@
-import t from 'tap';
 import { once } from 'node:events';
+import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { runCli, startCli } from '../../helpers/cli.js';
 
@@ -14,7 +14,10 @@ t.test('geohook emulator serves the admin API on --port and stops on SIGTERM', a
     body: new URLSearchParams({ username: 'admin', password: 'admin.pass', f: 'json' }),
   });
   const { token } = (await tokenAnswer.json()) as { token: string };
-  const found = await fetch(`http://127.0.0.1:${port}/arcgis/admin/services/findServices`, { method: 'POST', body: new URLSearchParams({ token, f: 'json' }) });
+  const found = await fetch(`http://127.0.0.1:${port}/arcgis/admin/services/findServices`, {
+    method: 'POST',
+    body: new URLSearchParams({ token, f: 'json' }),
+  });
   t.equal(((await found.json()) as { filteredServices: unknown[] }).filteredServices.length, 6);
   child.kill('SIGTERM');
   const [code] = await once(child, 'exit');
@@ -23,11 +26,18 @@ t.test('geohook emulator serves the admin API on --port and stops on SIGTERM', a
 
 t.test('geohook emulator takes users from EMULATOR_USERS and the port from EMULATOR_PORT', async (t) => {
   const port = await findFreePort();
-  const { child } = await startCli(['emulator'], { EMULATOR_PORT: String(port), EMULATOR_USERS: 'ops:s3cret:orgadmin' }, /Server listening/);
+  const { child } = await startCli(
+    ['emulator'],
+    { EMULATOR_PORT: String(port), EMULATOR_USERS: 'ops:s3cret:orgadmin' },
+    /Server listening/,
+  );
   t.teardown(() => {
     child.kill('SIGKILL');
   });
-  const answer = await fetch(`http://127.0.0.1:${port}/arcgis/admin/generateToken`, { method: 'POST', body: new URLSearchParams({ username: 'ops', password: 's3cret' }) });
+  const answer = await fetch(`http://127.0.0.1:${port}/arcgis/admin/generateToken`, {
+    method: 'POST',
+    body: new URLSearchParams({ username: 'ops', password: 's3cret' }),
+  });
   t.match(await answer.json(), { token: String });
 });
 
@@ -56,5 +66,7 @@ t.test('geohook emulator --port 0 listens on a free port and puts that port in t
   const { token } = (await tokenAnswer.json()) as { token: string };
   const base = `http://127.0.0.1:${port}/arcgis/rest/services/Hosted/Parcels/FeatureServer/extractChanges`;
   const answer = await fetch(base, { method: 'POST', body: new URLSearchParams({ token, async: 'true', serverGens: '[0,1]', f: 'json' }) });
-  t.match(await answer.json(), { statusUrl: new RegExp(`^http://127\\.0\\.0\\.1:${port}/arcgis/rest/services/Hosted/Parcels/FeatureServer/jobs/`) });
+  t.match(await answer.json(), {
+    statusUrl: new RegExp(`^http://127\\.0\\.0\\.1:${port}/arcgis/rest/services/Hosted/Parcels/FeatureServer/jobs/`),
+  });
 });

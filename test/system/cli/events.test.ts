@@ -2,10 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { createProducerConnection } from '../../../src/redis/connection.js';
 import type { EventFamily, GeohookEvent } from '../../../src/queue/envelope.js';
 import { EventQueue } from '../../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../../src/queue/names.js';
+import { createProducerConnection } from '../../../src/redis/connection.js';
 import { runCli } from '../../helpers/cli.js';
 import { configFile, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
@@ -25,7 +25,19 @@ function event(family: EventFamily): GeohookEvent {
   const type = { gp: 'gp.job.failed', feature: 'feature.FeaturesCreated', unknown: 'unknown' }[family];
   const body = `{"n":"${randomUUID()}"}`;
   const id = createHash('sha256').update(body).digest('hex');
-  return { id, hook: 'default', type, types: [type], family, receivedAt: new Date().toISOString(), service: {}, contentType: 'application/json', verified: true, payload: {}, rawBody: '' };
+  return {
+    id,
+    hook: 'default',
+    type,
+    types: [type],
+    family,
+    receivedAt: new Date().toISOString(),
+    service: {},
+    contentType: 'application/json',
+    verified: true,
+    payload: {},
+    rawBody: '',
+  };
 }
 
 /**
@@ -106,7 +118,15 @@ t.test('geohook events failed lists the dead letters, by queue and limit, as JSO
   ]);
   t.equal(all.total, 2);
   t.same(new Set(all.jobs.map((job) => job.jobId)), new Set([first, second]));
-  t.match(all.jobs[0], { queue: 'gp-events', eventId: String, type: 'gp.job.failed', hook: 'default', attemptsMade: 1, failedReason: 'handler down', failedAt: /^\d{4}-\d\d-\d\dT/ });
+  t.match(all.jobs[0], {
+    queue: 'gp-events',
+    eventId: String,
+    type: 'gp.job.failed',
+    hook: 'default',
+    attemptsMade: 1,
+    failedReason: 'handler down',
+    failedAt: /^\d{4}-\d\d-\d\dT/,
+  });
   t.match(limited, { total: 2, jobs: [{ queue: 'gp-events' }] });
   t.equal((limited as { jobs: unknown[] }).jobs.length, 1);
   t.same(features, { total: 0, jobs: [] });
@@ -127,7 +147,11 @@ t.test('geohook events retry puts failed jobs back, by id or --all', async (t) =
   t.same(await json(t, ['events', 'retry', one], q.env), {
     retried: [{ queue: 'gp-events', jobId: one, eventId: one, type: 'gp.job.failed', hook: 'default', from: 'failed' }],
   });
-  await waitFor('the retried job failing again', async () => (await q.eventQueue.queue('gp-events').getJob(one))?.processedOn !== undefined && (await q.state('gp-events', one)) === 'failed');
+  await waitFor(
+    'the retried job failing again',
+    async () =>
+      (await q.eventQueue.queue('gp-events').getJob(one))?.processedOn !== undefined && (await q.state('gp-events', one)) === 'failed',
+  );
   const all = (await json(t, ['events', 'retry', '--all', '--queue', 'gp-events'], q.env)) as { retried: { jobId: string }[] };
   t.same(all.retried.map((job) => job.jobId).sort(), [one, two].sort());
   const [neither, both, unknown] = await Promise.all([
@@ -158,10 +182,15 @@ t.test('geohook events replay puts a completed event back to be consumed again',
 
 t.test('geohook events replay of an unknown id fails with one line naming the retention', async (t) => {
   const q = await queues(t);
-  const result = await runCli(['events', 'replay', 'a'.repeat(64), '--config', configFile(t, { completedJobs: { ageSeconds: 3600 } })], { env: q.env });
+  const result = await runCli(['events', 'replay', 'a'.repeat(64), '--config', configFile(t, { completedJobs: { ageSeconds: 3600 } })], {
+    env: q.env,
+  });
   t.equal(result.code, 1);
   t.equal(result.stdout, '');
-  t.match(result.stderr, /^geohook: a{64}: no such event in .*completed jobs are kept 3600 s \(completedJobs\.ageSeconds in GEOHOOK_CONFIG\)\n$/);
+  t.match(
+    result.stderr,
+    /^geohook: a{64}: no such event in .*completed jobs are kept 3600 s \(completedJobs\.ageSeconds in GEOHOOK_CONFIG\)\n$/,
+  );
 });
 
 t.test('geohook events fails at once with one line when Redis is unreachable', async (t) => {

@@ -1,5 +1,5 @@
-import t from 'tap';
 import { Redis } from 'ioredis';
+import t from 'tap';
 import { runCli } from '../../helpers/cli.js';
 import { startEmulator } from '../../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf } from '../../helpers/geohook.js';
@@ -22,7 +22,13 @@ t.test('geohook admin rotate-key rotates from the environment and prints the ser
   const cliEnv = { ...env, REDIS_URL: redis.url, PUBLIC_URL: geohook.url };
   const run = await runCli(['admin', 'rotate-key', '--propagation-seconds', '0.2', '--grace-seconds', '0'], { env: cliEnv });
   t.equal(run.code, 0, run.stderr);
-  t.match(JSON.parse(run.stdout), { status: 'success', services: [{ service: SERVICES[0], action: 'updated' }, { service: SERVICES[1], action: 'updated' }] });
+  t.match(JSON.parse(run.stdout), {
+    status: 'success',
+    services: [
+      { service: SERVICES[0], action: 'updated' },
+      { service: SERVICES[1], action: 'updated' },
+    ],
+  });
   const keys = await client.lrange(`${prefix}:hooks:default:keys`, 0, -1);
   t.equal(keys.length, 1);
   t.not(keys[0], oldKey);

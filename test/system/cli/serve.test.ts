@@ -1,12 +1,12 @@
-import t from 'tap';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { sign } from '../../../src/signature/sign.js';
+import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
-import { startRedis } from '../../helpers/redis.js';
+import { sign } from '../../../src/signature/sign.js';
 import { runCli, startCli } from '../../helpers/cli.js';
 import { uniquePrefix, TEST_KEY } from '../../helpers/receiver.js';
+import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
 
 t.test('an invalid variable stops geohook serve with one line naming it', async (t) => {
@@ -47,54 +47,80 @@ t.test('geohook serve receives, then drains and exits 0 on SIGTERM', async (t) =
   t.notOk(output().includes(TEST_KEY), 'the key is not logged');
 });
 
-t.test('geohook up runs everything: embedded Redis with AOF, the emulator, the registered receiver and a printing consumer; Ctrl-C stops it all', async (t) => {
-  const dir = t.testdir();
-  const port = await findFreePort();
-  const emulatorPort = await findFreePort();
-  const { child, output } = await startCli(['up', '--port', String(port), '--host', '127.0.0.1'], { EMULATOR_PORT: String(emulatorPort) }, /ready: events are printed/, dir);
-  t.teardown(() => {
-    child.kill('SIGKILL');
-  });
-  t.ok(existsSync(join(dir, '.geohook/redis/appendonlydir')), 'AOF files are under ./.geohook/redis');
-  const redisPort = Number(/\(Redis redis:\/\/127\.0\.0\.1:(\d+)\)/.exec(output())?.[1]);
-  t.ok(redisPort > 0, 'the embedded Redis URL is printed');
-  t.match(output(), `fire a GP job:  curl -s -X POST http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`);
-  t.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200, 'registered and ready');
-
-  const fired = await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{"outcome":"succeeded"}',
-  });
-  t.equal(fired.status, 200);
-  const line = await waitFor('the event printed', () => output().split('\n').find((text) => text.startsWith('{"id":')));
-  t.match(JSON.parse(line), { type: 'gp.job.succeeded', verified: true }, 'the event is printed as a JSON line');
-  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  t.match(metrics, /geohook_events_consumed_total\{queue="gp-events",type="gp.job.succeeded",outcome="completed"\} 1/, 'the consumer metrics are on the receiver\'s /metrics');
-
-  // A second `up` in the same directory is refused in one line and exits: it must not start a second
-  // redis-server on the same AOF, nor hang with its emulator open.
-  const second = await runCli(['up', '--port', String(await findFreePort()), '--host', '127.0.0.1'], { env: { EMULATOR_PORT: String(await findFreePort()) }, cwd: dir });
-  t.equal(second.code, 1);
-  t.match(second.stderr, /\ngeohook: another geohook \(pid \d+\) runs the embedded Redis of .*\.geohook\/redis: stop it/);
-
-  // A second consumer in the same directory finds the embedded Redis (it competes with up's own printer
-  // for events, so it is only checked to connect and consume).
-  const consumer = await startCli(['consume', '--type', 'feature.*'], {}, /"queues":\["feature-events"\].*"msg":"consuming/, dir);
-  consumer.child.kill('SIGTERM');
-  t.equal((await once(consumer.child, 'exit'))[0], 0);
-
-  child.kill('SIGINT');
-  const [code] = await once(child, 'exit');
-  t.equal(code, 0);
-  const { createConnection } = await import('node:net');
-  for (const [name, closedPort] of [['embedded Redis', redisPort], ['emulator', emulatorPort], ['receiver', port]] as const) {
-    const refused = await new Promise<boolean>((resolve) => {
-      const socket = createConnection(closedPort, '127.0.0.1');
-      socket.on('connect', () => { socket.destroy(); resolve(false); });
-      socket.on('error', () => resolve(true));
+t.test(
+  'geohook up runs everything: embedded Redis with AOF, the emulator, the registered receiver and a printing consumer; Ctrl-C stops it all',
+  async (t) => {
+    const dir = t.testdir();
+    const port = await findFreePort();
+    const emulatorPort = await findFreePort();
+    const { child, output } = await startCli(
+      ['up', '--port', String(port), '--host', '127.0.0.1'],
+      { EMULATOR_PORT: String(emulatorPort) },
+      /ready: events are printed/,
+      dir,
+    );
+    t.teardown(() => {
+      child.kill('SIGKILL');
     });
-    t.ok(refused, `the ${name} is stopped`);
-  }
-  t.notOk(existsSync(join(dir, '.geohook/redis/url')), 'the record of the embedded Redis is gone');
-});
+    t.ok(existsSync(join(dir, '.geohook/redis/appendonlydir')), 'AOF files are under ./.geohook/redis');
+    const redisPort = Number(/\(Redis redis:\/\/127\.0\.0\.1:(\d+)\)/.exec(output())?.[1]);
+    t.ok(redisPort > 0, 'the embedded Redis URL is printed');
+    t.match(output(), `fire a GP job:  curl -s -X POST http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`);
+    t.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200, 'registered and ready');
+
+    const fired = await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"outcome":"succeeded"}',
+    });
+    t.equal(fired.status, 200);
+    const line = await waitFor('the event printed', () =>
+      output()
+        .split('\n')
+        .find((text) => text.startsWith('{"id":')),
+    );
+    t.match(JSON.parse(line), { type: 'gp.job.succeeded', verified: true }, 'the event is printed as a JSON line');
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    t.match(
+      metrics,
+      /geohook_events_consumed_total\{queue="gp-events",type="gp.job.succeeded",outcome="completed"\} 1/,
+      "the consumer metrics are on the receiver's /metrics",
+    );
+
+    // A second `up` in the same directory is refused in one line and exits: it must not start a second
+    // redis-server on the same AOF, nor hang with its emulator open.
+    const second = await runCli(['up', '--port', String(await findFreePort()), '--host', '127.0.0.1'], {
+      env: { EMULATOR_PORT: String(await findFreePort()) },
+      cwd: dir,
+    });
+    t.equal(second.code, 1);
+    t.match(second.stderr, /\ngeohook: another geohook \(pid \d+\) runs the embedded Redis of .*\.geohook\/redis: stop it/);
+
+    // A second consumer in the same directory finds the embedded Redis (it competes with up's own printer
+    // for events, so it is only checked to connect and consume).
+    const consumer = await startCli(['consume', '--type', 'feature.*'], {}, /"queues":\["feature-events"\].*"msg":"consuming/, dir);
+    consumer.child.kill('SIGTERM');
+    t.equal((await once(consumer.child, 'exit'))[0], 0);
+
+    child.kill('SIGINT');
+    const [code] = await once(child, 'exit');
+    t.equal(code, 0);
+    const { createConnection } = await import('node:net');
+    for (const [name, closedPort] of [
+      ['embedded Redis', redisPort],
+      ['emulator', emulatorPort],
+      ['receiver', port],
+    ] as const) {
+      const refused = await new Promise<boolean>((resolve) => {
+        const socket = createConnection(closedPort, '127.0.0.1');
+        socket.on('connect', () => {
+          socket.destroy();
+          resolve(false);
+        });
+        socket.on('error', () => resolve(true));
+      });
+      t.ok(refused, `the ${name} is stopped`);
+    }
+    t.notOk(existsSync(join(dir, '.geohook/redis/url')), 'the record of the embedded Redis is gone');
+  },
+);

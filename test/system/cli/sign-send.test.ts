@@ -1,8 +1,8 @@
 import t from 'tap';
-import { startRedis } from '../../helpers/redis.js';
-import { fixture, startReceiver, TEST_KEY } from '../../helpers/receiver.js';
-import { runCli } from '../../helpers/cli.js';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
+import { runCli } from '../../helpers/cli.js';
+import { fixture, startReceiver, TEST_KEY } from '../../helpers/receiver.js';
+import { startRedis } from '../../helpers/redis.js';
 
 const FIXTURE = new URL('../../fixtures/enterprise-feature-created.json', import.meta.url).pathname;
 

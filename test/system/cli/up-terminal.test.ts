@@ -7,7 +7,6 @@ import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { CLI } from '../../helpers/cli.js';
 import { waitFor } from '../../helpers/wait.js';
 
-
 const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
 
 /** The lines of the README's picture of `npm start`. */
@@ -39,48 +38,61 @@ function normalised(lines: string[]): string[] {
 
 const lines = (text: string): string[] => text.trimEnd().split('\n').filter(Boolean);
 
-t.test('geohook up for a person (LOG_FORMAT=pretty) prints what the README shows: start-up lines, then one line per delivery and per event', async (t) => {
-  const dir = t.testdir();
-  const [port, emulatorPort] = [await findFreePort(), await findFreePort()];
-  const child = spawn(process.execPath, [CLI, 'up'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), EMULATOR_PORT: String(emulatorPort), LOG_FORMAT: 'pretty' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.teardown(() => {
-    child.kill('SIGKILL');
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  await waitFor('geohook up to be ready', async () => /^ready: /m.test(stderr));
+t.test(
+  'geohook up for a person (LOG_FORMAT=pretty) prints what the README shows: start-up lines, then one line per delivery and per event',
+  async (t) => {
+    const dir = t.testdir();
+    const [port, emulatorPort] = [await findFreePort(), await findFreePort()];
+    const child = spawn(process.execPath, [CLI, 'up'], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        PORT: String(port),
+        EMULATOR_PORT: String(emulatorPort),
+        LOG_FORMAT: 'pretty',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    t.teardown(() => {
+      child.kill('SIGKILL');
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await waitFor('geohook up to be ready', async () => /^ready: /m.test(stderr));
 
-  const fire = /^fire a GP job: {2}(curl .*)$/m.exec(stderr)?.[1];
-  t.ok(fire, 'the command that fires a GP job is printed');
-  await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{"outcome":"succeeded"}',
-  });
-  await waitFor('the event line', async () => /event gp\.job\.succeeded/.test(stdout));
+    const fire = /^fire a GP job: {2}(curl .*)$/m.exec(stderr)?.[1];
+    t.ok(fire, 'the command that fires a GP job is printed');
+    await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"outcome":"succeeded"}',
+    });
+    await waitFor('the event line', async () => /event gp\.job\.succeeded/.test(stdout));
 
-  // The sign-in link opens the dashboard.
-  const link = /^dashboard {2}(http\S+)$/m.exec(stderr)?.[1];
-  t.ok(link, 'the dashboard sign-in link is printed');
-  const signIn = await fetch(link!, { redirect: 'manual' });
-  t.equal(signIn.status, 303, 'the link signs in');
-  const board = await fetch(`http://127.0.0.1:${port}/ui/`, { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } });
-  t.equal(board.status, 200, 'the session opens the board');
+    // The sign-in link opens the dashboard.
+    const link = /^dashboard {2}(http\S+)$/m.exec(stderr)?.[1];
+    t.ok(link, 'the dashboard sign-in link is printed');
+    const signIn = await fetch(link!, { redirect: 'manual' });
+    t.equal(signIn.status, 303, 'the link signs in');
+    const board = await fetch(`http://127.0.0.1:${port}/ui/`, { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } });
+    t.equal(board.status, 200, 'the session opens the board');
 
-  child.kill('SIGINT');
-  t.equal((await once(child, 'exit'))[0], 0);
+    child.kill('SIGINT');
+    t.equal((await once(child, 'exit'))[0], 0);
 
-  const expected = normalised(readmeOutput());
-  const isEventLine = (line: string): boolean => / INFO: event /.test(line);
-  const shownStderr = lines(stderr).filter((line) => !/shutting down|geohook stopped|dashboard login/.test(line));
-  t.same(normalised(shownStderr), expected.filter((line) => !isEventLine(line)), 'stderr is what the README shows');
-  t.same(normalised(lines(stdout)), expected.filter(isEventLine), 'stdout holds one readable line per event');
-  t.notMatch(stderr, /incoming request|request completed/, 'request logs wait for LOG_LEVEL=debug');
-  t.notMatch(stderr + stdout, /"level":/, 'no JSON log lines');
-});
+    const expected = normalised(readmeOutput());
+    const isEventLine = (line: string): boolean => / INFO: event /.test(line);
+    const shownStderr = lines(stderr).filter((line) => !/shutting down|geohook stopped|dashboard login/.test(line));
+    t.same(
+      normalised(shownStderr),
+      expected.filter((line) => !isEventLine(line)),
+      'stderr is what the README shows',
+    );
+    t.same(normalised(lines(stdout)), expected.filter(isEventLine), 'stdout holds one readable line per event');
+    t.notMatch(stderr, /incoming request|request completed/, 'request logs wait for LOG_LEVEL=debug');
+    t.notMatch(stderr + stdout, /"level":/, 'no JSON log lines');
+  },
+);

@@ -30,7 +30,8 @@ async function optionsOf(command: string): Promise<string> {
 async function checkCommand(t: Test, where: string, args: readonly string[]): Promise<void> {
   const [command, ...rest] = args;
   const help = await optionsOf(command!);
-  for (const flag of rest.filter((arg) => arg.startsWith('--'))) t.match(help, new RegExp(`\\s${flag}\\b`), `${where}: geohook ${command} takes ${flag}`);
+  for (const flag of rest.filter((arg) => arg.startsWith('--')))
+    t.match(help, new RegExp(`\\s${flag}\\b`), `${where}: geohook ${command} takes ${flag}`);
 }
 
 function urlsIn(text: string): URL[] {
@@ -47,37 +48,62 @@ t.test('Dockerfile: multi-stage, production dependencies only, non-root, healthc
   t.match(dockerfile, /^ENTRYPOINT \["node", "dist\/cli.js"\]$/m);
   const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
   await checkCommand(t, 'Dockerfile CMD', JSON.parse(cmd!) as string[]);
-  const env = /^ENV (.*)$/m.exec(dockerfile)![1]!.split(/\s+/).map((pair) => pair.split('=')[0]!);
+  const env = /^ENV (.*)$/m
+    .exec(dockerfile)![1]!
+    .split(/\s+/)
+    .map((pair) => pair.split('=')[0]!);
   for (const name of env) t.ok(knownVariables.has(name), `Dockerfile ENV ${name} is read by geohook`);
   const ignored = read('.dockerignore').split('\n');
   for (const path of ['node_modules', 'dist', '.git', '.geohook', 'test']) t.ok(ignored.includes(path), `.dockerignore leaves out ${path}`);
 });
 
-t.test('docker-compose.yml: Redis with AOF and noeviction, and every geohook service wired with existing commands, ports and variables', async (t) => {
-  const compose = parse(read('docker-compose.yml')) as {
-    services: Record<string, { image?: string; build?: string; command: string[]; environment?: Record<string, string>; ports?: string[]; healthcheck?: { test: string[] } }>;
-  };
-  const redis = compose.services.redis!;
-  t.same(redis.command.filter((arg) => ['--appendonly', '--maxmemory-policy'].includes(arg) || ['yes', 'noeviction'].includes(arg)), ['--appendonly', 'yes', '--maxmemory-policy', 'noeviction']);
-  const geohook = Object.entries(compose.services).filter(([, service]) => service.build === '.');
-  t.same(geohook.map(([name]) => name).sort(), ['consumer', 'emulator', 'receiver']);
-  for (const [name, service] of geohook) {
-    await checkCommand(t, `compose ${name}`, service.command);
-    for (const variable of Object.keys(service.environment ?? {})) t.ok(knownVariables.has(variable), `compose ${name}: ${variable} is read by geohook`);
-    t.ok(service.healthcheck, `compose ${name} has a healthcheck`);
-    for (const url of urlsIn(service.healthcheck!.test.join(' '))) t.ok(routes.includes(url.pathname), `compose ${name}: healthcheck path ${url.pathname} is served`);
-  }
-  const receiver = compose.services.receiver!;
-  t.same(receiver.ports, [`${DEFAULT_PORT}:${receiver.environment!.PORT}`]);
-  t.equal(Number(receiver.environment!.PORT), DEFAULT_PORT);
-  t.match(receiver.environment!.REDIS_URL, /^redis:\/\/redis:6379$/);
-  t.match(receiver.environment!.ADMIN_URL, new RegExp(`http://emulator:${EMULATOR_PORT}/arcgis/admin`), 'registration goes to the emulator by default');
-  const emulator = compose.services.emulator!;
-  t.same(emulator.ports, [`${EMULATOR_PORT}:${emulator.command[emulator.command.indexOf('--port') + 1]}`]);
-  const consumer = compose.services.consumer!;
-  const metricsPort = consumer.command[consumer.command.indexOf('--metrics-port') + 1];
-  t.match(consumer.healthcheck!.test.join(' '), `127.0.0.1:${metricsPort}/metrics`, 'the consumer healthcheck reads its metrics port');
-});
+t.test(
+  'docker-compose.yml: Redis with AOF and noeviction, and every geohook service wired with existing commands, ports and variables',
+  async (t) => {
+    const compose = parse(read('docker-compose.yml')) as {
+      services: Record<
+        string,
+        {
+          image?: string;
+          build?: string;
+          command: string[];
+          environment?: Record<string, string>;
+          ports?: string[];
+          healthcheck?: { test: string[] };
+        }
+      >;
+    };
+    const redis = compose.services.redis!;
+    t.same(
+      redis.command.filter((arg) => ['--appendonly', '--maxmemory-policy'].includes(arg) || ['yes', 'noeviction'].includes(arg)),
+      ['--appendonly', 'yes', '--maxmemory-policy', 'noeviction'],
+    );
+    const geohook = Object.entries(compose.services).filter(([, service]) => service.build === '.');
+    t.same(geohook.map(([name]) => name).sort(), ['consumer', 'emulator', 'receiver']);
+    for (const [name, service] of geohook) {
+      await checkCommand(t, `compose ${name}`, service.command);
+      for (const variable of Object.keys(service.environment ?? {}))
+        t.ok(knownVariables.has(variable), `compose ${name}: ${variable} is read by geohook`);
+      t.ok(service.healthcheck, `compose ${name} has a healthcheck`);
+      for (const url of urlsIn(service.healthcheck!.test.join(' ')))
+        t.ok(routes.includes(url.pathname), `compose ${name}: healthcheck path ${url.pathname} is served`);
+    }
+    const receiver = compose.services.receiver!;
+    t.same(receiver.ports, [`${DEFAULT_PORT}:${receiver.environment!.PORT}`]);
+    t.equal(Number(receiver.environment!.PORT), DEFAULT_PORT);
+    t.match(receiver.environment!.REDIS_URL, /^redis:\/\/redis:6379$/);
+    t.match(
+      receiver.environment!.ADMIN_URL,
+      new RegExp(`http://emulator:${EMULATOR_PORT}/arcgis/admin`),
+      'registration goes to the emulator by default',
+    );
+    const emulator = compose.services.emulator!;
+    t.same(emulator.ports, [`${EMULATOR_PORT}:${emulator.command[emulator.command.indexOf('--port') + 1]}`]);
+    const consumer = compose.services.consumer!;
+    const metricsPort = consumer.command[consumer.command.indexOf('--metrics-port') + 1];
+    t.match(consumer.healthcheck!.test.join(' '), `127.0.0.1:${metricsPort}/metrics`, 'the consumer healthcheck reads its metrics port');
+  },
+);
 
 t.test('deploy/kubernetes: Deployment, Service, Secret and PodDisruptionBudget agree with each other and with geohook', async (t) => {
   const dir = new URL('deploy/kubernetes/', root);

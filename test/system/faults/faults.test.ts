@@ -32,46 +32,77 @@ interface FaultRow {
 // About 70 s alone on two cores; more beside the other test files.
 t.setTimeout(5 * 60_000);
 
-t.test('the fault suite (Redis outages shortened to 5 s) keeps every acknowledged delivery exactly once: receiver killed, Redis killed (strict; fast reported), Redis down with and without a spool, receiver restarted under emulator retries', async (t) => {
-  await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'harness'], { cwd: root, env });
-  const suite = await run(process.execPath, ['dist-harness/harness/faults/run.js', '--json', '--outage-seconds', '5'], { cwd: root, env, maxBuffer: 16 * 1024 * 1024 }).then(
-    ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
-    (err: { code: number; stdout: string; stderr: string }) => err,
-  );
-  t.equal(suite.code, 0, 'no promise broken (exit code 0)', { stderr: suite.stderr.slice(-4000) });
-  const rows = JSON.parse(suite.stdout) as FaultRow[];
-  const row = (fault: string, durability: 'fast' | 'strict' = 'fast'): FaultRow => {
-    const found = rows.find((candidate) => candidate.fault === fault && candidate.durability === durability);
-    if (found === undefined) throw new Error(`no row for ${fault} (${durability})`);
-    return found;
-  };
-  t.same(
-    rows.map((r) => `${r.fault} ${r.durability}`),
-    ['receiver-kill fast', 'redis-kill strict', 'redis-kill fast', 'redis-outage fast', 'redis-outage-spool fast', 'emulator-retry fast'],
-    'a row for every fault, the Redis kill on both durabilities',
-  );
+t.test(
+  'the fault suite (Redis outages shortened to 5 s) keeps every acknowledged delivery exactly once: receiver killed, Redis killed (strict; fast reported), Redis down with and without a spool, receiver restarted under emulator retries',
+  async (t) => {
+    await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'harness'], { cwd: root, env });
+    const suite = await run(process.execPath, ['dist-harness/harness/faults/run.js', '--json', '--outage-seconds', '5'], {
+      cwd: root,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    }).then(
+      ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    t.equal(suite.code, 0, 'no promise broken (exit code 0)', { stderr: suite.stderr.slice(-4000) });
+    const rows = JSON.parse(suite.stdout) as FaultRow[];
+    const row = (fault: string, durability: 'fast' | 'strict' = 'fast'): FaultRow => {
+      const found = rows.find((candidate) => candidate.fault === fault && candidate.durability === durability);
+      if (found === undefined) throw new Error(`no row for ${fault} (${durability})`);
+      return found;
+    };
+    t.same(
+      rows.map((r) => `${r.fault} ${r.durability}`),
+      ['receiver-kill fast', 'redis-kill strict', 'redis-kill fast', 'redis-outage fast', 'redis-outage-spool fast', 'emulator-retry fast'],
+      'a row for every fault, the Redis kill on both durabilities',
+    );
 
-  for (const r of rows) {
-    const name = `${r.fault} (${r.durability})`;
-    t.same(r.problems, [], `${name}: no broken promise`);
-    t.equal(r.duplicated, 0, `${name}: no delivery stored twice`);
-    t.ok(r.acknowledged > 0, `${name}: deliveries were acknowledged (${r.acknowledged} of ${r.sent})`);
-    t.ok(r.found >= r.acknowledged - r.lost, `${name}: found counts every stored acknowledgement`);
-    if (r.fault === 'redis-kill' && r.durability === 'fast') {
-      t.ok(r.lost <= r.acknowledged, `${name}: ${r.lost} acknowledged deliveries lost (fast durability may lose about a second of writes; reported, not a failure)`);
-    } else {
-      t.equal(r.lost, 0, `${name}: no acknowledged delivery lost`);
+    for (const r of rows) {
+      const name = `${r.fault} (${r.durability})`;
+      t.same(r.problems, [], `${name}: no broken promise`);
+      t.equal(r.duplicated, 0, `${name}: no delivery stored twice`);
+      t.ok(r.acknowledged > 0, `${name}: deliveries were acknowledged (${r.acknowledged} of ${r.sent})`);
+      t.ok(r.found >= r.acknowledged - r.lost, `${name}: found counts every stored acknowledgement`);
+      if (r.fault === 'redis-kill' && r.durability === 'fast') {
+        t.ok(
+          r.lost <= r.acknowledged,
+          `${name}: ${r.lost} acknowledged deliveries lost (fast durability may lose about a second of writes; reported, not a failure)`,
+        );
+      } else {
+        t.equal(r.lost, 0, `${name}: no acknowledged delivery lost`);
+      }
     }
-  }
 
-  // Each fault really happened: the test cannot pass on a run that never hurt.
-  for (const [fault, durability] of [['receiver-kill', 'fast'], ['redis-kill', 'strict'], ['redis-kill', 'fast'], ['redis-outage', 'fast']] as const) {
-    const r = row(fault, durability);
-    t.ok(r.acknowledged < r.sent, `${fault} (${durability}): the fault refused some deliveries (${r.sent - r.acknowledged} of ${r.sent}: ${r.notes})`);
-  }
-  t.ok((row('receiver-kill').orphaned ?? 0) > 0, `receiver-kill: the receiver was killed holding inbox entries its mover had read and not moved (${row('receiver-kill').orphaned}), so the takeover was exercised`);
-  t.ok((row('redis-outage-spool').spooled ?? 0) > 0, `redis-outage-spool: deliveries were spooled during the outage (${row('redis-outage-spool').spooled})`);
-  t.equal(row('redis-outage-spool').acknowledged, row('redis-outage-spool').sent, 'redis-outage-spool: with a spool every delivery is acknowledged');
-  const emulator = row('emulator-retry');
-  t.ok((emulator.retried ?? 0) > 0, `emulator-retry: the emulator retried deliveries while the receiver was down (${emulator.retried}; ${emulator.gaveUp} given up)`);
-});
+    // Each fault really happened: the test cannot pass on a run that never hurt.
+    for (const [fault, durability] of [
+      ['receiver-kill', 'fast'],
+      ['redis-kill', 'strict'],
+      ['redis-kill', 'fast'],
+      ['redis-outage', 'fast'],
+    ] as const) {
+      const r = row(fault, durability);
+      t.ok(
+        r.acknowledged < r.sent,
+        `${fault} (${durability}): the fault refused some deliveries (${r.sent - r.acknowledged} of ${r.sent}: ${r.notes})`,
+      );
+    }
+    t.ok(
+      (row('receiver-kill').orphaned ?? 0) > 0,
+      `receiver-kill: the receiver was killed holding inbox entries its mover had read and not moved (${row('receiver-kill').orphaned}), so the takeover was exercised`,
+    );
+    t.ok(
+      (row('redis-outage-spool').spooled ?? 0) > 0,
+      `redis-outage-spool: deliveries were spooled during the outage (${row('redis-outage-spool').spooled})`,
+    );
+    t.equal(
+      row('redis-outage-spool').acknowledged,
+      row('redis-outage-spool').sent,
+      'redis-outage-spool: with a spool every delivery is acknowledged',
+    );
+    const emulator = row('emulator-retry');
+    t.ok(
+      (emulator.retried ?? 0) > 0,
+      `emulator-retry: the emulator retried deliveries while the receiver was down (${emulator.retried}; ${emulator.gaveUp} given up)`,
+    );
+  },
+);

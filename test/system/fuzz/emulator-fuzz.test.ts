@@ -29,9 +29,25 @@ const SERVICES = [
   'Tools/Buffer.GPServer.x',
   '%2e%2e/Buffer.GPServer',
 ];
-const OPERATIONS = ['webhooks/create', 'webhooks', 'webhooks/activateAll', 'webhooks/deactivateAll', 'webhooks/deleteAll', 'placementPolicy', 'placementPolicy/edit'];
+const OPERATIONS = [
+  'webhooks/create',
+  'webhooks',
+  'webhooks/activateAll',
+  'webhooks/deactivateAll',
+  'webhooks/deleteAll',
+  'placementPolicy',
+  'placementPolicy/edit',
+];
 const ON_A_WEBHOOK = ['', '/edit', '/delete', '/notificationStatus'];
-const TOP_LEVEL = ['services/findServices', 'services/webhooks', 'services/webhooks/settings', 'generateToken', 'services', '', 'services/webhooks/settings/edit'];
+const TOP_LEVEL = [
+  'services/findServices',
+  'services/webhooks',
+  'services/webhooks/settings',
+  'generateToken',
+  'services',
+  '',
+  'services/webhooks/settings/edit',
+];
 const DEFINITIONS = ['Hosted/Parcels', 'Hosted/Roads', 'Hosted/Zoning', 'Parcels', 'Nope/Missing', 'Tools/Buffer'];
 const PARAM_NAMES = [
   ...['name', 'hookUrl', 'active', 'changeTypes', 'signatureKey', 'contentType', 'payloadFormat', 'scheduleInfo'],
@@ -59,18 +75,80 @@ const valueArb: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 4,
     arbitrary: fc.constantFrom(
-      ...['true', 'false', 'TRUE', ' true ', '', ' ', '*', 'json', 'pjson', 'PJSON', 'html', '-1', '0', '1', '5', '100', '101', '1e309', 'NaN'],
-      ...['Infinity', '9007199254740993', '0x10', ' 7 ', '1.5', '{', '[', '{"a":', '[1,', 'null', '[]', '{}', '[null]', '[[]]', '"str"', '{"capabilities":7}'],
-      ...['http://127.0.0.1:1/webhooks/default', 'https://x', 'javascript:alert(1)', 'ftp://x', 'http://[::1', '//x', 'application/json', 'application/x-www-form-urlencoded'],
-      ...['FeaturesCreated,FeaturesUpdated', '["FeaturesCreated","nope"]', '[1,{"a":2}]', '["*"]', 'admin', 'admin.pass', 'orgadmin', 'orgadmin.pass', 'viewer'],
-      ...['{"capabilities":"Query,Editing,ChangeTracking","syncEnabled":false}', '{"name":"s","recurrenceInfo":{"interval":0}}', '{"recurrenceInfo":null}'],
+      ...[
+        'true',
+        'false',
+        'TRUE',
+        ' true ',
+        '',
+        ' ',
+        '*',
+        'json',
+        'pjson',
+        'PJSON',
+        'html',
+        '-1',
+        '0',
+        '1',
+        '5',
+        '100',
+        '101',
+        '1e309',
+        'NaN',
+      ],
+      ...[
+        'Infinity',
+        '9007199254740993',
+        '0x10',
+        ' 7 ',
+        '1.5',
+        '{',
+        '[',
+        '{"a":',
+        '[1,',
+        'null',
+        '[]',
+        '{}',
+        '[null]',
+        '[[]]',
+        '"str"',
+        '{"capabilities":7}',
+      ],
+      ...[
+        'http://127.0.0.1:1/webhooks/default',
+        'https://x',
+        'javascript:alert(1)',
+        'ftp://x',
+        'http://[::1',
+        '//x',
+        'application/json',
+        'application/x-www-form-urlencoded',
+      ],
+      ...[
+        'FeaturesCreated,FeaturesUpdated',
+        '["FeaturesCreated","nope"]',
+        '[1,{"a":2}]',
+        '["*"]',
+        'admin',
+        'admin.pass',
+        'orgadmin',
+        'orgadmin.pass',
+        'viewer',
+      ],
+      ...[
+        '{"capabilities":"Query,Editing,ChangeTracking","syncEnabled":false}',
+        '{"name":"s","recurrenceInfo":{"interval":0}}',
+        '{"recurrenceInfo":null}',
+      ],
       ...['Tools', 'Buffer', 'GPServer', 'FeatureServer', 'SDS', '__proto__', 'constructor', 'toString'],
       placementPolicy('[]'),
       placementPolicy('[{"operator":"Matches"}]'),
     ),
   },
   deepArb,
-  fc.tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.integer({ min: 10_000, max: 300_000 })).map(([unit, length]) => unit.repeat(Math.ceil(length / unit.length))),
+  fc
+    .tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.integer({ min: 10_000, max: 300_000 }))
+    .map(([unit, length]) => unit.repeat(Math.ceil(length / unit.length))),
 );
 
 /** Parameters an operation would take, so that successes (and the checks after them) are reached too. */
@@ -98,7 +176,28 @@ const randomParamsArb = (maxKeys: number) =>
 /** What a JSON-valued parameter may hold: broken, deep, huge or of the wrong type. */
 const hostileJsonArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: deepArb },
-  { weight: 3, arbitrary: fc.constantFrom('{', '[', '{"a":', '[1,', '"', 'null', '[]', '{}', '[null]', '[[]]', '"str"', '1e400', '-0', 'true', '{"__proto__":{"x":1}}', '{"recurrenceInfo":null}', '[{"a":[]}]') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      '{',
+      '[',
+      '{"a":',
+      '[1,',
+      '"',
+      'null',
+      '[]',
+      '{}',
+      '[null]',
+      '[[]]',
+      '"str"',
+      '1e400',
+      '-0',
+      'true',
+      '{"__proto__":{"x":1}}',
+      '{"recurrenceInfo":null}',
+      '[{"a":[]}]',
+    ),
+  },
   fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value)),
   fc.integer({ min: 1_000, max: 100_000 }).map((items) => `[${'"FeaturesCreated",'.repeat(items)}1]`),
 );
@@ -117,7 +216,10 @@ const jsonParamTargetArb = (webhookIds: readonly string[]) =>
       ),
       hostileJsonArb,
     )
-    .map(([[path, name], value]) => ({ path, params: { name: 'fuzz', hookUrl: 'http://127.0.0.1:1/webhooks/default', [name]: value } as Record<string, string> }));
+    .map(([[path, name], value]) => ({
+      path,
+      params: { name: 'fuzz', hookUrl: 'http://127.0.0.1:1/webhooks/default', [name]: value } as Record<string, string>,
+    }));
 
 type Encoding = 'form' | 'json' | 'formRaw' | 'jsonBroken' | 'text' | 'none' | 'multipart' | 'tooLarge';
 
@@ -125,44 +227,73 @@ type Encoding = 'form' | 'json' | 'formRaw' | 'jsonBroken' | 'text' | 'none' | '
 const adminPathArb = (webhookIds: readonly string[]): fc.Arbitrary<string> =>
   fc
     .oneof(
-      { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...SERVICES), fc.constantFrom(...OPERATIONS)).map(([service, operation]) => `services/${service}/${operation}`) },
+      {
+        weight: 6,
+        arbitrary: fc
+          .tuple(fc.constantFrom(...SERVICES), fc.constantFrom(...OPERATIONS))
+          .map(([service, operation]) => `services/${service}/${operation}`),
+      },
       {
         weight: 4,
         arbitrary: fc
-          .tuple(fc.constantFrom(...SERVICES), fc.oneof(fc.constantFrom(...webhookIds), fc.uuid(), fc.string({ maxLength: 20 }).map(encodeURIComponent)), fc.constantFrom(...ON_A_WEBHOOK))
+          .tuple(
+            fc.constantFrom(...SERVICES),
+            fc.oneof(fc.constantFrom(...webhookIds), fc.uuid(), fc.string({ maxLength: 20 }).map(encodeURIComponent)),
+            fc.constantFrom(...ON_A_WEBHOOK),
+          )
           .map(([service, id, tail]) => `services/${service}/webhooks/${id}${tail}`),
       },
       { weight: 3, arbitrary: fc.constantFrom(...TOP_LEVEL) },
       fc.constantFrom(...DEFINITIONS).map((service) => `services/${service}/FeatureServer/updateDefinition`),
       fc.webPath().map((path) => path.replace(/^\//, '')),
       fc
-        .array(fc.oneof(fc.constantFrom('services', 'webhooks', '..', '.', '%2F', '%00', '%', 'edit', 'create', ''), fc.string({ maxLength: 12 }).map(encodeURIComponent)), { maxLength: 6 })
+        .array(
+          fc.oneof(
+            fc.constantFrom('services', 'webhooks', '..', '.', '%2F', '%00', '%', 'edit', 'create', ''),
+            fc.string({ maxLength: 12 }).map(encodeURIComponent),
+          ),
+          { maxLength: 6 },
+        )
         .map((parts) => parts.join('/')),
     )
     .filter((path) => new URL(`/arcgis/admin/${path}`, 'http://emulator').pathname.startsWith('/arcgis/admin/'));
 
 const caseArb = (webhookIds: readonly string[]) =>
   fc.record({
-    method: fc.oneof({ weight: 16, arbitrary: fc.constant('POST' as const) }, { weight: 3, arbitrary: fc.constant('GET' as const) }, fc.constantFrom('PUT' as const, 'DELETE' as const, 'PATCH' as const)),
+    method: fc.oneof(
+      { weight: 16, arbitrary: fc.constant('POST' as const) },
+      { weight: 3, arbitrary: fc.constant('GET' as const) },
+      fc.constantFrom('PUT' as const, 'DELETE' as const, 'PATCH' as const),
+    ),
     target: fc.oneof(
       {
         weight: 4,
         arbitrary: fc.record({
           path: adminPathArb(webhookIds),
-          params: fc.oneof(randomParamsArb(7), fc.tuple(plausibleArb, randomParamsArb(1)).map(([plausible, random]): Record<string, string> => ({ ...plausible, ...random }))),
+          params: fc.oneof(
+            randomParamsArb(7),
+            fc.tuple(plausibleArb, randomParamsArb(1)).map(([plausible, random]): Record<string, string> => ({ ...plausible, ...random })),
+          ),
         }),
       },
       { weight: 2, arbitrary: jsonParamTargetArb(webhookIds) },
     ),
     f: fc.oneof({ weight: 8, arbitrary: fc.constant('json') }, fc.constantFrom('pjson', 'PJSON', 'html', undefined, '')),
-    role: fc.oneof({ weight: 6, arbitrary: fc.constantFrom<Role>('admin', 'admin', 'orgadmin') }, fc.constantFrom<Role>('viewer', 'bad', 'none')),
+    role: fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom<Role>('admin', 'admin', 'orgadmin') },
+      fc.constantFrom<Role>('viewer', 'bad', 'none'),
+    ),
     tokenInQuery: fc.boolean(),
     encoding: fc.oneof(
       { weight: 12, arbitrary: fc.constant<Encoding>('form') },
       { weight: 2, arbitrary: fc.constant<Encoding>('json') },
       fc.constantFrom<Encoding>('formRaw', 'jsonBroken', 'text', 'none', 'multipart', 'tooLarge'),
     ),
-    jsonValue: fc.oneof(fc.constant(undefined), fc.constantFrom<unknown>({ toString: 1 }, { toString: 1, valueOf: 1 }, [], ['json'], 7, null, { nested: { f: 'json' } }), fc.jsonValue({ maxDepth: 2 })),
+    jsonValue: fc.oneof(
+      fc.constant(undefined),
+      fc.constantFrom<unknown>({ toString: 1 }, { toString: 1, valueOf: 1 }, [], ['json'], 7, null, { nested: { f: 'json' } }),
+      fc.jsonValue({ maxDepth: 2 }),
+    ),
     raw: fc.string({ unit: fc.constantFrom(...'ab=&%+;2F0Z \u00e9'), maxLength: 60 }),
   });
 type Case = ReturnType<typeof caseArb> extends fc.Arbitrary<infer T> ? T : never;
@@ -178,8 +309,15 @@ t.test(`${RUNS.toLocaleString('en')} random admin requests get HTTP 200 admin-sh
   };
   // Webhooks to address by id: fuzzed edits, deletes and status reads find them (until a delete).
   const webhookIds: string[] = [];
-  for (const [service, name] of [['Tools/Buffer.GPServer', 'gp'], ['Hosted/Parcels.FeatureServer', 'fs']] as const) {
-    const created = await emulator.admin(`services/${service}/webhooks/create`, { name, hookUrl: 'http://127.0.0.1:1/webhooks/default', signatureKey: 'k' });
+  for (const [service, name] of [
+    ['Tools/Buffer.GPServer', 'gp'],
+    ['Hosted/Parcels.FeatureServer', 'fs'],
+  ] as const) {
+    const created = await emulator.admin(`services/${service}/webhooks/create`, {
+      name,
+      hookUrl: 'http://127.0.0.1:1/webhooks/default',
+      signatureKey: 'k',
+    });
     webhookIds.push(created.id as string);
   }
 
@@ -212,7 +350,10 @@ t.test(`${RUNS.toLocaleString('en')} random admin requests get HTTP 200 admin-sh
         [payload, contentType] = [c.raw, 'text/plain'];
         break;
       case 'multipart':
-        [payload, contentType] = [`--x\r\ncontent-disposition: form-data; name="f"\r\n\r\njson\r\n--x--`, 'multipart/form-data; boundary=x'];
+        [payload, contentType] = [
+          `--x\r\ncontent-disposition: form-data; name="f"\r\n\r\njson\r\n--x--`,
+          'multipart/form-data; boundary=x',
+        ];
         break;
       case 'tooLarge':
         [payload, contentType] = [`f=json&x=${'a'.repeat(1_100_000)}`, 'application/x-www-form-urlencoded'];
@@ -236,7 +377,12 @@ t.test(`${RUNS.toLocaleString('en')} random admin requests get HTTP 200 admin-sh
   await fc.assert(
     fc.asyncProperty(caseArb(webhookIds), async (c) => {
       const request = requestOf(c);
-      const response = await emulator.app.inject({ method: c.method, url: request.url, headers: request.headers, ...(request.body === undefined ? {} : { payload: request.body }) });
+      const response = await emulator.app.inject({
+        method: c.method,
+        url: request.url,
+        headers: request.headers,
+        ...(request.body === undefined ? {} : { payload: request.body }),
+      });
       const where = `${c.method} ${request.url.slice(0, 200)} (${c.encoding}, ${c.role}): ${response.body.slice(0, 300)}`;
       if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode} for ${where}`);
       if (!String(response.headers['content-type']).startsWith('application/json')) throw new Error(`not JSON for ${where}`);
@@ -245,16 +391,23 @@ t.test(`${RUNS.toLocaleString('en')} random admin requests get HTTP 200 admin-sh
       if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new Error(`not an object for ${where}`);
       if (answer.status === 'error' || 'code' in answer || 'messages' in answer || 'error' in answer) {
         const { status, messages, code, ...rest } = answer;
-        const shaped = status === 'error' && Array.isArray(messages) && messages.length > 0 && messages.every((message) => typeof message === 'string');
+        const shaped =
+          status === 'error' && Array.isArray(messages) && messages.length > 0 && messages.every((message) => typeof message === 'string');
         if (!shaped || Object.keys(rest).length > 0) throw new Error(`not the admin error shape for ${where}`);
         if (!ERROR_CODES.includes(code as number)) throw new Error(`error code ${String(code)} for ${where}`);
-        if (code === 403 && (request.seenRole === 'none' || request.seenRole === 'bad')) throw new Error(`403 without a valid token for ${where}`);
+        if (code === 403 && (request.seenRole === 'none' || request.seenRole === 'bad'))
+          throw new Error(`403 without a valid token for ${where}`);
         codes.set(String(code), (codes.get(String(code)) ?? 0) + 1);
         return;
       }
       if ('status' in answer && answer.status !== 'success') throw new Error(`status ${String(answer.status)} for ${where}`);
       const operation = c.target.path.split('?')[0]!;
-      const allowed: readonly Role[] = operation === 'generateToken' ? ['admin', 'orgadmin', 'viewer', 'bad', 'none'] : /^services\/webhooks\/settings\/?$/.test(operation) ? ['orgadmin'] : ['admin', 'orgadmin'];
+      const allowed: readonly Role[] =
+        operation === 'generateToken'
+          ? ['admin', 'orgadmin', 'viewer', 'bad', 'none']
+          : /^services\/webhooks\/settings\/?$/.test(operation)
+            ? ['orgadmin']
+            : ['admin', 'orgadmin'];
       if (!allowed.includes(request.seenRole)) throw new Error(`a success for role ${request.seenRole} at ${where}`);
       codes.set('success', (codes.get('success') ?? 0) + 1);
     }),
@@ -262,7 +415,10 @@ t.test(`${RUNS.toLocaleString('en')} random admin requests get HTTP 200 admin-sh
   );
   t.comment(`answers: ${JSON.stringify(Object.fromEntries([...codes].sort()))}`);
 
-  const after = await emulator.admin('services/Tools/Buffer.GPServer/webhooks/create', { name: 'after', hookUrl: 'http://127.0.0.1:1/webhooks/default' });
+  const after = await emulator.admin('services/Tools/Buffer.GPServer/webhooks/create', {
+    name: 'after',
+    hookUrl: 'http://127.0.0.1:1/webhooks/default',
+  });
   t.equal(after.status, 'success', 'a webhook is still created afterwards');
   t.ok(Array.isArray((await emulator.admin('services/webhooks')).webhooks), 'and every stored webhook still lists');
   t.equal((await fetch(`${emulator.url}/emulator/webhooks`)).status, 200, 'the control endpoints still serve');

@@ -12,7 +12,16 @@ import { startRedis } from '../../helpers/redis.js';
 import { formRecipeArb, makeFormDelivery, payloadArb } from './helpers/agol-forms.js';
 import { check, HTTP_KEYS, httpCaseArb, MAX_BODY_BYTES, post, prepare } from './helpers/http-deliveries.js';
 import { keyArb } from './helpers/signature-arbitraries.js';
-import { decoyArb, decoyOf, place, signatureOf, SIGNATURE_HEADERS, sourceArb, type Expected, type Placement } from './helpers/signature-headers.js';
+import {
+  decoyArb,
+  decoyOf,
+  place,
+  signatureOf,
+  SIGNATURE_HEADERS,
+  sourceArb,
+  type Expected,
+  type Placement,
+} from './helpers/signature-headers.js';
 import { contractSpelling, hmac } from './helpers/signatures.js';
 
 /**
@@ -67,101 +76,136 @@ function judge(keys: readonly string[], requireSignature: boolean, expected: Exp
   }
 }
 
-const keysArb = fc.oneof({ weight: 1, arbitrary: fc.constant<string[]>([]) }, { weight: 19, arbitrary: fc.array(keyArb, { minLength: 1, maxLength: 3 }) });
+const keysArb = fc.oneof(
+  { weight: 1, arbitrary: fc.constant<string[]>([]) },
+  { weight: 19, arbitrary: fc.array(keyArb, { minLength: 1, maxLength: 3 }) },
+);
 const requireArb = fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) });
 /** Real-looking payloads, drawn once: the signature is the point here, not the body. */
 const samplePayloadArb = fc.constantFrom(...fc.sample(payloadArb, 50).map((text) => Buffer.from(text)));
 
-t.test(`${HEADER_RUNS.toLocaleString('en')} signature headers: no forgery verifies, every contract spelling of a right signature does`, async (t) => {
-  const caseArb = fc.record({
-    keys: keysArb,
-    requireSignature: requireArb,
-    body: fc.oneof(fc.uint8Array({ maxLength: 256 }), fc.string({ unit: 'binary', maxLength: 64 }).map((text) => Buffer.from(text)), samplePayloadArb),
-    source: sourceArb('any', 262_144),
-    placement: fc.oneof({ weight: 8, arbitrary: fc.constantFrom<Placement>('service', 'esri') }, fc.constantFrom<Placement>('esriAfterEmptyService', 'serviceWithDecoy', 'array', 'none')),
-    decoy: decoyArb,
-  });
-  fc.assert(
-    fc.property(caseArb, (c) => {
-      counted.inProcess += 1;
-      const body = Buffer.from(c.body);
-      const { headers, expected } = place(c.placement, signatureOf(c.source, c.keys, body), decoyOf(c.decoy, c.keys, body));
-      const result = authenticate(hookOf(c.keys), policyOf(c.requireSignature), headers, body);
-      const failure = judge(c.keys, c.requireSignature, expected, result);
-      if (failure !== undefined) throw new Error(`${failure}: ${JSON.stringify(result)} for ${JSON.stringify(headers).slice(0, 400)}`);
-    }),
-    { numRuns: HEADER_RUNS },
-  );
-  t.pass(`no forgery verified, every contract spelling did; of the right digests in other spellings ${lenient.accepted} were accepted, ${lenient.refused} refused`);
-});
+t.test(
+  `${HEADER_RUNS.toLocaleString('en')} signature headers: no forgery verifies, every contract spelling of a right signature does`,
+  async (t) => {
+    const caseArb = fc.record({
+      keys: keysArb,
+      requireSignature: requireArb,
+      body: fc.oneof(
+        fc.uint8Array({ maxLength: 256 }),
+        fc.string({ unit: 'binary', maxLength: 64 }).map((text) => Buffer.from(text)),
+        samplePayloadArb,
+      ),
+      source: sourceArb('any', 262_144),
+      placement: fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom<Placement>('service', 'esri') },
+        fc.constantFrom<Placement>('esriAfterEmptyService', 'serviceWithDecoy', 'array', 'none'),
+      ),
+      decoy: decoyArb,
+    });
+    fc.assert(
+      fc.property(caseArb, (c) => {
+        counted.inProcess += 1;
+        const body = Buffer.from(c.body);
+        const { headers, expected } = place(c.placement, signatureOf(c.source, c.keys, body), decoyOf(c.decoy, c.keys, body));
+        const result = authenticate(hookOf(c.keys), policyOf(c.requireSignature), headers, body);
+        const failure = judge(c.keys, c.requireSignature, expected, result);
+        if (failure !== undefined) throw new Error(`${failure}: ${JSON.stringify(result)} for ${JSON.stringify(headers).slice(0, 400)}`);
+      }),
+      { numRuns: HEADER_RUNS },
+    );
+    t.pass(
+      `no forgery verified, every contract spelling did; of the right digests in other spellings ${lenient.accepted} were accepted, ${lenient.refused} refused`,
+    );
+  },
+);
 
-t.test(`${FORM_RUNS.toLocaleString('en')} ArcGIS Online forms signed in a field: accepted only when the signature covers all they carry`, async (t) => {
-  const caseArb = fc.record({ keys: keysArb, requireSignature: requireArb, form: formRecipeArb('any') });
-  fc.assert(
-    fc.property(caseArb, (c) => {
-      counted.inProcess += 1;
-      const delivery = makeFormDelivery(c.form, c.keys);
-      const form = parseLimitedForm(delivery.body.toString('utf8')) as FormFields;
-      const result = authenticate(hookOf(c.keys), policyOf(c.requireSignature), {}, delivery.body, form);
-      const failure = judge(c.keys, c.requireSignature, delivery.signature === '' ? 'missing' : delivery.verdict, result);
-      if (failure !== undefined) throw new Error(`${failure}: ${JSON.stringify(result)} for ${delivery.body.toString('latin1').slice(0, 400)}`);
-      // Whatever the model says: a delivery accepted on a field signature holds the signed payload and nothing else.
-      if (result.ok && result.verified) {
-        const unsigned = Object.entries(form).filter(([name]) => !(SIGNATURE_HEADERS as readonly string[]).includes(name.toLowerCase()));
-        if (unsigned.length !== 1 || unsigned[0]![1] !== delivery.payload) throw new Error(`fields the signature does not cover were accepted: ${JSON.stringify(unsigned).slice(0, 400)}`);
-      }
-    }),
-    { numRuns: FORM_RUNS },
-  );
-  t.pass('no form carrying unsigned fields or a second payload was accepted');
-  heap.inProcessMiB = grownMiB(heap.start);
-});
+t.test(
+  `${FORM_RUNS.toLocaleString('en')} ArcGIS Online forms signed in a field: accepted only when the signature covers all they carry`,
+  async (t) => {
+    const caseArb = fc.record({ keys: keysArb, requireSignature: requireArb, form: formRecipeArb('any') });
+    fc.assert(
+      fc.property(caseArb, (c) => {
+        counted.inProcess += 1;
+        const delivery = makeFormDelivery(c.form, c.keys);
+        const form = parseLimitedForm(delivery.body.toString('utf8')) as FormFields;
+        const result = authenticate(hookOf(c.keys), policyOf(c.requireSignature), {}, delivery.body, form);
+        const failure = judge(c.keys, c.requireSignature, delivery.signature === '' ? 'missing' : delivery.verdict, result);
+        if (failure !== undefined)
+          throw new Error(`${failure}: ${JSON.stringify(result)} for ${delivery.body.toString('latin1').slice(0, 400)}`);
+        // Whatever the model says: a delivery accepted on a field signature holds the signed payload and nothing else.
+        if (result.ok && result.verified) {
+          const unsigned = Object.entries(form).filter(([name]) => !(SIGNATURE_HEADERS as readonly string[]).includes(name.toLowerCase()));
+          if (unsigned.length !== 1 || unsigned[0]![1] !== delivery.payload)
+            throw new Error(`fields the signature does not cover were accepted: ${JSON.stringify(unsigned).slice(0, 400)}`);
+        }
+      }),
+      { numRuns: FORM_RUNS },
+    );
+    t.pass('no form carrying unsigned fields or a second payload was accepted');
+    heap.inProcessMiB = grownMiB(heap.start);
+  },
+);
 
-t.test(`${(WARM_UP_RUNS + INJECT_RUNS + LOOPBACK_RUNS).toLocaleString('en')} random deliveries to a real receiver: no 5xx but 503, no 2xx unless signed, heap bounded`, async (t) => {
-  const redis = await startRedis(t);
-  const receiver = await startReceiver(t, redis, { MAX_BODY_BYTES: String(MAX_BODY_BYTES), HOOK_SECRETS: HTTP_KEYS.join(',') });
-  const statuses = new Map<number, number>();
-  const tally = (status: number): void => {
-    counted.http += 1;
-    statuses.set(status, (statuses.get(status) ?? 0) + 1);
-  };
+t.test(
+  `${(WARM_UP_RUNS + INJECT_RUNS + LOOPBACK_RUNS).toLocaleString('en')} random deliveries to a real receiver: no 5xx but 503, no 2xx unless signed, heap bounded`,
+  async (t) => {
+    const redis = await startRedis(t);
+    const receiver = await startReceiver(t, redis, { MAX_BODY_BYTES: String(MAX_BODY_BYTES), HOOK_SECRETS: HTTP_KEYS.join(',') });
+    const statuses = new Map<number, number>();
+    const tally = (status: number): void => {
+      counted.http += 1;
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    };
 
-  const injected = fc.asyncProperty(httpCaseArb(MAX_BODY_BYTES + 4_000), async (c) => {
-    const prepared = prepare(c);
-    const response = await receiver.app.inject({ method: 'POST', url: prepared.url, headers: prepared.headers, payload: prepared.bytes });
-    tally(response.statusCode);
-    check(prepared, response.statusCode, response.body);
-  });
-  // The first deliveries load and compile what the rest reuse; the heap is measured from after them.
-  await fc.assert(injected, { numRuns: WARM_UP_RUNS });
-  const heapBefore = heapAfterGc();
-  await fc.assert(injected, { numRuns: INJECT_RUNS });
-
-  // Real HTTP on loopback: Node's own parser reads the request line, headers and body.
-  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
-  t.teardown(() => agent.destroy());
-  await fc.assert(
-    fc.asyncProperty(httpCaseArb(MAX_BODY_BYTES - 4_000), async (c) => {
+    const injected = fc.asyncProperty(httpCaseArb(MAX_BODY_BYTES + 4_000), async (c) => {
       const prepared = prepare(c);
-      const { status, text } = await post(receiver.url, agent, prepared);
-      tally(status);
-      check(prepared, status, text);
-    }),
-    { numRuns: LOOPBACK_RUNS },
-  );
+      const response = await receiver.app.inject({ method: 'POST', url: prepared.url, headers: prepared.headers, payload: prepared.bytes });
+      tally(response.statusCode);
+      check(prepared, response.statusCode, response.body);
+    });
+    // The first deliveries load and compile what the rest reuse; the heap is measured from after them.
+    await fc.assert(injected, { numRuns: WARM_UP_RUNS });
+    const heapBefore = heapAfterGc();
+    await fc.assert(injected, { numRuns: INJECT_RUNS });
 
-  heap.httpMiB = grownMiB(heapBefore);
-  const fine = Buffer.from(JSON.stringify({ serviceType: 'GPServer', jobId: 'after-the-fuzz', events: [{ eventType: 'esriJobSucceeded' }] }));
-  t.equal((await receiver.post(fine, { 'x-service': contractSpelling(hmac(TEST_KEY, fine), 1) })).status, 202, 'a right delivery afterwards is accepted');
-  t.equal((await fetch(`${receiver.url}/healthz`)).status, 200, 'the receiver still serves');
-  t.comment(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
-});
+    // Real HTTP on loopback: Node's own parser reads the request line, headers and body.
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    t.teardown(() => agent.destroy());
+    await fc.assert(
+      fc.asyncProperty(httpCaseArb(MAX_BODY_BYTES - 4_000), async (c) => {
+        const prepared = prepare(c);
+        const { status, text } = await post(receiver.url, agent, prepared);
+        tally(status);
+        check(prepared, status, text);
+      }),
+      { numRuns: LOOPBACK_RUNS },
+    );
+
+    heap.httpMiB = grownMiB(heapBefore);
+    const fine = Buffer.from(
+      JSON.stringify({ serviceType: 'GPServer', jobId: 'after-the-fuzz', events: [{ eventType: 'esriJobSucceeded' }] }),
+    );
+    t.equal(
+      (await receiver.post(fine, { 'x-service': contractSpelling(hmac(TEST_KEY, fine), 1) })).status,
+      202,
+      'a right delivery afterwards is accepted',
+    );
+    t.equal((await fetch(`${receiver.url}/healthz`)).status, 200, 'the receiver still serves');
+    t.comment(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
+  },
+);
 
 t.test('the case count and the heap', async (t) => {
   const total = counted.inProcess + counted.http;
   t.ok(counted.inProcess >= 95_000, `${counted.inProcess.toLocaleString('en')} cases in process`);
   t.ok(counted.http >= 2_500, `${counted.http.toLocaleString('en')} cases over HTTP`);
   t.ok(total >= 100_000, `${total.toLocaleString('en')} cases in all`);
-  t.ok(heap.inProcessMiB < 8, `heap after a full collection grew ${heap.inProcessMiB.toFixed(1)} MiB over the ${counted.inProcess.toLocaleString('en')} cases in process`);
-  t.ok(heap.httpMiB < 8, `and ${heap.httpMiB.toFixed(1)} MiB over ${(INJECT_RUNS + LOOPBACK_RUNS).toLocaleString('en')} deliveries (after ${WARM_UP_RUNS} to warm up)`);
+  t.ok(
+    heap.inProcessMiB < 8,
+    `heap after a full collection grew ${heap.inProcessMiB.toFixed(1)} MiB over the ${counted.inProcess.toLocaleString('en')} cases in process`,
+  );
+  t.ok(
+    heap.httpMiB < 8,
+    `and ${heap.httpMiB.toFixed(1)} MiB over ${(INJECT_RUNS + LOOPBACK_RUNS).toLocaleString('en')} deliveries (after ${WARM_UP_RUNS} to warm up)`,
+  );
 });

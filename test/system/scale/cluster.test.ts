@@ -3,8 +3,8 @@ import { Cluster, Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { subscribe } from '../../../src/consumers/subscribe.js';
-import { connectRedis, configuredTarget } from '../../../src/redis/connection.js';
 import type { AnyGeohookEvent } from '../../../src/queue/envelope.js';
+import { connectRedis, configuredTarget } from '../../../src/redis/connection.js';
 import { sign } from '../../../src/signature/sign.js';
 import { runCli } from '../../helpers/cli.js';
 import { configFile, countJobs, startReceiver, TEST_KEY, uniquePrefix, type TestReceiver } from '../../helpers/receiver.js';
@@ -18,13 +18,20 @@ const seeds = cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port 
 /** A receiver on the cluster under a prefix of its own with a hash tag; `nodes` empty: REDIS_URL is the seed. */
 async function startClusterReceiver(t: Test, nodes: typeof seeds, env: Record<string, string> = {}): Promise<TestReceiver> {
   const GEOHOOK_CONFIG = configFile(t, { redis: { cluster: { nodes } } });
-  return startReceiver(t, cluster, { GEOHOOK_PREFIX: `{${uniquePrefix()}}`, GEOHOOK_CONFIG, ...(nodes.length > 0 ? { REDIS_URL: '' } : {}), ...env });
+  return startReceiver(t, cluster, {
+    GEOHOOK_PREFIX: `{${uniquePrefix()}}`,
+    GEOHOOK_CONFIG,
+    ...(nodes.length > 0 ? { REDIS_URL: '' } : {}),
+    ...env,
+  });
 }
 
 /** A consumer of every event on the cluster, with a cluster connection of its own. */
 function consumeAll(t: Test, receiver: TestReceiver): AnyGeohookEvent[] {
   const seen: AnyGeohookEvent[] = [];
-  const connection = connectRedis(configuredTarget({ redisUrl: undefined, redis: { options: {}, cluster: { nodes: seeds } } }), { maxRetriesPerRequest: null });
+  const connection = connectRedis(configuredTarget({ redisUrl: undefined, redis: { options: {}, cluster: { nodes: seeds } } }), {
+    maxRetriesPerRequest: null,
+  });
   const subscription = subscribe({ connection, prefix: receiver.prefix, handlers: { '*': (event) => void seen.push(event) } });
   t.teardown(async () => {
     await subscription.close({ timeoutMs: 1000 });
@@ -34,11 +41,27 @@ function consumeAll(t: Test, receiver: TestReceiver): AnyGeohookEvent[] {
 }
 
 function gpBody(eventType: string): string {
-  return JSON.stringify({ serviceType: 'GPServer', jobId: `j${randomUUID()}`, name: 'hook', serviceName: 'Buffer', folderName: 'Tools', taskName: 'Buffer', events: [{ eventType, when: Date.now() }] });
+  return JSON.stringify({
+    serviceType: 'GPServer',
+    jobId: `j${randomUUID()}`,
+    name: 'hook',
+    serviceName: 'Buffer',
+    folderName: 'Tools',
+    taskName: 'Buffer',
+    events: [{ eventType, when: Date.now() }],
+  });
 }
 
 function featureBody(): string {
-  return JSON.stringify({ serviceType: 'FeatureServer', id: randomUUID(), name: 'hook', folderName: '', serviceName: 'Parcels', changesUrl: 'https://gis.example.com/x', events: [{ eventType: 'FeaturesCreated', when: Date.now() }] });
+  return JSON.stringify({
+    serviceType: 'FeatureServer',
+    id: randomUUID(),
+    name: 'hook',
+    folderName: '',
+    serviceName: 'Parcels',
+    changesUrl: 'https://gis.example.com/x',
+    events: [{ eventType: 'FeaturesCreated', when: Date.now() }],
+  });
 }
 
 async function deliver(receiver: TestReceiver, body: string): Promise<{ status: number; id?: string; duplicate?: boolean }> {
@@ -59,11 +82,26 @@ t.test('with a cluster the prefix must hold a hash tag: {geohook} by default, a 
   const GEOHOOK_CONFIG = configFile(t, { redis: { cluster: { nodes: seeds } } });
   t.equal(loadConfig({ GEOHOOK_CONFIG }).prefix, '{geohook}');
   t.equal(loadConfig({ GEOHOOK_CONFIG, GEOHOOK_PREFIX: 'app{hooks}' }).prefix, 'app{hooks}');
-  t.throws(() => loadConfig({ GEOHOOK_CONFIG, GEOHOOK_PREFIX: 'geohook' }), { code: 'GEOHOOK_ERR_CONFIG', message: /GEOHOOK_PREFIX: with a Redis Cluster it must hold a hash tag, such as \{geohook\}/ });
-  t.throws(() => loadConfig({ GEOHOOK_CONFIG, GEOHOOK_PREFIX: '{}geohook' }), { message: /GEOHOOK_PREFIX/ }, 'an empty tag hashes the whole key');
+  t.throws(() => loadConfig({ GEOHOOK_CONFIG, GEOHOOK_PREFIX: 'geohook' }), {
+    code: 'GEOHOOK_ERR_CONFIG',
+    message: /GEOHOOK_PREFIX: with a Redis Cluster it must hold a hash tag, such as \{geohook\}/,
+  });
+  t.throws(
+    () => loadConfig({ GEOHOOK_CONFIG, GEOHOOK_PREFIX: '{}geohook' }),
+    { message: /GEOHOOK_PREFIX/ },
+    'an empty tag hashes the whole key',
+  );
   const connection = new Cluster(seeds, { lazyConnect: true });
-  t.throws(() => subscribe({ connection, prefix: 'geohook', handlers: { '*': () => undefined } }), { message: /GEOHOOK_PREFIX: with a Redis Cluster/ });
-  t.throws(() => loadConfig({ GEOHOOK_CONFIG: configFile(t, { redis: { cluster: {}, options: { sentinels: [{ host: 'a', port: 1 }], name: 'm' } } }) }), { message: /redis\.cluster: Sentinel or Cluster, not both/ });
+  t.throws(() => subscribe({ connection, prefix: 'geohook', handlers: { '*': () => undefined } }), {
+    message: /GEOHOOK_PREFIX: with a Redis Cluster/,
+  });
+  t.throws(
+    () =>
+      loadConfig({
+        GEOHOOK_CONFIG: configFile(t, { redis: { cluster: {}, options: { sentinels: [{ host: 'a', port: 1 }], name: 'm' } } }),
+      }),
+    { message: /redis\.cluster: Sentinel or Cluster, not both/ },
+  );
 });
 
 t.test('receiver → consumer on the cluster: every delivery consumed exactly once', async (t) => {
@@ -71,7 +109,9 @@ t.test('receiver → consumer on the cluster: every delivery consumed exactly on
   t.ok(receiver.app.eventQueue.queue('gp-events').opts.connection instanceof Cluster, 'the queues use a cluster connection');
   const seen = consumeAll(t, receiver);
   const ids = new Set<string>();
-  const bodies = Array.from({ length: 60 }, (_, index) => (index % 3 === 0 ? featureBody() : gpBody(index % 3 === 1 ? 'esriJobSucceeded' : 'esriJobFailed')));
+  const bodies = Array.from({ length: 60 }, (_, index) =>
+    index % 3 === 0 ? featureBody() : gpBody(index % 3 === 1 ? 'esriJobSucceeded' : 'esriJobFailed'),
+  );
   for (const reply of await Promise.all(bodies.map((body) => deliver(receiver, body)))) {
     t.equal(reply.status, 202);
     ids.add(reply.id!);
@@ -106,11 +146,18 @@ t.test('dedup on the cluster: the same delivery twice is one event (REDIS_URL as
   t.equal(await countJobs(receiver.app), 1, 'one job');
   const later = await deliver(receiver, gpBody('esriJobSucceeded'));
   await waitFor('the next event consumed', async () => seen.length >= 2);
-  t.same(seen.map((event) => event.id), [first.id, later.id], 'the repeat was never consumed');
+  t.same(
+    seen.map((event) => event.id),
+    [first.id, later.id],
+    'the repeat was never consumed',
+  );
 
   // The CLI reads the same queues through the same GEOHOOK_CONFIG.
   const GEOHOOK_CONFIG = configFile(t, { redis: { cluster: { nodes: seeds } } });
-  await waitFor('both jobs completed', async () => (await receiver.app.eventQueue.queue('gp-events').getJobCounts('completed')).completed === 2);
+  await waitFor(
+    'both jobs completed',
+    async () => (await receiver.app.eventQueue.queue('gp-events').getJobCounts('completed')).completed === 2,
+  );
   const stats = await runCli(['events', 'stats'], { env: { GEOHOOK_CONFIG, GEOHOOK_PREFIX: receiver.prefix } });
   t.equal(stats.code, 0, stats.stderr);
   t.match(JSON.parse(stats.stdout), { 'gp-events': { completed: 2, failed: 0 } }, 'geohook events stats on the cluster');

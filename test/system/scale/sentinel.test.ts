@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { subscribe } from '../../../src/consumers/subscribe.js';
-import { connectRedis } from '../../../src/redis/connection.js';
 import type { AnyGeohookEvent } from '../../../src/queue/envelope.js';
+import { connectRedis } from '../../../src/redis/connection.js';
 import { sign } from '../../../src/signature/sign.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../../helpers/receiver.js';
 import { startRedis, startReplica, startSentinel } from '../../helpers/redis.js';
@@ -29,7 +29,11 @@ t.test('through Sentinel: events flow, and keep flowing after a failover to the 
   const ids: string[] = [];
   const deliverAll = async (target: TestReceiver, count: number): Promise<void> => {
     for (let index = 0; index < count; index += 1) {
-      const body = JSON.stringify({ serviceType: 'GPServer', jobId: `j${randomUUID()}`, events: [{ eventType: 'esriJobSucceeded', when: Date.now() }] });
+      const body = JSON.stringify({
+        serviceType: 'GPServer',
+        jobId: `j${randomUUID()}`,
+        events: [{ eventType: 'esriJobSucceeded', when: Date.now() }],
+      });
       const response = await target.post(body, { 'x-service': sign(TEST_KEY, body) });
       t.equal(response.status, 202);
       ids.push(((await response.json()) as { id: string }).id);
@@ -61,10 +65,18 @@ t.test('through Sentinel: events flow, and keep flowing after a failover to the 
     { timeoutMs: 30_000 },
   );
   const probe = JSON.stringify({ serviceType: 'GPServer', jobId: 'probe', events: [{ eventType: 'esriJobSucceeded', when: 1 }] });
-  await waitFor('the receiver accepts again', async () => (await receiver.post(probe, { 'x-service': sign(TEST_KEY, probe) })).status === 202, { timeoutMs: 30_000 });
+  await waitFor(
+    'the receiver accepts again',
+    async () => (await receiver.post(probe, { 'x-service': sign(TEST_KEY, probe) })).status === 202,
+    { timeoutMs: 30_000 },
+  );
   await deliverAll(receiver, 20);
   await waitFor('41 events consumed', async () => seen.length >= 41, { timeoutMs: 30_000 });
   await receiver.app.eventQueue.drained();
   t.equal(seen.length, 41, 'each consumed once: 20 before, the probe and 20 after the failover');
-  t.same(ids.filter((id) => !seen.some((event) => event.id === id)), [], 'none lost');
+  t.same(
+    ids.filter((id) => !seen.some((event) => event.id === id)),
+    [],
+    'none lost',
+  );
 });

@@ -53,7 +53,10 @@ export function makeFormDelivery(recipe: FormRecipe, keys: readonly string[]): F
   const raw = recipe.payloadEncoding === 'component' ? encodeURIComponent(recipe.payload) : encodeForm(recipe.payload);
   const [rawBytes, decodedBytes] = [Buffer.from(raw), Buffer.from(recipe.payload)];
   const signed = recipe.signedOver === 'raw' ? [rawBytes, decodedBytes] : [decodedBytes, rawBytes];
-  const signature = recipe.signature.kind === 'recipe' ? makeSignature(recipe.signature.recipe, keys, signed) : { value: recipe.signature.value, verdict: 'reject' as const };
+  const signature =
+    recipe.signature.kind === 'recipe'
+      ? makeSignature(recipe.signature.recipe, keys, signed)
+      : { value: recipe.signature.value, verdict: 'reject' as const };
   const rawField = recipe.fieldEncoding === 'raw' && RAW_SAFE.test(signature.value);
   let verdict = signature.verdict;
   // A raw `+` arrives as a space (form decoding): the receiver puts it back, the contract does not say so.
@@ -90,7 +93,10 @@ export const payloadArb: fc.Arbitrary<string> = fc.oneof(
       statusURL: fc.webUrl(),
       folderName: fc.constantFrom('Tools', 'Hosted', ''),
       serviceName: fc.string({ minLength: 1, maxLength: 20 }),
-      events: fc.array(fc.record({ eventType: fc.constantFrom('esriJobSucceeded', 'esriJobFailed', 'esriJobCancelled', 'JobSucceeded'), when: fc.nat() }), { minLength: 1, maxLength: 2 }),
+      events: fc.array(
+        fc.record({ eventType: fc.constantFrom('esriJobSucceeded', 'esriJobFailed', 'esriJobCancelled', 'JobSucceeded'), when: fc.nat() }),
+        { minLength: 1, maxLength: 2 },
+      ),
     })
     .map((payload) => JSON.stringify(payload)),
   fc
@@ -102,7 +108,10 @@ export const payloadArb: fc.Arbitrary<string> = fc.oneof(
         serviceName: fc.string({ maxLength: 20 }),
         lastUpdatedTime: fc.nat(),
         changesUrl: fc.webUrl({ withQueryParameters: true }),
-        events: fc.array(fc.constantFrom('FeaturesCreated', 'FeaturesUpdated', 'FeaturesDeleted', 'AttachmentsCreated'), { minLength: 1, maxLength: 3 }),
+        events: fc.array(fc.constantFrom('FeaturesCreated', 'FeaturesUpdated', 'FeaturesDeleted', 'AttachmentsCreated'), {
+          minLength: 1,
+          maxLength: 3,
+        }),
       }),
       { minLength: 1, maxLength: 2 },
     )
@@ -124,7 +133,17 @@ export const formRecipeArb = (charset: Charset): fc.Arbitrary<FormRecipe> =>
     signatureFirst: fc.boolean(),
     extra: fc.oneof(
       { weight: 6, arbitrary: fc.constant<FormExtra>('none') },
-      fc.constantFrom<FormExtra>('emptyPairs', 'field', 'secondPayloadAfter', 'secondPayloadBefore', 'otherCasePayloadAfter', 'bareName', 'emptyName', 'casePayload', 'encodedName'),
+      fc.constantFrom<FormExtra>(
+        'emptyPairs',
+        'field',
+        'secondPayloadAfter',
+        'secondPayloadBefore',
+        'otherCasePayloadAfter',
+        'bareName',
+        'emptyName',
+        'casePayload',
+        'encodedName',
+      ),
     ),
     evil: fc.constantFrom(
       JSON.stringify({ serviceType: 'GPServer', jobId: 'jevil', events: [{ eventType: 'esriJobFailed' }] }),

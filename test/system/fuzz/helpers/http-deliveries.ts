@@ -3,7 +3,16 @@ import { request, type Agent, type OutgoingHttpHeaders } from 'node:http';
 import fc from 'fast-check';
 import { TEST_KEY } from '../../../helpers/receiver.js';
 import { formRecipeArb, makeFormDelivery, payloadArb } from './agol-forms.js';
-import { decoyArb, decoyOf, HTTP_PLACEMENTS, place, signatureOf, SIGNATURE_HEADERS, sourceArb, type Placement } from './signature-headers.js';
+import {
+  decoyArb,
+  decoyOf,
+  HTTP_PLACEMENTS,
+  place,
+  signatureOf,
+  SIGNATURE_HEADERS,
+  sourceArb,
+  type Placement,
+} from './signature-headers.js';
 import type { Verdict } from './signatures.js';
 
 /**
@@ -15,12 +24,33 @@ export const HTTP_KEYS = [TEST_KEY, 'fuzz-second-key'];
 
 const otherHeadersArb = fc
   .dictionary(fc.stringMatching(/^x-[a-z0-9-]{1,12}$/), fc.string({ maxLength: 30 }), { maxKeys: 3 })
-  .map((headers) => Object.fromEntries(Object.entries(headers).filter(([name]) => !(SIGNATURE_HEADERS as readonly string[]).includes(name))));
+  .map((headers) =>
+    Object.fromEntries(Object.entries(headers).filter(([name]) => !(SIGNATURE_HEADERS as readonly string[]).includes(name))),
+  );
 
 const FORM = 'application/x-www-form-urlencoded';
-const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'Application/Json; Charset=UTF-8', 'application/json;charset=latin1', 'application/json ; charset=utf-16'];
+const JSON_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'Application/Json; Charset=UTF-8',
+  'application/json;charset=latin1',
+  'application/json ; charset=utf-16',
+];
 const FORM_TYPES = [FORM, `${FORM}; charset=UTF-8`, FORM.toUpperCase()];
-const OTHER_TYPES = ['text/plain', 'text/json', 'application/jsonx', 'application/vnd.api+json', 'application/xml', 'multipart/form-data; boundary=x', 'application/*', '*/*', 'application/json, text/plain', 'application/octet-stream', ''];
+const OTHER_TYPES = [
+  'text/plain',
+  'text/json',
+  'application/jsonx',
+  'application/vnd.api+json',
+  'application/xml',
+  'multipart/form-data; boundary=x',
+  'application/*',
+  '*/*',
+  'application/json, text/plain',
+  'application/octet-stream',
+  '',
+];
 
 interface Body {
   kind: string;
@@ -30,13 +60,20 @@ interface Body {
   field?: { signature: string; verdict: Verdict };
 }
 
-const nested = (depth: number, arrays: boolean): string => (arrays ? '['.repeat(depth) + ']'.repeat(depth) : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
+const nested = (depth: number, arrays: boolean): string =>
+  arrays ? '['.repeat(depth) + ']'.repeat(depth) : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 /** A body, shown short in fast-check's reports. */
 const describedBody = (kind: string, natural: Body['natural'], bytes: Buffer, field?: Body['field']): Body =>
-  Object.assign({ kind, natural, bytes, ...(field === undefined ? {} : { field }) }, {
-    [fc.toStringMethod]: () => `${kind} body of ${bytes.length} bytes: ${JSON.stringify(bytes.toString('latin1').slice(0, 200))}…`,
-  });
-const body = (kind: string, natural: Body['natural']) => (text: string | Uint8Array): Body => describedBody(kind, natural, Buffer.from(text));
+  Object.assign(
+    { kind, natural, bytes, ...(field === undefined ? {} : { field }) },
+    {
+      [fc.toStringMethod]: () => `${kind} body of ${bytes.length} bytes: ${JSON.stringify(bytes.toString('latin1').slice(0, 200))}…`,
+    },
+  );
+const body =
+  (kind: string, natural: Body['natural']) =>
+  (text: string | Uint8Array): Body =>
+    describedBody(kind, natural, Buffer.from(text));
 const depthArb = fc.oneof(fc.integer({ min: 60, max: 70 }), fc.integer({ min: 500, max: 5_000 }));
 
 const bodyArb = (maxBytes: number): fc.Arbitrary<Body> =>
@@ -44,14 +81,20 @@ const bodyArb = (maxBytes: number): fc.Arbitrary<Body> =>
     { weight: 4, arbitrary: payloadArb.map(body('event', 'json')) },
     fc.json({ maxDepth: 4 }).map(body('json', 'json')),
     fc.tuple(depthArb, fc.boolean()).map(([depth, arrays]) => body('deep', 'json')(nested(depth, arrays))),
-    fc.constantFrom('{"__proto__":{"polluted":1}}', '{"a":{"constructor":{"prototype":{"polluted":1}}}}', '{"constructor":1}').map(body('proto', 'json')),
+    fc
+      .constantFrom('{"__proto__":{"polluted":1}}', '{"a":{"constructor":{"prototype":{"polluted":1}}}}', '{"constructor":1}')
+      .map(body('proto', 'json')),
     fc.string({ unit: 'binary', maxLength: 300 }).map(body('text', 'json')),
     fc.uint8Array({ maxLength: 3_000 }).map(body('binary', 'json')),
     fc.constant('').map(body('empty', 'json')),
     fc.integer({ min: maxBytes - 6_000, max: maxBytes }).map((size) => body('big', 'json')(`["${'a'.repeat(size - 4)}"]`)),
-    fc.integer({ min: 995, max: 1_005 }).map((fields) => body('manyFields', 'form')(Array.from({ length: fields }, (_, i) => `f${i}=1`).join('&'))),
+    fc
+      .integer({ min: 995, max: 1_005 })
+      .map((fields) => body('manyFields', 'form')(Array.from({ length: fields }, (_, i) => `f${i}=1`).join('&'))),
     payloadArb.map((payload) => body('form', 'form')(`payload=${encodeURIComponent(payload)}`)),
-    fc.tuple(depthArb, fc.boolean()).map(([depth, arrays]) => body('deepForm', 'form')(`payload=${encodeURIComponent(nested(depth, arrays))}`)),
+    fc
+      .tuple(depthArb, fc.boolean())
+      .map(([depth, arrays]) => body('deepForm', 'form')(`payload=${encodeURIComponent(nested(depth, arrays))}`)),
     {
       weight: 3,
       arbitrary: formRecipeArb('ascii').map((recipe): Body => {
@@ -113,18 +156,24 @@ function parsedStatuses(media: string, bytes: Buffer): readonly number[] {
 export function prepare(c: HttpCase): Prepared {
   const { bytes } = c.body;
   const contentType =
-    c.contentType === 'natural' ? (c.body.natural === 'json' ? JSON_TYPES : FORM_TYPES)[c.typeVariant % (c.body.natural === 'json' ? JSON_TYPES.length : FORM_TYPES.length)] : c.contentType;
+    c.contentType === 'natural'
+      ? (c.body.natural === 'json' ? JSON_TYPES : FORM_TYPES)[
+          c.typeVariant % (c.body.natural === 'json' ? JSON_TYPES.length : FORM_TYPES.length)
+        ]
+      : c.contentType;
   const media = mediaTypeOf(contentType);
   const fieldSigned = c.body.field !== undefined && !c.headerOnForm;
   const placed = place(fieldSigned ? 'none' : c.placement, signatureOf(c.source, HTTP_KEYS, bytes), decoyOf(c.decoy, HTTP_KEYS, bytes));
   let expected = placed.expected;
   // A signature field counts only when nothing is in the headers and the body is read as a form.
-  if (expected === 'missing' && media === FORM && c.body.field !== undefined && c.body.field.signature !== '') expected = c.body.field.verdict;
+  if (expected === 'missing' && media === FORM && c.body.field !== undefined && c.body.field.signature !== '')
+    expected = c.body.field.verdict;
   const headers: Record<string, string> = { ...c.other, ...(placed.headers as Record<string, string>) };
   if (contentType !== undefined) headers['content-type'] = contentType;
 
   const forged = expected === 'reject' || expected === 'missing';
-  const signedStatuses = (parsed: readonly number[]): readonly number[] => (forged ? [401] : expected === 'either' ? [202, 400, 401] : parsed);
+  const signedStatuses = (parsed: readonly number[]): readonly number[] =>
+    forged ? [401] : expected === 'either' ? [202, 400, 401] : parsed;
   let allowed: readonly number[];
   if (c.hook !== 'default') allowed = [404];
   // No content type at all: 415, also for an empty body, which no parser sees.
@@ -150,12 +199,14 @@ export function check(prepared: Prepared, status: number, text: string): void {
   const where = `${prepared.url} ${JSON.stringify(prepared.headers).slice(0, 300)} ${prepared.bytes.length} bytes: ${prepared.bytes.toString('latin1').slice(0, 120)}`;
   if (status >= 500 && status !== 503) throw new Error(`${status} ${text.slice(0, 300)} for ${where}`);
   if (status >= 200 && status < 300 && prepared.forged) throw new Error(`a forged or unsigned delivery got ${status} for ${where}`);
-  if (!prepared.allowed.includes(status)) throw new Error(`${status} ${text.slice(0, 200)}, expected one of ${prepared.allowed.join(', ')} for ${where}`);
+  if (!prepared.allowed.includes(status))
+    throw new Error(`${status} ${text.slice(0, 200)}, expected one of ${prepared.allowed.join(', ')} for ${where}`);
   if (/\n\s+at /.test(text)) throw new Error(`a stack trace in the answer for ${where}`);
   const answer = JSON.parse(text) as Record<string, unknown>;
   if (status === 202) {
     const id = createHash('sha256').update(prepared.bytes).digest('hex');
-    if (answer.status !== 'accepted' || answer.id !== id || typeof answer.duplicate !== 'boolean') throw new Error(`not the 202 body: ${text}`);
+    if (answer.status !== 'accepted' || answer.id !== id || typeof answer.duplicate !== 'boolean')
+      throw new Error(`not the 202 body: ${text}`);
   } else if (answer.statusCode !== status || !CODES[status]!.includes(answer.code as string) || typeof answer.message !== 'string') {
     throw new Error(`not the error shape of ${status}: ${text.slice(0, 300)}`);
   }

@@ -1,17 +1,29 @@
 import fc from 'fast-check';
-import { ALPHABETS, CONTRACT_PREFIXES, OTHER_PREFIXES, type DataTweak, type KeyTweak, type Noise, type SignatureRecipe } from './signatures.js';
+import {
+  ALPHABETS,
+  CONTRACT_PREFIXES,
+  OTHER_PREFIXES,
+  type DataTweak,
+  type KeyTweak,
+  type Noise,
+  type SignatureRecipe,
+} from './signatures.js';
 
 /** Printable ASCII (what any HTTP client can send in a header), or any UTF-16 for in-process calls. */
 export type Charset = 'ascii' | 'any';
 
 const printable = (charset: Charset): fc.Arbitrary<string> =>
-  charset === 'ascii' ? fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)) : fc.string({ unit: 'binary', minLength: 1, maxLength: 1 });
+  charset === 'ascii'
+    ? fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code))
+    : fc.string({ unit: 'binary', minLength: 1, maxLength: 1 });
 
 /** Keys: ASCII, non-ASCII (UTF-8 bytes differ from Latin-1 and UTF-16), generated ones, and longer than SHA-256's 64-byte block. */
 export const keyArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.string({ minLength: 1, maxLength: 24 }) },
   fc.constantFrom('clé-secrète', 'ключ', '鍵🔑', 'Ünïcödé', '\u00ff\u0100', ' '),
-  fc.constantFrom(...fc.sample(fc.uint8Array({ minLength: 32, maxLength: 32 }), 8).map((bytes) => Buffer.from(bytes).toString('base64url'))),
+  fc.constantFrom(
+    ...fc.sample(fc.uint8Array({ minLength: 32, maxLength: 32 }), 8).map((bytes) => Buffer.from(bytes).toString('base64url')),
+  ),
   fc.string({ minLength: 1, maxLength: 6 }).map((unit) => unit.repeat(Math.ceil(70 / unit.length))),
 );
 
@@ -54,7 +66,16 @@ export const recipeArb = (charset: Charset): fc.Arbitrary<SignatureRecipe> =>
           fc.record({
             kind: fc.constant('near' as const),
             index: fc.nat({ max: 3 }),
-            tweak: fc.constantFrom<KeyTweak>('swapCase', 'trailingSpace', 'trailingNewline', 'dropLast', 'appendX', 'latin1', 'utf16le', 'hexOfKey'),
+            tweak: fc.constantFrom<KeyTweak>(
+              'swapCase',
+              'trailingSpace',
+              'trailingNewline',
+              'dropLast',
+              'appendX',
+              'latin1',
+              'utf16le',
+              'hexOfKey',
+            ),
           }),
         ),
         data: fc.record({
@@ -93,11 +114,34 @@ export const forgedValueArb = (charset: Charset, maxHugeLength: number): fc.Arbi
     { weight: 3, arbitrary: fc.stringMatching(/^(sha256=)?[A-Za-z0-9+/]{43}=$/) },
     { weight: 3, arbitrary: fc.stringMatching(/^(sha256=)?[A-Za-z0-9_-]{43}$/) },
     { weight: 3, arbitrary: fc.stringMatching(/^(sha256=)?[0-9a-fA-F]{64}$/) },
-    { weight: 3, arbitrary: fc.constantFrom('sha256=', 'sha256=%', '%', '%E0%A4%A', '%25', 'sha256%3D', '=', '==', 'null', 'undefined', '0', 'true', '[]', '{}', 'sha256=sha256=', '\t') },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        'sha256=',
+        'sha256=%',
+        '%',
+        '%E0%A4%A',
+        '%25',
+        'sha256%3D',
+        '=',
+        '==',
+        'null',
+        'undefined',
+        '0',
+        'true',
+        '[]',
+        '{}',
+        'sha256=sha256=',
+        '\t',
+      ),
+    },
     {
       weight: 1,
       arbitrary: fc
-        .tuple(fc.constantFrom('A', '=', '%41', 'sha256=', '0', '+/', '%'), fc.integer({ min: Math.min(1_000, maxHugeLength), max: maxHugeLength }))
+        .tuple(
+          fc.constantFrom('A', '=', '%41', 'sha256=', '0', '+/', '%'),
+          fc.integer({ min: Math.min(1_000, maxHugeLength), max: maxHugeLength }),
+        )
         .map(([unit, length]) => unit.repeat(Math.ceil(length / unit.length))),
     },
   );

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { contractSpelling, hmac, makeSignature, type SignatureRecipe, type SignatureValue, type Verdict } from './signatures.js';
 import { forgedValueArb, recipeArb, type Charset } from './signature-arbitraries.js';
+import { contractSpelling, hmac, makeSignature, type SignatureRecipe, type SignatureValue, type Verdict } from './signatures.js';
 
 /** Where a delivery's signature travels: the headers the receiver reads, first present (and non-empty) wins. */
 export const SIGNATURE_HEADERS = ['x-service', 'x-esrihook-signature'] as const;
@@ -21,7 +21,10 @@ export type Placement = 'service' | 'esri' | 'esriAfterEmptyService' | 'serviceW
 export const HTTP_PLACEMENTS: readonly Placement[] = ['service', 'esri', 'esriAfterEmptyService', 'serviceWithDecoy', 'none'];
 
 /** A right contract spelling, or a forgery, in the header the real signature does not use. */
-export const decoyArb = fc.oneof(fc.nat({ max: 15 }).map((spelling) => ({ right: true as const, spelling })), forgedValueArb('ascii', 200).map((value) => ({ right: false as const, value })));
+export const decoyArb = fc.oneof(
+  fc.nat({ max: 15 }).map((spelling) => ({ right: true as const, spelling })),
+  forgedValueArb('ascii', 200).map((value) => ({ right: false as const, value })),
+);
 type Decoy = typeof decoyArb extends fc.Arbitrary<infer T> ? T : never;
 export function decoyOf(decoy: Decoy, keys: readonly string[], body: Buffer): SignatureValue {
   if (!decoy.right || keys.length === 0) return { value: decoy.right ? 'sha256=' : decoy.value, verdict: 'reject' };
@@ -29,7 +32,11 @@ export function decoyOf(decoy: Decoy, keys: readonly string[], body: Buffer): Si
 }
 
 /** The signature headers of a placement, and the verdict of the first non-empty one (CONTRACT: first present wins). */
-export function place(placement: Placement, signature: SignatureValue, decoy: SignatureValue): { headers: Record<string, string | string[]>; expected: Expected } {
+export function place(
+  placement: Placement,
+  signature: SignatureValue,
+  decoy: SignatureValue,
+): { headers: Record<string, string | string[]>; expected: Expected } {
   const empty: SignatureValue = { value: '', verdict: 'reject' };
   const slots: Partial<Record<(typeof SIGNATURE_HEADERS)[number], SignatureValue[]>> = {
     service: { 'x-service': [signature] },

@@ -32,7 +32,11 @@ export type Noise =
 
 export type KeyTweak = 'swapCase' | 'trailingSpace' | 'trailingNewline' | 'dropLast' | 'appendX' | 'latin1' | 'utf16le' | 'hexOfKey';
 export type DataTweak = 'same' | 'flipBit' | 'dropLast' | 'appendNewline' | 'empty' | 'doubled' | 'reserialised' | 'crlf';
-type DigestTweak = { kind: 'none' | 'zero' | 'random' } | { kind: 'flip'; at: number; bit: number } | { kind: 'truncate'; length: number } | { kind: 'extend'; extra: number };
+type DigestTweak =
+  | { kind: 'none' | 'zero' | 'random' }
+  | { kind: 'flip'; at: number; bit: number }
+  | { kind: 'truncate'; length: number }
+  | { kind: 'extend'; extra: number };
 
 /** How a signature was made from the delivery's body and the hook's keys. */
 export interface SignatureRecipe {
@@ -48,7 +52,18 @@ export interface SignatureRecipe {
 
 const NO_NOISE: Noise = { kind: 'none' };
 export const CONTRACT_PREFIXES: readonly string[] = ['', 'sha256='];
-export const OTHER_PREFIXES = ['SHA256=', 'Sha256=', 'sha256:', 'sha256 =', 'sha1=', 'sha512=', 'sha256=sha256=', ' sha256=', 'hmac-sha256=', 'v1,'];
+export const OTHER_PREFIXES = [
+  'SHA256=',
+  'Sha256=',
+  'sha256:',
+  'sha256 =',
+  'sha1=',
+  'sha512=',
+  'sha256=sha256=',
+  ' sha256=',
+  'hmac-sha256=',
+  'v1,',
+];
 const CONTRACT_URL = new Set(['none', 'whole']);
 
 const B64_VALUE = new Map<string, number>([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].map((c, i) => [c, i]));
@@ -162,9 +177,9 @@ function tweakData(body: Buffer, { tweak, at }: SignatureRecipe['data']): Buffer
     case 'same':
       return body;
     case 'flipBit': {
-      if (body.length === 0) return Buffer.from([1 << at % 8]);
+      if (body.length === 0) return Buffer.from([1 << (at % 8)]);
       const copy = Buffer.from(body);
-      copy[at % copy.length]! ^= 1 << at % 8;
+      copy[at % copy.length]! ^= 1 << (at % 8);
       return copy;
     }
     case 'dropLast':
@@ -230,14 +245,22 @@ export function isRightDigest(keys: readonly string[], candidates: readonly Uint
 export function makeSignature(recipe: SignatureRecipe, keys: readonly string[], signed: readonly Buffer[]): SignatureValue {
   const { signer } = recipe;
   const hookKey = signer.kind === 'other' ? undefined : keys[signer.index % Math.max(1, keys.length)];
-  const key = signer.kind === 'other' || hookKey === undefined ? Buffer.from(signer.kind === 'other' ? signer.key : 'no-hook-key') : signer.kind === 'near' ? tweakKey(hookKey, signer.tweak) : Buffer.from(hookKey);
+  const key =
+    signer.kind === 'other' || hookKey === undefined
+      ? Buffer.from(signer.kind === 'other' ? signer.key : 'no-hook-key')
+      : signer.kind === 'near'
+        ? tweakKey(hookKey, signer.tweak)
+        : Buffer.from(hookKey);
   const data = tweakData(signed[0]!, recipe.data);
   const made =
-    recipe.algorithm === 'plain-sha256' ? createHash('sha256').update(data).digest() : createHmac(recipe.algorithm, key).update(data).digest();
+    recipe.algorithm === 'plain-sha256'
+      ? createHash('sha256').update(data).digest()
+      : createHmac(recipe.algorithm, key).update(data).digest();
   const digest = tweakDigest(made, recipe.digest);
   const bare = encodeBare(digest, recipe.alphabet);
   // Cutting characters off an extended digest could give the right one back: no cuts on those.
-  const noise = recipe.digest.kind === 'extend' && (recipe.noise.kind === 'truncate' || recipe.noise.kind === 'delete') ? NO_NOISE : recipe.noise;
+  const noise =
+    recipe.digest.kind === 'extend' && (recipe.noise.kind === 'truncate' || recipe.noise.kind === 'delete') ? NO_NOISE : recipe.noise;
   let verdict: Verdict = isRightDigest(keys, signed, digest) ? noiseVerdict(bare, recipe.alphabet, noise) : 'reject';
   if (verdict === 'accept' && (!CONTRACT_PREFIXES.includes(recipe.prefix) || !CONTRACT_URL.has(recipe.url))) verdict = 'either';
   return { value: urlWrap(recipe.prefix + applyNoise(bare, noise), recipe.url), verdict };
