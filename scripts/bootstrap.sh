@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what geohook needs on a fresh machine, then runs it:
 #   bootstrap.sh start [args]  -> geohook up (what `npm start` runs)
-#   bootstrap.sh test  [args]  -> build, type-check and the tap suite (what `npm test` runs)
+#   bootstrap.sh test  [args]  -> build, type-check, lint and the tap suite (what `npm test` runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:?usage: bootstrap.sh start|test [args]}"
@@ -59,6 +59,11 @@ build() {
 
 run_tests() {
   npx tsc -p test
+  if ! npm run --silent lint; then
+    say "lint failed: npm run format fixes the formatting and import order; the rest is listed above"
+    echo "0 passed, 1 failed"
+    return 1
+  fi
   local log status=0
   log="$(mktemp)"
   npx tap "$@" 2>&1 | tee "$log" || status=$?
