@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import type { Command } from 'commander';
 import t from 'tap';
+import { buildProgram } from '../../src/cli/program.js';
 import { configFileSchema, emulatorEnvSchema, envSchema } from '../../src/config/schema.js';
-import { CLI } from '../helpers/cli.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');
@@ -121,26 +120,16 @@ t.test('docs/configuration.md documents every environment variable and every sec
   }
 });
 
-/** The environment of the `--help` runs: no coverage collection, which only slows them down. */
-const helpEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_V8_COVERAGE'));
-
-/**
- * Every command path of the binary (`['admin', 'placement', 'explain']`…), read from its own `--help`. A
- * command that takes arguments has no subcommands, so only those without are asked in turn.
- */
-async function commandsOf(path: readonly string[] = []): Promise<string[][]> {
-  const { stdout } = await promisify(execFile)(process.execPath, [CLI, ...path, '--help'], { env: helpEnv });
-  const listing = stdout.split(/^Commands:$/m)[1] ?? '';
-  const entries = [...listing.matchAll(/^ {2}([a-z][\w-]*)((?: +(?:\[options\]|\[[\w.]+\]|<[\w.]+>))*)/gm)]
-    .map((match) => ({ name: match[1]!, takesArguments: /<|\[(?!options\])/.test(match[2]!) }))
-    .filter(({ name }) => name !== 'help');
-  const nested = await Promise.all(entries.map(({ name, takesArguments }) => (takesArguments ? [] : commandsOf([...path, name]))));
-  return entries.flatMap(({ name }, index) => [[...path, name], ...nested[index]!]);
+/** Every command path under `command` (`['admin', 'placement', 'explain']`…). */
+function commandsOf(command: Command, path: readonly string[] = []): string[][] {
+  return command.commands
+    .filter((sub) => sub.name() !== 'help')
+    .flatMap((sub) => [[...path, sub.name()], ...commandsOf(sub, [...path, sub.name()])]);
 }
 
 t.test('docs/cli.md documents every command of the geohook binary', async (t) => {
   const page = read('docs/cli.md');
-  const commands = await commandsOf();
+  const commands = commandsOf(await buildProgram());
   t.ok(commands.length > 25, `${commands.length} commands found`);
   for (const command of commands) {
     const name = `geohook ${command.join(' ')}`;

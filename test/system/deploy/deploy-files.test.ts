@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { parse, parseAllDocuments } from 'yaml';
+import { buildProgram } from '../../../src/cli/program.js';
 import { envSchema } from '../../../src/config/schema.js';
-import { runCli } from '../../helpers/cli.js';
 import type { Json } from '../../helpers/json.js';
 
 /**
@@ -19,19 +19,14 @@ const DEFAULT_PORT = 8080;
 const EMULATOR_PORT = 7080;
 const routes = ['/healthz', '/readyz', '/metrics', '/emulator/webhooks'];
 
-/** The options `geohook <command> --help` lists. */
-async function optionsOf(command: string): Promise<string> {
-  const help = await runCli([command, '--help']);
-  if (help.code !== 0) throw new Error(`geohook ${command} --help exited ${help.code}: ${help.stderr}`);
-  return help.stdout;
-}
-
 /** Checks `args` (a geohook command line without `geohook`) against the CLI's own help. */
 async function checkCommand(t: Test, where: string, args: readonly string[]): Promise<void> {
-  const [command, ...rest] = args;
-  const help = await optionsOf(command!);
+  const [name, ...rest] = args;
+  const command = (await buildProgram()).commands.find((candidate) => candidate.name() === name);
+  if (command === undefined) throw new Error(`${where}: geohook has no command ${name}`);
+  const help = command.helpInformation();
   for (const flag of rest.filter((arg) => arg.startsWith('--')))
-    t.match(help, new RegExp(`\\s${flag}\\b`), `${where}: geohook ${command} takes ${flag}`);
+    t.match(help, new RegExp(`\\s${flag}\\b`), `${where}: geohook ${name} takes ${flag}`);
 }
 
 function urlsIn(text: string): URL[] {
