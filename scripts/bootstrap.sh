@@ -57,13 +57,30 @@ build() {
   npx tsc
 }
 
-run_tests() {
-  npx tsc -p test
-  if ! npm run --silent lint; then
+# Builds, type-checks and lints; the lint runs beside the two compilations (each is single-threaded).
+build_and_check() {
+  local lint_log lint_pid lint_status=0
+  lint_log="$(mktemp)"
+  npm run --silent lint >"$lint_log" 2>&1 &
+  lint_pid=$!
+  local compiled=0
+  build && npx tsc -p test || compiled=$?
+  wait "$lint_pid" || lint_status=$?
+  cat "$lint_log"
+  rm -f "$lint_log"
+  if [ "$compiled" -ne 0 ]; then
+    say "the TypeScript compiler failed (listed above)"
+    echo "0 passed, 1 failed"
+    return 1
+  fi
+  if [ "$lint_status" -ne 0 ]; then
     say "lint failed: npm run format fixes the formatting and import order; the rest is listed above"
     echo "0 passed, 1 failed"
     return 1
   fi
+}
+
+run_tests() {
   local log status=0
   log="$(mktemp)"
   npx tap "$@" 2>&1 | tee "$log" || status=$?
@@ -87,17 +104,21 @@ run_tests() {
   return "$status"
 }
 
-install_dependencies
 case "$mode" in
   start)
+    install_dependencies
     [ -n "${REDIS_URL:-}" ] || ensure_redis_server
     build
     exec node dist/cli.js up "$@"
     ;;
   test)
     ensure_redis_server
-    ensure_chromium
-    build
+    # apt-get fetches and unpacks Chromium while npm installs and the code is built and checked.
+    ensure_chromium &
+    chromium_pid=$!
+    install_dependencies
+    build_and_check || { wait "$chromium_pid"; exit 1; }
+    wait "$chromium_pid"
     run_tests "$@"
     ;;
   *)
