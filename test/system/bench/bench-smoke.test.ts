@@ -12,6 +12,9 @@ const root = fileURLToPath(new URL('../../..', import.meta.url));
  */
 const env: NodeJS.ProcessEnv = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' };
 
+// About 15 s alone on two cores, 45 to 50 s beside the other test files: past tap's 60 s default on a slower machine.
+t.setTimeout(3 * 60_000);
+
 interface CaseFigures {
   rps: number;
   p99Ms: number;
