@@ -16,7 +16,7 @@ export function createPlacementResource(request: AdminRequest): AdminClient['pla
     async edit(service, policy, options = {}) {
       const path = `${parseServiceName(service).path}/placementPolicy/edit`;
       checkPlacementPolicy(policy);
-      // `async` is the k8s admin API's name for the flag (research/arcgis.md §1.4); sent only when given.
+      // `async` is the admin API's name for the flag (docs/admin.md#placement-policies); sent only when given.
       await request.send(path, { servicePlacementPolicy: policy, async: options.async }, { idempotent: false });
     },
   };

@@ -144,6 +144,16 @@ function sources(dir: string): string[] {
   );
 }
 
+t.test('source comments cite no document that is not in the repository', async (t) => {
+  const absent = forbidden.filter(([, why]) => why.startsWith('cites a document'));
+  const files = ['src', 'test', 'harness', 'examples'].flatMap((dir) => sources(dir)).filter((file) => file !== 'test/system/docs.test.ts');
+  t.ok(files.length > 200, `${files.length} source files read`);
+  const citations = files.flatMap((file) =>
+    absent.filter(([pattern]) => pattern.test(read(file))).map(([pattern]) => `${file}: ${pattern.source}`),
+  );
+  t.same(citations, [], 'the interface is documented under docs/, and comments point there');
+});
+
 t.test('docs/receiver.md lists every metric geohook defines', async (t) => {
   const page = read('docs/receiver.md');
   const metrics = new Set(

@@ -97,7 +97,7 @@ export async function adminWebhookRoutes(app: FastifyInstance, context: Emulator
 
   serviceRoute<WithId>(app, ['GET', 'POST'], '/webhooks/:id/notificationStatus', async (request, reply) => {
     authorize(context, request, ADMIN, 'notificationStatus');
-    // The product lists the deliveries that failed (research/arcgis.md §1, notificationStatus).
+    // The product lists the deliveries that failed (docs/emulator.md#admin-api).
     const failed = engine.notificationStatus(hookOf(request).id).filter((status) => !status.invoked);
     return sendAdmin(request, reply, { webhookNotificationStatus: failed });
   });

@@ -3,10 +3,10 @@ import t from 'tap';
 import { startEmulator } from '../../helpers/emulator.js';
 
 /**
- * The emulator's admin API under random input (issue #7): known and random paths, methods, parameters and
+ * The emulator's admin API under random input: known and random paths, methods, parameters and
  * values (broken and deeply nested JSON, huge strings, hostile names), body encodings and tokens. Every
  * answer is HTTP 200 JSON in the admin error shape `{"status":"error","messages":[…],"code":N}` with a code
- * of CONTRACT §5 (never 500), or a success that the token's role allows; never a stack trace. fast-check
+ * of docs/emulator.md#requests-tokens-and-errors (never 500), or a success that the token's role allows; never a stack trace. fast-check
  * draws a new seed each run and prints it with a failure.
  */
 const RUNS = 3_000;

@@ -25,7 +25,7 @@ import {
 import { contractSpelling, hmac } from './helpers/signatures.js';
 
 /**
- * Property-based tests of the receiver's front door (issue #7). Signatures are made by a model that knows
+ * Property-based tests of the receiver's front door. Signatures are made by a model that knows
  * how each one was made (helpers/signatures.ts): a forgery never verifies, every contract spelling of a right
  * signature does. Over HTTP, random bodies, content types and headers never get a 5xx but 503, nor a 2xx
  * unless signed. fast-check draws a new seed each run and prints it with a failure, to replay it.

@@ -11,7 +11,7 @@ import { configFile, countJobs, startReceiver, TEST_KEY, uniquePrefix, type Test
 import { startRedisCluster } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
 
-/** Redis Cluster for real (issue #8): three masters started by the helper, `redis-cli --cluster create`. */
+/** Redis Cluster for real: three masters started by the helper, `redis-cli --cluster create`. */
 const cluster = await startRedisCluster(t);
 const seeds = cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port }));
 

@@ -31,7 +31,7 @@ export function decoyOf(decoy: Decoy, keys: readonly string[], body: Buffer): Si
   return { value: contractSpelling(hmac(keys[0]!, body), decoy.spelling), verdict: 'accept' };
 }
 
-/** The signature headers of a placement, and the verdict of the first non-empty one (CONTRACT: first present wins). */
+/** The signature headers of a placement, and the verdict of the first non-empty one (docs/receiver.md#signatures: the first present wins). */
 export function place(
   placement: Placement,
   signature: SignatureValue,

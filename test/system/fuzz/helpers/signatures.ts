@@ -5,11 +5,11 @@ import { createHash, createHmac } from 'node:crypto';
  * which spelling) and what the receiver must do with it, judged from how it was made, never by decoding it
  * the way src/signature does.
  *
- * - `accept`: the right HMAC-SHA256 in a spelling CONTRACT §3 lists (base64, base64url, hex either case, each
+ * - `accept`: the right HMAC-SHA256 in a spelling docs/receiver.md#signatures lists (base64, base64url, hex either case, each
  *   with or without `sha256=`, the whole value URL-encoded or not).
  * - `reject`: made without the right digest (another key or body, another hash, a changed or cut digest, random
  *   text) or with digest bits lost (a character deleted, changed or cut off): a forgery.
- * - `either`: the right digest, every bit of it, in a spelling CONTRACT does not list (`SHA256=`, spaces, a
+ * - `either`: the right digest, every bit of it, in a spelling the docs do not list (`SHA256=`, spaces, a
  *   base64 without its `=`, `-` for `+`, double URL-encoding…): accepting it forges nothing, refusing it is fine.
  */
 export type Verdict = 'accept' | 'reject' | 'either';
@@ -76,7 +76,7 @@ export function encodeBare(bytes: Buffer, alphabet: Alphabet): string {
   return alphabet === 'HEX' ? bytes.toString('hex').toUpperCase() : bytes.toString(alphabet);
 }
 
-/** Spelling `index` (0–15) of the 16 CONTRACT §3 accepts: 4 alphabets × prefix or not × URL-encoded or not. */
+/** Spelling `index` (0–15) of the 16 docs/receiver.md#signatures accepts: 4 alphabets × prefix or not × URL-encoded or not. */
 export function contractSpelling(bytes: Buffer, index: number): string {
   const value = CONTRACT_PREFIXES[(index >> 2) & 1]! + encodeBare(bytes, ALPHABETS[index & 3]!);
   return index & 8 ? encodeURIComponent(value) : value;

@@ -1,11 +1,11 @@
 import t from 'tap';
 import { startEmulator } from '../helpers/emulator.js';
 
-/** The emulator inputs the fuzzing of issue #7 found answered with an internal error or a non-admin body. */
+/** The emulator inputs that fuzzing found answered with an internal error or a non-admin body. */
 const deep = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
 const HOOK = { name: 'fuzz', hookUrl: 'http://127.0.0.1:1/webhooks/default' };
 
-t.test('issue #7: hostile JSON-valued parameters are a 400, not an internal error', async (t) => {
+t.test('hostile JSON-valued parameters are a 400, not an internal error', async (t) => {
   const emulator = await startEmulator(t);
   const create = 'services/Hosted/Parcels.FeatureServer/webhooks/create';
   const placement = 'services/Tools/Buffer.GPServer/placementPolicy/edit';
@@ -22,7 +22,7 @@ t.test('issue #7: hostile JSON-valued parameters are a 400, not an internal erro
   t.same(await emulator.admin('services/webhooks'), { webhooks: [] }, 'none was stored');
 });
 
-t.test('issue #7: a malformed or over-long path gets the admin error shape with HTTP 200', async (t) => {
+t.test('a malformed or over-long path gets the admin error shape with HTTP 200', async (t) => {
   const emulator = await startEmulator(t);
   for (const path of ['%', `services/Tools/Buffer.GPServer/webhooks/${'x'.repeat(200)}`]) {
     const response = await emulator.app.inject({
