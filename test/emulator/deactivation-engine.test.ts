@@ -1,29 +1,12 @@
 import t, { type Test } from 'tap';
 import { defaultWebhookSettings, type WebhookSettings } from '../../src/arcgis/webhook-settings.js';
-import { type Webhook } from '../../src/arcgis/webhook.js';
 import { EmulatorClock, utcDay } from '../../src/emulator/clock.js';
 import { DeliveryEngine } from '../../src/emulator/delivery/delivery-engine.js';
 import { type EmulatorEvent } from '../../src/emulator/types.js';
+import { webhookRecord } from '../helpers/webhook-record.js';
 
 const created: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesCreated', layerId: 0 };
-const hook: Webhook = {
-  id: 'w',
-  folderName: 'Hosted',
-  serviceName: 'Parcels',
-  serviceType: 'FeatureServer',
-  name: 'hook',
-  changeTypes: ['*'],
-  signatureKey: '',
-  hookUrl: 'http://receiver.test/webhooks/default',
-  active: true,
-  contentType: 'application/json',
-  scheduleInfo: {},
-  payloadFormat: 'json',
-  created: 0,
-  modified: 0,
-  ownerId: 'admin',
-  modifiedId: 'admin',
-};
+const hook = webhookRecord();
 
 /**
  * An engine whose receiver (an injected fetch) answers `status()`; counts the POSTs and the

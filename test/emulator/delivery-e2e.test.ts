@@ -7,33 +7,15 @@ import { DeliveryEngine } from '../../src/emulator/delivery/delivery-engine.js';
 import { type EmulatorEvent } from '../../src/emulator/types.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { webhookRecord } from '../helpers/webhook-record.js';
 
 const redis = await startRedis(t);
 const NOW = Date.UTC(2024, 10, 1, 12);
 const REST = 'http://127.0.0.1:7080/arcgis/rest/services';
 const FORM = 'application/x-www-form-urlencoded';
 
-function webhook(id: string, hookUrl: string, fields: Partial<Webhook>): Webhook {
-  return {
-    id,
-    folderName: 'Hosted',
-    serviceName: 'Parcels',
-    serviceType: 'FeatureServer',
-    name: `hook-${id}`,
-    changeTypes: ['*'],
-    signatureKey: TEST_KEY,
-    hookUrl,
-    active: true,
-    contentType: 'application/json',
-    scheduleInfo: {},
-    payloadFormat: 'json',
-    created: NOW,
-    modified: NOW,
-    ownerId: 'admin',
-    modifiedId: 'admin',
-    ...fields,
-  };
-}
+const webhook = (id: string, hookUrl: string, fields: Partial<Webhook>): Webhook =>
+  webhookRecord({ id, name: `hook-${id}`, signatureKey: TEST_KEY, hookUrl, created: NOW, modified: NOW, ...fields });
 
 const gpSucceeded: EmulatorEvent = { kind: 'gp', outcome: 'succeeded', jobId: 'jobe2e', taskName: 'Buffer' };
 const featuresUpdated: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesUpdated', layerId: 0 };

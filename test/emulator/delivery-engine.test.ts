@@ -8,6 +8,7 @@ import { type EmulatorEvent } from '../../src/emulator/types.js';
 import { verify } from '../../src/signature/verify.js';
 import { startSink, type ReceivedRequest } from '../helpers/http-sink.js';
 import { waitFor } from '../helpers/wait.js';
+import { webhookRecord } from '../helpers/webhook-record.js';
 
 /** A sink at `/webhooks/default`; `handler` decides the answer. */
 async function startServer(t: Test, handler: (response: ServerResponse) => void): Promise<{ url: string; received: ReceivedRequest[] }> {
@@ -17,27 +18,8 @@ async function startServer(t: Test, handler: (response: ServerResponse) => void)
 
 const answer = (status: number) => (response: ServerResponse) => response.writeHead(status).end();
 
-function webhook(id: string, hookUrl: string, fields: Partial<Webhook> = {}): Webhook {
-  return {
-    id,
-    folderName: 'Hosted',
-    serviceName: 'Parcels',
-    serviceType: 'FeatureServer',
-    name: `hook-${id}`,
-    changeTypes: ['*'],
-    signatureKey: '',
-    hookUrl,
-    active: true,
-    contentType: 'application/json',
-    scheduleInfo: {},
-    payloadFormat: 'json',
-    created: 0,
-    modified: 0,
-    ownerId: 'admin',
-    modifiedId: 'admin',
-    ...fields,
-  };
-}
+const webhook = (id: string, hookUrl: string, fields: Partial<Webhook> = {}): Webhook =>
+  webhookRecord({ id, name: `hook-${id}`, hookUrl, ...fields });
 
 const created: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesCreated', layerId: 0 };
 

@@ -6,32 +6,20 @@ import type { EmulatorEvent } from '../../src/emulator/types.js';
 import { classifyEvent } from '../../src/receiver/classify-event.js';
 import type { FormFields } from '../../src/receiver/form-fields.js';
 import { classifiable, formPayload } from '../../src/receiver/form-payload.js';
+import { webhookRecord } from '../helpers/webhook-record.js';
 
 const REST = 'http://127.0.0.1:7080/arcgis/rest/services';
 const WHEN = 1730385704000;
 const FORM = 'application/x-www-form-urlencoded';
 
-function webhook(fields: Partial<Webhook> = {}): Webhook {
-  return {
+const webhook = (fields: Partial<Webhook> = {}): Webhook =>
+  webhookRecord({
     id: 'c4a7db24-0c5e-4a00-9103-0c7d2fdc03b4',
-    folderName: 'Hosted',
-    serviceName: 'Parcels',
-    serviceType: 'FeatureServer',
     name: 'parcels-hook',
-    changeTypes: ['*'],
     signatureKey: 'geohook-test-key',
     hookUrl: 'http://127.0.0.1:1/webhooks/default',
-    active: true,
-    contentType: 'application/json',
-    scheduleInfo: {},
-    payloadFormat: 'json',
-    created: 0,
-    modified: 0,
-    ownerId: 'admin',
-    modifiedId: 'admin',
     ...fields,
-  };
-}
+  });
 
 const gpHook = (fields: Partial<Webhook> = {}): Webhook =>
   webhook({ folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer', name: 'buffer-done', ...fields });

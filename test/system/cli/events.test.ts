@@ -1,12 +1,12 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import type { EventFamily, GeohookEvent } from '../../../src/queue/envelope.js';
+import type { EventFamily } from '../../../src/queue/envelope.js';
 import { EventQueue } from '../../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../../src/queue/names.js';
 import { createProducerConnection } from '../../../src/redis/connection.js';
 import { runCli } from '../../helpers/cli.js';
+import { envelopeOf } from '../../helpers/envelope.js';
 import { configFile, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -19,25 +19,6 @@ interface Queues {
   /** Enqueues an event of `family` and waits until it is in `state`; resolves to its id. */
   settle(family: EventFamily, state: 'failed' | 'completed'): Promise<string>;
   state(queue: QueueName, id: string): Promise<string>;
-}
-
-function event(family: EventFamily): GeohookEvent {
-  const type = { gp: 'gp.job.failed', feature: 'feature.FeaturesCreated', unknown: 'unknown' }[family];
-  const body = `{"n":"${randomUUID()}"}`;
-  const id = createHash('sha256').update(body).digest('hex');
-  return {
-    id,
-    hook: 'default',
-    type,
-    types: [type],
-    family,
-    receivedAt: new Date().toISOString(),
-    service: {},
-    contentType: 'application/json',
-    verified: true,
-    payload: {},
-    rawBody: '',
-  };
 }
 
 /**
@@ -66,7 +47,7 @@ async function queues(t: Test): Promise<Queues> {
     eventQueue,
     state,
     async settle(family, wanted) {
-      const item = event(family);
+      const item = envelopeOf(family);
       await eventQueue.enqueue(item);
       await waitFor(`${item.id} ${wanted}`, async () => (await state(queueNames[family], item.id)) === wanted);
       return item.id;
@@ -88,7 +69,7 @@ t.test('geohook events stats prints jobs per queue and state, as JSON or a table
   const q = await queues(t);
   await q.settle('gp', 'failed');
   await q.settle('feature', 'completed');
-  await q.eventQueue.enqueue(event('unknown'));
+  await q.eventQueue.enqueue(envelopeOf('unknown'));
   await q.eventQueue.drained();
   const [stats, table] = await Promise.all([json(t, ['events', 'stats'], q.env), runCli(['events', 'stats', '--table'], { env: q.env })]);
   t.same(stats, {

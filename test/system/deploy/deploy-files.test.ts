@@ -15,14 +15,15 @@ const read = (path: string): string => readFileSync(new URL(path, root), 'utf8')
 
 /** Variables geohook reads: the configuration schema, plus the emulator's users and Node's own. */
 const knownVariables = new Set([...Object.keys(envSchema.shape), 'EMULATOR_USERS', 'NODE_ENV']);
+const program = await buildProgram();
 const DEFAULT_PORT = 8080;
 const EMULATOR_PORT = 7080;
 const routes = ['/healthz', '/readyz', '/metrics', '/emulator/webhooks'];
 
 /** Checks `args` (a geohook command line without `geohook`) against the CLI's own help. */
-async function checkCommand(t: Test, where: string, args: readonly string[]): Promise<void> {
+function checkCommand(t: Test, where: string, args: readonly string[]): void {
   const [name, ...rest] = args;
-  const command = (await buildProgram()).commands.find((candidate) => candidate.name() === name);
+  const command = program.commands.find((candidate) => candidate.name() === name);
   if (command === undefined) throw new Error(`${where}: geohook has no command ${name}`);
   const help = command.helpInformation();
   for (const flag of rest.filter((arg) => arg.startsWith('--')))
@@ -42,7 +43,7 @@ t.test('Dockerfile: multi-stage, production dependencies only, non-root, healthc
   t.match(dockerfile, /^HEALTHCHECK .*\n?.*\/healthz/m);
   t.match(dockerfile, /^ENTRYPOINT \["node", "dist\/cli.js"\]$/m);
   const cmd = /^CMD (\[.*\])$/m.exec(dockerfile)?.[1];
-  await checkCommand(t, 'Dockerfile CMD', JSON.parse(cmd!) as string[]);
+  checkCommand(t, 'Dockerfile CMD', JSON.parse(cmd!) as string[]);
   const env = /^ENV (.*)$/m
     .exec(dockerfile)![1]!
     .split(/\s+/)
@@ -76,7 +77,7 @@ t.test(
     const geohook = Object.entries(compose.services).filter(([, service]) => service.build === '.');
     t.same(geohook.map(([name]) => name).sort(), ['consumer', 'emulator', 'receiver']);
     for (const [name, service] of geohook) {
-      await checkCommand(t, `compose ${name}`, service.command);
+      checkCommand(t, `compose ${name}`, service.command);
       for (const variable of Object.keys(service.environment ?? {}))
         t.ok(knownVariables.has(variable), `compose ${name}: ${variable} is read by geohook`);
       t.ok(service.healthcheck, `compose ${name} has a healthcheck`);
@@ -115,7 +116,7 @@ t.test('deploy/kubernetes: Deployment, Service, Secret and PodDisruptionBudget a
   const pod = deployment.spec.template.spec;
   const container = pod.containers[0];
   t.same(container.args, ['serve']);
-  await checkCommand(t, 'Deployment args', container.args);
+  checkCommand(t, 'Deployment args', container.args);
   const port = container.ports.find((p: { name: string }) => p.name === 'http');
   t.equal(port.containerPort, DEFAULT_PORT);
   const env = new Map<string, { value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }>(
