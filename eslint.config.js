@@ -47,7 +47,7 @@ const layerZones = Object.entries(layers).map(([folder, allowed]) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-harness/', 'coverage/', '.tap/', 'bench-profiles/', 'test-artifacts/', '.geohook/'] },
+  { ignores: ['dist/', 'dist-harness/', 'dist-test/', 'coverage/', '.tap/', 'bench-profiles/', 'test-artifacts/', '.geohook/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   importX.flatConfigs.recommended,

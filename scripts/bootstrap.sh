@@ -57,14 +57,15 @@ build() {
   npx tsc
 }
 
-# Builds, type-checks and lints; the lint runs beside the two compilations (each is single-threaded).
+# Builds dist/, compiles the suite into dist-test/ (type-checking src, test, examples and harness) and lints;
+# the lint runs beside the two compilations (each is single-threaded).
 build_and_check() {
   local lint_log lint_pid lint_status=0
   lint_log="$(mktemp)"
   npm run --silent lint >"$lint_log" 2>&1 &
   lint_pid=$!
   local compiled=0
-  build && npx tsc -p test || compiled=$?
+  build && rm -rf dist-test && npx tsc -p test || compiled=$?
   wait "$lint_pid" || lint_status=$?
   cat "$lint_log"
   rm -f "$lint_log"

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { errorCodes, GeohookError, QueueUnavailableError } from '../src/errors.js';
+import { repoPath } from './helpers/paths.js';
 
 t.test('the error table of docs/errors.md lists every code with its status and meaning, in the order of the registry', async (t) => {
-  const page = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
+  const page = readFileSync(repoPath('docs', 'errors.md'), 'utf8');
   const documented = [...page.matchAll(/^\| `(GEOHOOK_ERR_[A-Z_]+)` \| (\d+) \| (.+) \|$/gm)].map((m) => [m[1], Number(m[2]), m[3]]);
   t.same(
     documented,

@@ -56,7 +56,8 @@ const commands: readonly CommandEntry[] = [
   },
 ];
 
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+// By the package's own name, so that the path holds wherever this file is compiled to.
+const { version } = createRequire(import.meta.url)('geohook/package.json') as { version: string };
 
 /**
  * The `geohook` program with every command listed. The commands for which `load` answers true (all of

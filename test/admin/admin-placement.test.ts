@@ -2,7 +2,7 @@ import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
 import type { ServicePlacementPolicy } from '../../src/arcgis/placement-policy.js';
 import { startEmulator } from '../helpers/emulator.js';
-import { fixture } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
 import { recordingFetch } from './helpers/recording-fetch.js';
 
 const policy = JSON.parse(fixture('placement-policy.json').toString('utf8')) as ServicePlacementPolicy;

@@ -6,7 +6,8 @@ import { subscribe, type Subscription } from '../../src/consumers/subscribe.js';
 import type { AnyGeohookEvent, FeatureEvent, GpEvent, GpEventType } from '../../src/queue/envelope.js';
 import { sign } from '../../src/signature/sign.js';
 import { envelopeOf } from '../helpers/envelope.js';
-import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
+import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { repoPath } from './paths.js';
 
 /** The built binary: `npm test` builds before it runs the suite. */
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+export const CLI = repoPath('dist', 'cli.js');
 
 export interface CliResult {
   code: number | null;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -7,11 +6,6 @@ import type { RedisServer } from '../../src/embedded/redis-server.js';
 import { buildReceiver, type ReceiverOptions } from '../../src/receiver/build-receiver.js';
 
 export const TEST_KEY = 'geohook-test-key';
-
-/** Exact bytes of a file in test/fixtures. */
-export function fixture(name: string): Buffer {
-  return readFileSync(new URL(`../fixtures/${name}`, import.meta.url));
-}
 
 /** A BullMQ prefix no other test uses. */
 export function uniquePrefix(): string {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
+import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
 const redis = await startRedis(t);

@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { classifyEvent } from '../../src/receiver/classify-event.js';
+import { fixture } from '../helpers/paths.js';
 
 /** A fixture in test/fixtures, parsed as JSON. */
 function parsedFixture(name: string): unknown {
-  return JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8'));
+  return JSON.parse(fixture(name).toString('utf8'));
 }
 
 /** An Enterprise geoprocessing delivery reporting `eventType`. */

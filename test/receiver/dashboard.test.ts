@@ -1,13 +1,14 @@
-import * as crypto from 'node:crypto';
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
 import { Worker } from 'bullmq';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { buildReceiver } from '../../src/receiver/build-receiver.js';
-import { createSession } from '../../src/receiver/dashboard/session.js';
-import type * as session from '../../src/receiver/dashboard/session.js';
+import { createSession, isAuthorized } from '../../src/receiver/dashboard/session.js';
 import { sign } from '../../src/signature/sign.js';
 import { capturingLogger } from '../helpers/log-capture.js';
-import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
+import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
 const TOKEN = 'dashboard-token-0123456789';
@@ -254,19 +255,21 @@ t.test('a dashboard started while Redis is down answers 503 on its API until Red
 
 t.test('every secret comparison goes through timingSafeEqual on equal-length digests', async (t) => {
   const calls: Array<[number, number]> = [];
-  const auth = await t.mockImport<typeof session>('../../src/receiver/dashboard/session.js', {
-    'node:crypto': {
-      ...crypto,
-      timingSafeEqual: (a: Buffer, b: Buffer) => {
-        calls.push([a.length, b.length]);
-        return crypto.timingSafeEqual(a, b);
-      },
-    },
+  // The module's named import of timingSafeEqual is a live binding to node:crypto's export: replace the export.
+  const original = crypto.timingSafeEqual;
+  crypto.timingSafeEqual = (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+    calls.push([a.byteLength, b.byteLength]);
+    return original(a, b);
+  };
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    crypto.timingSafeEqual = original;
+    syncBuiltinESMExports();
   });
   const basic = (user: string, password: string): { authorization: string } => ({
     authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
   });
-  const cases: Array<[Parameters<typeof session.isAuthorized>[0], Record<string, string>, boolean, number]> = [
+  const cases: Array<[Parameters<typeof isAuthorized>[0], Record<string, string>, boolean, number]> = [
     [{ token: TOKEN }, BEARER, true, 1],
     [{ token: TOKEN }, { authorization: 'Bearer short' }, false, 1],
     [{ token: TOKEN }, { authorization: `Bearer ${TOKEN}${'x'.repeat(100)}` }, false, 1],
@@ -278,7 +281,7 @@ t.test('every secret comparison goes through timingSafeEqual on equal-length dig
   ];
   for (const [config, headers, expected, comparisons] of cases) {
     calls.length = 0;
-    t.equal(auth.isAuthorized(config, headers), expected, JSON.stringify(headers).slice(0, 40));
+    t.equal(isAuthorized(config, headers), expected, JSON.stringify(headers).slice(0, 40));
     t.same(
       calls,
       Array.from({ length: comparisons }, () => [32, 32]),

@@ -1,7 +1,8 @@
 import { Worker } from 'bullmq';
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { configFile, countJobs, fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
+import { configFile, countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 

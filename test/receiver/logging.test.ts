@@ -1,7 +1,8 @@
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
 import { capturingLogger } from '../helpers/log-capture.js';
-import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
+import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
 t.test('logged requests carry their headers but never the key or the signature header value', async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { countJobs, fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
+import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
 const redis = await startRedis(t);

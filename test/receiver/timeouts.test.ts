@@ -8,6 +8,8 @@ import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
+// Each test has its own receiver and spends its time waiting for a timeout to fire: they run side by side.
+t.jobs = 4;
 
 /** Short timeouts so that each cut-off is seen in well under a second or two. */
 const TIMEOUTS = { headersMs: 500, requestMs: 1000, socketIdleMs: 3000, keepAliveMs: 1500 };

@@ -4,7 +4,8 @@ import type { ServicePlacementPolicy } from '../../src/arcgis/placement-policy.j
 import { loadConfig } from '../../src/config/load-config.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
-import { configFile, fixture, uniquePrefix } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
+import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startEmulator } from '../helpers/emulator.js';
-import { fixture, startReceiver } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -4,7 +4,8 @@ import { Redis } from 'ioredis';
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
 import { capturingLogger } from '../helpers/log-capture.js';
-import { fixture, startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { fixture } from '../helpers/paths.js';
+import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 

@@ -1,14 +1,10 @@
-import { readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { decodeSignature } from '../../src/signature/decode-signature.js';
 import { computeDigest, sign } from '../../src/signature/sign.js';
 import { verify } from '../../src/signature/verify.js';
+import { fixture } from '../helpers/paths.js';
 
 const KEY = 'geohook-test-key';
-
-function fixture(name: string): Buffer {
-  return readFileSync(new URL(`../fixtures/${name}`, import.meta.url));
-}
 
 interface Vector {
   label: string;

@@ -1,12 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import t from 'tap';
 import { buildProgram } from '../../src/cli/program.js';
 import { configFileSchema, emulatorEnvSchema, envSchema } from '../../src/config/schema.js';
+import { repoRoot as root } from '../helpers/paths.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');
 
 const docPages = readdirSync(join(root, 'docs'))

@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import t from 'tap';
+import { repoRoot as root } from '../helpers/paths.js';
 
 /** The layering and cycle rules of eslint.config.js fail what they are there to fail. */
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const eslint = new ESLint({ cwd: root });
 
 async function rulesBroken(code: string, filePath: string): Promise<string[]> {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { basename } from 'node:path';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { configFileSchema } from '../../src/config/schema.js';
@@ -9,18 +9,19 @@ import { findFreePort } from '../../src/embedded/redis-server.js';
 import { sign } from '../../src/signature/sign.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
-import { fixture, uniquePrefix, TEST_KEY } from '../helpers/receiver.js';
+import { fixture, repoPath } from '../helpers/paths.js';
+import { uniquePrefix, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
-const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
+const example = (name: string): string => repoPath('examples', name);
 const receiverExample = example('receiver.ts');
 const consumerExample = example('consumer.ts');
 const adminClientExample = example('admin-client.ts');
 const followUpExample = example('follow-up.ts');
 
 /** A page of the repository, by its path from the root. */
-const page = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+const page = (path: string): string => readFileSync(repoPath(path), 'utf8');
 
 /** Where each example is shown: the page must hold it, whole and unchanged, as a TypeScript block. */
 const shownIn: readonly [string, readonly string[]][] = [
@@ -29,9 +30,10 @@ const shownIn: readonly [string, readonly string[]][] = [
   ['docs/consumers.md', [followUpExample]],
 ];
 
-/** Runs a TypeScript example with the same loaders as this test process; stdout and stderr are collected. */
-function runExample(t: Test, file: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, [...process.execArgv, file], {
+/** Runs an example as the suite compiled it into dist-test/ (from the file shown in the docs); stdout and stderr are collected. */
+function runExample(t: Test, source: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  const compiled = repoPath('dist-test', 'examples', basename(source, '.ts') + '.js');
+  const child = spawn(process.execPath, ['--enable-source-maps', compiled], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -63,7 +65,7 @@ t.test('every JSON block of the docs parses, and every GEOHOOK_CONFIG example am
     'docs/receiver.md': 2,
     'docs/registration.md': 1,
   };
-  const pages = readdirSync(new URL('../../docs/', import.meta.url))
+  const pages = readdirSync(repoPath('docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`);
   for (const path of ['README.md', ...pages]) {
@@ -128,7 +130,6 @@ t.test('the 10-line consumer of the README handles GP and feature events fired b
 t.test('the README example receives a signed GP delivery and its worker consumes it', async (t) => {
   const redis = await startRedis(t);
   const port = await findFreePort();
-  // The same loaders as this test process, so that the TypeScript example runs as it stands.
   const { child, output } = runExample(t, receiverExample, {
     REDIS_URL: redis.url,
     HOOK_SECRETS: TEST_KEY,

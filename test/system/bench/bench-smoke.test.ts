@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { repoRoot as root } from '../../helpers/paths.js';
 
 const run = promisify(execFile);
-const root = fileURLToPath(new URL('../../..', import.meta.url));
 
 /**
  * The bench's processes must not count towards coverage: tap's process tracking passes its settings on to
@@ -23,7 +22,6 @@ interface CaseFigures {
 }
 
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
-  await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'harness'], { cwd: root, env });
   const args = [
     '--rounds',
     '1',
@@ -39,7 +37,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     '200',
     '--json',
   ];
-  const { stdout } = await run(process.execPath, ['dist-harness/harness/bench/run.js', ...args], {
+  const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], {
     cwd: root,
     env,
     maxBuffer: 16 * 1024 * 1024,

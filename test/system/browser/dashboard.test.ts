@@ -1,15 +1,17 @@
 import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Worker } from 'bullmq';
 import type { BrowserContext, Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { sign } from '../../../src/signature/sign.js';
 import { chromiumMissing, launchChromium } from '../../helpers/chromium.js';
-import { configFile, fixture, startReceiver, TEST_KEY, type TestReceiver } from '../../helpers/receiver.js';
+import { fixture, repoPath } from '../../helpers/paths.js';
+import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const TOKEN = 'dashboard-token-0123456789';
-const SCREENSHOT = new URL('../../../test-artifacts/dashboard.png', import.meta.url);
+const SCREENSHOT = repoPath('test-artifacts', 'dashboard.png');
 const skip = chromiumMissing();
 
 /**
@@ -85,8 +87,8 @@ t.test('token mode: log in, see the event, retry its failed job from the Failed 
 
   await page.getByRole('link', { name: 'WAITING', exact: true }).click();
   await page.getByRole('link', { name: jobId }).waitFor();
-  mkdirSync(new URL('../../browser', SCREENSHOT), { recursive: true });
-  await page.screenshot({ path: SCREENSHOT.pathname, fullPage: true });
+  mkdirSync(dirname(SCREENSHOT), { recursive: true });
+  await page.screenshot({ path: SCREENSHOT, fullPage: true });
   t.same(failures, [], 'every page, asset and API request of the board succeeded');
 });
 

@@ -5,7 +5,8 @@ import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { sign } from '../../../src/signature/sign.js';
 import { runCli, startCli } from '../../helpers/cli.js';
-import { fixture, startReceiver, TEST_KEY } from '../../helpers/receiver.js';
+import { fixture } from '../../helpers/paths.js';
+import { startReceiver, TEST_KEY } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
 

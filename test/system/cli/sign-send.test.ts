@@ -1,10 +1,11 @@
 import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { runCli } from '../../helpers/cli.js';
-import { fixture, startReceiver, TEST_KEY } from '../../helpers/receiver.js';
+import { fixture, repoPath } from '../../helpers/paths.js';
+import { startReceiver, TEST_KEY } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 
-const FIXTURE = new URL('../../fixtures/enterprise-feature-created.json', import.meta.url).pathname;
+const FIXTURE = repoPath('test', 'fixtures', 'enterprise-feature-created.json');
 
 t.test('geohook sign prints the known-answer signature of a file', async (t) => {
   const result = await runCli(['sign', '--key', TEST_KEY, FIXTURE]);

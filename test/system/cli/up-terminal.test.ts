@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { CLI } from '../../helpers/cli.js';
+import { repoPath } from '../../helpers/paths.js';
 import { waitFor } from '../../helpers/wait.js';
 
-const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
+const README = repoPath('README.md');
 
 /** The lines of the README's picture of `npm start`. */
 function readmeOutput(): string[] {

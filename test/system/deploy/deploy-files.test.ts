@@ -4,14 +4,14 @@ import { parse, parseAllDocuments } from 'yaml';
 import { buildProgram } from '../../../src/cli/program.js';
 import { envSchema } from '../../../src/config/schema.js';
 import type { Json } from '../../helpers/json.js';
+import { repoPath } from '../../helpers/paths.js';
 
 /**
  * No container engine runs here: these tests read the Dockerfile, docker-compose.yml and the Kubernetes
  * manifests and check that every command, option, port, path and variable they use exists in geohook,
  * so that they cannot rot unnoticed.
  */
-const root = new URL('../../../', import.meta.url);
-const read = (path: string): string => readFileSync(new URL(path, root), 'utf8');
+const read = (path: string): string => readFileSync(repoPath(path), 'utf8');
 
 /** Variables geohook reads: the configuration schema, plus the emulator's users and Node's own. */
 const knownVariables = new Set([...Object.keys(envSchema.shape), 'EMULATOR_USERS', 'NODE_ENV']);
@@ -102,10 +102,10 @@ t.test(
 );
 
 t.test('deploy/kubernetes: Deployment, Service, Secret and PodDisruptionBudget agree with each other and with geohook', async (t) => {
-  const dir = new URL('deploy/kubernetes/', root);
+  const dir = repoPath('deploy', 'kubernetes');
   const documents = readdirSync(dir)
     .filter((name) => name.endsWith('.yaml'))
-    .flatMap((name) => parseAllDocuments(readFileSync(new URL(name, dir), 'utf8')).map((document) => document.toJS() as Json));
+    .flatMap((name) => parseAllDocuments(read(`deploy/kubernetes/${name}`)).map((document) => document.toJS() as Json));
   const byKind = new Map(documents.map((document) => [document.kind as string, document]));
   t.same([...byKind.keys()].sort(), ['Deployment', 'PodDisruptionBudget', 'Secret', 'Service']);
 

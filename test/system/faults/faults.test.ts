@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { repoRoot as root } from '../../helpers/paths.js';
 
 const run = promisify(execFile);
-const root = fileURLToPath(new URL('../../..', import.meta.url));
 
 /**
  * The suite's processes must not count towards coverage: tap's process tracking passes its settings on to
@@ -35,10 +34,9 @@ t.setTimeout(5 * 60_000);
 t.test(
   'the fault suite (loads of 3 s, Redis outages shortened to 3 s) keeps every acknowledged delivery exactly once: receiver killed, Redis killed (strict; fast reported), Redis down with and without a spool, receiver restarted under emulator retries',
   async (t) => {
-    await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'harness'], { cwd: root, env });
     const suite = await run(
       process.execPath,
-      ['dist-harness/harness/faults/run.js', '--json', '--load-seconds', '3', '--outage-seconds', '3'],
+      ['dist-test/harness/faults/run.js', '--json', '--load-seconds', '3', '--outage-seconds', '3'],
       {
         cwd: root,
         env,
