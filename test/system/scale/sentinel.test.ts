@@ -27,16 +27,19 @@ t.test('through Sentinel: events flow, and keep flowing after a failover to the 
   });
 
   const ids: string[] = [];
+  const deliver = async (target: TestReceiver, payload: unknown): Promise<void> => {
+    const body = JSON.stringify(payload);
+    const response = await target.post(body, { 'x-service': sign(TEST_KEY, body) });
+    t.equal(response.status, 202);
+    ids.push(((await response.json()) as { id: string }).id);
+  };
   const deliverAll = async (target: TestReceiver, count: number): Promise<void> => {
     for (let index = 0; index < count; index += 1) {
-      const body = JSON.stringify({
+      await deliver(target, {
         serviceType: 'GPServer',
         jobId: `j${randomUUID()}`,
         events: [{ eventType: 'esriJobSucceeded', when: Date.now() }],
       });
-      const response = await target.post(body, { 'x-service': sign(TEST_KEY, body) });
-      t.equal(response.status, 202);
-      ids.push(((await response.json()) as { id: string }).id);
     }
   };
   await deliverAll(receiver, 20);
@@ -71,9 +74,17 @@ t.test('through Sentinel: events flow, and keep flowing after a failover to the 
     { timeoutMs: 30_000 },
   );
   await deliverAll(receiver, 20);
-  await waitFor('41 events consumed', async () => seen.length >= 41, { timeoutMs: 30_000 });
+  // One event for each of the other queues: every worker's blocking connection is back on the new master.
+  await deliver(receiver, { serviceType: 'FeatureServer', name: 'Parcels', events: [{ eventType: 'FeaturesCreated', when: Date.now() }] });
+  await deliver(receiver, { hello: 'an unknown payload' });
+  await waitFor('43 events consumed', async () => seen.length >= 43, { timeoutMs: 30_000 });
   await receiver.app.eventQueue.drained();
-  t.equal(seen.length, 41, 'each consumed once: 20 before, the probe and 20 after the failover');
+  t.equal(seen.length, 43, 'each consumed once: 20 before, the probe, 20 after the failover and one on each other queue');
+  t.same(
+    [...new Set(seen.map((event) => event.family))].sort(),
+    ['feature', 'gp', 'unknown'],
+    'every queue is consumed after the failover',
+  );
   t.same(
     ids.filter((id) => !seen.some((event) => event.id === id)),
     [],
