@@ -195,7 +195,8 @@ t.test('50 clients trickling headers or bodies are all cut off on time while sig
 });
 
 t.test('1,000 idle connections leave deliveries answered promptly, and are all closed once headersMs have passed', async (t) => {
-  const receiver = await startShortReceiver(t, { headersMs: 3000, requestMs: 3000, socketIdleMs: 6000 });
+  // Five seconds to open them all and deliver beside them, with the other tests of this file running too.
+  const receiver = await startShortReceiver(t, { headersMs: 5000, requestMs: 5000, socketIdleMs: 8000 });
   const opened = performance.now();
   const idle = await Promise.all(Array.from({ length: 1000 }, () => rawClient(t, receiver)));
   const openedMs = performance.now() - opened;
@@ -205,7 +206,7 @@ t.test('1,000 idle connections leave deliveries answered promptly, and are all c
   t.ok(latenciesMs.at(-1)! < 3000, `opened in ${ms(openedMs)}; median ${ms(latenciesMs[25]!)}, slowest ${ms(latenciesMs.at(-1)!)}`);
   const closedMs = await Promise.all(idle.map((client) => client.closed));
   t.ok(
-    Math.max(...closedMs) < latest(3000),
+    Math.max(...closedMs) < latest(5000),
     `each closed ${ms(Math.min(...closedMs))} to ${ms(Math.max(...closedMs))} after it was opened`,
   );
   t.equal(idle.filter((client) => /^HTTP\/1\.1 408 /.test(client.answer())).length, 1000, 'each answered 408');
