@@ -42,6 +42,8 @@ function onlyPayloadAndSignature(form: FormFields, signatureFields: readonly str
   return payloads === 1;
 }
 
+const OWS_ONLY = /^[ \t]*$/;
+
 /**
  * Where the signature is: a header over the whole body, or (ArcGIS Online form deliveries) a form field
  * over the `payload` field's value, as its raw encoded bytes or as its decoded text.
@@ -49,7 +51,8 @@ function onlyPayloadAndSignature(form: FormFields, signatureFields: readonly str
 function findSignature(policy: SignaturePolicy, headers: IncomingHttpHeaders, rawBody: Buffer, form?: FormFields): SignedData | undefined {
   for (const name of policy.signatureHeaders) {
     const signature = headerValue(headers, name);
-    if (signature !== undefined && signature !== '') return { signature, data: rawBody, covers: true };
+    // Only spaces and tabs is an empty value, as HTTP reads it (RFC 9110 §5.5): the next place is looked at.
+    if (signature !== undefined && !OWS_ONLY.test(signature)) return { signature, data: rawBody, covers: true };
   }
   if (form === undefined) return undefined;
   for (const name of policy.signatureHeaders) {

@@ -21,6 +21,23 @@ t.test('a form signed in a field is refused when it holds anything the signature
   }
 });
 
+t.test('a signature header of spaces and tabs is absent: the form field signs the delivery, over HTTP and injected alike', async (t) => {
+  const redis = await startRedis(t);
+  const receiver = await startReceiver(t, redis);
+  const signed = fixture('agol-form-signed.txt').toString();
+  for (const blank of ['\t', ' ', ' \t ']) {
+    t.equal((await receiver.post(signed, { ...FORM, 'x-service': blank })).status, 202, `x-service ${JSON.stringify(blank)} over HTTP`);
+    const injected = await receiver.app.inject({
+      method: 'POST',
+      url: '/webhooks/default',
+      headers: { ...FORM, 'x-service': blank },
+      payload: signed,
+    });
+    t.equal(injected.statusCode, 202, `x-service ${JSON.stringify(blank)} injected`);
+  }
+  t.equal((await receiver.post(signed, { ...FORM, 'x-service': ' x ' })).status, 401, 'anything else in the header is what counts');
+});
+
 t.test('the emulator answers a non-string f without a 500', async (t) => {
   const emulator = await startEmulator(t);
   const response = await emulator.app.inject({
