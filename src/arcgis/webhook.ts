@@ -1,11 +1,19 @@
 /** A webhook record and the parameters that create one, as the admin API names them. */
 
+/** `scheduleInfo.recurrenceInfo.frequency`: the units real clients send (the spec's examples show `second`). */
+export const scheduleFrequencies = ['second', 'minute', 'hour', 'day', 'week', 'month', 'year'] as const;
+export type ScheduleFrequency = (typeof scheduleFrequencies)[number];
+
+/** `scheduleInfo.state`; clients may leave it out, which means `enabled`. */
+export const scheduleStates = ['enabled', 'disabled'] as const;
+export type ScheduleState = (typeof scheduleStates)[number];
+
 /** `scheduleInfo` of a feature-service webhook. */
 export interface ScheduleInfo {
   name: string;
-  state: 'enabled';
+  state: ScheduleState;
   startAt: number;
-  recurrenceInfo: { interval: number; frequency: 'second' };
+  recurrenceInfo: { interval: number; frequency: ScheduleFrequency };
 }
 
 /** A webhook as the admin API returns it (without `status`). */

@@ -10,11 +10,13 @@ import type { EmulatorContext } from './context.js';
 import { DeliveryEngine } from './delivery/delivery-engine.js';
 import { sendAdmin } from './respond.js';
 import { controlRoutes } from './routes/control.js';
+import { discoveryRoutes } from './routes/discovery.js';
 import { placementRoutes } from './routes/placement.js';
 import { restRoutes } from './routes/rest.js';
 import { serviceRoutes } from './routes/services.js';
 import { settingsRoutes } from './routes/settings.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { updateDefinitionRoutes } from './routes/update-definition.js';
 import { adminWebhookRoutes } from './routes/webhooks.js';
 import { EmulatorStore } from './store.js';
 import type { CatalogService } from './types.js';
@@ -115,15 +117,18 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
 
   await app.register(formBody);
   await app.register(tokenRoutes, context);
+  await app.register(discoveryRoutes, { ...context, publicUrl });
   await app.register(
     async (admin) => {
       await admin.register(adminWebhookRoutes, context);
       await admin.register(settingsRoutes, context);
       await admin.register(serviceRoutes, context);
       await admin.register(placementRoutes, context);
+      await admin.register(updateDefinitionRoutes, { ...context, answer: { status: 'success' } });
     },
     { prefix: '/arcgis/admin' },
   );
+  await app.register(updateDefinitionRoutes, { ...context, answer: { success: true }, prefix: '/arcgis/rest/admin' });
   await app.register(restRoutes, { ...context, publicUrl, prefix: '/arcgis/rest/services' });
   await app.register(controlRoutes, { ...context, clock });
   app.addHook('onClose', async () => engine.close());

@@ -18,6 +18,23 @@ export interface EmulatorContext {
 export const ADMIN: readonly EmulatorRole[] = ['administrator', 'orgadmin'];
 export const ORG_ADMIN: readonly EmulatorRole[] = ['orgadmin'];
 
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * The request's token: the `token` parameter (query or form), else a bearer token in `X-Esri-Authorization` or
+ * `Authorization`, the headers the ArcGIS API for Python and arcgis-rest-js send.
+ */
+export function requestToken(request: FastifyRequest, params: Params): string | undefined {
+  const token = params.string('token');
+  if (token !== undefined && token !== '') return token;
+  for (const header of ['x-esri-authorization', 'authorization']) {
+    const value = request.headers[header];
+    const bearer = typeof value === 'string' ? BEARER.exec(value)?.[1] : undefined;
+    if (bearer !== undefined) return bearer;
+  }
+  return undefined;
+}
+
 /** Authenticates the request's token and checks the role; returns the user and the parameters. */
 export function authorize(
   context: EmulatorContext,
@@ -26,7 +43,7 @@ export function authorize(
   operation: string,
 ): { user: EmulatorUser; params: Params } {
   const params = Params.of(request);
-  const user = context.tokens.authenticate(params.string('token'));
+  const user = context.tokens.authenticate(requestToken(request, params));
   requireRole(user, roles, operation);
   return { user, params };
 }

@@ -1,5 +1,5 @@
 import { featureChangeTypes } from '../arcgis/change-types.js';
-import type { ScheduleInfo, Webhook } from '../arcgis/webhook.js';
+import { scheduleFrequencies, scheduleStates, type ScheduleInfo, type Webhook } from '../arcgis/webhook.js';
 import { AdminError, invalidParameter } from './admin-error.js';
 import type { Params } from './params.js';
 import type { CatalogService } from './types.js';
@@ -90,21 +90,33 @@ function parseHookUrl(raw: string): string {
   throw invalidParameter('hookUrl', `must be an http or https URL, got '${raw}'`);
 }
 
+/** `value` when it is one of `allowed` (any case), `fallback` when absent, else undefined. */
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T | undefined {
+  if (value === undefined) return fallback;
+  return typeof value === 'string' ? allowed.find((candidate) => candidate === value.trim().toLowerCase()) : undefined;
+}
+
 function parseScheduleInfo(params: Params, now: number): ScheduleInfo | undefined {
   const raw = params.json('scheduleInfo');
   if (raw === undefined) return undefined;
   const invalid = (): AdminError =>
-    invalidParameter('scheduleInfo', 'must be an object {name, startAt, recurrenceInfo: {interval (integer ≥ 1), frequency: "second"}}');
+    invalidParameter(
+      'scheduleInfo',
+      `must be an object {name, state (${scheduleStates.join(' or ')}, optional), startAt, recurrenceInfo: {interval (integer ≥ 1), frequency (${scheduleFrequencies.join(', ')})}}`,
+    );
   // Checked before a field is read: `scheduleInfo` may be null, an array or a scalar.
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid();
-  const input = raw as Partial<ScheduleInfo> & { recurrenceInfo?: Partial<ScheduleInfo['recurrenceInfo']> };
+  const input = raw as { name?: unknown; state?: unknown; startAt?: unknown; recurrenceInfo?: { interval?: unknown; frequency?: unknown } };
   const interval = input.recurrenceInfo?.interval ?? 20;
-  if (!Number.isInteger(interval) || interval < 1) throw invalid();
+  const frequency = oneOf(input.recurrenceInfo?.frequency, scheduleFrequencies, 'second');
+  const state = oneOf(input.state, scheduleStates, 'enabled');
+  if (typeof interval !== 'number' || !Number.isInteger(interval) || interval < 1 || frequency === undefined || state === undefined)
+    throw invalid();
   return {
     name: typeof input.name === 'string' ? input.name : '',
-    state: 'enabled',
+    state,
     startAt: typeof input.startAt === 'number' ? input.startAt : now,
-    recurrenceInfo: { interval, frequency: 'second' },
+    recurrenceInfo: { interval, frequency },
   };
 }
 

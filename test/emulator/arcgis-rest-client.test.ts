@@ -1,4 +1,5 @@
-import { ArcGISRequestError, request } from '@esri/arcgis-rest-request';
+import { updateServiceDefinition } from '@esri/arcgis-rest-feature-service';
+import { ApiKeyManager, ArcGISRequestError, request, type ArcGISIdentityManager } from '@esri/arcgis-rest-request';
 import t from 'tap';
 import { startEmulator } from '../helpers/emulator.js';
 
@@ -36,4 +37,27 @@ t.test('@esri/arcgis-rest-request rejects an admin error answered with HTTP 200'
   t.ok(error instanceof ArcGISRequestError, 'an ArcGISRequestError');
   t.equal((error as ArcGISRequestError).code, 403);
   t.match((error as ArcGISRequestError).response, { status: 'error', code: 403, messages: [/not authorized/] });
+});
+
+t.test('@esri/arcgis-rest-feature-service updates a hosted service definition at rest/admin, as it does on the product', async (t) => {
+  const emulator = await startEmulator(t);
+  const token = await emulator.token();
+  const serviceUrl = `${emulator.url}/arcgis/rest/services/Hosted/Roads/FeatureServer`;
+  const refused = await emulator.admin('services/Hosted/Roads.FeatureServer/webhooks/create', {
+    name: 'roads',
+    hookUrl: 'https://example.com/hook',
+  });
+  t.match(refused, { status: 'error', messages: [/change tracking/] }, 'Roads has no change tracking to begin with');
+  const answer = await updateServiceDefinition(serviceUrl, {
+    // The option's type names a portal session; any authentication manager adds its token the same way, and
+    // the emulator has no portal to sign in to.
+    authentication: ApiKeyManager.fromKey(token) as unknown as ArcGISIdentityManager,
+    updateDefinition: { capabilities: 'Query,Editing,Create,Update,Delete,ChangeTracking' },
+  });
+  t.same(answer, { success: true });
+  const created = await emulator.admin('services/Hosted/Roads.FeatureServer/webhooks/create', {
+    name: 'roads',
+    hookUrl: 'https://example.com/hook',
+  });
+  t.match(created, { status: 'success', serviceName: 'Roads' }, 'the new definition takes webhooks');
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError } from '../admin-error.js';
-import { serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
+import { requestToken, serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { Params } from '../params.js';
 import { sendAdmin } from '../respond.js';
 import { extractChanges, readChangesQuery } from '../rest-changes.js';
@@ -34,7 +34,7 @@ const pathOf = (request: FastifyRequest): string => request.url.split('?')[0]!.r
 /**
  * The REST resources the webhook payloads point to, under `/arcgis/rest/services` (register with that prefix):
  * GP job status and parameters (`statusURL`), and feature services' `extractChanges` (`changesUrl`), also
- * asynchronous. Every request needs a valid token of any user, in the query or the form; errors are answered
+ * asynchronous. Every request needs a valid token of any user, in the query, the form or a bearer header; errors are answered
  * in the REST shape with HTTP 200, never with a stack.
  */
 export async function restRoutes(app: FastifyInstance, context: EmulatorContext & { publicUrl: () => string }): Promise<void> {
@@ -52,7 +52,7 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
   app.addHook('preHandler', async (request) => {
     const params = Params.of(request);
     params.oneOf('f', ['json', 'pjson']);
-    tokens.authenticate(params.string('token'));
+    tokens.authenticate(requestToken(request, params));
   });
 
   /** Registers `handler` for GET and POST at `/<service><tail>` and `/<folder>/<service><tail>`. */

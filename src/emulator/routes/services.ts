@@ -1,5 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AdminError, invalidParameter } from '../admin-error.js';
+import type { FastifyInstance } from 'fastify';
 import { ADMIN, authorize, type EmulatorContext } from '../context.js';
 import { sendAdmin } from '../respond.js';
 import { serviceKey } from '../store.js';
@@ -43,13 +42,45 @@ export function serviceRecord(service: CatalogService): Record<string, unknown> 
   };
 }
 
-interface DefinitionParams {
-  folder?: string;
-  name: string;
-}
-
-/** `findServices` with every filter, and feature services' `updateDefinition`. */
+/** `findServices` with every filter, and the service directory: the root, a folder, a service. */
 export async function serviceRoutes(app: FastifyInstance, context: EmulatorContext): Promise<void> {
+  const { store } = context;
+  const folderNames = (): string[] => [...new Set(store.services.map((service) => service.folderName))].filter((name) => name !== '/');
+  const listing = (folderName: string): Record<string, unknown> => ({
+    folderName,
+    ...(folderName === '/' ? { folders: folderNames() } : {}),
+    services: store.services
+      .filter((service) => service.folderName === folderName)
+      .map(({ serviceName, type }) => ({ folderName, serviceName, type, description: '' })),
+  });
+
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/services',
+    handler: async (request, reply) => {
+      authorize(context, request, ADMIN, 'list services');
+      return sendAdmin(request, reply, listing('/'));
+    },
+  });
+  // One route for `services/<folder>` and `services/<name>.<type>` (a service at the root): they share the path's shape.
+  app.route<{ Params: { name: string } }>({
+    method: ['GET', 'POST'],
+    url: '/services/:name',
+    handler: async (request, reply) => {
+      authorize(context, request, ADMIN, 'list services');
+      const { name } = request.params;
+      return sendAdmin(request, reply, folderNames().includes(name) ? listing(name) : serviceRecord(store.service('/', name)));
+    },
+  });
+  app.route<{ Params: { folder: string; service: string } }>({
+    method: ['GET', 'POST'],
+    url: '/services/:folder/:service',
+    handler: async (request, reply) => {
+      authorize(context, request, ADMIN, 'read service');
+      return sendAdmin(request, reply, serviceRecord(store.service(request.params.folder, request.params.service)));
+    },
+  });
+
   app.route({
     method: ['GET', 'POST'],
     url: '/services/findServices',
@@ -75,31 +106,4 @@ export async function serviceRoutes(app: FastifyInstance, context: EmulatorConte
       return sendAdmin(request, reply, { filteredServices: matching.map(serviceRecord) });
     },
   });
-
-  const updateDefinitionPaths = [
-    '/services/:name/FeatureServer/updateDefinition',
-    '/services/:folder/:name/FeatureServer/updateDefinition',
-  ];
-  for (const url of updateDefinitionPaths) app.post<{ Params: DefinitionParams }>(url, updateDefinition);
-
-  async function updateDefinition(request: FastifyRequest<{ Params: DefinitionParams }>, reply: FastifyReply): Promise<FastifyReply> {
-    const { params } = authorize(context, request, ADMIN, 'updateDefinition');
-    const service = context.store.service(request.params.folder, `${request.params.name}.FeatureServer`);
-    const definition = params.json('updateDefinition');
-    if (definition === undefined) throw new AdminError(400, "Missing required parameter 'updateDefinition'.");
-    if (typeof definition !== 'object' || definition === null || Array.isArray(definition)) {
-      throw invalidParameter(
-        'updateDefinition',
-        'must be a JSON object such as {"capabilities":"Query,Editing,ChangeTracking","syncEnabled":false}',
-      );
-    }
-    const { capabilities, syncEnabled } = definition as { capabilities?: unknown; syncEnabled?: unknown };
-    if (capabilities !== undefined && typeof capabilities !== 'string')
-      throw invalidParameter('updateDefinition.capabilities', 'must be a comma-separated string');
-    if (syncEnabled !== undefined && typeof syncEnabled !== 'boolean')
-      throw invalidParameter('updateDefinition.syncEnabled', 'must be true or false');
-    if (capabilities !== undefined) service.capabilities = capabilities;
-    if (syncEnabled !== undefined) service.syncEnabled = syncEnabled;
-    return sendAdmin(request, reply, { status: 'success' });
-  }
 }

@@ -7,9 +7,12 @@ import { sendAdmin } from '../respond.js';
 /** Longest token lifetime, in minutes (the product's 15 days). */
 const MAX_EXPIRATION_MINUTES = 21_600;
 
+/** Token lifetime when `generateToken` is given no `expiration`, in minutes (`shortLivedTokenValidity` of the info resources). */
+export const SHORT_LIVED_TOKEN_MINUTES = 60;
+
 function generate(context: EmulatorContext, request: FastifyRequest): { token: string; expires: number; ssl: false } {
   const params = Params.of(request);
-  const expiration = params.integer('expiration', 1, MAX_EXPIRATION_MINUTES) ?? 60;
+  const expiration = params.integer('expiration', 1, MAX_EXPIRATION_MINUTES) ?? SHORT_LIVED_TOKEN_MINUTES;
   const issued = context.tokens.generate(params.string('username') ?? '', params.string('password') ?? '', expiration);
   if (issued === undefined) throw new AdminError(400, 'Unable to generate token.', 'Invalid username or password.');
   return { ...issued, ssl: false };
