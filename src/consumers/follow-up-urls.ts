@@ -1,3 +1,4 @@
+import { decodePayloadUrl } from '../arcgis/changes-url.js';
 import { GeohookError } from '../errors.js';
 import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
 
@@ -7,22 +8,12 @@ export const followUpError = (message: string, cause?: unknown): GeohookError =>
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * `value` as an http(s) URL. ArcGIS Online sends `changesUrl` percent-encoded as a whole (`https%3a%2f%2f…`):
- * such a value is decoded once first. `what` names the value in errors; the value itself is not echoed.
- */
+/** `value` as an http(s) URL, decoded once when ArcGIS Online percent-encoded it as a whole; `what` names it in errors (the value is not echoed). */
 export function httpUrl(value: unknown, what: string): URL {
   if (typeof value !== 'string' || value.trim() === '') throw followUpError(`${what} is missing or not a string`);
-  let text = value.trim();
-  try {
-    if (/^https?%3a/i.test(text)) text = decodeURIComponent(text);
-    const url = new URL(text);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url;
-    throw followUpError(`${what} must be an http or https URL, not ${url.protocol}`);
-  } catch (err) {
-    if (err instanceof GeohookError) throw err;
-    throw followUpError(`${what} is not a valid URL`, err);
-  }
+  const url = decodePayloadUrl(value);
+  if (url === undefined) throw followUpError(`${what} is not a valid http or https URL`);
+  return url;
 }
 
 /** The payload items of an event of `family`: the object, or each element of an ArcGIS Online array. */

@@ -1,4 +1,5 @@
 import type { FeatureChangeType } from '../arcgis/change-types.js';
+import type { FeatureChanges } from '../arcgis/changes-url.js';
 import type { FeaturePayloadItem, GpJobPayload } from '../arcgis/payload.js';
 
 /** Which queue an event goes to. */
@@ -39,6 +40,11 @@ export interface GeohookEvent {
   payload: unknown;
   /** Base64 of the exact bytes received. */
   rawBody: string;
+  /**
+   * Feature events: where the edits are, the `changesUrl` decoded with its `serverGens` range and the layer
+   * named (of the first item of an ArcGIS Online array). Absent when the payload has no such `changesUrl`.
+   */
+  changes?: FeatureChanges;
 }
 
 /** A geoprocessing job event. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { featureChangesOf } from '../arcgis/changes-url.js';
 import type { GeohookEvent } from '../queue/envelope.js';
 import { classifyEvent } from './classify-event.js';
 import { classifiable } from './form-payload.js';
@@ -22,7 +23,9 @@ export interface AcceptedDelivery {
 /** The event envelope of a delivery (docs/events.md): its id, classification and the time it was received. */
 export function buildEvent(delivery: AcceptedDelivery): GeohookEvent {
   const { raw, hook, contentType, verified, payload, isForm } = delivery;
-  const { family, types, service } = classifyEvent(classifiable(payload, isForm));
+  const classified = classifiable(payload, isForm);
+  const { family, types, service } = classifyEvent(classified);
+  const changes = family === 'feature' ? featureChangesOf(Array.isArray(classified) ? classified[0] : classified) : undefined;
   return {
     id: createHash('sha256').update(raw).digest('hex'),
     hook,
@@ -35,5 +38,6 @@ export function buildEvent(delivery: AcceptedDelivery): GeohookEvent {
     verified,
     payload,
     rawBody: raw.toString('base64'),
+    ...(changes === undefined ? {} : { changes }),
   };
 }

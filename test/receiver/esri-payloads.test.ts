@@ -22,6 +22,8 @@ interface Case {
   family: 'feature' | 'unknown';
   types: string[];
   serviceName?: string;
+  /** `changes` of the envelope: the range and layer its changesUrl names, decoded whatever the encoding. */
+  changes?: { serverGens: [number, number]; layerId?: number };
 }
 
 /** A form delivery of ArcGIS Online: `payload=` and the JSON as sent, not form-encoded. */
@@ -34,6 +36,7 @@ const cases: Case[] = [
     headers: JSON_TYPE,
     family: 'feature',
     types: ['feature.FeaturesCreated'],
+    changes: { serverGens: [1730385704442, 1730385704443] },
   },
   {
     name: 'ArcGIS Online, JSON array (developers.arcgis.com)',
@@ -41,6 +44,7 @@ const cases: Case[] = [
     headers: JSON_TYPE,
     family: 'feature',
     types: ['feature.FeaturesCreated'],
+    changes: { serverGens: [21891591, 25166741], layerId: 0 },
   },
   {
     name: 'ArcGIS Online, form with three events and a %AB that is not UTF-8 (doc.arcgis.com)',
@@ -56,6 +60,7 @@ const cases: Case[] = [
     headers: JSON_TYPE,
     family: 'feature',
     types: ['feature.FeaturesCreated'],
+    changes: { serverGens: [1404636, 1404640], layerId: 0 },
   },
   {
     name: 'ArcGIS Online, form (Azure Function receiver)',
@@ -63,6 +68,7 @@ const cases: Case[] = [
     headers: FORM_TYPE,
     family: 'feature',
     types: ['feature.FeaturesCreated'],
+    changes: { serverGens: [1023777, 1023783], layerId: 0 },
   },
   {
     name: 'ArcGIS Online, form with features and attachments created (Esri Nederland receiver)',
@@ -74,6 +80,7 @@ const cases: Case[] = [
     family: 'feature',
     types: ['feature.FeaturesCreated', 'feature.AttachmentsCreated'],
     serviceName: 'SelfServiceStoryMapping2020_Input',
+    changes: { serverGens: [46245100, 46245124], layerId: 0 },
   },
   {
     name: 'a Portal organization webhook, which is not a service webhook',
@@ -101,6 +108,15 @@ t.test('each real payload, signed in x-esriHook-Signature, is accepted, classifi
     t.equal(Buffer.compare(Buffer.from(job.data.rawBody, 'base64'), c.body), 0, `${c.name}: the exact bytes`);
     t.equal(job.data.verified, true);
     if (c.serviceName !== undefined) t.equal(job.data.service.serviceName, c.serviceName, `${c.name}: the service`);
+    if (c.changes === undefined) t.notOk('changes' in job.data, `${c.name}: no changes`);
+    else {
+      t.same(
+        { serverGens: job.data.changes.serverGens, layerId: job.data.changes.layerId },
+        { layerId: undefined, ...c.changes },
+        `${c.name}: changes`,
+      );
+      t.match(job.data.changes.url, /^https:\/\/[^%]+\/FeatureServer\/extractChanges\?serverGens=/, `${c.name}: the URL decoded`);
+    }
   }
 });
 
