@@ -49,3 +49,20 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
   for (const child of Array.isArray(value) ? value : Object.values(value)) if (nestedDeeperThan(child, max - 1)) return true;
   return false;
 }
+
+/**
+ * ArcGIS Online's test delivery (a hosted feature layer webhook's `status` operation, and the server's own
+ * checks): items whose `events` are exactly `["NoContent"]`, with no `layerId` and no `changesUrl`. It
+ * reports no edit.
+ */
+export function isTestPing(payload: unknown): boolean {
+  const items = Array.isArray(payload) ? payload : [payload];
+  return (
+    items.length > 0 &&
+    items.every((item) => {
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) return false;
+      const { events, layerId, changesUrl } = item as { events?: unknown; layerId?: unknown; changesUrl?: unknown };
+      return Array.isArray(events) && events.length === 1 && events[0] === 'NoContent' && layerId === undefined && changesUrl === undefined;
+    })
+  );
+}

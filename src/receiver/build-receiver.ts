@@ -5,6 +5,7 @@ import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.
 import { GeohookError } from '../errors.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { EventQueue } from '../queue/event-queue.js';
+import { PingLog } from '../queue/ping-log.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
 import { HookKeys } from '../signature/hook-keys.js';
 import { clientErrorHandler } from './client-error.js';
@@ -159,6 +160,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     policy: { requireSignature: config.requireSignature, signatureHeaders: config.signatureHeaders },
     maxBodyBytes: config.maxBodyBytes,
     eventQueue,
+    pings: new PingLog(connection, config.prefix),
     metrics,
   });
   await app.register(healthRoutes, {

@@ -1,18 +1,19 @@
 import formBody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import rawBody from 'fastify-raw-body';
-import { MAX_NESTING, nestedDeeperThan } from '../arcgis/payload.js';
+import { isTestPing, MAX_NESTING, nestedDeeperThan } from '../arcgis/payload.js';
 import type { HookConfig } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { queueNames } from '../queue/names.js';
+import type { PingLog } from '../queue/ping-log.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 import { sign } from '../signature/sign.js';
 import { authenticate, type SignaturePolicy } from './authenticate.js';
 import { buildEvent } from './build-event.js';
 import { isBodyParseError, sendError, toGeohookError, unsupportedMediaType } from './error-reply.js';
 import type { FormFields } from './form-fields.js';
-import { formPayload } from './form-payload.js';
+import { classifiable, formPayload } from './form-payload.js';
 import type { ReceiverMetrics } from './metrics.js';
 import { parseLimitedForm } from './payload-limits.js';
 
@@ -24,6 +25,8 @@ export interface WebhookRouteOptions {
   policy: SignaturePolicy;
   maxBodyBytes: number;
   eventQueue: EventQueue;
+  /** Where ArcGIS Online's test pings are recorded. */
+  pings: PingLog;
   metrics: ReceiverMetrics;
 }
 
@@ -48,7 +51,7 @@ function rawBytes(request: FastifyRequest): Buffer {
  * @fastify/formbody; the signature decides between 401 and 400 before a parse error is reported.
  */
 export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
-  const { hooks, hookKeys, policy, eventQueue, metrics } = options;
+  const { hooks, hookKeys, policy, eventQueue, pings, metrics } = options;
 
   // Only the two content types the GIS server sends: JSON (parsed by fastify-raw-body over the exact
   // bytes it keeps) and forms (@fastify/formbody). Anything else, text/plain included, is 415.
@@ -115,6 +118,13 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       const payload = form === undefined ? request.body : formPayload(form, policy.signatureHeaders);
       if (nestedDeeperThan(payload, MAX_NESTING)) {
         throw new GeohookError('GEOHOOK_ERR_BAD_PAYLOAD', `the body nests arrays or objects deeper than ${MAX_NESTING} levels`);
+      }
+      if (isTestPing(classifiable(payload, form !== undefined))) {
+        // Acknowledged and recorded, never queued: it reports no edit. A Redis outage only loses the record.
+        pings.record(hook.name, Date.now()).catch((err: unknown) => request.log.warn({ err, hook: hook.name }, 'test ping not recorded'));
+        request.log.info({ hook: hook.name }, 'test ping received');
+        count(hook.name, 'ping', 202);
+        return reply.code(202).send({ status: 'ping' });
       }
       const event = buildEvent({ raw, hook: hook.name, contentType, verified: auth.verified, payload, isForm: form !== undefined });
 
