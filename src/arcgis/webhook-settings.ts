@@ -28,3 +28,26 @@ export const webhookSettingBounds: Readonly<Record<keyof WebhookSettings, readon
   numberOfFailures: [1, 100],
   daysInPast: [1, 30],
 });
+
+/** ArcGIS Online's hosted feature layer webhook settings: attempts, the per-attempt timeout, and consecutive failures before deactivation. */
+export interface OnlineWebhookSettings {
+  notificationAttempts: number;
+  notificationTimeOutInSeconds: number;
+  numberOfFailures: number;
+}
+
+/** ArcGIS Online's defaults: one attempt, a 10 s timeout, deactivation after 5 consecutive failures. */
+export const defaultOnlineWebhookSettings: Readonly<OnlineWebhookSettings> = Object.freeze({
+  notificationAttempts: 1,
+  notificationTimeOutInSeconds: 10,
+  numberOfFailures: 5,
+});
+
+/** ArcGIS Online's bounds: attempts 1–5, a timeout of 1–10 s, 1–10 consecutive failures. */
+export const onlineWebhookSettingBounds: Readonly<Record<keyof OnlineWebhookSettings, readonly [min: number, max: number]>> = Object.freeze(
+  {
+    notificationAttempts: [1, 5],
+    notificationTimeOutInSeconds: [1, 10],
+    numberOfFailures: [1, 10],
+  },
+);

@@ -52,3 +52,23 @@ export interface CreateWebhookParams {
   /** Feature services: the window for cataloguing events. */
   scheduleInfo?: object;
 }
+
+/**
+ * A hosted feature layer webhook of ArcGIS Online, as its `WebHooks` resource returns it: addressed by
+ * `globalId`, on a service with no folder.
+ */
+export interface OnlineWebhook {
+  globalId: string;
+  serviceName: string;
+  name: string;
+  changeTypes: string[];
+  signatureKey: string;
+  hookUrl: string;
+  active: boolean;
+  contentType: 'application/json' | 'application/x-www-form-urlencoded';
+  scheduleInfo: ScheduleInfo | Record<string, never>;
+  payloadFormat: 'json' | 'pjson';
+  created: number;
+  modified: number;
+  owner: string;
+}

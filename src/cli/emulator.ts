@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { buildEmulator, loadCatalog } from 'geohook/emulator';
+import { buildEmulator, DEFAULT_ORG_ID, loadCatalog } from 'geohook/emulator';
 import { loadEmulatorConfig } from '../config/load-config.js';
 import { closeOnSignal } from './close-on-signal.js';
 
@@ -8,6 +8,7 @@ interface EmulatorFlags {
   host: string;
   catalog?: string;
   publicUrl?: string;
+  orgId: string;
   logLevel: string;
 }
 
@@ -17,6 +18,7 @@ async function runEmulator(flags: EmulatorFlags): Promise<void> {
     // --port 0: the URLs in payloads use the port the emulator got, known once it listens.
     ...(flags.publicUrl !== undefined ? { publicUrl: flags.publicUrl } : port === 0 ? {} : { publicUrl: `http://${flags.host}:${port}` }),
     logLevel: flags.logLevel,
+    orgId: flags.orgId,
     ...(flags.catalog === undefined ? {} : { catalog: loadCatalog(flags.catalog) }),
     ...(users === undefined ? {} : { users }),
   });
@@ -33,6 +35,7 @@ export function registerEmulator(command: Command): void {
     .addOption(
       new Option('--public-url <url>', 'base URL the emulator is reached at (default http://HOST:PORT, the port it got with --port 0)'),
     )
+    .addOption(new Option('--org-id <id>', 'id of the ArcGIS Online organization it serves at /<id>/ArcGIS/rest').default(DEFAULT_ORG_ID))
     .addOption(new Option('--log-level <level>', 'pino level').env('LOG_LEVEL').default('info'))
     .addHelpText('after', '\nUsers come from EMULATOR_USERS=user:password:role,… (roles administrator, orgadmin, none).')
     .action((flags: EmulatorFlags) => runEmulator(flags));

@@ -11,6 +11,7 @@ import { DeliveryEngine } from './delivery/delivery-engine.js';
 import { sendAdmin } from './respond.js';
 import { controlRoutes } from './routes/control.js';
 import { discoveryRoutes } from './routes/discovery.js';
+import { onlineRoutes, onlineSettingsRoutes } from './routes/online.js';
 import { placementRoutes } from './routes/placement.js';
 import { restRoutes } from './routes/rest.js';
 import { serviceRoutes } from './routes/services.js';
@@ -20,6 +21,9 @@ import { updateDefinitionRoutes } from './routes/update-definition.js';
 import { adminWebhookRoutes } from './routes/webhooks.js';
 import { EmulatorStore } from './store.js';
 import type { CatalogService } from './types.js';
+
+/** The ArcGIS Online organization id the emulator serves when given none. */
+export const DEFAULT_ORG_ID = 'geohookOrg';
 
 /** Options of {@link buildEmulator}. */
 export interface EmulatorOptions {
@@ -35,6 +39,8 @@ export interface EmulatorOptions {
    * @defaultValue `http://<address>:<port>` it listens on (a wildcard address as 127.0.0.1); 'http://127.0.0.1:7080' before it listens
    */
   publicUrl?: string;
+  /** The id of the ArcGIS Online organization it also serves, at `/<orgId>/ArcGIS/rest/...`. @defaultValue 'geohookOrg' */
+  orgId?: string;
   /** Turns the settings' seconds into milliseconds; tests shrink time with it. @defaultValue `s => s * 1000` */
   secondsToMs?: (seconds: number) => number;
   /** pino options' level for the emulator's own logs. @defaultValue 'info' */
@@ -129,6 +135,10 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
     { prefix: '/arcgis/admin' },
   );
   await app.register(updateDefinitionRoutes, { ...context, answer: { success: true }, prefix: '/arcgis/rest/admin' });
+  const online = `/${options.orgId ?? DEFAULT_ORG_ID}/ArcGIS/rest/admin`;
+  await app.register(updateDefinitionRoutes, { ...context, answer: { success: true }, prefix: online });
+  await app.register(onlineRoutes, { ...context, prefix: `${online}/services` });
+  await app.register(onlineSettingsRoutes, { ...context, prefix: online });
   await app.register(restRoutes, { ...context, publicUrl, prefix: '/arcgis/rest/services' });
   await app.register(controlRoutes, { ...context, clock });
   app.addHook('onClose', async () => engine.close());

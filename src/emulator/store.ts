@@ -1,5 +1,10 @@
-import { defaultWebhookSettings, type WebhookSettings } from '../arcgis/webhook-settings.js';
-import { type Webhook } from '../arcgis/webhook.js';
+import {
+  defaultOnlineWebhookSettings,
+  defaultWebhookSettings,
+  type OnlineWebhookSettings,
+  type WebhookSettings,
+} from '../arcgis/webhook-settings.js';
+import { type OnlineWebhook, type Webhook } from '../arcgis/webhook.js';
 import { AdminError } from './admin-error.js';
 import { FiredHistory } from './rest-history.js';
 import { type CatalogService } from './types.js';
@@ -17,6 +22,9 @@ export class EmulatorStore {
   readonly placementPolicies = new Map<string, unknown>();
   readonly history = new FiredHistory();
   settings: WebhookSettings = { ...defaultWebhookSettings };
+  /** The ArcGIS Online organization's hosted feature layer webhooks, by globalId, and their settings. */
+  readonly onlineWebhooks = new Map<string, OnlineWebhook>();
+  onlineSettings: OnlineWebhookSettings = { ...defaultOnlineWebhookSettings };
 
   constructor(catalog: readonly CatalogService[]) {
     this.services = catalog.map((service) => ({ ...service }));
@@ -41,6 +49,19 @@ export class EmulatorStore {
     if (found.length > 1)
       throw new AdminError(400, `Service name '${nameAndType}' is in several folders: address it as <folder>/${nameAndType}.`);
     return found[0]!;
+  }
+
+  /**
+   * A hosted feature service of the ArcGIS Online organization, by name (Online has no folders): the
+   * catalogue's hosted feature services, but those with branch-versioned data; 404 for any other name.
+   */
+  onlineService(name: string): CatalogService {
+    const found = this.services.find(
+      (service) =>
+        service.serviceName === name && service.type === 'FeatureServer' && service.hosted === true && service.branchVersioned !== true,
+    );
+    if (found === undefined) throw new AdminError(404, `Service '${name}' does not exist in the organization.`);
+    return found;
   }
 
   webhooksOf(service: CatalogService): Webhook[] {

@@ -125,7 +125,10 @@ export function webhookFields(
   params: Params,
   service: CatalogService,
   now: number,
-  current?: Webhook,
+  current?: Pick<
+    Webhook,
+    'name' | 'changeTypes' | 'signatureKey' | 'hookUrl' | 'active' | 'contentType' | 'scheduleInfo' | 'payloadFormat'
+  >,
 ): Pick<Webhook, 'name' | 'changeTypes' | 'signatureKey' | 'hookUrl' | 'active' | 'contentType' | 'scheduleInfo' | 'payloadFormat'> {
   const isFeature = service.type === 'FeatureServer';
   const changeTypes = isFeature && params.has('changeTypes') ? parseChangeTypes(params.string('changeTypes')!) : undefined;

@@ -3,7 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AdminError } from '../admin-error.js';
 import { requestToken, serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { Params } from '../params.js';
-import { sendAdmin } from '../respond.js';
+import { sendAdmin, sendRestError, toRestError } from '../respond.js';
 import { extractChanges, readChangesQuery } from '../rest-changes.js';
 import { jobParameter, jobStatus } from '../rest-gp.js';
 import { serviceKey } from '../store.js';
@@ -12,21 +12,6 @@ import type { FiredJob } from '../types.js';
 type JobParams = ServiceParams & { task: string; jobId: string };
 type ParameterParams = JobParams & { kind: string; param: string };
 type ExtractParams = ServiceParams & { extractId: string };
-
-/** An error in the REST services' shape, `{"error":{"code","message","details"}}`, answered with HTTP 200 as the product does. */
-function sendRestError(reply: FastifyReply, error: AdminError): FastifyReply {
-  const [message, ...details] = error.messages;
-  return reply
-    .code(200)
-    .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ error: { code: error.code, message, details } }));
-}
-
-function toRestError(err: FastifyError | AdminError): AdminError {
-  if (err instanceof AdminError) return err;
-  if (err.statusCode !== undefined && err.statusCode < 500) return new AdminError(400, 'Unable to complete operation.', err.message);
-  return new AdminError(500, 'Internal error.');
-}
 
 /** The request's URL path (no query), for the URLs an answer points to. */
 const pathOf = (request: FastifyRequest): string => request.url.split('?')[0]!.replace(/\/+$/, '');

@@ -19,23 +19,26 @@ function generate(context: EmulatorContext, request: FastifyRequest): { token: s
 }
 
 /**
- * `generateToken`, at the portal's `sharing/rest` (errors in the portal's `{"error":{…}}` shape, as the real
- * product answers there) and under the admin root (errors in the admin shape).
+ * `generateToken`, at the portal's `sharing/rest` and ArcGIS Online's `/sharing/rest` (errors in the portal's
+ * `{"error":{…}}` shape, as the real product answers there) and under the admin root (errors in the admin shape).
  */
 export async function tokenRoutes(app: FastifyInstance, context: EmulatorContext): Promise<void> {
-  app.route({
-    method: ['GET', 'POST'],
-    url: '/arcgis/sharing/rest/generateToken',
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      try {
-        return sendAdmin(request, reply, generate(context, request));
-      } catch (err) {
-        if (!(err instanceof AdminError)) throw err;
-        const [message, ...details] = err.messages;
-        return sendAdmin(request, reply, { error: { code: err.code, message, details } });
-      }
-    },
-  });
+  // The Enterprise portal's, and ArcGIS Online's at the root (www.arcgis.com/sharing/rest/generateToken).
+  for (const url of ['/arcgis/sharing/rest/generateToken', '/sharing/rest/generateToken']) {
+    app.route({
+      method: ['GET', 'POST'],
+      url,
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        try {
+          return sendAdmin(request, reply, generate(context, request));
+        } catch (err) {
+          if (!(err instanceof AdminError)) throw err;
+          const [message, ...details] = err.messages;
+          return sendAdmin(request, reply, { error: { code: err.code, message, details } });
+        }
+      },
+    });
+  }
   app.route({
     method: ['GET', 'POST'],
     url: '/arcgis/admin/generateToken',
