@@ -95,16 +95,24 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
   let listenedUrl: string | undefined;
   const publicUrl = (): string => (options.publicUrl ?? (listenedUrl ??= listeningUrl(app)) ?? 'http://127.0.0.1:7080').replace(/\/+$/, '');
   const store = new EmulatorStore(options.catalog ?? defaultCatalog);
+  const orgId = options.orgId ?? DEFAULT_ORG_ID;
   const engine = new DeliveryEngine({
     clock,
     getSettings: () => store.settings,
     onDeactivate: (webhookId) => {
-      const hook = store.webhooks.get(webhookId);
+      const hook = store.webhooks.get(webhookId) ?? store.onlineWebhooks.get(webhookId);
       if (hook !== undefined) hook.active = false;
     },
     // A getter: the engine reads it at each event, by when the emulator listens and knows its port (read once).
     get restBaseUrl() {
       return `${publicUrl()}/arcgis/rest/services`;
+    },
+    online: {
+      getSettings: () => store.onlineSettings,
+      get restBaseUrl() {
+        return `${publicUrl()}/${orgId}/ArcGIS/rest/services`;
+      },
+      orgId,
     },
     logger: app.log,
     ...(options.secondsToMs === undefined ? {} : { secondsToMs: options.secondsToMs }),
@@ -135,11 +143,13 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
     { prefix: '/arcgis/admin' },
   );
   await app.register(updateDefinitionRoutes, { ...context, answer: { success: true }, prefix: '/arcgis/rest/admin' });
-  const online = `/${options.orgId ?? DEFAULT_ORG_ID}/ArcGIS/rest/admin`;
+  const online = `/${orgId}/ArcGIS/rest/admin`;
   await app.register(updateDefinitionRoutes, { ...context, answer: { success: true }, prefix: online });
   await app.register(onlineRoutes, { ...context, prefix: `${online}/services` });
   await app.register(onlineSettingsRoutes, { ...context, prefix: online });
   await app.register(restRoutes, { ...context, publicUrl, prefix: '/arcgis/rest/services' });
+  // The organization's hosted services are the catalogue's: their extractChanges reports the same edits.
+  await app.register(restRoutes, { ...context, publicUrl, prefix: `/${orgId}/ArcGIS/rest/services` });
   await app.register(controlRoutes, { ...context, clock });
   app.addHook('onClose', async () => engine.close());
   return app;

@@ -28,6 +28,7 @@ const payload: BuiltPayload = {
   contentType: 'application/json',
   eventType: 'FeaturesCreated',
   signature: 'sha256=abc',
+  signatureHeader: 'x-service',
 };
 const settings = (fields: Partial<RetrySettings> = {}): RetrySettings => ({
   notificationAttempts: 3,

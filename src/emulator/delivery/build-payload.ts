@@ -19,8 +19,10 @@ export interface BuildPayloadOptions {
 export interface BuiltPayload {
   body: Buffer;
   contentType: Webhook['contentType'];
-  /** `sha256=<base64>` over `body`, sent as `x-service`; absent when the webhook has no key. */
+  /** `sha256=<base64>`, sent in `signatureHeader`; absent when the webhook has no key (or signs in a form field). */
   signature?: string;
+  /** The header the signature travels in: `x-service` (Enterprise, as the spec names it) or `x-esriHook-Signature` (ArcGIS Online). */
+  signatureHeader: string;
   /** The `eventType` the payload reports (`esriJobSucceeded`, `FeaturesCreated`…). */
   eventType: string;
 }
@@ -76,7 +78,7 @@ export function buildPayload(webhook: Webhook, event: EmulatorEvent, options: Bu
   const text = webhook.contentType === 'application/x-www-form-urlencoded' ? `payload=${encodeURIComponent(json)}` : json;
   const body = Buffer.from(text, 'utf8');
   const eventType = event.kind === 'gp' ? gpEventTypes[event.outcome] : event.changeType;
-  const built: BuiltPayload = { body, contentType: webhook.contentType, eventType };
+  const built: BuiltPayload = { body, contentType: webhook.contentType, eventType, signatureHeader: 'x-service' };
   if (webhook.signatureKey !== '') built.signature = sign(webhook.signatureKey, body);
   return built;
 }

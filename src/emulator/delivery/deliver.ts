@@ -53,7 +53,7 @@ async function attempt(
   const current: DeliveryAttempt = { at: options.now() };
   record.attempts.push(current);
   const headers: Record<string, string> = { 'content-type': payload.contentType, 'user-agent': 'geohook-emulator' };
-  if (payload.signature !== undefined) headers['x-service'] = payload.signature;
+  if (payload.signature !== undefined) headers[payload.signatureHeader] = payload.signature;
   // One controller per attempt, its timer cleared and its link to the engine's signal removed when the
   // attempt ends: AbortSignal.timeout/any would keep a timer and a listener alive per attempt on Node 20.
   const controller = new AbortController();

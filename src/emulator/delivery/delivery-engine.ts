@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { WebhookSettings } from '../../arcgis/webhook-settings.js';
-import type { Webhook } from '../../arcgis/webhook.js';
+import type { OnlineWebhookSettings, WebhookSettings } from '../../arcgis/webhook-settings.js';
+import type { OnlineWebhook, Webhook } from '../../arcgis/webhook.js';
 import { utcDay, type Clock } from '../clock.js';
 import type { DeliveryRecord, EmulatorEvent } from '../types.js';
-import { buildPayload } from './build-payload.js';
+import { buildOnlinePayload, type OnlineEvent } from './build-online-payload.js';
+import { buildPayload, type BuiltPayload } from './build-payload.js';
 import { FailureLog, shouldDeactivate } from './deactivation-policy.js';
 import { deliver, type DeliverOptions, type RetrySettings } from './deliver.js';
 import { DeliveryLog, type DeliveryLogOptions, type NotificationStatus } from './delivery-log.js';
@@ -25,10 +26,17 @@ export interface DeliveryEngineOptions extends DeliveryLogOptions, Pick<DeliverO
   clock: Clock;
   /** The current organisation-wide settings, read when an event fires and when a delivery fails. */
   getSettings(): WebhookSettings;
-  /** Called when the deactivation policy trips; again on each later failure until `resetFailures`. */
+  /** Called when a deactivation policy trips (Enterprise: again on each later failure until `resetFailures`). */
   onDeactivate(webhookId: string): void;
   /** REST services root for `statusURL` and `changesUrl`, e.g. `http://127.0.0.1:7080/arcgis/rest/services`. */
   restBaseUrl: string;
+  /** The ArcGIS Online organization whose webhooks `fireOnline` delivers: its settings and where its REST services are. */
+  online?: {
+    getSettings(): OnlineWebhookSettings;
+    /** e.g. `http://127.0.0.1:7080/geohookOrg/ArcGIS/rest/services` */
+    restBaseUrl: string;
+    orgId: string;
+  };
   /** @defaultValue no logging */
   logger?: DeliveryLogger;
 }
@@ -44,6 +52,7 @@ export class DeliveryEngine {
   readonly #options: DeliveryEngineOptions;
   readonly #logger: DeliveryLogger;
   readonly #failures = new FailureLog();
+  readonly #consecutiveFailures = new Map<string, number>();
   readonly #log: DeliveryLog;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
@@ -65,15 +74,45 @@ export class DeliveryEngine {
   fire(webhooks: readonly Webhook[], event: EmulatorEvent, when = this.#options.clock.now()): DeliveryRecord[] {
     if (this.#abort.signal.aborted) return [];
     const settings: RetrySettings = { ...this.#options.getSettings() };
-    return webhooks.filter((webhook) => webhook.active).map((webhook) => this.#start(webhook, event, when, settings));
+    return webhooks.filter((webhook) => webhook.active).map((webhook) => this.#startEnterprise(webhook, event, when, settings));
   }
 
-  #start(webhook: Webhook, event: EmulatorEvent, when: number, settings: RetrySettings): DeliveryRecord {
+  /**
+   * ArcGIS Online: starts one delivery of `event` per webhook (an edit: the active ones; the test ping: the
+   * webhooks given, active or not) with the organization's settings: no wait between attempts, and a webhook
+   * deactivated after `numberOfFailures` consecutive failed deliveries, its failure log cleared then and on
+   * any success.
+   */
+  fireOnline(webhooks: readonly OnlineWebhook[], event: OnlineEvent, when = this.#options.clock.now()): DeliveryRecord[] {
+    if (this.#abort.signal.aborted) return [];
+    const online = this.#options.online;
+    if (online === undefined) throw new Error('fireOnline needs the engine built with an Online organization (options.online)');
+    const { notificationAttempts, notificationTimeOutInSeconds } = online.getSettings();
+    const settings: RetrySettings = { notificationAttempts, notificationTimeOutInSeconds, notificationElapsedTimeInSeconds: 0 };
+    return webhooks
+      .filter((webhook) => event.kind === 'ping' || webhook.active)
+      .map((webhook) => {
+        const payload = buildOnlinePayload(webhook, event, { restBaseUrl: online.restBaseUrl, orgId: online.orgId, when });
+        return this.#start(webhook.globalId, webhook.hookUrl, payload, settings, (record) => this.#finishOnline(record));
+      });
+  }
+
+  #startEnterprise(webhook: Webhook, event: EmulatorEvent, when: number, settings: RetrySettings): DeliveryRecord {
     const payload = buildPayload(webhook, event, { restBaseUrl: this.#options.restBaseUrl, when });
+    return this.#start(webhook.id, webhook.hookUrl, payload, settings, (record) => this.#finish(record));
+  }
+
+  #start(
+    webhookId: string,
+    hookUrl: string,
+    payload: BuiltPayload,
+    settings: RetrySettings,
+    finish: (record: DeliveryRecord) => void,
+  ): DeliveryRecord {
     const record: DeliveryRecord = {
       id: randomUUID(),
-      webhookId: webhook.id,
-      hookUrl: webhook.hookUrl,
+      webhookId,
+      hookUrl,
       event: payload.eventType,
       contentType: payload.contentType,
       attempts: [],
@@ -84,7 +123,7 @@ export class DeliveryEngine {
     const { fetch, secondsToMs, sleep, clock } = this.#options;
     const options: DeliverOptions = { fetch, secondsToMs, sleep, now: () => clock.now(), signal: this.#abort.signal };
     const run: Promise<void> = deliver(record, payload, settings, options)
-      .then(() => this.#finish(record))
+      .then(() => finish(record))
       .catch((err: unknown) => this.#logger.error({ err, webhookId: record.webhookId }, 'delivery bookkeeping failed'))
       .finally(() => this.#inFlight.delete(run));
     this.#inFlight.add(run);
@@ -106,6 +145,33 @@ export class DeliveryEngine {
       this.#logger.warn(context, 'webhook deactivated by the failure policy');
       this.#options.onDeactivate(record.webhookId);
     }
+  }
+
+  #finishOnline(record: DeliveryRecord): void {
+    const context = { webhookId: record.webhookId, deliveryId: record.id, attempts: record.attempts.length };
+    if (record.outcome === 'failed' && this.#abort.signal.aborted) return;
+    if (record.outcome === 'delivered') {
+      this.#consecutiveFailures.delete(record.webhookId);
+      this.#log.clearStatuses(record.webhookId);
+      this.#logger.info(context, 'webhook delivered');
+      return;
+    }
+    const failures = (this.#consecutiveFailures.get(record.webhookId) ?? 0) + 1;
+    this.#log.addStatus(record.webhookId, { invoked: false, invokedTimestamp: this.#options.clock.now() });
+    this.#logger.warn({ ...context, lastAttempt: record.attempts.at(-1), consecutiveFailures: failures }, 'webhook delivery failed');
+    if (failures < (this.#options.online?.getSettings().numberOfFailures ?? 1)) {
+      this.#consecutiveFailures.set(record.webhookId, failures);
+      return;
+    }
+    this.#consecutiveFailures.delete(record.webhookId);
+    this.#log.clearStatuses(record.webhookId);
+    this.#logger.warn(context, 'webhook deactivated after consecutive failures');
+    this.#options.onDeactivate(record.webhookId);
+  }
+
+  /** ArcGIS Online: the webhook's failed deliveries since its last success or deactivation. */
+  consecutiveFailures(webhookId: string): number {
+    return this.#consecutiveFailures.get(webhookId) ?? 0;
   }
 
   /** Every delivery kept (the last `maxDeliveries`), oldest first; pending ones are live objects. */

@@ -30,6 +30,11 @@ export interface ControlContext extends EmulatorContext {
 export async function controlRoutes(app: FastifyInstance, context: ControlContext): Promise<void> {
   const { store, engine, clock } = context;
   const activeHooksOf = (service: CatalogService) => store.webhooksOf(service).filter((hook) => hook.active);
+  // A hosted service is also the Online organization's service of that name: its webhooks fire on its edits.
+  const onlineHooksOf = (service: CatalogService, changeType: string) =>
+    [...store.onlineWebhooks.values()].filter(
+      (hook) => service.hosted === true && hook.serviceName === service.serviceName && matchesChangeType(hook.changeTypes, changeType),
+    );
 
   serviceRoute<ControlParams>(
     app,
@@ -70,7 +75,11 @@ export async function controlRoutes(app: FastifyInstance, context: ControlContex
       const hooks = activeHooksOf(service).filter((hook) => matchesChangeType(hook.changeTypes, canonical));
       const edit = store.history.recordEdit(serviceKey(service), canonical, layerId as number, clock.now());
       // Fired at the edit's recorded time, so that the payload's changesUrl selects this edit.
-      const deliveries = engine.fire(hooks, { kind: 'feature', changeType: canonical, layerId: edit.layerId }, edit.when);
+      const event = { kind: 'feature' as const, changeType: canonical, layerId: edit.layerId };
+      const deliveries = [
+        ...engine.fire(hooks, event, edit.when),
+        ...engine.fireOnline(onlineHooksOf(service, canonical), event, edit.when),
+      ];
       return { deliveries: deliveries.map((delivery) => delivery.id), serverGens: [edit.when, edit.serverGen] };
     },
     '/emulator/services',
@@ -80,6 +89,10 @@ export async function controlRoutes(app: FastifyInstance, context: ControlContex
     webhooks: [...store.webhooks.values()].map((hook) => ({
       ...hook,
       failuresByDay: formatFailuresByDay(engine.failuresByDay(hook.id)),
+    })),
+    onlineWebhooks: [...store.onlineWebhooks.values()].map((hook) => ({
+      ...hook,
+      consecutiveFailures: engine.consecutiveFailures(hook.globalId),
     })),
   }));
 

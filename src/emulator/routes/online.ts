@@ -110,6 +110,13 @@ export async function onlineRoutes(app: FastifyInstance, options: OnlineRoutesOp
     return sendAdmin(request, reply, hook);
   });
 
+  // The test ping: one delivery of `events: ["NoContent"]` to the webhook, whether or not it is active.
+  route<HookParams>('POST', '/:globalId/status', async (request, reply) => {
+    authorize(options, request, ADMIN, 'webhook status');
+    const [delivery] = options.engine.fireOnline([hookOf(request)], { kind: 'ping' });
+    return sendAdmin(request, reply, { success: true, ...(delivery === undefined ? {} : { deliveryId: delivery.id }) });
+  });
+
   route<HookParams>('POST', '/:globalId/delete', async (request, reply) => {
     authorize(options, request, ADMIN, 'delete webhook');
     store.onlineWebhooks.delete(hookOf(request).globalId);
