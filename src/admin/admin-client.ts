@@ -1,5 +1,7 @@
+import { isOnlineAdminRoot, onlineTokenUrl } from '../arcgis/online-admin.js';
 import { createTokenProvider } from '../arcgis-request/token-provider.js';
 import { createAdminRequest } from './admin-request.js';
+import { createOnlineWebhooksResource } from './online-webhooks-resource.js';
 import { createPlacementResource } from './placement-resource.js';
 import { createServicesResource } from './services-resource.js';
 import { createSettingsResource } from './settings-resource.js';
@@ -29,7 +31,9 @@ const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [200, 1000, 3000];
 
 /**
  * A client of the service administration API (docs/admin.md) and of what the real product adds (list,
- * get, edit, notificationStatus…). Every call is a form POST with the token in the body; errors are
+ * get, edit, notificationStatus…). An ArcGIS Online organization's admin root
+ * (`https://<host>/<orgId>/ArcGIS/rest/admin`) gets its hosted feature layers' webhooks, with tokens from
+ * `<host>/sharing/rest/generateToken`. Every call is a form POST with the token in the body; errors are
  * `AdminApiError` / `AdminAuthError`; invalid arguments are refused with `GEOHOOK_ERR_ADMIN_INVALID` before
  * anything is sent.
  */
@@ -37,7 +41,13 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
   const baseUrl = checkBaseUrl(options.baseUrl);
   const fetchFn = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const tokens = createTokenProvider({ auth: options.auth, baseUrl, fetch: fetchFn, timeoutMs });
+  const online = isOnlineAdminRoot(baseUrl);
+  // An organization's tokens come from its portal, unless the credentials name another token URL.
+  const auth =
+    online && options.auth !== undefined && !('token' in options.auth) && options.auth.tokenUrl === undefined
+      ? { ...options.auth, tokenUrl: onlineTokenUrl(baseUrl) }
+      : options.auth;
+  const tokens = createTokenProvider({ auth, baseUrl, fetch: fetchFn, timeoutMs });
   const request = createAdminRequest({
     baseUrl,
     tokens,
@@ -46,7 +56,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     retryDelaysMs: options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS,
   });
   return {
-    webhooks: createWebhooksResource(request),
+    webhooks: online ? createOnlineWebhooksResource(request) : createWebhooksResource(request),
     settings: createSettingsResource(request),
     placement: createPlacementResource(request),
     ...createServicesResource(request),

@@ -1,4 +1,4 @@
-import { checkResponse, type AdminAnswer } from '../arcgis-request/check-response.js';
+import { checkListResponse, checkResponse, type AdminAnswer } from '../arcgis-request/check-response.js';
 import { encodeParams, type AdminParams } from '../arcgis-request/encode-params.js';
 import { networkError, postForm } from '../arcgis-request/post-form.js';
 import type { TokenProvider } from '../arcgis-request/token-provider.js';
@@ -27,6 +27,8 @@ export interface SendOptions {
 /** Sends admin operations: `send(path, params)` POSTs to `{base_url}/<path>` and returns the checked JSON. */
 export interface AdminRequest {
   send(path: string, params: AdminParams, options: SendOptions): Promise<Record<string, unknown>>;
+  /** {@link AdminRequest.send} for an operation that answers a bare JSON array. */
+  sendForList(path: string, params: AdminParams, options: SendOptions): Promise<unknown[]>;
   /** The full URL of `path`. */
   urlOf(path: string): string;
 }
@@ -48,12 +50,13 @@ export function createAdminRequest(options: AdminRequestOptions): AdminRequest {
   const transport = { fetch: options.fetch, timeoutMs: options.timeoutMs };
   const urlOf = (path: string): string => `${baseUrl}/${path.replace(/^\/+/, '')}`;
 
-  async function withRetries(
+  async function withRetries<T>(
     url: string,
     params: AdminParams,
     token: string | undefined,
     idempotent: boolean,
-  ): Promise<Record<string, unknown>> {
+    check: (answer: AdminAnswer) => T,
+  ): Promise<T> {
     const form = encodeParams(params);
     if (token !== undefined) form.set('token', token);
     const delays = idempotent ? options.retryDelaysMs : [];
@@ -68,7 +71,7 @@ export function createAdminRequest(options: AdminRequestOptions): AdminRequest {
         continue;
       }
       try {
-        return checkResponse({ ...answer, secrets: token === undefined ? [] : [token] });
+        return check({ ...answer, secrets: token === undefined ? [] : [token] });
       } catch (err) {
         if (retry === undefined || !isServerError(err, answer)) throw err;
         await sleep(retry);
@@ -76,17 +79,20 @@ export function createAdminRequest(options: AdminRequestOptions): AdminRequest {
     }
   }
 
+  async function send<T>(path: string, params: AdminParams, idempotent: boolean, check: (answer: AdminAnswer) => T): Promise<T> {
+    const url = urlOf(path);
+    const token = await options.tokens.token();
+    try {
+      return await withRetries(url, params, token, idempotent, check);
+    } catch (err) {
+      if (!(err instanceof AdminAuthError) || !options.tokens.renewable) throw err;
+      return withRetries(url, params, await options.tokens.renew(token), idempotent, check);
+    }
+  }
+
   return {
     urlOf,
-    async send(path, params, { idempotent }) {
-      const url = urlOf(path);
-      const token = await options.tokens.token();
-      try {
-        return await withRetries(url, params, token, idempotent);
-      } catch (err) {
-        if (!(err instanceof AdminAuthError) || !options.tokens.renewable) throw err;
-        return withRetries(url, params, await options.tokens.renew(token), idempotent);
-      }
-    },
+    send: (path, params, { idempotent }) => send(path, params, idempotent, checkResponse),
+    sendForList: (path, params, { idempotent }) => send(path, params, idempotent, checkListResponse),
   };
 }

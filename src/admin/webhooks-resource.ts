@@ -14,7 +14,7 @@ const read = { idempotent: true };
 const write = { idempotent: false };
 
 /** The create/edit parameters as the admin API takes them (unset ones are not sent). */
-function webhookParams(params: Partial<CreateWebhookParams>): Record<string, string | boolean | object | undefined> {
+export function webhookParams(params: Partial<CreateWebhookParams>): Record<string, string | boolean | object | undefined> {
   const { name, hookUrl, changeTypes, signatureKey, active, contentType, payloadFormat, scheduleInfo } = params;
   return { name, hookUrl, changeTypes, signatureKey, active, contentType, payloadFormat, scheduleInfo };
 }

@@ -57,13 +57,8 @@ function fail(answer: AdminAnswer, code: number | undefined, messages: string[],
   throw code === 498 || code === 499 ? new AdminAuthError(message, details) : new AdminApiError(message, details);
 }
 
-/**
- * The one response checker: returns the JSON object of a successful answer, and throws `AdminApiError`
- * (`AdminAuthError` for 498/499) for an error inside an HTTP 200 body in either shape the product uses
- * (`{"status":"error","messages":[…],"code":N}` or `{"error":{"code","message","details"}}`), a non-2xx
- * status, or a body that is not a JSON object. No secret of `answer.secrets` reaches the error.
- */
-export function checkResponse(answer: AdminAnswer): JsonObject {
+/** The JSON of a successful answer, or the `AdminApiError` an error answer stands for (see {@link checkResponse}). */
+function checkAnswer(answer: AdminAnswer): unknown {
   const parsed = parse(answer.body);
   const reported = parsed.ok ? errorIn(parsed.value) : undefined;
   const excerpt = answer.body.length > 500 ? `${answer.body.slice(0, 500)}…` : answer.body;
@@ -74,8 +69,26 @@ export function checkResponse(answer: AdminAnswer): JsonObject {
   }
   if (!parsed.ok) return fail(answer, undefined, [`the answer is not JSON (HTTP ${answer.status})`], excerpt);
   if (reported !== undefined) return fail(answer, reported.code, reported.messages, parsed.value);
-  if (!isObject(parsed.value)) return fail(answer, undefined, ['the answer is not a JSON object'], parsed.value);
   return parsed.value;
+}
+
+/**
+ * The one response checker: returns the JSON object of a successful answer, and throws `AdminApiError`
+ * (`AdminAuthError` for 498/499) for an error inside an HTTP 200 body in either shape the product uses
+ * (`{"status":"error","messages":[…],"code":N}` or `{"error":{"code","message","details"}}`), a non-2xx
+ * status, or a body that is not a JSON object. No secret of `answer.secrets` reaches the error.
+ */
+export function checkResponse(answer: AdminAnswer): JsonObject {
+  const value = checkAnswer(answer);
+  if (!isObject(value)) return fail(answer, undefined, ['the answer is not a JSON object'], value);
+  return value;
+}
+
+/** {@link checkResponse} for the operations that answer a bare JSON array (ArcGIS Online's webhook list). */
+export function checkListResponse(answer: AdminAnswer): unknown[] {
+  const value = checkAnswer(answer);
+  if (!Array.isArray(value)) return fail(answer, undefined, ['the answer is not a JSON array'], value);
+  return value;
 }
 
 /** An answer that succeeded but lacks what the operation returns (`the answer has no <what>`). */

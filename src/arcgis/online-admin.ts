@@ -1,0 +1,39 @@
+import { GeohookError } from '../errors.js';
+import type { ServiceName } from './service-name.js';
+import type { OnlineWebhook, Webhook } from './webhook.js';
+
+const ONLINE_ADMIN_ROOT = /\/ArcGIS\/rest\/admin\/?$/i;
+const HOSTED_SERVICE = /^([^/.]+)(?:\.FeatureServer)?$/;
+
+/** True for an ArcGIS Online organization's admin root, `https://<host>/<orgId>/ArcGIS/rest/admin`. */
+export function isOnlineAdminRoot(baseUrl: string): boolean {
+  try {
+    return ONLINE_ADMIN_ROOT.test(new URL(baseUrl).pathname);
+  } catch {
+    return false;
+  }
+}
+
+/** Where tokens for an organization come from: `<origin>/sharing/rest/generateToken`. */
+export const onlineTokenUrl = (baseUrl: string): string => `${new URL(baseUrl).origin}/sharing/rest/generateToken`;
+
+/**
+ * `services/<name>/FeatureServer/WebHooks` of a hosted feature service, named `name` or `name.FeatureServer`
+ * (Online has no folders and no other service type with webhooks).
+ */
+export function onlineWebhooksPath(service: ServiceName): string {
+  const match = typeof service === 'string' ? HOSTED_SERVICE.exec(service.trim()) : null;
+  if (match === null) {
+    throw new GeohookError(
+      'GEOHOOK_ERR_ADMIN_INVALID',
+      `service: ArcGIS Online webhooks are on hosted feature services, named name or name.FeatureServer, got ${JSON.stringify(service)}`,
+    );
+  }
+  return `services/${encodeURIComponent(match[1]!)}/FeatureServer/WebHooks`;
+}
+
+/** An Online webhook as the Enterprise record geohook works with: `globalId` is its `id`, the owner both users. */
+export function webhookOfOnline(hook: OnlineWebhook): Webhook {
+  const { globalId, serviceName, owner, ...fields } = hook;
+  return { id: globalId, folderName: '', serviceName, serviceType: 'FeatureServer', ...fields, ownerId: owner, modifiedId: owner };
+}
