@@ -56,6 +56,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     retryDelaysMs: options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS,
   });
   return {
+    product: online ? 'online' : 'enterprise',
     webhooks: online ? createOnlineWebhooksResource(request) : createWebhooksResource(request),
     settings: createSettingsResource(request),
     placement: createPlacementResource(request),

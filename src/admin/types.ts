@@ -46,6 +46,8 @@ export interface FindServicesFilters {
 
 /** The admin API of one deployment. */
 export interface AdminClient {
+  /** Which product the admin root is: ArcGIS Enterprise (and the emulator's server), or an ArcGIS Online organization. */
+  readonly product: 'enterprise' | 'online';
   webhooks: {
     create(service: ServiceName, params: CreateWebhookParams): Promise<Webhook>;
     list(service: ServiceName, page?: { start?: number; num?: number }): Promise<{ webhooks: Webhook[]; nextStart: number }>;

@@ -21,8 +21,12 @@ export type EnsureAction = 'created' | 'reactivated' | 'updated' | 'unchanged';
 /** The name geohook gives the webhooks it creates. */
 export const WEBHOOK_NAME = 'geohook';
 
-/** Throws `GEOHOOK_ERR_REGISTRATION` unless findServices knows the service. */
+/**
+ * Throws `GEOHOOK_ERR_REGISTRATION` unless findServices knows the service. ArcGIS Online has no findServices:
+ * there, the webhook list of a service it does not have answers 404.
+ */
 async function checkServiceExists(client: AdminClient, service: ServiceName): Promise<void> {
+  if (client.product === 'online') return;
   const { folder, name, type } = parseServiceName(service);
   const found = await client.findServices({
     ...(folder === undefined ? {} : { folderName: folder }),

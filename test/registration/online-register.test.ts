@@ -1,0 +1,57 @@
+import t from 'tap';
+import type { OnlineWebhook } from '../../src/arcgis/webhook.js';
+import type { GeohookEvent } from '../../src/queue/envelope.js';
+import { startEmulator } from '../helpers/emulator.js';
+import { registrationEnv, startGeohook } from '../helpers/geohook.js';
+import { uniquePrefix } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+// geohook serve registering itself on the emulator's ArcGIS Online organization.
+
+const redis = await startRedis(t);
+
+t.test(
+  'geohook serve registers on an Online hosted feature layer (challenge passed) and receives its edits with changes decoded',
+  async (t) => {
+    const emulator = await startEmulator(t);
+    const env = {
+      ...registrationEnv(emulator, ['Parcels.FeatureServer'], uniquePrefix()),
+      ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
+    };
+    const geohook = await startGeohook(t, redis, env);
+    await waitFor('registered and ready', async () => (await geohook.readyz()).status === 200, { timeoutMs: 15_000 });
+    const token = await emulator.token();
+    const list = async (): Promise<OnlineWebhook[]> =>
+      (await (
+        await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/admin/services/Parcels/FeatureServer/WebHooks?f=json&token=${token}`)
+      ).json()) as OnlineWebhook[];
+    const hooks = await list();
+    t.equal(hooks.length, 1, 'one webhook on the layer');
+    t.match(hooks[0], { active: true, hookUrl: `${geohook.url}/webhooks/default` });
+
+    const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType: 'FeaturesCreated', layerId: 1 });
+    const [from, to] = fired.body.serverGens as [number, number];
+    const event = await waitFor('the edit as a feature event', async () => {
+      await geohook.server.app.eventQueue.drained();
+      const jobs = await geohook.server.app.eventQueue.queue('feature-events').getJobs();
+      return jobs.map((job) => job.data as GeohookEvent).find((data) => data.changes?.serverGens[1] === to);
+    });
+    t.match(event, { type: 'feature.FeaturesCreated', verified: true, changes: { serverGens: [from, to], layerId: 1 } });
+
+    // Down for two failed deliveries: Online's policy (numberOfFailures 2 here) deactivates the webhook.
+    await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/admin/webhooks/webhookSettings`, {
+      method: 'POST',
+      body: new URLSearchParams({ numberOfFailures: '2', token, f: 'json' }),
+    });
+    await geohook.stop();
+    for (let edit = 0; edit < 2; edit += 1) await emulator.control('services/Hosted/Parcels.FeatureServer/edits', {});
+    await waitFor('the webhook deactivated', async () => (await list())[0]?.active === false);
+
+    const again = await startGeohook(t, redis, { ...env, PORT: String(geohook.port) });
+    await waitFor('ready again', async () => (await again.readyz()).status === 200, { timeoutMs: 15_000 });
+    const after = await list();
+    t.equal(after.length, 1, 'a restart registers no second webhook');
+    t.match(after[0], { active: true, globalId: hooks[0]!.globalId }, 'registration reactivated the same webhook');
+  },
+);
