@@ -1,9 +1,11 @@
 import t from 'tap';
 import type { OnlineWebhook } from '../../src/arcgis/webhook.js';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
+import { PingLog } from '../../src/queue/ping-log.js';
+import { connectRedis } from '../../src/redis/connection.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
-import { uniquePrefix } from '../helpers/receiver.js';
+import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -12,11 +14,12 @@ import { waitFor } from '../helpers/wait.js';
 const redis = await startRedis(t);
 
 t.test(
-  'geohook serve registers on an Online hosted feature layer (challenge passed) and receives its edits with changes decoded',
+  'geohook serve registers on an Online hosted feature layer (challenge passed), receives its edits with changes decoded and records its status ping without queuing it',
   async (t) => {
     const emulator = await startEmulator(t);
+    const prefix = uniquePrefix();
     const env = {
-      ...registrationEnv(emulator, ['Parcels.FeatureServer'], uniquePrefix()),
+      ...registrationEnv(emulator, ['Parcels.FeatureServer'], prefix),
       ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
     };
     const geohook = await startGeohook(t, redis, env);
@@ -39,6 +42,19 @@ t.test(
     });
     t.match(event, { type: 'feature.FeaturesCreated', verified: true, changes: { serverGens: [from, to], layerId: 1 } });
 
+    // The webhook's status ping: recorded by geohook, handed to no handler (no job).
+    const jobsBefore = await geohook.server.app.eventQueue.queue('feature-events').count();
+    await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/admin/services/Parcels/FeatureServer/WebHooks/${hooks[0]!.globalId}/status`, {
+      method: 'POST',
+      body: new URLSearchParams({ token, f: 'json' }),
+    });
+    const connection = connectRedis({ url: redis.url });
+    t.teardown(() => connection.disconnect());
+    const pings = new PingLog(connection, prefix);
+    await waitFor('the ping recorded', async () => (await pings.lastPings()).default !== undefined);
+    await geohook.server.app.eventQueue.drained();
+    t.equal(await geohook.server.app.eventQueue.queue('feature-events').count(), jobsBefore, 'the ping is no feature event');
+
     // Down for two failed deliveries: Online's policy (numberOfFailures 2 here) deactivates the webhook.
     await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/admin/webhooks/webhookSettings`, {
       method: 'POST',
@@ -55,3 +71,41 @@ t.test(
     t.match(after[0], { active: true, globalId: hooks[0]!.globalId }, 'registration reactivated the same webhook');
   },
 );
+
+t.test('five failed deliveries deactivate the Online webhook while Redis is down; healing reactivates it once Redis is back', async (t) => {
+  const emulator = await startEmulator(t);
+  const own = await startRedis(t);
+  const geohook = await startGeohook(t, own, {
+    ...registrationEnv(emulator, ['Parcels.FeatureServer'], uniquePrefix()),
+    ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
+    GEOHOOK_CONFIG: configFile(t, { registration: { intervalSeconds: 0.2 } }),
+  });
+  await waitFor('registered and ready', async () => (await geohook.readyz()).status === 200, { timeoutMs: 15_000 });
+  const token = await emulator.token();
+  const webhook = async (): Promise<OnlineWebhook | undefined> =>
+    (
+      (await (
+        await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/admin/services/Parcels/FeatureServer/WebHooks?f=json&token=${token}`)
+      ).json()) as OnlineWebhook[]
+    )[0];
+  const registered = await webhook();
+
+  await own.stop();
+  for (let edit = 0; edit < 5; edit += 1) await emulator.control('services/Hosted/Parcels.FeatureServer/edits', {});
+  await waitFor('the webhook deactivated after five consecutive failures', async () => (await webhook())?.active === false);
+
+  await own.start();
+  const healed = await waitFor('healing reactivates it', async () => {
+    const current = await webhook();
+    return current?.active === true ? current : undefined;
+  });
+  t.equal(healed.globalId, registered?.globalId, 'the same webhook');
+  const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', {});
+  const to = (fired.body.serverGens as [number, number])[1];
+  await waitFor('the next edit received', async () => {
+    await geohook.server.app.eventQueue.drained();
+    const jobs = await geohook.server.app.eventQueue.queue('feature-events').getJobs();
+    return jobs.some((job) => (job.data as GeohookEvent).changes?.serverGens[1] === to);
+  });
+  t.pass('deliveries flow again');
+});
