@@ -1,8 +1,11 @@
 import t from 'tap';
+import { createAdminClient } from '../../src/admin/admin-client.js';
 import type { OnlineWebhook } from '../../src/arcgis/webhook.js';
+import { findFreePort } from '../../src/embedded/redis-server.js';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { PingLog } from '../../src/queue/ping-log.js';
 import { connectRedis } from '../../src/redis/connection.js';
+import { rotateKey } from '../../src/registration/rotate-key.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../helpers/receiver.js';
@@ -108,4 +111,72 @@ t.test('five failed deliveries deactivate the Online webhook while Redis is down
     return jobs.some((job) => (job.data as GeohookEvent).changes?.serverGens[1] === to);
   });
   t.pass('deliveries flow again');
+});
+
+t.test('the generated key rotates on an Online webhook: the challenge of the edit is answered with the new key', async (t) => {
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const env = {
+    ...registrationEnv(emulator, ['Parcels.FeatureServer'], prefix),
+    ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
+    GEOHOOK_CONFIG: configFile(t, { keyReloadSeconds: 0.1 }),
+  };
+  const geohook = await startGeohook(t, redis, env);
+  await waitFor('registered and ready', async () => (await geohook.readyz()).status === 200, { timeoutMs: 15_000 });
+  const client = connectRedis({ url: redis.url });
+  t.teardown(() => client.disconnect());
+  const admin = createAdminClient({ baseUrl: env.ADMIN_URL, auth: { username: 'admin', password: 'admin.pass' } });
+  const [before] = await admin.webhooks.listAll('Parcels.FeatureServer');
+
+  const result = await rotateKey({
+    client: admin,
+    redis: client,
+    prefix,
+    hookUrl: `${geohook.url}/webhooks/default`,
+    services: ['Parcels.FeatureServer'],
+    propagationMs: 500,
+    graceMs: 100,
+  });
+  t.match(result, { status: 'success', services: [{ service: 'Parcels.FeatureServer', action: 'updated', webhookIds: [before!.id] }] });
+  const [after] = await admin.webhooks.listAll('Parcels.FeatureServer');
+  const keys = await client.lrange(`${prefix}:hooks:default:keys`, 0, -1);
+  t.same(keys, [after!.signatureKey], 'the webhook holds the one key left in Redis');
+  t.not(after!.signatureKey, before!.signatureKey, 'a new key');
+
+  const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', {});
+  const to = (fired.body.serverGens as [number, number])[1];
+  await waitFor('an edit signed with the new key received', async () => {
+    await geohook.server.app.eventQueue.drained();
+    const jobs = await geohook.server.app.eventQueue.queue('feature-events').getJobs();
+    return jobs.some((job) => (job.data as GeohookEvent).changes?.serverGens[1] === to);
+  });
+  t.pass('verified with the new key');
+});
+
+t.test('three replicas starting at once leave exactly one webhook on the Online layer', async (t) => {
+  const emulator = await startEmulator(t);
+  const publicPort = await findFreePort();
+  const env = {
+    ...registrationEnv(emulator, ['Parcels.FeatureServer'], uniquePrefix()),
+    ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
+    PUBLIC_URL: `http://127.0.0.1:${publicPort}`,
+    GEOHOOK_CONFIG: configFile(t, { keyReloadSeconds: 0.1 }),
+  };
+  // Online's challenge goes to PUBLIC_URL, the first replica, whichever replica registers.
+  const replicas = await Promise.all([
+    startGeohook(t, redis, { ...env, PORT: String(publicPort) }),
+    startGeohook(t, redis, env),
+    startGeohook(t, redis, env),
+  ]);
+  for (const replica of replicas) {
+    await waitFor('readiness of every replica', async () => (await replica.readyz()).status === 200, { timeoutMs: 20_000 });
+  }
+  const admin = createAdminClient({ baseUrl: env.ADMIN_URL, auth: { username: 'admin', password: 'admin.pass' } });
+  const hooks = await admin.webhooks.listAll('Parcels.FeatureServer');
+  t.equal(hooks.length, 1, 'one webhook');
+  t.match(hooks[0], {
+    hookUrl: `${env.PUBLIC_URL}/webhooks/default`,
+    active: true,
+    signatureKey: replicas[0]!.server.app.hookKeys.generated('default')[0],
+  });
 });
