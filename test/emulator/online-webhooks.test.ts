@@ -148,3 +148,21 @@ t.test('--org-id: the organization is served under its own id', async (t) => {
   const other = await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/admin/services/Parcels/FeatureServer/WebHooks?f=json&token=${token}`);
   t.match(await other.json(), { status: 'error', code: 404 });
 });
+
+t.test('a hosted feature service answers its own REST resource, in the organization and on the server', async (t) => {
+  const emulator = await startEmulator(t);
+  const token = await emulator.token();
+  for (const url of [
+    `${emulator.url}/geohookOrg/ArcGIS/rest/services/Parcels/FeatureServer`,
+    `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`,
+  ]) {
+    const answer = await fetch(`${url}?f=json`, { headers: { Authorization: `Bearer ${token}` } });
+    t.match(
+      await answer.json(),
+      { currentVersion: 11.3, syncEnabled: false, capabilities: /ChangeTracking/, layers: [{ id: 0, name: 'Parcels' }] },
+      url,
+    );
+  }
+  const missing = await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/services/Nope/FeatureServer?f=json&token=${token}`);
+  t.match(await missing.json(), { error: { code: 404 } });
+});

@@ -8,6 +8,7 @@ import { extractChanges, readChangesQuery } from '../rest-changes.js';
 import { jobParameter, jobStatus } from '../rest-gp.js';
 import { serviceKey } from '../store.js';
 import type { FiredJob } from '../types.js';
+import { EMULATED_VERSION } from './discovery.js';
 
 type JobParams = ServiceParams & { task: string; jobId: string };
 type ParameterParams = JobParams & { kind: string; param: string };
@@ -17,10 +18,11 @@ type ExtractParams = ServiceParams & { extractId: string };
 const pathOf = (request: FastifyRequest): string => request.url.split('?')[0]!.replace(/\/+$/, '');
 
 /**
- * The REST resources the webhook payloads point to, under `/arcgis/rest/services` (register with that prefix):
- * GP job status and parameters (`statusURL`), and feature services' `extractChanges` (`changesUrl`), also
- * asynchronous. Every request needs a valid token of any user, in the query, the form or a bearer header; errors are answered
- * in the REST shape with HTTP 200, never with a stack.
+ * The REST resources clients and payloads point to, under `/arcgis/rest/services` (register with that
+ * prefix; the Online organization's too): a feature service's own resource, GP job status and parameters
+ * (`statusURL`), and feature services' `extractChanges` (`changesUrl`), also asynchronous. Every request
+ * needs a valid token of any user, in the query, the form or a bearer header; errors are answered in the
+ * REST shape with HTTP 200, never with a stack.
  */
 export async function restRoutes(app: FastifyInstance, context: EmulatorContext & { publicUrl: () => string }): Promise<void> {
   const { store, clock, tokens } = context;
@@ -63,6 +65,21 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
     const parameter = kind === 'results' || kind === 'inputs' ? jobParameter(job, kind, param) : undefined;
     if (parameter === undefined) throw new AdminError(404, `Parameter '${param}' of job '${job.jobId}' not found.`);
     return sendAdmin(request, reply, parameter);
+  });
+
+  // The feature service's own resource, as clients read it before they call its operations.
+  route<ServiceParams>('/FeatureServer', async (request, reply) => {
+    const service = store.service(request.params.folder, `${request.params.service}.FeatureServer`);
+    return sendAdmin(request, reply, {
+      currentVersion: EMULATED_VERSION,
+      serviceDescription: '',
+      hasVersionedData: service.versioned === true || service.branchVersioned === true,
+      supportsDisconnectedEditing: false,
+      syncEnabled: service.syncEnabled === true,
+      capabilities: service.capabilities ?? '',
+      layers: [{ id: 0, name: service.serviceName }],
+      tables: [],
+    });
   });
 
   const featureService = (request: FastifyRequest<{ Params: ServiceParams }>): string =>
