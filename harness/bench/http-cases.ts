@@ -4,7 +4,7 @@ import { NAIVE_QUEUE } from './cases/case-names.js';
 import type { CaseParams, ServerStats } from './cases/case-server.js';
 import { Child } from './ipc.js';
 import { BENCH_SECRET, WEBHOOK_PATH } from './payloads.js';
-import { processCpuMs, settleJobs, startRedis, type BenchRedis, type Durability } from './redis.js';
+import { countJobs, processCpuMs, settleJobs, startRedis, type BenchRedis, type Durability } from './redis.js';
 import type { LoadParams, LoadResult } from './workers/loader.js';
 
 export type CaseName = 'bare' | 'naive' | 'geohook' | 'geohook-strict';
@@ -50,6 +50,13 @@ export interface RoundResult {
   received2xx: number;
   /** Jobs found in Redis afterwards (cases with a queue). */
   jobs?: number;
+  /**
+   * Jobs created during the measured window and the drain after it, per second of window plus drain (for
+   * bare Fastify, which makes none: its 2xx per second). What the receiver sustains, not what it answered.
+   */
+  sustainedRps: number;
+  /** From the end of the load until every acknowledged event was a job, ms (0 without a queue). */
+  drainMs: number;
   /** Bodies the loader had to sign during the load (the pool was too small). */
   signedOnTheFly: number;
 }
@@ -109,6 +116,10 @@ export async function runCaseRound(spec: CaseSpec, loader: Child, settings: Case
       );
     await loader.call('reset');
     const warmup = settings.warmupSeconds > 0 ? await load({ durationSeconds: settings.warmupSeconds }) : undefined;
+    const ackedOf = async (): Promise<number> => (await server.call<ServerStats>('stats')).acked;
+    // The warm-up's events are jobs before the window opens, so that the window counts only its own.
+    if (redis !== undefined) await settleJobs(redis.url, prefix, spec.queues, ackedOf);
+    const jobsBefore = redis === undefined ? 0 : (await countJobs(redis.url, prefix, spec.queues)).total;
     const before = await server.call<ServerStats>('stats');
     const redisBefore = processCpuMs(redis?.pid);
     const result = await load({ durationSeconds: settings.durationSeconds });
@@ -119,7 +130,9 @@ export async function runCaseRound(spec: CaseSpec, loader: Child, settings: Case
     const settled =
       redis === undefined
         ? { expected: after.acked, jobs: undefined }
-        : await settleJobs(redis.url, prefix, spec.queues, async () => (await server.call<ServerStats>('stats')).acked);
+        : await settleJobs(redis.url, prefix, spec.queues, ackedOf, 20_000, 50);
+    const drainMs = redis === undefined ? 0 : Math.max(0, Date.now() - result.finishedAtMs);
+    const sustainedRps = settled.jobs === undefined ? result.rps : ((settled.jobs - jobsBefore) * 1000) / Math.max(1, windowMs + drainMs);
     return {
       round: settings.round,
       case: spec.name,
@@ -136,6 +149,8 @@ export async function runCaseRound(spec: CaseSpec, loader: Child, settings: Case
       acked: settled.expected,
       received2xx: (warmup?.count2xx ?? 0) + result.count2xx,
       ...(settled.jobs === undefined ? {} : { jobs: settled.jobs }),
+      sustainedRps,
+      drainMs,
       signedOnTheFly: (warmup?.signedOnTheFly ?? 0) + result.signedOnTheFly,
     };
   } finally {

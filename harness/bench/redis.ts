@@ -74,13 +74,14 @@ export async function settleJobs(
   names: readonly string[],
   expected: () => Promise<number>,
   timeoutMs = 20_000,
+  intervalMs = 200,
 ): Promise<{ expected: number; jobs: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const want = await expected();
     const { total } = await countJobs(url, prefix, names);
     if (total === want || Date.now() > deadline) return { expected: want, jobs: total };
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 

@@ -16,6 +16,7 @@ t.setTimeout(3 * 60_000);
 
 interface CaseFigures {
   rps: number;
+  sustainedRps: number;
   p99Ms: number;
   rssMb: number;
   lost: number;
@@ -49,8 +50,8 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     naive: CaseFigures;
     geohook: CaseFigures;
     geohookStrict: CaseFigures;
-    ratios: { vsBare: number; vsNaive: number; strictVsFast: number };
-    rounds: { case: string; acked: number; jobs?: number }[];
+    ratios: { vsBare: number; vsNaive: number; strictVsFast: number; sustainedVsNaive: number };
+    rounds: { case: string; acked: number; jobs?: number; sustainedRps: number; drainMs: number }[];
     e2e: { events: number; acked: number; consumed: number; consumedPerSec: number; drainSeconds: number; drained: boolean };
     inboxDrain: { events: number; jobs: number; movedPerSec: number; drained: boolean };
     emulator: { deliveries: number; received: number; deliveriesPerSec: number };
@@ -59,10 +60,15 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   t.equal(report.durability, 'fast');
   for (const name of ['bare', 'naive', 'geohook', 'geohookStrict'] as const) {
     t.ok(report[name].rps > 0, `${name} answered 2xx`);
+    t.ok(report[name].sustainedRps > 0, `${name} sustained a rate`);
     t.equal(report[name].lost, 0, `${name} lost no job`);
   }
   t.ok(report.geohook.p99Ms > 0 && report.geohook.rssMb > 0, 'geohook has p99 and RSS');
-  t.ok([report.ratios.vsBare, report.ratios.vsNaive, report.ratios.strictVsFast].every(Number.isFinite), 'ratios are numbers');
+  t.ok(
+    [report.ratios.vsBare, report.ratios.vsNaive, report.ratios.strictVsFast, report.ratios.sustainedVsNaive].every(Number.isFinite),
+    'ratios are numbers',
+  );
+  for (const round of report.rounds) t.ok(round.drainMs >= 0 && round.sustainedRps > 0, `${round.case}: sustained ${round.sustainedRps}/s`);
   t.same(
     report.rounds.map((round) => round.case),
     ['bare', 'naive', 'geohook', 'geohook-strict'],
