@@ -1,14 +1,16 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { startEmulator } from '../../helpers/emulator.js';
+import { replayFromEnvironment } from './helpers/replay.js';
 
 /**
  * The emulator's admin API under random input: known and random paths, methods, parameters and
  * values (broken and deeply nested JSON, huge strings, hostile names), body encodings and tokens. Every
  * answer is HTTP 200 JSON in the admin error shape `{"status":"error","messages":[…],"code":N}` with a code
  * of docs/emulator.md#requests-tokens-and-errors (never 500), or a success that the token's role allows; never a stack trace. fast-check
- * draws a new seed each run and prints it with a failure.
+ * draws a new seed each run and prints it with a failure: FUZZ_SEED replays it.
  */
+replayFromEnvironment();
 const RUNS = 3_000;
 const ERROR_CODES = [400, 403, 404, 498, 499];
 

@@ -11,6 +11,7 @@ import { startReceiver, TEST_KEY } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { formRecipeArb, makeFormDelivery, payloadArb } from './helpers/agol-forms.js';
 import { check, HTTP_KEYS, httpCaseArb, MAX_BODY_BYTES, post, prepare } from './helpers/http-deliveries.js';
+import { replayFromEnvironment } from './helpers/replay.js';
 import { keyArb } from './helpers/signature-arbitraries.js';
 import {
   decoyArb,
@@ -28,8 +29,9 @@ import { contractSpelling, hmac } from './helpers/signatures.js';
  * Property-based tests of the receiver's front door. Signatures are made by a model that knows
  * how each one was made (helpers/signatures.ts): a forgery never verifies, every contract spelling of a right
  * signature does. Over HTTP, random bodies, content types and headers never get a 5xx but 503, nor a 2xx
- * unless signed. fast-check draws a new seed each run and prints it with a failure, to replay it.
+ * unless signed. fast-check draws a new seed each run and prints it with a failure: FUZZ_SEED replays it.
  */
+replayFromEnvironment();
 const HEADER_RUNS = 100_000;
 const FORM_RUNS = 10_000;
 const WARM_UP_RUNS = 200;
