@@ -16,12 +16,8 @@ export interface ScheduleInfo {
   recurrenceInfo: { interval: number; frequency: ScheduleFrequency };
 }
 
-/** A webhook as the admin API returns it (without `status`). */
-export interface Webhook {
-  id: string;
-  folderName: string;
-  serviceName: string;
-  serviceType: string;
+/** What create and edit set on a webhook, on ArcGIS Enterprise and ArcGIS Online alike. */
+export interface WebhookFields {
   name: string;
   changeTypes: string[];
   signatureKey: string;
@@ -30,6 +26,14 @@ export interface Webhook {
   contentType: 'application/json' | 'application/x-www-form-urlencoded';
   scheduleInfo: ScheduleInfo | Record<string, never>;
   payloadFormat: 'json' | 'pjson';
+}
+
+/** A webhook as the admin API returns it (without `status`). */
+export interface Webhook extends WebhookFields {
+  id: string;
+  folderName: string;
+  serviceName: string;
+  serviceType: string;
   created: number;
   modified: number;
   ownerId: string;
@@ -57,17 +61,9 @@ export interface CreateWebhookParams {
  * A hosted feature layer webhook of ArcGIS Online, as its `WebHooks` resource returns it: addressed by
  * `globalId`, on a service with no folder.
  */
-export interface OnlineWebhook {
+export interface OnlineWebhook extends WebhookFields {
   globalId: string;
   serviceName: string;
-  name: string;
-  changeTypes: string[];
-  signatureKey: string;
-  hookUrl: string;
-  active: boolean;
-  contentType: 'application/json' | 'application/x-www-form-urlencoded';
-  scheduleInfo: ScheduleInfo | Record<string, never>;
-  payloadFormat: 'json' | 'pjson';
   created: number;
   modified: number;
   owner: string;

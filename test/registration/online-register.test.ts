@@ -6,8 +6,8 @@ import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { PingLog } from '../../src/queue/ping-log.js';
 import { connectRedis } from '../../src/redis/connection.js';
 import { rotateKey } from '../../src/registration/rotate-key.js';
-import { startEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook } from '../helpers/geohook.js';
+import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { registrationEnv, startGeohook, type TestGeohook } from '../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -15,35 +15,56 @@ import { waitFor } from '../helpers/wait.js';
 // geohook serve registering itself on the emulator's ArcGIS Online organization.
 
 const redis = await startRedis(t);
+const SERVICE = 'Parcels.FeatureServer';
+
+/** The environment that registers the `default` hook on Parcels in the emulator's Online organization. */
+function onlineEnv(
+  emulator: TestEmulator,
+  prefix: string,
+  extra: Record<string, string> = {},
+): Record<string, string> & { ADMIN_URL: string } {
+  return { ...registrationEnv(emulator, [SERVICE], prefix), ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`, ...extra };
+}
+
+/** Parcels' webhooks in the organization, through its admin API. */
+async function onlineWebhooks(emulator: TestEmulator): Promise<OnlineWebhook[]> {
+  const token = await emulator.token();
+  const answer = await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/admin/services/Parcels/FeatureServer/WebHooks?f=json&token=${token}`);
+  return (await answer.json()) as OnlineWebhook[];
+}
+
+/** Fires an edit of Parcels and waits for geohook to hold it as a feature event; returns the event and the edit's range. */
+async function editReceived(
+  emulator: TestEmulator,
+  geohook: TestGeohook,
+  edit: Record<string, unknown> = {},
+): Promise<{ event: GeohookEvent; serverGens: [number, number] }> {
+  const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', edit);
+  const serverGens = fired.body.serverGens as [number, number];
+  const event = await waitFor('the edit as a feature event', async () => {
+    await geohook.server.app.eventQueue.drained();
+    const jobs = await geohook.server.app.eventQueue.queue('feature-events').getJobs();
+    return jobs.map((job) => job.data as GeohookEvent).find((data) => data.changes?.serverGens[1] === serverGens[1]);
+  });
+  return { event, serverGens };
+}
 
 t.test(
   'geohook serve registers on an Online hosted feature layer (challenge passed), receives its edits with changes decoded and records its status ping without queuing it',
   async (t) => {
     const emulator = await startEmulator(t);
     const prefix = uniquePrefix();
-    const env = {
-      ...registrationEnv(emulator, ['Parcels.FeatureServer'], prefix),
-      ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
-    };
+    const env = onlineEnv(emulator, prefix);
     const geohook = await startGeohook(t, redis, env);
     await waitFor('registered and ready', async () => (await geohook.readyz()).status === 200, { timeoutMs: 15_000 });
     const token = await emulator.token();
-    const list = async (): Promise<OnlineWebhook[]> =>
-      (await (
-        await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/admin/services/Parcels/FeatureServer/WebHooks?f=json&token=${token}`)
-      ).json()) as OnlineWebhook[];
+    const list = (): Promise<OnlineWebhook[]> => onlineWebhooks(emulator);
     const hooks = await list();
     t.equal(hooks.length, 1, 'one webhook on the layer');
     t.match(hooks[0], { active: true, hookUrl: `${geohook.url}/webhooks/default` });
 
-    const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType: 'FeaturesCreated', layerId: 1 });
-    const [from, to] = fired.body.serverGens as [number, number];
-    const event = await waitFor('the edit as a feature event', async () => {
-      await geohook.server.app.eventQueue.drained();
-      const jobs = await geohook.server.app.eventQueue.queue('feature-events').getJobs();
-      return jobs.map((job) => job.data as GeohookEvent).find((data) => data.changes?.serverGens[1] === to);
-    });
-    t.match(event, { type: 'feature.FeaturesCreated', verified: true, changes: { serverGens: [from, to], layerId: 1 } });
+    const { event, serverGens } = await editReceived(emulator, geohook, { changeType: 'FeaturesCreated', layerId: 1 });
+    t.match(event, { type: 'feature.FeaturesCreated', verified: true, changes: { serverGens, layerId: 1 } });
 
     // The webhook's status ping: recorded by geohook, handed to no handler (no job).
     const jobsBefore = await geohook.server.app.eventQueue.queue('feature-events').count();
@@ -78,19 +99,13 @@ t.test(
 t.test('five failed deliveries deactivate the Online webhook while Redis is down; healing reactivates it once Redis is back', async (t) => {
   const emulator = await startEmulator(t);
   const own = await startRedis(t);
-  const geohook = await startGeohook(t, own, {
-    ...registrationEnv(emulator, ['Parcels.FeatureServer'], uniquePrefix()),
-    ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
-    GEOHOOK_CONFIG: configFile(t, { registration: { intervalSeconds: 0.2 } }),
-  });
+  const geohook = await startGeohook(
+    t,
+    own,
+    onlineEnv(emulator, uniquePrefix(), { GEOHOOK_CONFIG: configFile(t, { registration: { intervalSeconds: 0.2 } }) }),
+  );
   await waitFor('registered and ready', async () => (await geohook.readyz()).status === 200, { timeoutMs: 15_000 });
-  const token = await emulator.token();
-  const webhook = async (): Promise<OnlineWebhook | undefined> =>
-    (
-      (await (
-        await fetch(`${emulator.url}/geohookOrg/ArcGIS/rest/admin/services/Parcels/FeatureServer/WebHooks?f=json&token=${token}`)
-      ).json()) as OnlineWebhook[]
-    )[0];
+  const webhook = async (): Promise<OnlineWebhook | undefined> => (await onlineWebhooks(emulator))[0];
   const registered = await webhook();
 
   await own.stop();
@@ -103,65 +118,47 @@ t.test('five failed deliveries deactivate the Online webhook while Redis is down
     return current?.active === true ? current : undefined;
   });
   t.equal(healed.globalId, registered?.globalId, 'the same webhook');
-  const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', {});
-  const to = (fired.body.serverGens as [number, number])[1];
-  await waitFor('the next edit received', async () => {
-    await geohook.server.app.eventQueue.drained();
-    const jobs = await geohook.server.app.eventQueue.queue('feature-events').getJobs();
-    return jobs.some((job) => (job.data as GeohookEvent).changes?.serverGens[1] === to);
-  });
+  await editReceived(emulator, geohook);
   t.pass('deliveries flow again');
 });
 
 t.test('the generated key rotates on an Online webhook: the challenge of the edit is answered with the new key', async (t) => {
   const emulator = await startEmulator(t);
   const prefix = uniquePrefix();
-  const env = {
-    ...registrationEnv(emulator, ['Parcels.FeatureServer'], prefix),
-    ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
-    GEOHOOK_CONFIG: configFile(t, { keyReloadSeconds: 0.1 }),
-  };
+  const env = onlineEnv(emulator, prefix, { GEOHOOK_CONFIG: configFile(t, { keyReloadSeconds: 0.1 }) });
   const geohook = await startGeohook(t, redis, env);
   await waitFor('registered and ready', async () => (await geohook.readyz()).status === 200, { timeoutMs: 15_000 });
   const client = connectRedis({ url: redis.url });
   t.teardown(() => client.disconnect());
   const admin = createAdminClient({ baseUrl: env.ADMIN_URL, auth: { username: 'admin', password: 'admin.pass' } });
-  const [before] = await admin.webhooks.listAll('Parcels.FeatureServer');
+  const [before] = await admin.webhooks.listAll(SERVICE);
 
   const result = await rotateKey({
     client: admin,
     redis: client,
     prefix,
     hookUrl: `${geohook.url}/webhooks/default`,
-    services: ['Parcels.FeatureServer'],
+    services: [SERVICE],
     propagationMs: 500,
     graceMs: 100,
   });
-  t.match(result, { status: 'success', services: [{ service: 'Parcels.FeatureServer', action: 'updated', webhookIds: [before!.id] }] });
-  const [after] = await admin.webhooks.listAll('Parcels.FeatureServer');
+  t.match(result, { status: 'success', services: [{ service: SERVICE, action: 'updated', webhookIds: [before!.id] }] });
+  const [after] = await admin.webhooks.listAll(SERVICE);
   const keys = await client.lrange(`${prefix}:hooks:default:keys`, 0, -1);
   t.same(keys, [after!.signatureKey], 'the webhook holds the one key left in Redis');
   t.not(after!.signatureKey, before!.signatureKey, 'a new key');
 
-  const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', {});
-  const to = (fired.body.serverGens as [number, number])[1];
-  await waitFor('an edit signed with the new key received', async () => {
-    await geohook.server.app.eventQueue.drained();
-    const jobs = await geohook.server.app.eventQueue.queue('feature-events').getJobs();
-    return jobs.some((job) => (job.data as GeohookEvent).changes?.serverGens[1] === to);
-  });
+  await editReceived(emulator, geohook);
   t.pass('verified with the new key');
 });
 
 t.test('three replicas starting at once leave exactly one webhook on the Online layer', async (t) => {
   const emulator = await startEmulator(t);
   const publicPort = await findFreePort();
-  const env = {
-    ...registrationEnv(emulator, ['Parcels.FeatureServer'], uniquePrefix()),
-    ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
+  const env = onlineEnv(emulator, uniquePrefix(), {
     PUBLIC_URL: `http://127.0.0.1:${publicPort}`,
     GEOHOOK_CONFIG: configFile(t, { keyReloadSeconds: 0.1 }),
-  };
+  });
   // Online's challenge goes to PUBLIC_URL, the first replica, whichever replica registers.
   const replicas = await Promise.all([
     startGeohook(t, redis, { ...env, PORT: String(publicPort) }),
@@ -172,7 +169,7 @@ t.test('three replicas starting at once leave exactly one webhook on the Online 
     await waitFor('readiness of every replica', async () => (await replica.readyz()).status === 200, { timeoutMs: 20_000 });
   }
   const admin = createAdminClient({ baseUrl: env.ADMIN_URL, auth: { username: 'admin', password: 'admin.pass' } });
-  const hooks = await admin.webhooks.listAll('Parcels.FeatureServer');
+  const hooks = await admin.webhooks.listAll(SERVICE);
   t.equal(hooks.length, 1, 'one webhook');
   t.match(hooks[0], {
     hookUrl: `${env.PUBLIC_URL}/webhooks/default`,

@@ -124,17 +124,6 @@ export async function onlineRoutes(app: FastifyInstance, options: OnlineRoutesOp
   });
 }
 
-/** Reads `name` as a whole number within Online's bounds, or keeps `current`. */
-function setting(name: keyof OnlineWebhookSettings, value: string | undefined, current: number): number {
-  if (value === undefined || value === '') return current;
-  const [min, max] = onlineWebhookSettingBounds[name];
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < min || number > max) {
-    throw new AdminError(400, `Invalid value for parameter '${name}': a whole number from ${min} to ${max}.`);
-  }
-  return number;
-}
-
 /**
  * The organization's webhook settings (register with the prefix `/<orgId>/ArcGIS/rest/admin`):
  * `webhooks/webhookSettings` reads them, with parameters it changes them within Online's bounds. Answered
@@ -148,13 +137,13 @@ export async function onlineSettingsRoutes(app: FastifyInstance, options: Emulat
       url,
       handler: async (request, reply) => {
         const { params } = authorize(options, request, ADMIN, 'webhook settings');
-        const current = options.store.onlineSettings;
-        const next = Object.fromEntries(
-          (Object.keys(onlineWebhookSettingBounds) as (keyof OnlineWebhookSettings)[]).map((name) => [
-            name,
-            setting(name, params.string(name), current[name]),
-          ]),
-        ) as unknown as OnlineWebhookSettings;
+        const next = { ...options.store.onlineSettings };
+        for (const [name, [min, max]] of Object.entries(onlineWebhookSettingBounds) as [
+          keyof OnlineWebhookSettings,
+          readonly [number, number],
+        ][]) {
+          next[name] = params.integer(name, min, max) ?? next[name];
+        }
         options.store.onlineSettings = next;
         return sendAdmin(request, reply, [Object.fromEntries(Object.entries(next).map(([name, value]) => [name, String(value)]))]);
       },
