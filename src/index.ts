@@ -15,7 +15,10 @@ export {
   type GpEventType,
   type FeatureEventType,
   type ServiceRef,
+  type StoredEvent,
+  type EventFields,
 } from './queue/envelope.js';
+export { eventFromStored } from './queue/stored-event.js';
 export { type GpJobPayload, type FeaturePayloadItem, type PayloadEvent } from './arcgis/payload.js';
 export { featureChangeTypes, type FeatureChangeType } from './arcgis/change-types.js';
 export { subscribe, type SubscribeOptions, type Subscription } from './consumers/subscribe.js';

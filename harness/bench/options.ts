@@ -15,8 +15,6 @@ export interface BenchOptions {
   connections: number;
   /** Deliveries pushed through geohook while a consumer drains them. */
   e2eEvents: number;
-  /** Events waiting in the inbox when the mover starts (its drain rate). */
-  drainEvents: number;
   /** Signed deliveries the emulator fires at a sink. */
   emulatorDeliveries: number;
   /** Webhooks on the GP service: each fired job is delivered to all of them. */
@@ -36,7 +34,6 @@ export const usage = `npm run bench -- [options]
   --warmup SECONDS        unmeasured load before each measurement (default 2; quick 0.5)
   --connections N         concurrent connections of the load generator (default 64)
   --e2e-events N          deliveries of the end-to-end run (default 100000)
-  --drain-events N        events in the inbox when the mover starts, for its drain rate (default 50000; quick 10000)
   --emulator-deliveries N signed deliveries fired by the emulator (default 20000)
   --emulator-webhooks N   webhooks on the GP service, each fired job goes to all (default 20)
   --cpu-prof              profile geohook's server and the emulator (bench-profiles/) and print their top 15 frames
@@ -70,7 +67,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       warmup: { type: 'string' },
       connections: { type: 'string' },
       'e2e-events': { type: 'string' },
-      'drain-events': { type: 'string' },
       'emulator-deliveries': { type: 'string' },
       'emulator-webhooks': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
@@ -90,7 +86,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     warmupSeconds: seconds('warmup', values.warmup, quick ? 0.5 : 2, 0),
     connections: whole('connections', values.connections, 64, 1),
     e2eEvents: whole('e2e-events', values['e2e-events'], quick ? 10_000 : 100_000, 100),
-    drainEvents: whole('drain-events', values['drain-events'], quick ? 10_000 : 50_000, 1),
     emulatorDeliveries: whole('emulator-deliveries', values['emulator-deliveries'], quick ? 4_000 : 20_000, 1),
     emulatorWebhooks: whole('emulator-webhooks', values['emulator-webhooks'], 20, 1),
     cpuProf: values['cpu-prof'],

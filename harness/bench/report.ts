@@ -1,7 +1,6 @@
 import type { EmulatorResult } from './emulator-fanout.js';
 import type { EndToEndResult } from './end-to-end.js';
 import type { CaseName, RoundResult } from './http-cases.js';
-import type { InboxDrainResult } from './inbox-drain.js';
 import { formatFrames, type ProfileSummary } from './profile/top-frames.js';
 import type { Durability } from './redis.js';
 import { alignedTable } from './table.js';
@@ -58,7 +57,6 @@ export interface BenchSettings {
   bodyBytes: number;
   e2eEvents: number;
   e2eConsumerConcurrency: number;
-  drainEvents: number;
   emulatorDeliveries: number;
   emulatorWebhooks: number;
   geohookLogLevel: string;
@@ -86,8 +84,6 @@ export interface BenchReport {
   ratios: Record<RatioName, number> & { perRound: RoundRatios[] };
   rounds: RoundResult[];
   e2e: EndToEndResult;
-  /** The inbox mover alone, turning a backlog into jobs. */
-  inboxDrain: InboxDrainResult;
   emulator: EmulatorResult;
   targets: Target[];
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
@@ -266,7 +262,7 @@ export function formatReport(report: BenchReport): string {
   lines.push(
     `per-round geohook/bare: ${perRound('vsBare')}; geohook/naive: ${perRound('vsNaive')}; sustained geohook/naive: ${perRound('sustainedVsNaive')}; geohook-strict/geohook: ${perRound('strictVsFast')}`,
   );
-  const { e2e, inboxDrain, emulator } = report;
+  const { e2e, emulator } = report;
   lines.push('');
   lines.push(
     `end to end: ${thousands(e2e.events)} deliveries acknowledged at ${thousands(e2e.ingestPerSec)}/s; consumed ${thousands(e2e.consumed)} at ${thousands(e2e.consumedPerSec)}/s; ` +
@@ -274,10 +270,6 @@ export function formatReport(report: BenchReport): string {
         ? `queues empty ${fixed(e2e.drainSeconds, 1)} s after the load stopped`
         : `queues NOT empty ${fixed(e2e.drainSeconds)} s after the load stopped`) +
       `; failed jobs ${e2e.failedJobs}`,
-  );
-  lines.push(
-    `inbox drain: ${thousands(inboxDrain.events)} accepted events made ${thousands(inboxDrain.jobs)} jobs at ${thousands(inboxDrain.movedPerSec)}/s by one mover with nothing else running` +
-      (inboxDrain.drained ? '' : ` (inbox NOT empty after ${fixed(inboxDrain.seconds)} s)`),
   );
   lines.push(
     `emulator: ${thousands(emulator.received)}/${thousands(emulator.deliveries)} signed deliveries (${emulator.webhooks} webhooks × ${thousands(emulator.jobs)} GP jobs) at ${thousands(emulator.deliveriesPerSec)}/s; ` +

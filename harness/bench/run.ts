@@ -6,7 +6,6 @@ import { GEOHOOK_LOG_LEVEL } from './cases/case-names.js';
 import { runEmulatorFanOut, type EmulatorResult } from './emulator-fanout.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 import { caseSpecs, runCaseRound, type RoundResult } from './http-cases.js';
-import { runInboxDrain, type InboxDrainResult } from './inbox-drain.js';
 import { Child } from './ipc.js';
 import { parseOptions, usage, type BenchOptions } from './options.js';
 import { BODY_BYTES } from './payloads.js';
@@ -66,11 +65,6 @@ function checkEndToEnd(e2e: EndToEndResult, problems: string[]): void {
   if (e2e.failedJobs > 0) problems.push(`e2e: ${e2e.failedJobs} jobs failed with a no-op handler`);
 }
 
-function checkInboxDrain(drain: InboxDrainResult, problems: string[]): void {
-  if (!drain.drained) problems.push(`inbox drain: the inbox was not empty ${Math.round(drain.seconds)} s after the mover started`);
-  if (drain.jobs !== drain.events) problems.push(`inbox drain: ${drain.jobs} jobs for ${drain.events} accepted events`);
-}
-
 function checkEmulator(emulator: EmulatorResult, problems: string[]): void {
   if (emulator.received !== emulator.deliveries)
     problems.push(`emulator: the sink received ${emulator.received} of ${emulator.deliveries} deliveries`);
@@ -92,7 +86,6 @@ async function main(): Promise<number> {
   log(`signing ${poolSize.toLocaleString('en-US')} distinct ${BODY_BYTES}-byte bodies in the load generator`);
   const loader = await Child.start('loader', 'workers/loader.js', { args: [String(poolSize)], readyTimeoutMs: 300_000 });
   let e2e: EndToEndResult;
-  let inboxDrain: InboxDrainResult;
   let emulator: EmulatorResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
@@ -121,13 +114,6 @@ async function main(): Promise<number> {
       log,
     );
     checkEndToEnd(e2e, problems);
-    log(`inbox drain: ${options.drainEvents.toLocaleString('en-US')} accepted events moved by one mover`);
-    inboxDrain = await runInboxDrain({
-      events: options.drainEvents,
-      durability: options.durability,
-      timeoutMs: Math.max(60_000, options.drainEvents),
-    });
-    checkInboxDrain(inboxDrain, problems);
     log(`emulator: ${options.emulatorDeliveries.toLocaleString('en-US')} signed deliveries to a bare sink`);
     emulator = await runEmulatorFanOut({
       deliveries: options.emulatorDeliveries,
@@ -152,7 +138,6 @@ async function main(): Promise<number> {
       bodyBytes: BODY_BYTES,
       e2eEvents: options.e2eEvents,
       e2eConsumerConcurrency: 50,
-      drainEvents: options.drainEvents,
       emulatorDeliveries: emulator.deliveries,
       emulatorWebhooks: options.emulatorWebhooks,
       geohookLogLevel: GEOHOOK_LOG_LEVEL,
@@ -172,7 +157,6 @@ async function main(): Promise<number> {
     ratios: perRoundRatios(rounds),
     rounds,
     e2e,
-    inboxDrain,
     emulator,
     ...(profileDir === undefined
       ? {}

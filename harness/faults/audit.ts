@@ -13,15 +13,14 @@ export interface StoredJob {
   jobId: string;
   /** The envelope's `id`: SHA-256 hex of the body. */
   eventId: string | undefined;
-  /** The envelope's `rawBody`, decoded. */
+  /** The exact bytes the stored event holds (its `body`, decoded). */
   rawBody: Buffer | undefined;
 }
 
 /** What was left to move when the wait ended. */
 export interface MoveState {
-  /** True once the inbox and the spool were empty twice in a row. */
+  /** True once the spool was empty twice in a row. */
   drained: boolean;
-  inbox: number;
   spoolFiles: number;
   waitedMs: number;
 }
@@ -36,26 +35,20 @@ function spoolFiles(spoolDir: string | undefined): number {
 }
 
 /**
- * Waits until every acknowledged event is a job: the inbox stream `<prefix>:inbox` is empty and no spool
- * file is left, twice in a row 250 ms apart (an entry taken over from a killed receiver comes back after
- * 10 s, so the default wait is long). A receiver must be running: its inbox mover does the moving.
+ * Waits until every acknowledged event is a job: no spool file is left, twice in a row 250 ms apart (an
+ * event is a job when it is acknowledged, unless it was spooled). A receiver must be running: it drains
+ * the spool.
  */
-export async function waitUntilMoved(redisUrl: string, prefix: string, spoolDir?: string, timeoutMs = 60_000): Promise<MoveState> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+export async function waitUntilMoved(spoolDir?: string, timeoutMs = 60_000): Promise<MoveState> {
   const startedAtMs = Date.now();
-  try {
-    let emptyPolls = 0;
-    for (;;) {
-      const inbox = await redis.xlen(`${prefix}:inbox`);
-      const files = spoolFiles(spoolDir);
-      emptyPolls = inbox === 0 && files === 0 ? emptyPolls + 1 : 0;
-      const waitedMs = Date.now() - startedAtMs;
-      if (emptyPolls >= 2) return { drained: true, inbox, spoolFiles: files, waitedMs };
-      if (waitedMs > timeoutMs) return { drained: false, inbox, spoolFiles: files, waitedMs };
-      await sleep(250);
-    }
-  } finally {
-    await redis.quit().catch(() => redis.disconnect());
+  let emptyPolls = 0;
+  for (;;) {
+    const files = spoolFiles(spoolDir);
+    emptyPolls = files === 0 ? emptyPolls + 1 : 0;
+    const waitedMs = Date.now() - startedAtMs;
+    if (emptyPolls >= 2) return { drained: true, spoolFiles: files, waitedMs };
+    if (waitedMs > timeoutMs) return { drained: false, spoolFiles: files, waitedMs };
+    await sleep(250);
   }
 }
 
@@ -69,12 +62,13 @@ export async function readStoredJobs(redisUrl: string, prefix: string): Promise<
         try {
           const jobs = await queue.getJobs(allStates, 0, -1);
           return jobs.map((job): StoredJob => {
-            const data = (job.data ?? {}) as { id?: unknown; rawBody?: unknown };
+            const data = (job.data ?? {}) as { id?: unknown; body?: unknown; bodyEncoding?: unknown };
+            const encoding = data.bodyEncoding === 'utf8' || data.bodyEncoding === 'base64' ? data.bodyEncoding : undefined;
             return {
               queue: name,
               jobId: job.id ?? '',
               eventId: typeof data.id === 'string' ? data.id : undefined,
-              rawBody: typeof data.rawBody === 'string' ? Buffer.from(data.rawBody, 'base64') : undefined,
+              rawBody: typeof data.body === 'string' && encoding !== undefined ? Buffer.from(data.body, encoding) : undefined,
             };
           });
         } finally {

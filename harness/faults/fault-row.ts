@@ -20,8 +20,6 @@ export interface FaultRow {
   duplicated: number;
   /** False where losing acknowledged events is expected (fast durability, Redis killed): reported, not a failure. */
   zeroLossExpected: boolean;
-  /** Inbox entries the killed receiver's mover had read and not moved, left for a takeover (receiver kills). */
-  orphaned?: number;
   /** Events in the spool when Redis came back (redis-outage-spool). */
   spooled?: number;
   /** Deliveries the emulator gave up on (emulator-retry). */

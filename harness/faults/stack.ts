@@ -46,26 +46,24 @@ export interface AuditInput {
   notes: string[];
   problems: string[];
   /** Fields of the row only some faults have. */
-  extra?: Pick<FaultRow, 'orphaned' | 'spooled' | 'gaveUp' | 'retried'>;
+  extra?: Pick<FaultRow, 'spooled' | 'gaveUp' | 'retried'>;
   /** Maps the jobs read from Redis before judging (the emulator's deliveries are matched by signature). */
   onJobs?: (jobs: readonly StoredJob[]) => void;
 }
 
 /**
- * Waits until the inbox (and spool) are moved into jobs, reads every job, and judges the deliveries
+ * Waits until the spool is moved into jobs, reads every job, and judges the deliveries
  * against them: the row of the scenario. Its problems are the broken promises: a lost acknowledged event
- * where none may be lost, any duplicate, a job of no delivery, an inbox that never emptied.
+ * where none may be lost, any duplicate, a job of no delivery, a spool that never emptied.
  */
 export async function auditStack(stack: Stack, input: AuditInput): Promise<FaultRow> {
-  const moved = await waitUntilMoved(stack.redis.url, stack.prefix, stack.spoolDir);
+  const moved = await waitUntilMoved(stack.spoolDir);
   const jobs = await readStoredJobs(stack.redis.url, stack.prefix);
   input.onJobs?.(jobs);
   const verdict: Verdict = judge(input.deliveries, jobs);
   const problems = [...input.problems];
   if (!moved.drained)
-    problems.push(
-      `not everything became a job within ${Math.round(moved.waitedMs / 1000)} s: ${moved.inbox} inbox entries, ${moved.spoolFiles} spool files left`,
-    );
+    problems.push(`not everything became a job within ${Math.round(moved.waitedMs / 1000)} s: ${moved.spoolFiles} spool files left`);
   if (verdict.lost > 0 && input.zeroLossExpected) problems.push(`${verdict.lost} acknowledged deliveries have no job in Redis`);
   if (verdict.duplicated > 0) problems.push(`${verdict.duplicated} deliveries have more than one job`);
   if (verdict.strangers > 0) problems.push(`${verdict.strangers} jobs belong to no delivery`);

@@ -52,7 +52,7 @@ async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspe
     const reason = (failure ?? (err as Error)).message;
     throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `cannot reach Redis at ${where}: ${reason}`, { cause: failure ?? err });
   }
-  const eventQueue = new EventQueue({ connection, prefix: config.prefix, moveInbox: false });
+  const eventQueue = new EventQueue({ connection, prefix: config.prefix });
   try {
     return await work(new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: config.completedJobs.ageSeconds }));
   } catch (err) {

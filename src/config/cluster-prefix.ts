@@ -7,8 +7,7 @@ export function isHashTagged(prefix: string): boolean {
 
 /**
  * BullMQ's rule for Redis Cluster: the prefix must be a hash tag, so that a queue's keys (and geohook's
- * dedup, claim and inbox keys, which the accept script and the mover's transaction use together) share
- * one slot. Throws a {@link ConfigError} naming GEOHOOK_PREFIX otherwise.
+ * dedup keys, which the accept script writes with the jobs of all three queues) share one slot. Throws a {@link ConfigError} naming GEOHOOK_PREFIX otherwise.
  */
 export function assertClusterPrefix(prefix: string): void {
   if (!isHashTagged(prefix)) {

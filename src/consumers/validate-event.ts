@@ -1,8 +1,9 @@
 import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
-import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
+import type { EventFamily, GeohookEvent, StoredEvent } from '../queue/envelope.js';
+import { eventFromStored } from '../queue/stored-event.js';
 
-const envelopeSchema = z.object({
+const fields = {
   id: z.string().min(1),
   hook: z.string().min(1),
   type: z.string().min(1),
@@ -12,22 +13,33 @@ const envelopeSchema = z.object({
   service: z.object({ folderName: z.string().optional(), serviceName: z.string().optional(), serviceType: z.string().optional() }),
   contentType: z.string(),
   verified: z.boolean(),
-  payload: z.unknown(),
-  rawBody: z.string(),
-});
+  changes: z.unknown().optional(),
+};
+
+/** The stored form (docs/events.md#the-stored-form); `payload` only for forms. */
+const storedSchema = z.object({ ...fields, bodyEncoding: z.enum(['utf8', 'base64']), body: z.string(), payload: z.unknown().optional() });
+
+/** The form geohook 0.1 stored: the payload and base64 bytes in every job. */
+const earlierSchema = z.object({ ...fields, payload: z.unknown(), rawBody: z.string() });
 
 /**
- * Checks that job data is a geohook envelope of the queue's family. Anything else is a poison event:
- * no retry can fix it, so it fails at once with BullMQ's `UnrecoverableError` and stays in the failed set.
+ * The event of a job's data: a stored geohook event of the queue's family (or one stored by geohook 0.1),
+ * its payload parsed. Anything else is a poison event: no retry can fix it, so it fails at once with
+ * BullMQ's `UnrecoverableError` and stays in the failed set.
  */
 export function validateEvent(data: unknown, family: EventFamily): GeohookEvent {
-  const parsed = envelopeSchema.safeParse(data);
+  const earlier = typeof data === 'object' && data !== null && 'rawBody' in data;
+  const parsed = (earlier ? earlierSchema : storedSchema).safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new UnrecoverableError(`poison event: ${issue.path.join('.') || 'data'}: ${issue.message}`);
   }
-  const event = parsed.data as GeohookEvent;
-  if (event.family !== family) throw new UnrecoverableError(`poison event: a ${event.family} event in the ${family} queue`);
-  if (event.types[0] !== event.type) throw new UnrecoverableError('poison event: type is not types[0]');
-  return event;
+  if (parsed.data.family !== family) throw new UnrecoverableError(`poison event: a ${parsed.data.family} event in the ${family} queue`);
+  if (parsed.data.types[0] !== parsed.data.type) throw new UnrecoverableError('poison event: type is not types[0]');
+  if ('rawBody' in parsed.data) return parsed.data as GeohookEvent;
+  try {
+    return eventFromStored(parsed.data as StoredEvent);
+  } catch (err) {
+    throw new UnrecoverableError(`poison event: body: not JSON (${(err as Error).message})`);
+  }
 }

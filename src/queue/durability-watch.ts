@@ -19,6 +19,7 @@ export class DurabilityWatch {
   private readonly options: DurabilityWatchOptions;
   private current: Promise<DurabilityPlan> | undefined;
   private problem: string | undefined;
+  private known = false;
 
   constructor(options: DurabilityWatchOptions) {
     this.options = options;
@@ -31,6 +32,11 @@ export class DurabilityWatch {
     return this.current;
   }
 
+  /** True once the plan of the server in hand is known (kept or refused). */
+  settled(): boolean {
+    return this.known;
+  }
+
   /** Why events cannot be accepted with the configured durability now; `undefined` when they can. */
   issue(): string | undefined {
     return this.problem;
@@ -40,15 +46,18 @@ export class DurabilityWatch {
     const { connection, durability, onPlan, log } = this.options;
     const plan = readPersistence(connection).then((server) => planDurability(durability, server));
     this.current = plan;
+    this.known = false;
     plan.then(
       (ready) => {
         if (this.current !== plan) return;
+        this.known = true;
         onPlan(ready);
         this.problem = undefined;
         log?.info({ durability: ready.durability, waitAof: ready.waitAof }, ready.description);
       },
       (err: unknown) => {
         if (this.current !== plan) return;
+        this.known = true;
         this.problem = (err as Error).message;
         log?.error({ err }, 'durability cannot be kept: deliveries are refused');
       },

@@ -18,8 +18,8 @@ export interface ServiceRef {
   serviceType?: string;
 }
 
-/** The job data of every geohook queue (docs/events.md). */
-export interface GeohookEvent {
+/** What the stored form and the consumer's event share. */
+export interface EventFields {
   /** Lowercase hex SHA-256 of the raw body. */
   id: string;
   /** Hook name (`default`, or one from GEOHOOK_CONFIG). */
@@ -36,15 +36,32 @@ export interface GeohookEvent {
   contentType: string;
   /** True when a signature was checked and matched. */
   verified: boolean;
-  /** The parsed body (form fields decoded; a field holding JSON parsed). */
-  payload: unknown;
-  /** Base64 of the exact bytes received. */
-  rawBody: string;
   /**
    * Feature events: where the edits are, the `changesUrl` decoded with its `serverGens` range and the layer
    * named (of the first item of an ArcGIS Online array). Absent when the payload has no such `changesUrl`.
    */
   changes?: FeatureChanges;
+}
+
+/** An event as consumers get it (docs/events.md): the stored fields, the parsed payload and the raw bytes. */
+export interface GeohookEvent extends EventFields {
+  /** The parsed body (form fields decoded; a field holding JSON parsed). */
+  payload: unknown;
+  /** Base64 of the exact bytes received. */
+  rawBody: string;
+}
+
+/**
+ * An event as it is stored, the job data of every geohook queue (docs/events.md#the-stored-form): the exact
+ * bytes once, as text, and the payload only where it is not simply the body parsed as JSON.
+ */
+export interface StoredEvent extends EventFields {
+  /** How `body` holds the bytes: `utf8` when they are valid UTF-8 (every JSON delivery), else `base64`. */
+  bodyEncoding: 'utf8' | 'base64';
+  /** The exact bytes received. */
+  body: string;
+  /** Form deliveries only: the fields decoded, a field holding JSON parsed, signature fields left out. */
+  payload?: unknown;
 }
 
 /** A geoprocessing job event. */

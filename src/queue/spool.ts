@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BaseLogger } from 'pino';
-import type { GeohookEvent } from './envelope.js';
+import type { StoredEvent } from './envelope.js';
 
 /** Options of {@link EventSpool}. */
 export interface EventSpoolOptions {
@@ -53,11 +53,11 @@ export class EventSpool {
     return this.files.length > 0 || this.waiting.length > 0;
   }
 
-  /** Resolves once `event` is written and fsync'd. */
-  append(event: GeohookEvent): Promise<void> {
+  /** Resolves once the stored event `data` (its JSON) is written and fsync'd. */
+  append(data: string): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.waiting.length === 0) setImmediate(this.flush);
-      this.waiting.push({ line: `${JSON.stringify(event)}\n`, resolve, reject });
+      this.waiting.push({ line: `${data}\n`, resolve, reject });
     });
   }
 
@@ -91,7 +91,7 @@ export class EventSpool {
    * Hands every spooled event to `store`, oldest first, and deletes each file once all its events are
    * stored. Stops at the first failure (the rest stays for the next drain). Resolves with the count stored.
    */
-  async drain(store: (event: GeohookEvent) => Promise<unknown>): Promise<number> {
+  async drain(store: (event: StoredEvent, data: string) => Promise<unknown>): Promise<number> {
     let stored = 0;
     while (this.files.length > 0) {
       const name = this.files[0]!;
@@ -107,7 +107,7 @@ export class EventSpool {
       // A chunk's events are handed over at once, in order: the receiver's group commit writes them with
       // one script call, in that order.
       for (let start = 0; start < events.length; start += DRAIN_CHUNK) {
-        await Promise.all(events.slice(start, start + DRAIN_CHUNK).map((event) => store(event)));
+        await Promise.all(events.slice(start, start + DRAIN_CHUNK).map(({ event, data }) => store(event, data)));
       }
       stored += events.length;
       await unlink(path);
@@ -116,12 +116,12 @@ export class EventSpool {
     return stored;
   }
 
-  private parse(name: string, text: string): GeohookEvent[] {
-    const events: GeohookEvent[] = [];
+  private parse(name: string, text: string): { event: StoredEvent; data: string }[] {
+    const events: { event: StoredEvent; data: string }[] = [];
     for (const [index, line] of text.split('\n').entries()) {
       if (line === '') continue;
       try {
-        events.push(JSON.parse(line) as GeohookEvent);
+        events.push({ event: JSON.parse(line) as StoredEvent, data: line });
       } catch {
         this.log?.warn(
           { file: name, line: index + 1 },

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { featureChangesOf } from '../arcgis/changes-url.js';
-import type { GeohookEvent } from '../queue/envelope.js';
+import type { StoredEvent } from '../queue/envelope.js';
+import { storedBody } from '../queue/stored-event.js';
 import { classifyEvent } from './classify-event.js';
-import { classifiable } from './form-payload.js';
 
 /** An authenticated delivery, as the webhook route has it. */
 export interface AcceptedDelivery {
@@ -14,16 +14,15 @@ export interface AcceptedDelivery {
   contentType: string;
   /** True when a signature was checked and matched. */
   verified: boolean;
-  /** The parsed body (form fields decoded; a field holding JSON parsed). */
-  payload: unknown;
-  /** True for a form body: its classification looks into the fields. */
-  isForm: boolean;
+  /** Form bodies: the parsed payload, stored with the event (a JSON payload is the body itself). */
+  formPayload?: unknown;
+  /** What classification reads: the payload, or for a form its `payload` field (see `classifiable`). */
+  classified: unknown;
 }
 
-/** The event envelope of a delivery (docs/events.md): its id, classification and the time it was received. */
-export function buildEvent(delivery: AcceptedDelivery): GeohookEvent {
-  const { raw, hook, contentType, verified, payload, isForm } = delivery;
-  const classified = classifiable(payload, isForm);
+/** The stored event of a delivery (docs/events.md): its id, classification, the time it was received and its bytes. */
+export function buildEvent(delivery: AcceptedDelivery): StoredEvent {
+  const { raw, hook, contentType, verified, classified } = delivery;
   const { family, types, service } = classifyEvent(classified);
   const changes = family === 'feature' ? featureChangesOf(Array.isArray(classified) ? classified[0] : classified) : undefined;
   return {
@@ -36,8 +35,8 @@ export function buildEvent(delivery: AcceptedDelivery): GeohookEvent {
     service,
     contentType,
     verified,
-    payload,
-    rawBody: raw.toString('base64'),
+    ...storedBody(raw),
+    ...('formPayload' in delivery ? { payload: delivery.formPayload } : {}),
     ...(changes === undefined ? {} : { changes }),
   };
 }

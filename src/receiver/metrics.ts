@@ -48,18 +48,6 @@ export function createReceiverMetrics(eventQueue: EventQueue): ReceiverMetrics {
       }
     },
   });
-  new Gauge({
-    name: 'geohook_inbox_entries',
-    help: 'Events acknowledged and not yet handed over to their queue as jobs',
-    registers: [registry],
-    async collect() {
-      try {
-        this.set(await eventQueue.inboxLength());
-      } catch {
-        // As above.
-      }
-    },
-  });
   return {
     registry,
     deliveries: new Counter({

@@ -119,14 +119,22 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       if (nestedDeeperThan(payload, MAX_NESTING)) {
         throw new GeohookError('GEOHOOK_ERR_BAD_PAYLOAD', `the body nests arrays or objects deeper than ${MAX_NESTING} levels`);
       }
-      if (isTestPing(classifiable(payload, form !== undefined))) {
+      const classified = classifiable(payload, form !== undefined);
+      if (isTestPing(classified)) {
         // Acknowledged and recorded, never queued: it reports no edit. A Redis outage only loses the record.
         pings.record(hook.name, Date.now()).catch((err: unknown) => request.log.warn({ err, hook: hook.name }, 'test ping not recorded'));
         request.log.info({ hook: hook.name }, 'test ping received');
         count(hook.name, 'ping', 202);
         return reply.code(202).send({ status: 'ping' });
       }
-      const event = buildEvent({ raw, hook: hook.name, contentType, verified: auth.verified, payload, isForm: form !== undefined });
+      const event = buildEvent({
+        raw,
+        hook: hook.name,
+        contentType,
+        verified: auth.verified,
+        classified,
+        ...(form === undefined ? {} : { formPayload: payload }),
+      });
 
       const stopTimer = metrics.enqueueSeconds.startTimer({ queue: queueNames[event.family] });
       const { duplicate } = await eventQueue.enqueue(event);

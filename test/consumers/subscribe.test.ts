@@ -186,6 +186,36 @@ t.test('a poison event (not a geohook envelope) fails at once without reaching a
   t.equal(await counterValue(registry, { outcome: 'poison' }), 2);
 });
 
+t.test('handlers get payload and rawBody from every stored form: JSON, form, base64 bytes and the form geohook 0.1 stored', async (t) => {
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, fastRetry) });
+  const seen = new Map<string, { payload: unknown; rawBody: string }>();
+  start(t, receiver, { handlers: { '*': (event) => void seen.set(event.hook, { payload: event.payload, rawBody: event.rawBody }) } });
+  const queue = new Queue('gp-events', { connection: { host: '127.0.0.1', port: redis.port }, prefix: receiver.prefix });
+  t.teardown(() => queue.close());
+  const json = envelopeOf('gp', 'json', '\ufeff{"n":1}');
+  const form = {
+    ...envelopeOf('gp', 'form', 'payload=%7B%22n%22%3A2%7D'),
+    contentType: 'application/x-www-form-urlencoded',
+    payload: { payload: { n: 2 } },
+  };
+  const bytes = Buffer.from('{"n":"\xff"}', 'latin1');
+  const binary = { ...envelopeOf('gp', 'binary'), bodyEncoding: 'base64' as const, body: bytes.toString('base64') };
+  const { bodyEncoding: _encoding, body: _body, ...fields } = envelopeOf('gp', 'earlier');
+  const earlier = { ...fields, payload: { n: 4 }, rawBody: Buffer.from('{"n":4}').toString('base64') };
+  const bad = envelopeOf('gp', 'bad', 'not json');
+  for (const data of [json, form, binary, earlier, bad]) await queue.add(data.type, data, { jobId: data.hook });
+  await waitFor('four handled, one failed', async () => seen.size === 4 && (await queue.getJobState('bad')) === 'failed');
+  t.same(seen.get('json'), { payload: { n: 1 }, rawBody: Buffer.from('\ufeff{"n":1}').toString('base64') }, 'JSON: parsed past its BOM');
+  t.same(
+    seen.get('form'),
+    { payload: { payload: { n: 2 } }, rawBody: Buffer.from(form.body).toString('base64') },
+    'form: the stored payload',
+  );
+  t.same(seen.get('binary'), { payload: { n: '\ufffd' }, rawBody: bytes.toString('base64') }, 'bytes that are not UTF-8: kept exactly');
+  t.same(seen.get('earlier'), { payload: { n: 4 }, rawBody: earlier.rawBody }, 'an event stored by geohook 0.1');
+  t.match((await queue.getJob('bad'))!.failedReason, /^poison event: body: not JSON/);
+});
+
 t.test('close() waits for the handlers that are running', async (t) => {
   const receiver = await startReceiver(t, redis);
   let finished = false;

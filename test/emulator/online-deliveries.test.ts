@@ -3,6 +3,7 @@ import { PingLog } from '../../src/queue/ping-log.js';
 import { connectRedis } from '../../src/redis/connection.js';
 import { sign } from '../../src/signature/sign.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { eventOf } from '../helpers/envelope.js';
 import { startSink } from '../helpers/http-sink.js';
 import type { Json } from '../helpers/json.js';
 import { countJobs, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
@@ -48,10 +49,8 @@ async function createHook(
 }
 
 async function jobs(receiver: TestReceiver): Promise<Array<{ data: Record<string, Json> }>> {
-  await receiver.app.eventQueue.drained();
-  return (await receiver.app.eventQueue.queue('feature-events').getJobs(['waiting', 'active', 'completed'])) as unknown as Array<{
-    data: Record<string, Json>;
-  }>;
+  const stored = await receiver.app.eventQueue.queue('feature-events').getJobs(['waiting', 'active', 'completed']);
+  return stored.map((job) => ({ data: eventOf(job) as unknown as Record<string, Json> }));
 }
 
 t.test('an edit reaches geohook as ArcGIS Online sends it, JSON or form, and its changes decode to the edit', async (t) => {

@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { EventFamily, GeohookEvent } from '../../src/queue/envelope.js';
+import type { EventFamily, GeohookEvent, StoredEvent } from '../../src/queue/envelope.js';
+import { eventFromStored } from '../../src/queue/stored-event.js';
 
-/** A valid envelope of `family`, with distinct bytes unless `body` is given. */
-export function envelopeOf(family: EventFamily, hook = 'default', body = `{"n":"${randomUUID()}"}`): GeohookEvent {
+/** A valid stored event of `family`, with distinct bytes unless `body` is given. */
+export function envelopeOf(family: EventFamily, hook = 'default', body = `{"n":"${randomUUID()}"}`): StoredEvent {
   const type = { gp: 'gp.job.failed', feature: 'feature.FeaturesCreated', unknown: 'unknown' }[family];
   return {
     id: createHash('sha256').update(body).digest('hex'),
@@ -14,7 +15,12 @@ export function envelopeOf(family: EventFamily, hook = 'default', body = `{"n":"
     service: {},
     contentType: 'application/json',
     verified: true,
-    payload: JSON.parse(body) as unknown,
-    rawBody: Buffer.from(body).toString('base64'),
+    bodyEncoding: 'utf8',
+    body,
   };
+}
+
+/** The event a consumer gets of a job's data (payload parsed, raw bytes as base64). */
+export function eventOf(job: { data: unknown }): GeohookEvent {
+  return eventFromStored(job.data as StoredEvent);
 }

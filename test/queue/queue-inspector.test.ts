@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import type { RetryPolicy } from '../../src/config/types.js';
 import { subscribe } from '../../src/consumers/subscribe.js';
-import type { GeohookEvent } from '../../src/queue/envelope.js';
+import type { StoredEvent } from '../../src/queue/envelope.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../src/queue/names.js';
 import { QueueInspector } from '../../src/queue/queue-inspector.js';
@@ -49,7 +49,7 @@ function worker(t: Test, setup: Setup, queue: QueueName, process: (job: Job) => 
 }
 
 const failing = async (job: Job): Promise<never> => {
-  throw new Error(`boom ${(job.data as GeohookEvent).hook}`);
+  throw new Error(`boom ${(job.data as StoredEvent).hook}`);
 };
 
 async function stateOf(setup: Setup, queue: QueueName, id: string): Promise<string> {
@@ -57,7 +57,7 @@ async function stateOf(setup: Setup, queue: QueueName, id: string): Promise<stri
 }
 
 /** Enqueues `events` one by one and waits until each is in `state`. */
-async function settle(setup: Setup, events: GeohookEvent[], state: 'failed' | 'completed'): Promise<void> {
+async function settle(setup: Setup, events: StoredEvent[], state: 'failed' | 'completed'): Promise<void> {
   for (const item of events) {
     await setup.eventQueue.enqueue(item);
     await waitFor(`${item.id} ${state}`, async () => (await stateOf(setup, queueNames[item.family], item.id)) === state);
@@ -71,7 +71,6 @@ t.test('counts report every state of every queue', async (t) => {
   const s = await setup(t);
   await s.eventQueue.enqueue(envelopeOf('gp'));
   await s.eventQueue.enqueue(envelopeOf('feature'));
-  await s.eventQueue.drained();
   t.same(await s.inspector.counts(), {
     'gp-events': { ...zero, waiting: 1 },
     'feature-events': { ...zero, waiting: 1 },
@@ -141,7 +140,6 @@ t.test('retry checks every id first: an unknown, pending or other-queue id retri
   await settle(s, [dead], 'failed');
   const pending = envelopeOf('feature');
   await s.eventQueue.enqueue(pending);
-  await s.eventQueue.drained();
   await t.rejects(s.inspector.retry([dead.id, 'no-such-id']), {
     code: 'GEOHOOK_ERR_EVENT_NOT_FOUND',
     message: /^no-such-id: no such event/,
@@ -222,7 +220,6 @@ t.test('replay retries a failed event, refuses a pending one, and names the rete
   await settle(s, [dead], 'failed');
   const pending = envelopeOf('unknown');
   await s.eventQueue.enqueue(pending);
-  await s.eventQueue.drained();
   t.match(await s.inspector.replay(dead.id), { jobId: dead.id, from: 'failed' });
   await waitFor('the second failure', async () => calls === 2 && (await stateOf(s, 'gp-events', dead.id)) === 'failed');
   t.equal((await s.inspector.failed()).jobs[0]!.attemptsMade, 1, 'with its whole retry policy again');

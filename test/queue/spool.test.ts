@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { envelopeOf } from '../helpers/envelope.js';
+import { envelopeOf, eventOf } from '../helpers/envelope.js';
 import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -25,7 +25,7 @@ t.test('while Redis is down deliveries are spooled and acknowledged, then stored
   t.equal(files.length, 1, 'one spool file');
   const lines = readFileSync(join(spoolDir, files[0]!), 'utf8').trim().split('\n');
   t.same(
-    lines.map((line) => (JSON.parse(line) as { payload: { n: number } }).payload.n),
+    lines.map((line) => (eventOf({ data: JSON.parse(line) }).payload as { n: number }).n),
     Array.from({ length: 20 }, (_, i) => i + 1),
     "in arrival order, fsync'd",
   );
@@ -35,7 +35,7 @@ t.test('while Redis is down deliveries are spooled and acknowledged, then stored
   t.equal(await countJobs(receiver.app), 20, 'every spooled event is a job (the restarted Redis kept nothing of before)');
   const jobs = await receiver.app.eventQueue.queue('gp-events').getJobs(['wait'], 0, -1, true);
   t.same(
-    jobs.map((job) => (job.data.payload as { n: number }).n),
+    jobs.map((job) => (eventOf(job).payload as { n: number }).n),
     Array.from({ length: 20 }, (_, i) => i + 1),
     'queued in the order they arrived',
   );

@@ -7,6 +7,7 @@ import { PingLog } from '../../src/queue/ping-log.js';
 import { connectRedis } from '../../src/redis/connection.js';
 import { rotateKey } from '../../src/registration/rotate-key.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { eventOf } from '../helpers/envelope.js';
 import { registrationEnv, startGeohook, type TestGeohook } from '../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -42,9 +43,8 @@ async function editReceived(
   const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', edit);
   const serverGens = fired.body.serverGens as [number, number];
   const event = await waitFor('the edit as a feature event', async () => {
-    await geohook.server.app.eventQueue.drained();
     const jobs = await geohook.server.app.eventQueue.queue('feature-events').getJobs();
-    return jobs.map((job) => job.data as GeohookEvent).find((data) => data.changes?.serverGens[1] === serverGens[1]);
+    return jobs.map(eventOf).find((data) => data.changes?.serverGens[1] === serverGens[1]);
   });
   return { event, serverGens };
 }
@@ -76,7 +76,6 @@ t.test(
     t.teardown(() => connection.disconnect());
     const pings = new PingLog(connection, prefix);
     await waitFor('the ping recorded', async () => (await pings.lastPings()).default !== undefined);
-    await geohook.server.app.eventQueue.drained();
     t.equal(await geohook.server.app.eventQueue.queue('feature-events').count(), jobsBefore, 'the ping is no feature event');
 
     // Down for two failed deliveries: Online's policy (numberOfFailures 2 here) deactivates the webhook.

@@ -3,6 +3,7 @@ import t, { type Test } from 'tap';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { GENERATED_KEY_BYTES } from '../../src/signature/hook-keys.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { eventOf } from '../helpers/envelope.js';
 import { registrationEnv, startGeohook, webhooksOf, type TestGeohook } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -36,9 +37,8 @@ async function fireJob(
     const found = deliveries.find((delivery) => delivery.id === deliveryId);
     return found !== undefined && found.outcome !== 'pending' ? found : undefined;
   });
-  await geohook.server.app.eventQueue.drained();
   const jobs = await geohook.server.app.eventQueue.queue('gp-events').getJobs();
-  const event = jobs.map((job) => job.data as GeohookEvent).find((data) => (data.payload as { jobId?: string }).jobId === fired.body.jobId);
+  const event = jobs.map(eventOf).find((data) => (data.payload as { jobId?: string }).jobId === fired.body.jobId);
   return { record, event };
 }
 

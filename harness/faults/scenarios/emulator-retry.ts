@@ -5,7 +5,6 @@ import type { DeliveryRecord } from '../../../src/emulator/types.js';
 import { sign } from '../../../src/signature/sign.js';
 import { FAULTS_SECRET, WEBHOOK_PATH } from '../deliveries.js';
 import type { FaultRow } from '../fault-row.js';
-import { readInboxPending } from '../inbox-pending.js';
 import { since, type ScenarioOptions } from '../scenario.js';
 import { auditStack, startStack, withStack } from '../stack.js';
 
@@ -118,8 +117,7 @@ export async function runEmulatorRetry(options: ScenarioOptions): Promise<FaultR
       await sleep(BEFORE_MS);
       await stack.receiver.kill();
       const killedAtMs = since(startMs);
-      const orphans = await readInboxPending(stack.redis.url, stack.prefix);
-      options.log(`emulator-retry: receiver SIGKILLed at ${killedAtMs} ms (${orphans} inbox entries read and not moved)`);
+      options.log(`emulator-retry: receiver SIGKILLed at ${killedAtMs} ms`);
       await sleep(DOWN_MS);
       await stack.receiver.start();
       const downMs = since(startMs) - killedAtMs;
@@ -140,14 +138,9 @@ export async function runEmulatorRetry(options: ScenarioOptions): Promise<FaultR
       return auditStack(stack, {
         deliveries,
         zeroLossExpected: true,
-        notes: [
-          `${retried} retried`,
-          `${gaveUp} given up`,
-          `receiver down ${(downMs / 1000).toFixed(1)} s`,
-          `killed holding ${orphans} unmoved inbox entries`,
-        ],
+        notes: [`${retried} retried`, `${gaveUp} given up`, `receiver down ${(downMs / 1000).toFixed(1)} s`],
         problems,
-        extra: { orphaned: orphans, gaveUp, retried },
+        extra: { gaveUp, retried },
         // A delivery's body is not in its record, but its signature is: the job whose raw body signs to it.
         onJobs: (jobs) => {
           const eventIdBySignature = new Map(

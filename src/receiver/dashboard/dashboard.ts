@@ -6,6 +6,7 @@ import type { DashboardAuth } from '../../config/load-config.js';
 import { GeohookError, QueueUnavailableError } from '../../errors.js';
 import type { EventQueue } from '../../queue/event-queue.js';
 import { allQueueNames } from '../../queue/names.js';
+import { readableJobData } from '../../queue/stored-event.js';
 import { sendError } from '../error-reply.js';
 import { loginRoutes } from './login-routes.js';
 import { isAuthorized } from './session.js';
@@ -45,7 +46,14 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
   let attached = false;
   const attachQueues = (): void => {
     if (attached) return;
-    bullBoard.setQueues(allQueueNames.map((name) => new BullMQAdapter(eventQueue.queue(name))));
+    bullBoard.setQueues(
+      allQueueNames.map((name) => {
+        const adapter = new BullMQAdapter(eventQueue.queue(name));
+        // Jobs hold the stored form: the board shows each event with its payload, as consumers get it.
+        adapter.setFormatter('data', readableJobData);
+        return adapter;
+      }),
+    );
     attached = true;
   };
 

@@ -23,21 +23,7 @@ interface CaseFigures {
 }
 
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
-  const args = [
-    '--rounds',
-    '1',
-    '--duration',
-    '1',
-    '--warmup',
-    '0',
-    '--e2e-events',
-    '500',
-    '--drain-events',
-    '300',
-    '--emulator-deliveries',
-    '200',
-    '--json',
-  ];
+  const args = ['--rounds', '1', '--duration', '1', '--warmup', '0', '--e2e-events', '500', '--emulator-deliveries', '200', '--json'];
   const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], {
     cwd: root,
     env,
@@ -53,7 +39,6 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     ratios: { vsBare: number; vsNaive: number; strictVsFast: number; sustainedVsNaive: number };
     rounds: { case: string; acked: number; jobs?: number; sustainedRps: number; drainMs: number }[];
     e2e: { events: number; acked: number; consumed: number; consumedPerSec: number; drainSeconds: number; drained: boolean };
-    inboxDrain: { events: number; jobs: number; movedPerSec: number; drained: boolean };
     emulator: { deliveries: number; received: number; deliveriesPerSec: number };
     problems: string[];
   };
@@ -76,8 +61,6 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   for (const round of report.rounds.filter((r) => r.jobs !== undefined)) t.equal(round.jobs, round.acked, `${round.case}: one job per 2xx`);
   t.match(report.e2e, { events: 500, acked: 500, consumed: 500, drained: true });
   t.ok(report.e2e.consumedPerSec > 0 && report.e2e.drainSeconds >= 0, 'e2e figures');
-  t.match(report.inboxDrain, { events: 300, jobs: 300, drained: true }, 'the mover turned every accepted event into one job');
-  t.ok(report.inboxDrain.movedPerSec > 0);
   t.equal(report.emulator.received, report.emulator.deliveries, 'every emulator delivery reached the sink');
   t.ok(report.emulator.deliveriesPerSec > 0);
   t.same(report.problems, []);

@@ -8,7 +8,6 @@ import { chromiumMissing, launchChromium } from '../../helpers/chromium.js';
 import { fixture, repoPath } from '../../helpers/paths.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
-import { waitFor } from '../../helpers/wait.js';
 
 const TOKEN = 'dashboard-token-0123456789';
 const SCREENSHOT = repoPath('test-artifacts', 'dashboard.png');
@@ -34,9 +33,10 @@ async function openPage(context: BrowserContext): Promise<{ page: Page; failures
 async function enqueueEvent(t: Test, receiver: TestReceiver): Promise<string> {
   const body = fixture('enterprise-gp-succeeded.json');
   t.equal((await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).status, 202);
-  // The 202 means the event is in the inbox: its job exists once the mover has moved it.
-  const queue = receiver.app.eventQueue.queue('gp-events');
-  return waitFor('the inbox mover to enqueue the event', async () => (await queue.getJobs(['wait']))[0]?.id);
+  // The 202 means the event is a job.
+  const [job] = await receiver.app.eventQueue.queue('gp-events').getJobs(['wait']);
+  t.ok(job?.id, 'the event waits as a job');
+  return job!.id!;
 }
 
 /** Runs a worker whose processor throws until it has failed one job (one attempt: `retry.attempts` is 1). */

@@ -129,7 +129,7 @@ t.test('deploy/kubernetes: Deployment, Service, Secret and PodDisruptionBudget a
   t.ok(container.resources.requests.cpu && container.resources.limits.memory, 'resources');
   t.match(pod.securityContext, { runAsNonRoot: true });
   t.match(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
-  // A stop: preStop, in-flight requests (Fastify's request timeout), the inbox move (5 s), closing.
+  // A stop: preStop, in-flight requests (Fastify's request timeout), closing (5 s to spare).
   const preStop = Number(container.lifecycle.preStop.exec.command[1]);
   t.ok(pod.terminationGracePeriodSeconds > preStop + 5 + 10, 'the grace period is longer than the drain');
 

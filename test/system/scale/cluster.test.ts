@@ -118,8 +118,6 @@ t.test('receiver → consumer on the cluster: every delivery consumed exactly on
   }
   t.equal(ids.size, 60, '60 distinct events acknowledged');
   await waitFor('60 events consumed', async () => seen.length >= 60);
-  await receiver.app.eventQueue.drained();
-  t.equal(await receiver.app.eventQueue.inboxLength(), 0, 'the inbox is empty');
   t.equal(seen.length, 60, 'none consumed twice');
   t.same(new Set(seen.map((event) => event.id)), ids);
   t.equal(seen.filter((event) => event.type === 'feature.FeaturesCreated').length, 20);
@@ -131,7 +129,7 @@ t.test('receiver → consumer on the cluster: every delivery consumed exactly on
   const slot = await client.cluster('KEYSLOT', receiver.prefix);
   const keyCounts = await Promise.all(client.nodes('master').map((node) => node.cluster('COUNTKEYSINSLOT', slot)));
   t.equal(keyCounts.filter((count) => count > 0).length, 1, 'one master holds the slot');
-  t.ok(Math.max(...keyCounts) > 60, 'and every job, inbox and dedup key');
+  t.ok(Math.max(...keyCounts) > 60, 'and every job and dedup key');
 });
 
 t.test('dedup on the cluster: the same delivery twice is one event (REDIS_URL as the seed)', async (t) => {

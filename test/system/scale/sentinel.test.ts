@@ -78,7 +78,6 @@ t.test('through Sentinel: events flow, and keep flowing after a failover to the 
   await deliver(receiver, { serviceType: 'FeatureServer', name: 'Parcels', events: [{ eventType: 'FeaturesCreated', when: Date.now() }] });
   await deliver(receiver, { hello: 'an unknown payload' });
   await waitFor('43 events consumed', async () => seen.length >= 43, { timeoutMs: 30_000 });
-  await receiver.app.eventQueue.drained();
   t.equal(seen.length, 43, 'each consumed once: 20 before, the probe, 20 after the failover and one on each other queue');
   t.same(
     [...new Set(seen.map((event) => event.family))].sort(),

@@ -1,0 +1,81 @@
+import { QueueUnavailableError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { JobRequest, JobScript } from './job-script.js';
+
+interface Waiting {
+  request: JobRequest;
+  resolve: (created: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Options of {@link JobWriter}. */
+export interface JobWriterOptions {
+  connection: RedisClient;
+  script: JobScript;
+  /** Longest wait for Redis to answer a batch (and for WAITAOF's fsync), ms. */
+  timeoutMs: number;
+  /** `Retry-After` of the error a batch fails with. */
+  retryAfterSeconds: number;
+  /**
+   * Whether to follow each script call with `WAITAOF 1 0` (same connection, so one round trip) and answer
+   * only once the local AOF has the batch on disk: strict durability on Redis 7.2 and later.
+   */
+  waitAof(): boolean;
+  /** Most events per script call. @defaultValue 64 */
+  maxBatch?: number;
+}
+
+/**
+ * Group commit of acknowledgements: the events accepted during one turn of the event loop (every request
+ * whose body arrived in the same poll) are written by one script call when the turn ends, and a full batch
+ * is sent at once, so under load several batches are in flight while the next one is parsed. A lone
+ * delivery waits for nothing but the end of its own turn. Each caller learns its own answer; a batch that
+ * fails or outlasts the timeout fails as a whole with a {@link QueueUnavailableError} (the senders retry).
+ */
+export class JobWriter {
+  private readonly options: Required<JobWriterOptions>;
+  private waiting: Waiting[] = [];
+
+  constructor(options: JobWriterOptions) {
+    this.options = { maxBatch: 64, ...options };
+  }
+
+  /** Resolves true for a new job, false for a repeat within the dedup window, once Redis stored it. */
+  write(request: JobRequest): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      if (this.waiting.length === 0) setImmediate(this.flush);
+      this.waiting.push({ request, resolve, reject });
+      if (this.waiting.length >= this.options.maxBatch) this.flush();
+    });
+  }
+
+  private readonly flush = (): void => {
+    const batch = this.waiting;
+    if (batch.length === 0) return;
+    this.waiting = [];
+    const { connection, script, timeoutMs, retryAfterSeconds, waitAof } = this.options;
+    let settled = false;
+    const fail = (err: QueueUnavailableError): void => {
+      if (settled) return;
+      settled = true;
+      for (const waiting of batch) waiting.reject(err);
+    };
+    const timer = setTimeout(
+      () => fail(new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`, retryAfterSeconds)),
+      timeoutMs,
+    );
+    const written = script.write(batch.map((waiting) => waiting.request));
+    const synced = waitAof() ? (connection.call('WAITAOF', 1, 0, timeoutMs) as Promise<[number, number]>) : undefined;
+    Promise.all([written, synced])
+      .then(([answers, aof]) => {
+        if (aof !== undefined && aof[0] < 1) throw new Error(`WAITAOF: the write was not fsynced within ${timeoutMs} ms`);
+        if (settled) return;
+        settled = true;
+        batch.forEach((waiting, index) => waiting.resolve(answers[index] === true));
+      })
+      .catch((err: unknown) =>
+        fail(new QueueUnavailableError(`Redis refused the event: ${(err as Error).message}`, retryAfterSeconds, { cause: err })),
+      )
+      .finally(() => clearTimeout(timer));
+  };
+}

@@ -1,0 +1,43 @@
+import { isUtf8 } from 'node:buffer';
+import type { EventFields, GeohookEvent, StoredEvent } from './envelope.js';
+
+/** The body of a stored event: the exact bytes as text, UTF-8 when they are valid UTF-8, else base64. */
+export function storedBody(raw: Buffer): Pick<StoredEvent, 'bodyEncoding' | 'body'> {
+  return isUtf8(raw) ? { bodyEncoding: 'utf8', body: raw.toString('utf8') } : { bodyEncoding: 'base64', body: raw.toString('base64') };
+}
+
+/** A JSON body parsed as the receiver parsed it: a leading byte order mark is not part of the JSON. */
+function parseJsonBody(text: string): unknown {
+  return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown;
+}
+
+/**
+ * The consumer's event of a stored one: the raw bytes as base64 and, unless the payload was stored (forms),
+ * the payload parsed from the body. Throws when a JSON body does not parse (it was not stored by geohook).
+ */
+export function eventFromStored(stored: StoredEvent): GeohookEvent {
+  const { bodyEncoding, body, payload, changes, ...fields } = stored;
+  const bytes = bodyEncoding === 'utf8' ? Buffer.from(body, 'utf8') : Buffer.from(body, 'base64');
+  const text = bodyEncoding === 'utf8' ? body : bytes.toString('utf8');
+  const event: GeohookEvent = {
+    ...(fields satisfies Omit<EventFields, 'changes'>),
+    payload: 'payload' in stored ? payload : parseJsonBody(text),
+    rawBody: bytes.toString('base64'),
+  };
+  if (changes !== undefined) event.changes = changes;
+  return event;
+}
+
+/**
+ * Job data as people are shown it (the dashboard): a stored event as its consumer gets it, with `payload`
+ * and `rawBody`; anything else (a job geohook did not write) as it is.
+ */
+export function readableJobData(data: unknown): unknown {
+  const stored = data as Partial<StoredEvent> | null;
+  if (typeof stored?.body !== 'string' || (stored.bodyEncoding !== 'utf8' && stored.bodyEncoding !== 'base64')) return data;
+  try {
+    return eventFromStored(stored as StoredEvent);
+  } catch {
+    return data;
+  }
+}
