@@ -21,7 +21,10 @@ export interface JobWriterOptions {
    * only once the local AOF has the batch on disk: strict durability on Redis 7.2 and later.
    */
   waitAof(): boolean;
-  /** Most events per script call. @defaultValue 64 */
+  /**
+   * Most events per script call. Small batches keep several calls in flight, so that Node parses the next
+   * deliveries while Redis writes the last ones, and a delivery waits for few others. @defaultValue 16
+   */
   maxBatch?: number;
 }
 
@@ -37,7 +40,7 @@ export class JobWriter {
   private waiting: Waiting[] = [];
 
   constructor(options: JobWriterOptions) {
-    this.options = { maxBatch: 64, ...options };
+    this.options = { maxBatch: 16, ...options };
   }
 
   /** Resolves true for a new job, false for a repeat within the dedup window, once Redis stored it. */
