@@ -46,8 +46,8 @@ function bullmqAddJobFunction(): string {
 }
 
 /**
- * The acknowledgement's write, for every event accepted in one turn of the event loop: one script call
- * that, per event, answers a repeat from the hook's dedup key or else writes the BullMQ job (through
+ * The acknowledgement's write, for a batch of accepted events (see `JobWriter`): one script call that,
+ * per event, answers a repeat from the hook's dedup key or else writes the BullMQ job (through
  * BullMQ's own `addStandardJob`, so the job is exactly what `queue.add` would have made). The job id is the
  * event id, unless a job already holds it (the same bytes on another hook, or a job kept past the window):
  * then `<event id>-<hook>-<time>`.

@@ -1,11 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { EventQueue } from '../../src/queue/event-queue.js';
+import { BULLMQ_VERSION } from '../../src/queue/job-script.js';
 import { readableJobData } from '../../src/queue/stored-event.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
 import { envelopeOf } from '../helpers/envelope.js';
+import { repoPath } from '../helpers/paths.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -26,6 +29,11 @@ async function written(prefix: string, jobId: string): Promise<Record<string, un
     events,
   };
 }
+
+t.test('package.json pins bullmq to exactly the release whose layout the script writes', async (t) => {
+  const pkg = JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  t.equal(pkg.dependencies.bullmq, BULLMQ_VERSION);
+});
 
 t.test("a job written by geohook's script equals one written by queue.add, field by field", async (t) => {
   const ours = uniquePrefix();
