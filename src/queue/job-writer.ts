@@ -21,23 +21,22 @@ export interface JobWriterOptions {
    * only once the local AOF has the batch on disk: strict durability on Redis 7.2 and later.
    */
   waitAof(): boolean;
-  /**
-   * Most events per script call. Small batches keep several calls in flight, so that Node parses the next
-   * deliveries while Redis writes the last ones, and a delivery waits for few others. @defaultValue 16
-   */
+  /** Most events per script call: that many waiting are sent even while a call is in flight. @defaultValue 16 */
   maxBatch?: number;
 }
 
 /**
- * Group commit of acknowledgements: the events accepted during one turn of the event loop (every request
- * whose body arrived in the same poll) are written by one script call when the turn ends, and a full batch
- * is sent at once, so under load several batches are in flight while the next one is parsed. A lone
- * delivery waits for nothing but the end of its own turn. Each caller learns its own answer; a batch that
- * fails or outlasts the timeout fails as a whole with a {@link QueueUnavailableError} (the senders retry).
+ * Group commit of acknowledgements: an event is sent at once when no script call is in flight; the events
+ * accepted while one is are written together by the next call, sent as soon as it answers (or once
+ * `maxBatch` are waiting). So Redis starts on the first delivery while Node still parses the others, and
+ * under load the batches grow by themselves to what arrives during one call. Each caller learns its own
+ * answer; a batch that fails or outlasts the timeout fails as a whole with a {@link QueueUnavailableError}
+ * (the senders retry).
  */
 export class JobWriter {
   private readonly options: Required<JobWriterOptions>;
   private waiting: Waiting[] = [];
+  private inFlight = 0;
 
   constructor(options: JobWriterOptions) {
     this.options = { maxBatch: 16, ...options };
@@ -46,16 +45,15 @@ export class JobWriter {
   /** Resolves true for a new job, false for a repeat within the dedup window, once Redis stored it. */
   write(request: JobRequest): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      if (this.waiting.length === 0) setImmediate(this.flush);
       this.waiting.push({ request, resolve, reject });
-      if (this.waiting.length >= this.options.maxBatch) this.flush();
+      if (this.inFlight === 0 || this.waiting.length >= this.options.maxBatch) this.flush();
     });
   }
 
-  private readonly flush = (): void => {
+  private flush(): void {
     const batch = this.waiting;
-    if (batch.length === 0) return;
     this.waiting = [];
+    this.inFlight += 1;
     const { connection, script, timeoutMs, retryAfterSeconds, waitAof } = this.options;
     let settled = false;
     const fail = (err: QueueUnavailableError): void => {
@@ -79,6 +77,10 @@ export class JobWriter {
       .catch((err: unknown) =>
         fail(new QueueUnavailableError(`Redis refused the event: ${(err as Error).message}`, retryAfterSeconds, { cause: err })),
       )
-      .finally(() => clearTimeout(timer));
-  };
+      .finally(() => {
+        clearTimeout(timer);
+        this.inFlight -= 1;
+        if (this.inFlight === 0 && this.waiting.length > 0) this.flush();
+      });
+  }
 }
