@@ -57,7 +57,7 @@ export interface EnqueueResult {
 
 /**
  * Puts events on the three BullMQ queues (docs/events.md): job name = event type, job id = event id, job
- * data = the stored event. An event is acknowledged once one script (per turn of the event loop, see
+ * data = the stored event. An event is acknowledged once a script call (events are written in batches, see
  * {@link JobWriter}) has made it a BullMQ job, or recognised it as a repeat: the same event on the same
  * hook within the retention window is stored once (the hook's dedup key outlives the job). When the id is
  * already a job (the same bytes on another hook, or a job kept past the window), the job id becomes

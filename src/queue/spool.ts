@@ -104,8 +104,8 @@ export class EventSpool {
       }
       const path = join(this.dir, name);
       const events = this.parse(name, await readFile(path, 'utf8'));
-      // A chunk's events are handed over at once, in order: the receiver's group commit writes them with
-      // one script call, in that order.
+      // A chunk's events are handed over at once, in order: the receiver's group commit writes them in
+      // that order, many per script call.
       for (let start = 0; start < events.length; start += DRAIN_CHUNK) {
         await Promise.all(events.slice(start, start + DRAIN_CHUNK).map(({ event, data }) => store(event, data)));
       }
