@@ -156,32 +156,35 @@ export class EventQueue {
    * Makes `event` a job in Redis (or recognises a repeat), or throws {@link QueueUnavailableError} when
    * Redis does not answer within the enqueue timeout; with a spool, such an event is spooled instead.
    */
-  async enqueue(event: StoredEvent): Promise<EnqueueResult> {
+  enqueue(event: StoredEvent): Promise<EnqueueResult> {
     const data = JSON.stringify(event);
     // Behind spooled events, a new one waits its turn in the spool too: they reach Redis in order.
     if (this.spool?.pending === true) return this.spoolEvent(data);
-    try {
-      return { duplicate: !(await this.durableWrite(requestOf(event, data))), spooled: false };
-    } catch (err) {
-      if (this.spool === undefined || !(err instanceof QueueUnavailableError)) throw err;
+    // Promise chains rather than async functions: no extra frame or microtask per delivery.
+    const written = this.durableWrite(requestOf(event, data)).then((created) => (created ? NEW : REPEAT));
+    if (this.spool === undefined) return written;
+    return written.catch((err: unknown) => {
+      if (!(err instanceof QueueUnavailableError)) throw err;
       // Redis may still store the event after the timeout: the drain then finds it a repeat.
       return this.spoolEvent(data);
-    }
+    });
   }
 
   private async spoolEvent(data: string): Promise<EnqueueResult> {
     await this.spool!.append(data);
-    return { duplicate: false, spooled: true };
+    return SPOOLED;
   }
 
   /**
    * Resolves true for a new job, false for a repeat. Strict durability waits for the server's settings to
    * be known, and refuses a server that cannot keep it.
    */
-  private async durableWrite(request: JobRequest): Promise<boolean> {
-    if (this.connection.status !== 'ready' || this.writer === undefined) throw this.unavailable(`Redis is ${this.connection.status}`);
-    if (this.durability === 'strict') await this.durabilityPlan();
-    return this.writer.write(request);
+  private durableWrite(request: JobRequest): Promise<boolean> {
+    const writer = this.writer;
+    if (this.connection.status !== 'ready' || writer === undefined)
+      return Promise.reject(this.unavailable(`Redis is ${this.connection.status}`));
+    if (this.durability === 'strict') return this.durabilityPlan().then(() => writer.write(request));
+    return writer.write(request);
   }
 
   /**
@@ -222,6 +225,10 @@ export class EventQueue {
     await Promise.all([...(this.queues?.values() ?? [])].map((queue) => queue.close()));
   }
 }
+
+const NEW: EnqueueResult = Object.freeze({ duplicate: false, spooled: false });
+const REPEAT: EnqueueResult = Object.freeze({ duplicate: true, spooled: false });
+const SPOOLED: EnqueueResult = Object.freeze({ duplicate: false, spooled: true });
 
 /** The write of a stored event whose JSON is `data`. */
 function requestOf(event: StoredEvent, data: string): JobRequest {
