@@ -74,6 +74,22 @@ export class FiredHistory {
     return this.#edits.findLast((edit) => edit.service === service && edit.layerId === layerId)?.serverGen;
   }
 
+  /** The layers of `service` with edits kept, in order of their ids. */
+  editedLayers(service: string): number[] {
+    return [...new Set(this.#edits.filter((edit) => edit.service === service).map((edit) => edit.layerId))].sort((a, b) => a - b);
+  }
+
+  /**
+   * A layer's `changeTrackingInfo.layerServerGens` entry at `now`: `serverGen` is its newest edit's generation,
+   * or, for a layer without edits, a generation no later edit can have (`now`, or the last edit's `when`);
+   * `minServerGen` is the generation before its oldest edit kept (what `extractChanges` can still return).
+   */
+  layerServerGen(service: string, layerId: number, now: number): { id: number; minServerGen: number; serverGen: number } {
+    const serverGen = this.latestGen(service, layerId) ?? Math.max(now, this.#lastWhen);
+    const oldest = this.#edits.find((edit) => edit.service === service && edit.layerId === layerId);
+    return { id: layerId, minServerGen: oldest?.when ?? serverGen, serverGen };
+  }
+
   recordExtract(job: ExtractJob): void {
     remember(this.#extracts, job.id, job, this.#max);
   }

@@ -169,6 +169,43 @@ t.test('a serverGens range gives the net changes of its edits, by layer; a range
   );
 });
 
+t.test(
+  "a change-tracked service's resource gives each layer's server generations; extractChanges from there gives what came after",
+  async (t) => {
+    const emulator = await startEmulator(t);
+    const before = await rest(t, emulator, PARCELS);
+    t.same(
+      before.layers.map((layer: Json) => layer.id),
+      [0],
+    );
+    const [initial] = before.changeTrackingInfo.layerServerGens as { id: number; minServerGen: number; serverGen: number }[];
+    t.match(initial, { id: 0, serverGen: Number, minServerGen: Number });
+    t.same((await changes(t, emulator, [initial!.serverGen, initial!.serverGen])).edits, [], 'nothing up to it');
+
+    const fired: [number, number][] = [];
+    for (let i = 0; i < 5; i += 1) fired.push(await fire(emulator, 'FeaturesCreated', 2));
+    const gens = fired.map(([, to]) => to);
+    t.ok(
+      gens.every((gen, index) => index === 0 || gen > gens[index - 1]!),
+      `every edit has a generation of its own: ${gens.join(' ')}`,
+    );
+    t.ok(fired[0]![0] >= initial!.serverGen, 'after the generation reported before');
+    const after = await rest(t, emulator, PARCELS);
+    t.same(
+      after.layers.map((layer: Json) => layer.id),
+      [0, 2],
+      'the layer edited is listed',
+    );
+    const layerTwo = (after.changeTrackingInfo.layerServerGens as Json[]).find((layer) => layer.id === 2);
+    t.same(layerTwo, { id: 2, minServerGen: fired[0]![0], serverGen: gens[4] }, 'the newest edit, and the oldest kept');
+    const since = await changes(t, emulator, [initial!.serverGen, layerTwo!.serverGen as number]);
+    t.equal(since.edits.find((layer: Json) => layer.id === 2).features.adds.length, 5, 'from the first reading: every edit since');
+
+    const roads = await rest(t, emulator, 'Hosted/Roads/FeatureServer');
+    t.notOk('changeTrackingInfo' in roads, 'a service without change tracking has no changeTrackingInfo');
+  },
+);
+
 t.test('returnInserts, returnUpdates and returnDeletes=false leave those lists out', async (t) => {
   const emulator = await startEmulator(t);
   const [from] = await fire(emulator, 'FeaturesCreated');

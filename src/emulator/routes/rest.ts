@@ -67,9 +67,14 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
     return sendAdmin(request, reply, parameter);
   });
 
-  // The feature service's own resource, as clients read it before they call its operations.
+  // The feature service's own resource, as clients read it before they call its operations: its layers are
+  // layer 0 and every layer edits were fired on; with change tracking, each layer's server generations.
   route<ServiceParams>('/FeatureServer', async (request, reply) => {
     const service = store.service(request.params.folder, `${request.params.service}.FeatureServer`);
+    const key = serviceKey(service);
+    const layerIds = [...new Set([0, ...history.editedLayers(key)])].sort((a, b) => a - b);
+    const changeTracking = (service.capabilities ?? '').split(',').some((capability) => capability.trim() === 'ChangeTracking');
+    const now = clock.now();
     return sendAdmin(request, reply, {
       currentVersion: EMULATED_VERSION,
       serviceDescription: '',
@@ -77,7 +82,10 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
       supportsDisconnectedEditing: false,
       syncEnabled: service.syncEnabled === true,
       capabilities: service.capabilities ?? '',
-      layers: [{ id: 0, name: service.serviceName }],
+      ...(changeTracking
+        ? { changeTrackingInfo: { lastSyncDate: now, layerServerGens: layerIds.map((id) => history.layerServerGen(key, id, now)) } }
+        : {}),
+      layers: layerIds.map((id) => ({ id, name: id === 0 ? service.serviceName : `${service.serviceName}_${id}` })),
       tables: [],
     });
   });
