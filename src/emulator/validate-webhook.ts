@@ -9,7 +9,8 @@ export const changeTypeValues: readonly string[] = ['*', ...featureChangeTypes];
 const contentTypes = ['application/json', 'application/x-www-form-urlencoded'] as const;
 const payloadFormats = ['json', 'pjson'] as const;
 
-const capabilitySet = (service: CatalogService): Set<string> =>
+/** A service's capabilities, lower-cased (the product reads them in any case). */
+export const capabilitySet = (service: CatalogService): Set<string> =>
   new Set(
     (service.capabilities ?? '')
       .split(',')

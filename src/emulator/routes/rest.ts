@@ -8,6 +8,7 @@ import { extractChanges, readChangesQuery } from '../rest-changes.js';
 import { jobParameter, jobStatus } from '../rest-gp.js';
 import { serviceKey } from '../store.js';
 import type { FiredJob } from '../types.js';
+import { capabilitySet } from '../validate-webhook.js';
 import { EMULATED_VERSION } from './discovery.js';
 
 type JobParams = ServiceParams & { task: string; jobId: string };
@@ -73,7 +74,7 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
     const service = store.service(request.params.folder, `${request.params.service}.FeatureServer`);
     const key = serviceKey(service);
     const layerIds = [...new Set([0, ...history.editedLayers(key)])].sort((a, b) => a - b);
-    const changeTracking = (service.capabilities ?? '').split(',').some((capability) => capability.trim() === 'ChangeTracking');
+    const changeTracking = capabilitySet(service).has('changetracking');
     const now = clock.now();
     return sendAdmin(request, reply, {
       currentVersion: EMULATED_VERSION,
