@@ -43,14 +43,24 @@ export class FiredHistory {
   }
 
   /**
-   * Records an edit of `service` fired at `now`. Its `when` is strictly after the previous edit's, so that the
-   * payload's `serverGens=[when, when + 1]` selects it alone. A creation adds a feature with the next object
-   * id; an update or deletion touches the layer's newest feature (object id 1 when the layer has none yet).
+   * Records an edit of `service` fired at `now`. Its `when` is strictly after the previous edit's, so each
+   * edit has a generation of its own (`when + 1`) and a range from the generation before it to its own
+   * selects it alone, as consecutive deliveries' `serverGens` chain on the product. A creation adds a feature
+   * with the next object id; an update or deletion touches the layer's newest feature (object id 1 when the
+   * layer has none yet).
    */
   recordEdit(service: string, changeType: string, layerId: number, now: number): FiredEdit {
     const when = Math.max(now, this.#lastWhen + 1);
     this.#lastWhen = when;
-    const edit: FiredEdit = { service, layerId, changeType, when, serverGen: when + 1 };
+    const edit: FiredEdit = {
+      service,
+      layerId,
+      changeType,
+      when,
+      serverGen: when + 1,
+      serviceGenBefore: this.latestServiceGen(service) ?? when,
+      layerGenBefore: this.latestGen(service, layerId) ?? when,
+    };
     const change = changeOf[changeType];
     if (change !== undefined) {
       const layer = `${service}#${layerId}`;
@@ -72,6 +82,11 @@ export class FiredHistory {
   /** The server generation of the layer's newest edit kept, if any. */
   latestGen(service: string, layerId: number): number | undefined {
     return this.#edits.findLast((edit) => edit.service === service && edit.layerId === layerId)?.serverGen;
+  }
+
+  /** The server generation of the service's newest edit kept, if any. */
+  latestServiceGen(service: string): number | undefined {
+    return this.#edits.findLast((edit) => edit.service === service)?.serverGen;
   }
 
   /** The layers of `service` with edits kept, in order of their ids. */

@@ -24,7 +24,13 @@ export interface CatalogService {
 /** What fired: a GP job outcome or a feature-service change. */
 export type EmulatorEvent =
   | { kind: 'gp'; outcome: 'succeeded' | 'failed' | 'canceled'; jobId: string; taskName: string }
-  | { kind: 'feature'; changeType: string; layerId: number };
+  | {
+      kind: 'feature';
+      changeType: string;
+      layerId: number;
+      /** The server generations `changesUrl` asks `extractChanges` for: `[the generation before the edit, the edit's]`. */
+      serverGens: readonly [number, number];
+    };
 
 /** One attempt of a delivery. */
 export interface DeliveryAttempt {
@@ -68,10 +74,14 @@ export interface FiredEdit {
   service: string;
   layerId: number;
   changeType: string;
-  /** The layer's server generation before the edit: `events[0].when` of the payload, and `serverGens[0]`. */
+  /** When the edit was made (epoch ms): `events[0].when` of the payload. */
   when: number;
   /** The server generation of the edit (`when + 1`): `serverGens=[from,to]` selects it when `from < serverGen <= to`. */
   serverGen: number;
+  /** The service's generation before the edit (its previous edit's, or `when` for its first): ArcGIS Enterprise's `serverGens[0]`. */
+  serviceGenBefore: number;
+  /** The layer's generation before the edit (its previous edit's, or `when` for its first): ArcGIS Online's `serverGens[0]`. */
+  layerGenBefore: number;
   /** The feature it touched; none for attachment and schema changes. */
   feature?: { change: FeatureChange; objectId: number };
 }

@@ -18,7 +18,7 @@ const webhook = (id: string, hookUrl: string, fields: Partial<Webhook>): Webhook
   webhookRecord({ id, name: `hook-${id}`, signatureKey: TEST_KEY, hookUrl, created: NOW, modified: NOW, ...fields });
 
 const gpSucceeded: EmulatorEvent = { kind: 'gp', outcome: 'succeeded', jobId: 'jobe2e', taskName: 'Buffer' };
-const featuresUpdated: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesUpdated', layerId: 0 };
+const featuresUpdated: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesUpdated', layerId: 0, serverGens: [1, 2] };
 const cases = [
   {
     name: 'GP as JSON',
@@ -41,7 +41,8 @@ const cases = [
     name: 'feature as a form',
     queue: 'feature-events',
     type: 'feature.FeaturesUpdated',
-    event: featuresUpdated,
+    // The next edit: the same range again would be handed over once only.
+    event: { ...featuresUpdated, serverGens: [2, 3] },
     contentType: FORM,
     payloadFormat: 'json',
   },

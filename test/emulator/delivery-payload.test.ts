@@ -24,7 +24,12 @@ const webhook = (fields: Partial<Webhook> = {}): Webhook =>
 const gpHook = (fields: Partial<Webhook> = {}): Webhook =>
   webhook({ folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer', name: 'buffer-done', ...fields });
 const gp = (outcome: 'succeeded' | 'failed' | 'canceled'): EmulatorEvent => ({ kind: 'gp', outcome, jobId: 'j42', taskName: 'Buffer' });
-const feature = (changeType: string): EmulatorEvent => ({ kind: 'feature', changeType, layerId: 0 });
+const feature = (changeType: string, serverGens: readonly [number, number] = [WHEN, WHEN + 1]): EmulatorEvent => ({
+  kind: 'feature',
+  changeType,
+  layerId: 0,
+  serverGens,
+});
 
 /** What the receiver classifies, parsing the body the way it does for the content type. */
 function receiverView(body: Buffer, contentType: string): unknown {
@@ -72,11 +77,7 @@ t.test('feature payloads classify as feature.<changeType> for every change type,
 });
 
 t.test('a feature payload carries the webhook id and a changesUrl with the server generations', async (t) => {
-  const built = buildPayload(webhook({ folderName: '' }), feature('FeaturesDeleted'), {
-    restBaseUrl: REST,
-    when: WHEN,
-    serverGens: [7, 9],
-  });
+  const built = buildPayload(webhook({ folderName: '' }), feature('FeaturesDeleted', [7, 9]), { restBaseUrl: REST, when: WHEN });
   const payload = JSON.parse(built.body.toString('utf8')) as Record<string, unknown>;
   t.same(Object.keys(payload), ['serviceType', 'changesUrl', 'name', 'id', 'folderName', 'serviceName', 'events']);
   t.equal(payload.id, 'c4a7db24-0c5e-4a00-9103-0c7d2fdc03b4');

@@ -41,7 +41,7 @@ async function editReceived(
   edit: Record<string, unknown> = {},
 ): Promise<{ event: GeohookEvent; serverGens: [number, number] }> {
   const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', edit);
-  const serverGens = fired.body.serverGens as [number, number];
+  const serverGens = fired.body.layerGens as [number, number];
   const event = await waitFor('the edit as a feature event', async () => {
     const jobs = await geohook.server.app.eventQueue.queue('feature-events').getJobs();
     return jobs.map(eventOf).find((data) => data.changes?.serverGens[1] === serverGens[1]);

@@ -1,9 +1,10 @@
 import type { OnlineWebhook } from '../../arcgis/webhook.js';
 import { sign } from '../../signature/sign.js';
+import type { EmulatorEvent } from '../types.js';
 import type { BuiltPayload } from './build-payload.js';
 
 /** What an ArcGIS Online webhook delivers: an edit of a layer, or the test ping of its `status` operation. */
-export type OnlineEvent = { kind: 'feature'; changeType: string; layerId: number } | { kind: 'ping' };
+export type OnlineEvent = Extract<EmulatorEvent, { kind: 'feature' }> | { kind: 'ping' };
 
 /** Options of {@link buildOnlinePayload}. */
 export interface BuildOnlinePayloadOptions {
@@ -12,8 +13,6 @@ export interface BuildOnlinePayloadOptions {
   orgId: string;
   /** Time of the event (epoch ms), written as `lastUpdatedTime`. */
   when: number;
-  /** The server generations `changesUrl` asks `extractChanges` for. @defaultValue `[when, when + 1]` */
-  serverGens?: readonly [number, number];
 }
 
 /** Percent-encoded as a whole with lower-case hex, as ArcGIS Online sends `changesUrl` (`https%3a%2f%2f…`). */
@@ -25,7 +24,7 @@ function payloadArray(hook: OnlineWebhook, event: OnlineEvent, options: BuildOnl
   if (event.kind === 'ping') {
     return [{ ...common, orgId: options.orgId, serviceName: hook.serviceName, lastUpdatedTime: options.when, events: ['NoContent'] }];
   }
-  const [from, to] = options.serverGens ?? [options.when, options.when + 1];
+  const [from, to] = event.serverGens;
   const root = options.restBaseUrl.replace(/\/+$/, '');
   const changesUrl = `${root}/${encodeURIComponent(hook.serviceName)}/FeatureServer/extractChanges?serverGens=[${from},${to}]&async=true&returnAttachments=false`;
   return [

@@ -8,11 +8,6 @@ export interface BuildPayloadOptions {
   restBaseUrl: string;
   /** Time of the event (epoch ms), written as `events[0].when`. */
   when: number;
-  /**
-   * The server generations `changesUrl` asks `extractChanges` for.
-   * @defaultValue `[when, when + 1]`
-   */
-  serverGens?: readonly [number, number];
 }
 
 /** The bytes of one delivery and the headers that describe them. */
@@ -55,7 +50,7 @@ function payloadObject(webhook: Webhook, event: EmulatorEvent, options: BuildPay
       events: [{ eventType: gpEventTypes[event.outcome], when: options.when }],
     };
   }
-  const [from, to] = options.serverGens ?? [options.when, options.when + 1];
+  const [from, to] = event.serverGens;
   return {
     serviceType: 'FeatureServer',
     changesUrl: `${root}/${servicePath(webhook)}/FeatureServer/extractChanges?serverGens=%5B${from},${to}%5D`,

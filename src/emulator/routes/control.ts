@@ -68,19 +68,25 @@ export async function controlRoutes(app: FastifyInstance, context: ControlContex
     async (request) => {
       const service = store.service(request.params.folder, request.params.service);
       if (service.type !== 'FeatureServer') throw new AdminError(400, `Service '${request.params.service}' is not a FeatureServer.`);
-      const { changeType = 'FeaturesCreated', layerId = 0 } = body(request);
+      const { changeType = 'FeaturesCreated', layerId = 0, lose = false } = body(request);
       const canonical = featureChangeTypes.find((name) => name.toLowerCase() === String(changeType).toLowerCase());
       if (canonical === undefined) throw invalidParameter('changeType', `must be one of ${featureChangeTypes.join(', ')}`);
       if (!Number.isInteger(layerId) || (layerId as number) < 0) throw invalidParameter('layerId', 'must be a non-negative integer');
+      if (typeof lose !== 'boolean') throw invalidParameter('lose', 'must be true or false');
       const hooks = activeHooksOf(service).filter((hook) => matchesChangeType(hook.changeTypes, canonical));
       const edit = store.history.recordEdit(serviceKey(service), canonical, layerId as number, clock.now());
-      // Fired at the edit's recorded time, so that the payload's changesUrl selects this edit.
+      // Fired at the edit's recorded time; each changesUrl selects this edit, from the generation before it in the
+      // service (Enterprise) or the layer (Online). A lost edit is kept (extractChanges returns it) but not delivered.
       const event = { kind: 'feature' as const, changeType: canonical, layerId: edit.layerId };
-      const deliveries = [
-        ...engine.fire(hooks, event, edit.when),
-        ...engine.fireOnline(onlineHooksOf(service, canonical), event, edit.when),
-      ];
-      return { deliveries: deliveries.map((delivery) => delivery.id), serverGens: [edit.when, edit.serverGen] };
+      const serverGens = [edit.serviceGenBefore, edit.serverGen] as const;
+      const layerGens = [edit.layerGenBefore, edit.serverGen] as const;
+      const deliveries = lose
+        ? []
+        : [
+            ...engine.fire(hooks, { ...event, serverGens }, edit.when),
+            ...engine.fireOnline(onlineHooksOf(service, canonical), { ...event, serverGens: layerGens }, edit.when),
+          ];
+      return { deliveries: deliveries.map((delivery) => delivery.id), serverGens, layerGens };
     },
     '/emulator/services',
   );
