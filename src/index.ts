@@ -4,7 +4,7 @@ export { classifyEvent, type Classification } from './receiver/classify-event.js
 export { loadConfig, type GeohookConfig, type HookConfig, type ConfigOverrides } from './config/load-config.js';
 export { EventQueue, type EventQueueOptions, type EnqueueResult } from './queue/event-queue.js';
 export { configuredTarget, connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from './redis/connection.js';
-export { queueNames, allQueueNames, type QueueName } from './queue/names.js';
+export { queueNames, allQueueNames, backfillQueueName, type QueueName } from './queue/names.js';
 export {
   type GeohookEvent,
   type GpEvent,
@@ -17,6 +17,7 @@ export {
   type ServiceRef,
   type StoredEvent,
   type EventFields,
+  type EventSource,
 } from './queue/envelope.js';
 export { eventFromStored } from './queue/stored-event.js';
 export { type GpJobPayload, type FeaturePayloadItem, type PayloadEvent } from './arcgis/payload.js';

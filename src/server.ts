@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { startBackfill } from './backfill/backfill-worker.js';
 import type { GeohookConfig } from './config/load-config.js';
 import { wantsRegistration } from './config/self-registration.js';
 import { lockDataDir } from './embedded/dir-lock.js';
@@ -8,7 +9,7 @@ import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { createLogger } from './logger.js';
 import { buildReceiver } from './receiver/build-receiver.js';
-import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
+import { configuredTarget, connectRedis, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
 import { createRegistration } from './registration/create-registration.js';
 import type { Registration } from './registration/registration.js';
 
@@ -99,6 +100,16 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     await stopEmbedded();
     throw err;
   }
+  // Blocking reads: a connection of its own, retried for as long as Redis is away.
+  const backfillRedis = connectRedis(redisTarget, { maxRetriesPerRequest: null });
+  backfillRedis.on('error', () => undefined);
+  const backfill = startBackfill({
+    connection: backfillRedis,
+    prefix: config.prefix,
+    eventQueue: app.eventQueue,
+    ...(config.admin?.auth === undefined ? {} : { auth: config.admin.auth }),
+    logger,
+  });
   if (registrationRedis !== undefined) {
     registration = createRegistration(config, { hookKeys: app.hookKeys, redis: registrationRedis, logger });
     // Its fail-fast connection refuses commands until it is connected: the first pass waits for it, so that
@@ -114,6 +125,8 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     registration,
     async close() {
       await registration?.close();
+      await backfill.close();
+      backfillRedis.disconnect();
       await registrationRedis?.quit().catch(() => registrationRedis.disconnect());
       await app.close();
       await stopEmbedded();

@@ -65,7 +65,7 @@ function layerChangesOf(value: unknown, url: URL, body: JsonObject): LayerChange
 }
 
 /** Reads `url` (extractChanges); an asynchronous answer (`statusUrl`) is polled until `Completed`, then its `resultUrl` read. */
-async function changesOf(session: FollowUpSession, url: URL): Promise<FeatureChanges> {
+export async function readChanges(session: FollowUpSession, url: URL): Promise<FeatureChanges> {
   let body = await session.read(url, url);
   if (body.statusUrl !== undefined) {
     const statusUrl = httpUrl(body.statusUrl, 'the extractChanges statusUrl');
@@ -97,7 +97,7 @@ export async function fetchChanges(event: GeohookEvent, options: FollowUpOptions
   const urls = changesUrlsOf(event);
   const session = createFollowUpSession(options);
   const changes: FeatureChanges[] = [];
-  for (const url of urls) changes.push(await changesOf(session, url));
+  for (const url of urls) changes.push(await readChanges(session, url));
   return changes;
 }
 

@@ -17,7 +17,13 @@ const fields = {
 };
 
 /** The stored form (docs/events.md#the-stored-form); `payload` only for forms. */
-const storedSchema = z.object({ ...fields, bodyEncoding: z.enum(['utf8', 'base64']), body: z.string(), payload: z.unknown().optional() });
+const storedSchema = z.object({
+  ...fields,
+  bodyEncoding: z.enum(['utf8', 'base64']),
+  body: z.string(),
+  payload: z.unknown().optional(),
+  source: z.enum(['backfill', 'poll']).optional(),
+});
 
 /** The form geohook 0.1 stored: the payload and base64 bytes in every job. */
 const earlierSchema = z.object({ ...fields, payload: z.unknown(), rawBody: z.string() });
@@ -36,7 +42,7 @@ export function validateEvent(data: unknown, family: EventFamily): GeohookEvent 
   }
   if (parsed.data.family !== family) throw new UnrecoverableError(`poison event: a ${parsed.data.family} event in the ${family} queue`);
   if (parsed.data.types[0] !== parsed.data.type) throw new UnrecoverableError('poison event: type is not types[0]');
-  if ('rawBody' in parsed.data) return parsed.data as GeohookEvent;
+  if ('rawBody' in parsed.data) return { ...parsed.data, source: 'webhook' } as GeohookEvent;
   try {
     return eventFromStored(parsed.data as StoredEvent);
   } catch (err) {

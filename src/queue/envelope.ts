@@ -11,6 +11,12 @@ export type GpEventType = 'gp.job.succeeded' | 'gp.job.failed' | 'gp.job.cancele
 /** `feature.<ChangeType>`; an event type the product adds later arrives verbatim. */
 export type FeatureEventType = `feature.${FeatureChangeType}` | `feature.${string}`;
 
+/**
+ * How an event reached geohook: a webhook delivery, or, for feature services with change tracking, a range of
+ * edits geohook fetched itself because no delivery covered it (docs/backfill.md).
+ */
+export type EventSource = 'webhook' | 'backfill' | 'poll';
+
 /** The service a delivery is about, as far as the payload names it. */
 export interface ServiceRef {
   folderName?: string;
@@ -45,6 +51,8 @@ export interface EventFields {
 
 /** An event as consumers get it (docs/events.md): the stored fields, the parsed payload and the raw bytes. */
 export interface GeohookEvent extends EventFields {
+  /** How it reached geohook (`webhook` for every delivery). */
+  source: EventSource;
   /** The parsed body (form fields decoded; a field holding JSON parsed). */
   payload: unknown;
   /** Base64 of the exact bytes received. */
@@ -62,6 +70,8 @@ export interface StoredEvent extends EventFields {
   body: string;
   /** Form deliveries only: the fields decoded, a field holding JSON parsed, signature fields left out. */
   payload?: unknown;
+  /** Absent for webhook deliveries; `backfill` or `poll` for events geohook made from `extractChanges`. */
+  source?: Exclude<EventSource, 'webhook'>;
 }
 
 /** A geoprocessing job event. */

@@ -1,6 +1,8 @@
 import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { BaseLogger } from 'pino';
+import { backfillJobOptions } from '../backfill/backfill-jobs.js';
+import { trackedRangesOf } from '../backfill/tracked-ranges.js';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/types.js';
 import { QueueUnavailableError } from '../errors.js';
@@ -10,7 +12,7 @@ import type { Durability } from './durability.js';
 import type { StoredEvent } from './envelope.js';
 import { JobScript, type JobRequest } from './job-script.js';
 import { JobWriter } from './job-writer.js';
-import { allQueueNames, queueNames, type QueueName } from './names.js';
+import { allQueueNames, backfillQueueName, queueNames, watermarksKey, type QueueName } from './names.js';
 import { SpoolDrain } from './spool-drain.js';
 import { EventSpool } from './spool.js';
 
@@ -68,6 +70,7 @@ export class EventQueue {
   private readonly prefix: string;
   private readonly defaultJobOptions: JobsOptions;
   private queues: ReadonlyMap<QueueName, Queue> | undefined;
+  private backfill: Queue | undefined;
   private writer: JobWriter | undefined;
   private readonly dedupRetentionMs: number;
   private readonly enqueueTimeoutMs: number;
@@ -121,9 +124,15 @@ export class EventQueue {
     if (this.queues !== undefined) return;
     const queues = allQueueNames.map((name) => new Queue(name, { connection, prefix, skipWaitingForReady: true, defaultJobOptions }));
     this.queues = new Map(allQueueNames.map((name, index) => [name, queues[index]!]));
+    this.backfill = new Queue(backfillQueueName, { connection, prefix, skipWaitingForReady: true, defaultJobOptions: backfillJobOptions });
     this.writer = new JobWriter({
       connection,
-      script: new JobScript(connection, queues, this.dedupRetentionMs),
+      script: new JobScript(connection, {
+        queues,
+        backfillQueue: this.backfill,
+        watermarksKey: watermarksKey(prefix),
+        dedupMs: this.dedupRetentionMs,
+      }),
       timeoutMs: this.enqueueTimeoutMs,
       retryAfterSeconds: this.retryAfterSeconds,
       waitAof: () => this.waitAof,
@@ -150,6 +159,12 @@ export class EventQueue {
   queue(name: QueueName): Queue {
     if (this.queues === undefined) throw this.unavailable(`Redis is ${this.connection.status}`);
     return this.queues.get(name)!;
+  }
+
+  /** The queue of gaps to backfill (docs/backfill.md), for inspection. Throws before Redis was first reached. */
+  backfillQueue(): Queue {
+    if (this.backfill === undefined) throw this.unavailable(`Redis is ${this.connection.status}`);
+    return this.backfill;
   }
 
   /**
@@ -222,7 +237,7 @@ export class EventQueue {
       this.connection.off('ready', this.spool.start);
       await this.spool.close();
     }
-    await Promise.all([...(this.queues?.values() ?? [])].map((queue) => queue.close()));
+    await Promise.all([...(this.queues?.values() ?? []), this.backfill].map((queue) => queue?.close()));
   }
 }
 
@@ -232,5 +247,7 @@ const SPOOLED: EnqueueResult = Object.freeze({ duplicate: false, spooled: true }
 
 /** The write of a stored event whose JSON is `data`. */
 function requestOf(event: StoredEvent, data: string): JobRequest {
-  return { queue: allQueueNames.indexOf(queueNames[event.family]), eventId: event.id, hook: event.hook, name: event.type, data };
+  // A backfilled range was reserved when its gap was found: it is not checked against the watermarks again.
+  const ranges = event.source === undefined ? trackedRangesOf(event) : [];
+  return { queue: allQueueNames.indexOf(queueNames[event.family]), eventId: event.id, hook: event.hook, name: event.type, data, ranges };
 }

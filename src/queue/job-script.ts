@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Job, type Queue } from 'bullmq';
 import type { Result } from 'ioredis';
+import type { TrackedRange } from '../backfill/tracked-ranges.js';
 import { GeohookError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 
@@ -24,7 +25,10 @@ const OPTS_LINE = 'local opts = cmsgpack.unpack(ARGV[3])';
 const QUEUE_KEYS = ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'] as const;
 
 /** Values per event in ARGV. */
-const PER_EVENT = 5;
+const PER_EVENT = 6;
+
+/** Queues whose keys the script takes: the three event queues, then the backfill queue. */
+const QUEUES = 4;
 
 /**
  * BullMQ's own `addStandardJob` script, as the body of a Lua function called once per new event.
@@ -47,33 +51,68 @@ function bullmqAddJobFunction(): string {
 
 /**
  * The acknowledgement's write, for a batch of accepted events (see `JobWriter`): one script call that,
- * per event, answers a repeat from the hook's dedup key or else writes the BullMQ job (through
- * BullMQ's own `addStandardJob`, so the job is exactly what `queue.add` would have made). The job id is the
- * event id, unless a job already holds it (the same bytes on another hook, or a job kept past the window):
- * then `<event id>-<hook>-<time>`.
+ * per event, answers a repeat from the hook's dedup key, or from the watermarks when every range of server
+ * generations the event covers was handed over already (docs/backfill.md), or else writes the BullMQ job
+ * (through BullMQ's own `addStandardJob`, so the job is exactly what `queue.add` would have made) and
+ * advances the watermarks. A range that starts past its watermark leaves a gap: a job on the backfill queue
+ * (id `gap-<sha1>` of scope and gap, once) for the generations in between. The job id is the event id, unless
+ * a job already holds it (the same bytes on another hook, or a job kept past the window): then
+ * `<event id>-<hook>-<time>`.
  *
- * KEYS: the nine `addStandardJob` keys of each of the three queues (27).
+ * KEYS: the nine `addStandardJob` keys of each of the three event queues and the backfill queue (36), then
+ * the watermarks hash.
  * ARGV: 1 dedup window (ms), 2 the time (ms), 3 the same in base 36, 4 BullMQ's msgpacked job options,
- * then five per event: queue (1-3, the order of KEYS), event id, hook, job name, job data.
- * Returns one number per event: 0 for a repeat, 1 for a new job.
+ * 5 those of the backfill queue, then six per event: queue (1-3, the order of KEYS), event id, hook, job
+ * name, job data, ranges (`scope\tfrom\tto\tserviceUrl` lines; empty for none).
+ * Returns one number per event: 0 for a repeat, 1 for a new job, 2 for a range handed over already.
  */
 const acceptLua = `
 ${bullmqAddJobFunction()}
 local dedupMs, timestamp, time36 = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local opts = cmsgpack.unpack(ARGV[4])
+local opts, gapOpts = cmsgpack.unpack(ARGV[4]), cmsgpack.unpack(ARGV[5])
+local watermarks = KEYS[${QUEUES} * 9 + 1]
 local queues = {}
-for q = 0, 2 do
+for q = 0, ${QUEUES - 1} do
   local keys = {}
   for k = 1, 9 do keys[k] = KEYS[q * 9 + k] end
   queues[q + 1] = { keys = keys, prefix = string.sub(keys[1], 1, -5) }
 end
+local gaps = queues[${QUEUES}]
+local RANGE = '([^\\t\\n]+)\\t(%d+)\\t(%d+)\\t([^\\n]*)'
+-- True when some range ends past its watermark (or has none yet).
+local function fresh(ranges)
+  if ranges == '' then return true end
+  for scope, _, to in string.gmatch(ranges, RANGE) do
+    local mark = redis.call('HGET', watermarks, scope)
+    if not mark or tonumber(to) > tonumber(mark) then return true end
+  end
+  return false
+end
+local function advance(ranges, hook)
+  for scope, from, to, url in string.gmatch(ranges, RANGE) do
+    local mark = redis.call('HGET', watermarks, scope)
+    if not mark or tonumber(to) > tonumber(mark) then
+      if mark and tonumber(from) > tonumber(mark) then
+        local jobId = 'gap-' .. redis.sha1hex(scope .. '\\t' .. mark .. '\\t' .. from)
+        if redis.call('EXISTS', gaps.prefix .. jobId) == 0 then
+          gapOpts['jobId'] = jobId
+          local data = cjson.encode({ scope = scope, hook = hook, serviceUrl = url, from = mark, to = from })
+          addStandardJob(gaps.keys, { nil, data }, { gaps.prefix, jobId, 'gap', timestamp }, gapOpts)
+        end
+      end
+      redis.call('HSET', watermarks, scope, to)
+    end
+  end
+end
 local answers = {}
-for i = 0, (#ARGV - 4) / ${PER_EVENT} - 1 do
-  local a = 4 + i * ${PER_EVENT}
-  local queue, eventId, hook = queues[tonumber(ARGV[a + 1])], ARGV[a + 2], ARGV[a + 3]
+for i = 0, (#ARGV - 5) / ${PER_EVENT} - 1 do
+  local a = 5 + i * ${PER_EVENT}
+  local queue, eventId, hook, ranges = queues[tonumber(ARGV[a + 1])], ARGV[a + 2], ARGV[a + 3], ARGV[a + 6]
   local dedupKey = queue.prefix .. 'de:' .. hook .. ':' .. eventId
   if redis.call('EXISTS', dedupKey) == 1 then
     answers[i + 1] = 0
+  elseif not fresh(ranges) then
+    answers[i + 1] = 2
   else
     local jobId = eventId
     if redis.call('EXISTS', queue.prefix .. jobId) == 1 then jobId = eventId .. '-' .. hook .. '-' .. time36 end
@@ -81,6 +120,7 @@ for i = 0, (#ARGV - 4) / ${PER_EVENT} - 1 do
     addStandardJob(queue.keys, { nil, ARGV[a + 5] }, { queue.prefix, jobId, ARGV[a + 4], timestamp }, opts)
     -- Only a complete job marks the event seen: when Redis fails the script midway, the retry writes it.
     redis.call('SET', dedupKey, jobId, 'PX', dedupMs)
+    advance(ranges, hook)
     answers[i + 1] = 1
   end
 end
@@ -89,7 +129,7 @@ return answers
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** `numberOfKeys` first: 27, the keys of the three queues. */
+    /** `numberOfKeys` first: 37, the keys of the four queues and the watermarks. */
     geohookAcceptJobs(numberOfKeys: number, ...keysAndArgs: (string | number | Buffer)[]): Result<number[], Context>;
   }
 }
@@ -106,7 +146,13 @@ export interface JobRequest {
   name: string;
   /** Job data: the stored event as JSON. */
   data: string;
+  /** The server generations it hands over (feature deliveries), checked against and advancing the watermarks. */
+  ranges: readonly TrackedRange[];
 }
+
+/** The ranges as the script reads them. */
+const rangeLines = (ranges: readonly TrackedRange[]): string =>
+  ranges.map(({ scope, from, to, serviceUrl }) => `${scope}\t${from}\t${to}\t${serviceUrl}`).join('\n');
 
 /** A job id BullMQ's encoding of the options is captured with; replaced per job inside the script. */
 const TEMPLATE_ID = 'geohook-template';
@@ -131,30 +177,45 @@ function encodedJobOptions(queue: Queue): Buffer {
   return options;
 }
 
-/** The accept script bound to three queues (same default job options) and a dedup window. */
+/** Options of {@link JobScript}. */
+export interface JobScriptOptions {
+  /** The three event queues, in the order {@link JobRequest.queue} counts; they share their default job options. */
+  queues: readonly Queue[];
+  /** Where gaps go, one job each. */
+  backfillQueue: Queue;
+  /** The hash of watermarks, by scope. */
+  watermarksKey: string;
+  /** How long an event id is remembered per hook, ms. */
+  dedupMs: number;
+}
+
+/** The accept script bound to its queues, watermarks and dedup window. */
 export class JobScript {
   private readonly connection: RedisClient;
   private readonly keys: string[];
   private readonly dedupMs: number;
   private readonly options: Buffer;
+  private readonly gapOptions: Buffer;
 
-  /** `queues` (in the order {@link JobRequest.queue} counts) share their default job options. */
-  constructor(connection: RedisClient, queues: readonly Queue[], dedupMs: number) {
+  constructor(connection: RedisClient, options: JobScriptOptions) {
     if (typeof connection.geohookAcceptJobs !== 'function') connection.defineCommand('geohookAcceptJobs', { lua: acceptLua });
     this.connection = connection;
-    this.keys = queues.flatMap((queue) => QUEUE_KEYS.map((key) => queue.toKey(key)));
-    this.dedupMs = dedupMs;
-    this.options = encodedJobOptions(queues[0]!);
+    const queues = [...options.queues, options.backfillQueue];
+    this.keys = [...queues.flatMap((queue) => QUEUE_KEYS.map((key) => queue.toKey(key))), options.watermarksKey];
+    this.dedupMs = options.dedupMs;
+    this.options = encodedJobOptions(options.queues[0]!);
+    this.gapOptions = encodedJobOptions(options.backfillQueue);
   }
 
   /**
    * Writes `requests` in order, sending the call at once: one answer each, true for a new job, false for a
-   * repeat within the window.
+   * repeat within the window or a range handed over already.
    */
   write(requests: readonly JobRequest[]): Promise<boolean[]> {
     const now = Date.now();
-    const args: (string | number | Buffer)[] = [this.dedupMs, now, now.toString(36), this.options];
-    for (const { queue, eventId, hook, name, data } of requests) args.push(queue + 1, eventId, hook, name, data);
+    const args: (string | number | Buffer)[] = [this.dedupMs, now, now.toString(36), this.options, this.gapOptions];
+    for (const { queue, eventId, hook, name, data, ranges } of requests)
+      args.push(queue + 1, eventId, hook, name, data, ranges.length === 0 ? '' : rangeLines(ranges));
     return this.connection
       .geohookAcceptJobs(this.keys.length, ...this.keys, ...args)
       .then((answers) => answers.map((answer) => answer === 1));

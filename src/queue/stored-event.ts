@@ -11,18 +11,23 @@ function parseJsonBody(text: string): unknown {
   return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown;
 }
 
+/** The payload of a stored event: the one stored (forms), else the body parsed. Throws when a JSON body does not parse. */
+export function storedPayload(stored: StoredEvent): unknown {
+  if ('payload' in stored) return stored.payload;
+  return parseJsonBody(stored.bodyEncoding === 'utf8' ? stored.body : Buffer.from(stored.body, 'base64').toString('utf8'));
+}
+
 /**
  * The consumer's event of a stored one: the raw bytes as base64 and, unless the payload was stored (forms),
  * the payload parsed from the body. Throws when a JSON body does not parse (it was not stored by geohook).
  */
 export function eventFromStored(stored: StoredEvent): GeohookEvent {
-  const { bodyEncoding, body, payload, changes, ...fields } = stored;
-  const bytes = bodyEncoding === 'utf8' ? Buffer.from(body, 'utf8') : Buffer.from(body, 'base64');
-  const text = bodyEncoding === 'utf8' ? body : bytes.toString('utf8');
+  const { bodyEncoding, body, payload: _payload, changes, ...fields } = stored;
   const event: GeohookEvent = {
     ...(fields satisfies Omit<EventFields, 'changes'>),
-    payload: 'payload' in stored ? payload : parseJsonBody(text),
-    rawBody: bytes.toString('base64'),
+    source: stored.source ?? 'webhook',
+    payload: storedPayload(stored),
+    rawBody: bodyEncoding === 'base64' ? body : Buffer.from(body, 'utf8').toString('base64'),
   };
   if (changes !== undefined) event.changes = changes;
   return event;

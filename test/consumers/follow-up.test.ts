@@ -14,6 +14,7 @@ function eventOf(family: EventFamily, payload: unknown): GeohookEvent {
   return {
     id: 'e'.repeat(64),
     hook: 'default',
+    source: 'webhook',
     type: family === 'gp' ? 'gp.job.succeeded' : 'feature.FeaturesCreated',
     types: [],
     family,

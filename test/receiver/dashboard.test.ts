@@ -87,7 +87,7 @@ t.test('token mode: the bearer token opens pages, static assets and the API', as
   t.equal(script.status, 200, 'the board script loads');
   t.match(script.headers.get('content-type'), /javascript/);
   const queues = JSON.parse((await get(receiver, '/ui/api/queues', BEARER)).body) as { queues: Array<{ name: string }> };
-  t.same(queues.queues.map((queue) => queue.name).sort(), ['feature-events', 'gp-events', 'unknown-events']);
+  t.same(queues.queues.map((queue) => queue.name).sort(), ['backfill', 'feature-events', 'gp-events', 'unknown-events']);
 });
 
 t.test('token mode: without credentials pages redirect to the login page, assets and the API are 401', async (t) => {
@@ -250,7 +250,7 @@ t.test('a dashboard started while Redis is down answers 503 on its API until Red
   await app.eventQueue.ready();
   const late = await app.inject({ url: '/ui/api/queues', headers: BEARER });
   t.equal(late.statusCode, 200);
-  t.equal(late.json().queues.length, 3);
+  t.equal(late.json().queues.length, 4, 'the three event queues and the backfill queue');
 });
 
 t.test('every secret comparison goes through timingSafeEqual on equal-length digests', async (t) => {

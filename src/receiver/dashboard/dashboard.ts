@@ -46,14 +46,15 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
   let attached = false;
   const attachQueues = (): void => {
     if (attached) return;
-    bullBoard.setQueues(
-      allQueueNames.map((name) => {
+    bullBoard.setQueues([
+      ...allQueueNames.map((name) => {
         const adapter = new BullMQAdapter(eventQueue.queue(name));
         // Jobs hold the stored form: the board shows each event with its payload, as consumers get it.
         adapter.setFormatter('data', readableJobData);
         return adapter;
       }),
-    );
+      new BullMQAdapter(eventQueue.backfillQueue()),
+    ]);
     attached = true;
   };
 

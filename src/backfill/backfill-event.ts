@@ -1,0 +1,77 @@
+import type { LayerChanges } from '../consumers/follow-up.js';
+import type { StoredEvent } from '../queue/envelope.js';
+import { buildEvent } from '../receiver/build-event.js';
+
+/** The change type of each list of `extractChanges`, in the order events name them. */
+const changeTypes = [
+  ['adds', 'FeaturesCreated'],
+  ['updates', 'FeaturesUpdated'],
+  ['deleteIds', 'FeaturesDeleted'],
+] as const;
+
+/** The change types `extractChanges` found over every layer; none when the range holds no edit. */
+export function changeTypesFound(edits: readonly LayerChanges[]): string[] {
+  return changeTypes.filter(([list]) => edits.some((layer) => layer.features[list].length > 0)).map(([, type]) => type);
+}
+
+/** What a backfilled range is about. */
+export interface BackfilledRange {
+  hook: string;
+  /** `Folder/Name` (or `Name`) of the feature service. */
+  folderName: string;
+  serviceName: string;
+  /** The layer of an ArcGIS Online scope; undefined for ArcGIS Enterprise (every layer). */
+  layerId: number | undefined;
+  /** The `extractChanges` URL that returned the changes, with the range's `serverGens`. */
+  changesUrl: string;
+  /** When the gap was found (epoch ms): the events' time, so that a retried backfill makes the same bytes. */
+  when: number;
+  types: readonly string[];
+}
+
+/** `<org id>` of an ArcGIS Online services URL (`https://services.arcgis.com/<org id>/ArcGIS/rest/services/…`). */
+const orgIdOf = (url: string): string | undefined => /^\/([^/]+)\/ArcGIS\/rest\/services\//i.exec(new URL(url).pathname)?.[1];
+
+/**
+ * The payload a delivery of these edits would have had: ArcGIS Enterprise's object or an ArcGIS Online array
+ * item, `name` `geohook-backfill`, so that consumers read a backfilled range as they read a delivered one.
+ */
+function payloadOf(range: BackfilledRange): unknown {
+  const { folderName, serviceName, layerId, changesUrl, when, types } = range;
+  if (layerId === undefined) {
+    return {
+      serviceType: 'FeatureServer',
+      changesUrl,
+      name: 'geohook-backfill',
+      folderName,
+      serviceName,
+      events: types.map((eventType) => ({ eventType, when })),
+    };
+  }
+  const orgId = orgIdOf(changesUrl);
+  return [
+    {
+      name: 'geohook-backfill',
+      layerId,
+      ...(orgId === undefined ? {} : { orgId }),
+      serviceName,
+      lastUpdatedTime: when,
+      changesUrl,
+      events: [...types],
+    },
+  ];
+}
+
+/**
+ * The stored event of a backfilled range: the envelope of a delivery (id = SHA-256 of the payload's bytes,
+ * the same for the same range, so a retried backfill is recognised as a repeat), `verified` false (no
+ * signature was involved) and `source: "backfill"`.
+ */
+export function backfillEvent(range: BackfilledRange): StoredEvent {
+  const payload = payloadOf(range);
+  const raw = Buffer.from(JSON.stringify(payload), 'utf8');
+  return {
+    ...buildEvent({ raw, hook: range.hook, contentType: 'application/json', verified: false, classified: payload }),
+    source: 'backfill',
+  };
+}

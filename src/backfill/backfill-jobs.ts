@@ -1,0 +1,29 @@
+import type { JobsOptions } from 'bullmq';
+
+/** Longest wait between two tries of a gap whose `extractChanges` failed. */
+export const BACKFILL_MAX_BACKOFF_MS = 60_000;
+
+/**
+ * A gap's job: tried again and again (about a day of tries at the longest wait) with the worker's
+ * {@link backfillBackoff}, kept when it fails for good so that the gap stays visible, kept a day once done.
+ */
+export const backfillJobOptions: JobsOptions = Object.freeze({
+  attempts: 1500,
+  backoff: { type: 'custom' },
+  removeOnComplete: { age: 86_400, count: 1000 },
+  removeOnFail: false,
+});
+
+/** The wait before the next try of a gap, ms: 1 s, doubled each try, at most {@link BACKFILL_MAX_BACKOFF_MS}. */
+export function backfillBackoff(attemptsMade: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, attemptsMade - 1), BACKFILL_MAX_BACKOFF_MS);
+}
+
+/** A gap's job data, as the accept script writes it: the generations in `(from, to]` of `scope` (numbers as text). */
+export interface GapJobData {
+  scope: string;
+  hook: string;
+  serviceUrl: string;
+  from: string;
+  to: string;
+}

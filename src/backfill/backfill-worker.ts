@@ -1,0 +1,93 @@
+import { Worker, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { AdminAuth } from '../arcgis/admin-auth.js';
+import { createFollowUpSession, type FollowUpSession } from '../consumers/follow-up-request.js';
+import { readChanges } from '../consumers/follow-up.js';
+import type { EventQueue } from '../queue/event-queue.js';
+import { backfillQueueName } from '../queue/names.js';
+import type { RedisClient } from '../redis/connection.js';
+import { backfillEvent, changeTypesFound } from './backfill-event.js';
+import { backfillBackoff, type GapJobData } from './backfill-jobs.js';
+
+/** Options of {@link startBackfill}. */
+export interface BackfillOptions {
+  /** A connection of its own (blocking reads); the worker closes it. */
+  connection: RedisClient;
+  /** BullMQ key prefix (`GEOHOOK_PREFIX`). */
+  prefix: string;
+  /** Where backfilled ranges are enqueued. */
+  eventQueue: EventQueue;
+  /** Credentials for `extractChanges` (ADMIN_URL's); none: the services are read without a token. */
+  auth?: AdminAuth;
+  logger: Logger;
+  /** Gaps filled at once. @defaultValue 2 */
+  concurrency?: number;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** What a gap's job did: the change types of the event it enqueued, or none when the range held no edit. */
+export interface GapOutcome {
+  types: string[];
+  duplicate: boolean;
+}
+
+const SCOPE = /^(?:(.+)\/)?([^/]+)\.FeatureServer(?:#(\d+))?$/;
+
+/** The layer ids of a feature service, from its REST resource. */
+async function layerIdsOf(session: FollowUpSession, serviceUrl: URL): Promise<number[]> {
+  const resource = await session.read(serviceUrl, serviceUrl);
+  const layers = Array.isArray(resource.layers) ? (resource.layers as { id?: unknown }[]) : [];
+  return layers.map((layer) => layer.id).filter((id): id is number => Number.isSafeInteger(id));
+}
+
+/**
+ * Fills the gaps the accept script finds (docs/backfill.md): for each, asks the feature service's
+ * `extractChanges` for the generations in between and, when they hold edits, enqueues one feature event
+ * (`source: "backfill"`) for the range. A failure (the server down, a token refused) is retried with backoff
+ * (1 s doubling to 60 s), never on the acknowledgement's path. Safe with any number of receivers: BullMQ hands
+ * each gap to one worker, and the event's id is the same for the same range.
+ */
+export function startBackfill(options: BackfillOptions): Worker<GapJobData, GapOutcome> {
+  const { eventQueue, logger } = options;
+  const log = logger.child({ component: 'backfill' });
+  const followUp = {
+    ...(options.auth === undefined ? {} : { auth: options.auth }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  };
+
+  async function fill(job: Job<GapJobData>): Promise<GapOutcome> {
+    const { scope, hook, from, to } = job.data;
+    const [, folderName = '', serviceName, layer] = SCOPE.exec(scope.slice(hook.length + 1)) ?? [];
+    if (serviceName === undefined) throw new Error(`backfill: scope '${scope}' names no feature service`);
+    const serviceUrl = new URL(job.data.serviceUrl);
+    const session = createFollowUpSession(followUp);
+    const layerId = layer === undefined ? undefined : Number(layer);
+    const layers = layerId === undefined ? await layerIdsOf(session, serviceUrl) : [layerId];
+    const url = new URL(`${serviceUrl.href}/extractChanges`);
+    url.searchParams.set('serverGens', `[${from},${to}]`);
+    url.searchParams.set('layers', `[${layers.join(',')}]`);
+    const changes = await readChanges(session, url);
+    const types = changeTypesFound(changes.edits);
+    if (types.length === 0) return { types, duplicate: false };
+    const event = backfillEvent({ hook, folderName, serviceName, layerId, changesUrl: url.href, when: job.timestamp, types });
+    const { duplicate } = await eventQueue.enqueue(event);
+    log.info({ scope, serverGens: [Number(from), Number(to)], types, duplicate }, 'gap backfilled');
+    return { types, duplicate };
+  }
+
+  const worker = new Worker<GapJobData, GapOutcome>(backfillQueueName, fill, {
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency ?? 2,
+    settings: { backoffStrategy: backfillBackoff },
+  });
+  worker.on('failed', (job, err) =>
+    log.warn(
+      { err, scope: job?.data.scope, serverGens: job && [job.data.from, job.data.to], attempt: job?.attemptsMade },
+      'backfill failed: retrying',
+    ),
+  );
+  worker.on('error', (err) => log.error({ err }, 'backfill worker error'));
+  return worker;
+}

@@ -1,0 +1,75 @@
+import { featureChangesOf, type FeatureChanges } from '../arcgis/changes-url.js';
+import type { ServiceRef, StoredEvent } from '../queue/envelope.js';
+import { storedPayload } from '../queue/stored-event.js';
+
+/**
+ * A range of server generations handed to consumers, and the watermark it advances (docs/backfill.md):
+ * the edits of `scope` with `from < generation <= to`.
+ */
+export interface TrackedRange {
+  /**
+   * What the watermark is kept for: `<hook> <folder>/<name>.FeatureServer` (ArcGIS Enterprise, whose deliveries
+   * cover every layer), with `#<layer id>` when the delivery names its layer (ArcGIS Online).
+   */
+  scope: string;
+  from: number;
+  to: number;
+  /** The feature service's REST URL (`…/FeatureServer`), where `extractChanges` is. */
+  serviceUrl: string;
+}
+
+/** `<folder>/<name>.FeatureServer`, as REGISTER names services. */
+function serviceNameOf(service: Partial<Record<keyof ServiceRef, string | undefined>>): string | undefined {
+  if (service.serviceName === undefined || service.serviceName === '') return undefined;
+  const folder = service.folderName === undefined || service.folderName === '' ? '' : `${service.folderName}/`;
+  return `${folder}${service.serviceName}.FeatureServer`;
+}
+
+function rangeOf(
+  hook: string,
+  service: Partial<Record<keyof ServiceRef, string | undefined>>,
+  changes: FeatureChanges,
+): TrackedRange | undefined {
+  const name = serviceNameOf(service);
+  const url = new URL(changes.url);
+  const at = url.pathname.search(/\/FeatureServer(\/|$)/i);
+  if (name === undefined || at < 0) return undefined;
+  const serviceUrl = `${url.origin}${url.pathname.slice(0, at)}/FeatureServer`;
+  const layer = changes.layerId === undefined ? '' : `#${changes.layerId}`;
+  // The script reads ranges as tab-separated lines: a name that holds either is not tracked.
+  if (/[\t\n]/.test(name)) return undefined;
+  return { scope: `${hook} ${name}${layer}`, from: changes.serverGens[0], to: changes.serverGens[1], serviceUrl };
+}
+
+const textOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** The items of an ArcGIS Online array: the JSON body, or a form's `payload` field. */
+function onlineItems(event: StoredEvent): unknown[] | undefined {
+  if ('payload' in event) {
+    const field = (event.payload as { payload?: unknown } | null)?.payload;
+    return Array.isArray(field) ? field : undefined;
+  }
+  if (!event.body.trimStart().startsWith('[')) return undefined;
+  const payload = storedPayload(event);
+  return Array.isArray(payload) ? payload : undefined;
+}
+
+/**
+ * The ranges a feature delivery covers: one per payload item whose `changesUrl` names server generations (an
+ * ArcGIS Online array has one item per layer edited). None for other events, when the payload names no
+ * service, or when no signature vouches for it: a gap is filled by calling its `changesUrl`'s server with
+ * geohook's token, which no unsigned request may choose.
+ */
+export function trackedRangesOf(event: StoredEvent): TrackedRange[] {
+  if (event.family !== 'feature' || event.changes === undefined || !event.verified) return [];
+  const items = onlineItems(event);
+  // `changes` decodes the first item: enough unless an ArcGIS Online array holds more.
+  if (items === undefined || items.length < 2)
+    return [rangeOf(event.hook, event.service, event.changes)].filter((range) => range !== undefined);
+  return items.flatMap((item) => {
+    const changes = featureChangesOf(item);
+    const { folderName, serviceName } = item as Record<string, unknown>;
+    const service = { folderName: textOf(folderName), serviceName: textOf(serviceName) };
+    return (changes && rangeOf(event.hook, service, changes)) ?? [];
+  });
+}
