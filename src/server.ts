@@ -1,9 +1,12 @@
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { adminAuthFor } from './arcgis/online-admin.js';
+import { parseServiceName } from './arcgis/service-name.js';
 import { startBackfill } from './backfill/backfill-worker.js';
+import { checkGenerations } from './backfill/generation-check.js';
 import type { GeohookConfig } from './config/load-config.js';
-import { wantsRegistration } from './config/self-registration.js';
+import { REGISTERED_HOOK, wantsRegistration } from './config/self-registration.js';
 import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
@@ -103,15 +106,32 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   // Blocking reads: a connection of its own, retried for as long as Redis is away.
   const backfillRedis = connectRedis(redisTarget, { maxRetriesPerRequest: null });
   backfillRedis.on('error', () => undefined);
+  // One credentials object, so that the backfill and the watermark checks share its tokens.
+  const adminAuth = config.admin && adminAuthFor(config.admin.url, config.admin.auth);
   const backfill = startBackfill({
     connection: backfillRedis,
     prefix: config.prefix,
     eventQueue: app.eventQueue,
-    ...(config.admin?.auth === undefined ? {} : { auth: config.admin.auth }),
+    ...(adminAuth === undefined ? {} : { auth: adminAuth }),
     logger,
   });
   if (registrationRedis !== undefined) {
-    registration = createRegistration(config, { hookKeys: app.hookKeys, redis: registrationRedis, logger });
+    const adminUrl = config.admin!.url;
+    const generations = {
+      eventQueue: app.eventQueue,
+      hook: REGISTERED_HOOK,
+      adminUrl,
+      ...(adminAuth === undefined ? {} : { auth: adminAuth }),
+    };
+    registration = createRegistration(config, {
+      hookKeys: app.hookKeys,
+      redis: registrationRedis,
+      logger,
+      // Each pass brings the watermarks of the feature services up to date: what a deactivated webhook missed is backfilled.
+      onRegistered: async (service) => {
+        if (parseServiceName(service).type === 'FeatureServer') await checkGenerations(service, generations);
+      },
+    });
     // Its fail-fast connection refuses commands until it is connected: the first pass waits for it, so that
     // start-up does not log a spurious failure (a Redis that is down is still reported and retried).
     if (registrationRedis.status === 'ready') registration?.start();

@@ -1,4 +1,4 @@
-import { isOnlineAdminRoot, onlineTokenUrl } from '../arcgis/online-admin.js';
+import { adminAuthFor, isOnlineAdminRoot } from '../arcgis/online-admin.js';
 import { createTokenProvider } from '../arcgis-request/token-provider.js';
 import { createAdminRequest } from './admin-request.js';
 import { createOnlineWebhooksResource } from './online-webhooks-resource.js';
@@ -42,11 +42,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
   const fetchFn = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const online = isOnlineAdminRoot(baseUrl);
-  // An organization's tokens come from its portal, unless the credentials name another token URL.
-  const auth =
-    online && options.auth !== undefined && !('token' in options.auth) && options.auth.tokenUrl === undefined
-      ? { ...options.auth, tokenUrl: onlineTokenUrl(baseUrl) }
-      : options.auth;
+  const auth = adminAuthFor(baseUrl, options.auth);
   const tokens = createTokenProvider({ auth, baseUrl, fetch: fetchFn, timeoutMs });
   const request = createAdminRequest({
     baseUrl,

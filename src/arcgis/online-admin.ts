@@ -1,4 +1,5 @@
 import { GeohookError } from '../errors.js';
+import type { AdminAuth } from './admin-auth.js';
 import type { ServiceName } from './service-name.js';
 import type { OnlineWebhook, Webhook } from './webhook.js';
 
@@ -16,6 +17,12 @@ export function isOnlineAdminRoot(baseUrl: string): boolean {
 
 /** Where tokens for an organization come from: `<origin>/sharing/rest/generateToken`. */
 export const onlineTokenUrl = (baseUrl: string): string => `${new URL(baseUrl).origin}/sharing/rest/generateToken`;
+
+/** The credentials to use with an admin root: an organization's tokens come from its portal, unless they name another token URL. */
+export function adminAuthFor(baseUrl: string, auth: AdminAuth | undefined): AdminAuth | undefined {
+  const fromPortal = isOnlineAdminRoot(baseUrl) && auth !== undefined && !('token' in auth) && auth.tokenUrl === undefined;
+  return fromPortal ? { ...auth, tokenUrl: onlineTokenUrl(baseUrl) } : auth;
+}
 
 /**
  * `services/<name>/FeatureServer/WebHooks` of a hosted feature service, named `name` or `name.FeatureServer`

@@ -25,6 +25,10 @@ function serviceNameOf(service: Partial<Record<keyof ServiceRef, string | undefi
   return `${folder}${service.serviceName}.FeatureServer`;
 }
 
+/** The watermark's scope of a service (`folder/name.FeatureServer`) on a hook, of one layer when it is given. */
+export const scopeOf = (hook: string, service: string, layerId?: number): string =>
+  `${hook} ${service}${layerId === undefined ? '' : `#${layerId}`}`;
+
 function rangeOf(
   hook: string,
   service: Partial<Record<keyof ServiceRef, string | undefined>>,
@@ -35,10 +39,9 @@ function rangeOf(
   const at = url.pathname.search(/\/FeatureServer(\/|$)/i);
   if (name === undefined || at < 0) return undefined;
   const serviceUrl = `${url.origin}${url.pathname.slice(0, at)}/FeatureServer`;
-  const layer = changes.layerId === undefined ? '' : `#${changes.layerId}`;
   // The script reads ranges as tab-separated lines: a name that holds either is not tracked.
   if (/[\t\n]/.test(name)) return undefined;
-  return { scope: `${hook} ${name}${layer}`, from: changes.serverGens[0], to: changes.serverGens[1], serviceUrl };
+  return { scope: scopeOf(hook, name, changes.layerId), from: changes.serverGens[0], to: changes.serverGens[1], serviceUrl };
 }
 
 const textOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);

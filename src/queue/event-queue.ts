@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { BaseLogger } from 'pino';
 import { backfillJobOptions } from '../backfill/backfill-jobs.js';
-import { trackedRangesOf } from '../backfill/tracked-ranges.js';
+import { trackedRangesOf, type TrackedRange } from '../backfill/tracked-ranges.js';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/types.js';
 import { QueueUnavailableError } from '../errors.js';
@@ -183,6 +183,15 @@ export class EventQueue {
       // Redis may still store the event after the timeout: the drain then finds it a repeat.
       return this.spoolEvent(data);
     });
+  }
+
+  /**
+   * Moves watermarks without an event (docs/backfill.md): a range `(g, g]` sets a scope's first watermark to
+   * `g`, or records the gap from its watermark up to `g`. Throws {@link QueueUnavailableError} when Redis is
+   * unavailable.
+   */
+  reserve(hook: string, ranges: readonly TrackedRange[]): Promise<void> {
+    return this.durableWrite({ queue: -1, eventId: '', hook, name: '', data: '', ranges }).then(() => undefined);
   }
 
   private async spoolEvent(data: string): Promise<EnqueueResult> {

@@ -62,8 +62,9 @@ function bullmqAddJobFunction(): string {
  * KEYS: the nine `addStandardJob` keys of each of the three event queues and the backfill queue (36), then
  * the watermarks hash.
  * ARGV: 1 dedup window (ms), 2 the time (ms), 3 the same in base 36, 4 BullMQ's msgpacked job options,
- * 5 those of the backfill queue, then six per event: queue (1-3, the order of KEYS), event id, hook, job
- * name, job data, ranges (`scope\tfrom\tto\tserviceUrl` lines; empty for none).
+ * 5 those of the backfill queue, then six per event: queue (1-3, the order of KEYS; 0 for no event: the
+ * ranges alone), event id, hook, job name, job data, ranges (`scope\tfrom\tto\tserviceUrl` lines; empty for
+ * none).
  * Returns one number per event: 0 for a repeat, 1 for a new job, 2 for a range handed over already.
  */
 const acceptLua = `
@@ -108,8 +109,11 @@ local answers = {}
 for i = 0, (#ARGV - 5) / ${PER_EVENT} - 1 do
   local a = 5 + i * ${PER_EVENT}
   local queue, eventId, hook, ranges = queues[tonumber(ARGV[a + 1])], ARGV[a + 2], ARGV[a + 3], ARGV[a + 6]
-  local dedupKey = queue.prefix .. 'de:' .. hook .. ':' .. eventId
-  if redis.call('EXISTS', dedupKey) == 1 then
+  local dedupKey = queue and (queue.prefix .. 'de:' .. hook .. ':' .. eventId)
+  if not queue then
+    advance(ranges, hook)
+    answers[i + 1] = 1
+  elseif redis.call('EXISTS', dedupKey) == 1 then
     answers[i + 1] = 0
   elseif not fresh(ranges) then
     answers[i + 1] = 2
@@ -136,7 +140,7 @@ declare module 'ioredis' {
 
 /** One event to write. */
 export interface JobRequest {
-  /** Index of its queue among those given to {@link JobScript}. */
+  /** Index of its queue among those given to {@link JobScript}; -1 for ranges alone (no job). */
   queue: number;
   /** The event id: the job id unless a job already holds it. */
   eventId: string;

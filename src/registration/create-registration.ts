@@ -4,7 +4,7 @@ import type { GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { HookKeys } from '../signature/hook-keys.js';
-import { Registration } from './registration.js';
+import { Registration, type RegistrationOptions } from './registration.js';
 
 /** What {@link createRegistration} needs besides the configuration. */
 export interface RegistrationDependencies {
@@ -16,6 +16,8 @@ export interface RegistrationDependencies {
   adminTimeoutMs?: number;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
+  /** See {@link RegistrationOptions.onRegistered}. */
+  onRegistered?: RegistrationOptions['onRegistered'];
 }
 
 /**
@@ -49,5 +51,6 @@ export function createRegistration(config: GeohookConfig, deps: RegistrationDepe
     intervalMs: timing.intervalSeconds * 1000,
     retryInitialMs: timing.retryInitialSeconds * 1000,
     retryMaxMs: timing.retryMaxSeconds * 1000,
+    ...(deps.onRegistered === undefined ? {} : { onRegistered: deps.onRegistered }),
   });
 }

@@ -5,7 +5,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { withLock, type LockOptions } from '../redis/lock.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 import { applyOrgConfig, hasOrgConfig, type OrgConfig } from './apply-org-config.js';
-import { ensureWebhook } from './ensure-webhook.js';
+import { ensureWebhook, type EnsureAction } from './ensure-webhook.js';
 
 /** Options of {@link Registration}. */
 export interface RegistrationOptions {
@@ -37,6 +37,11 @@ export interface RegistrationOptions {
   org?: OrgConfig;
   /** @defaultValue withLock's defaults */
   lock?: LockOptions;
+  /**
+   * Called after each service's webhook was checked (or created, reactivated, updated): geohook brings the
+   * service's watermarks up to date there (docs/backfill.md). A failure is logged; the next pass calls it again.
+   */
+  onRegistered?: (service: ServiceName, action: EnsureAction) => Promise<void>;
 }
 
 function reasonOf(err: unknown): string {
@@ -132,6 +137,9 @@ export class Registration {
         const { id, action } = await withLock(redis, lockKey, () => ensureWebhook(client, service, desired, this.log), this.options.lock);
         const level = action === 'unchanged' ? 'debug' : 'info';
         this.log[level]({ service, webhookId: id, action }, `webhook ${action}`);
+        await this.options
+          .onRegistered?.(service, action)
+          .catch((err: unknown) => this.log.warn({ err, service }, 'watermark check failed'));
       } catch (err) {
         this.log.error({ err, service }, 'registration of a service failed');
         failed.push(`${service}: ${reasonOf(err)}`);

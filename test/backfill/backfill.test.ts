@@ -1,16 +1,19 @@
 import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import t from 'tap';
 import { startBackfill } from '../../src/backfill/backfill-worker.js';
+import { checkGenerations } from '../../src/backfill/generation-check.js';
 import { validateEvent } from '../../src/consumers/validate-event.js';
+import { findFreePort } from '../../src/embedded/redis-server.js';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { backfillQueueName } from '../../src/queue/names.js';
 import { buildEvent } from '../../src/receiver/build-event.js';
 import { connectRedis, createProducerConnection } from '../../src/redis/connection.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook } from '../helpers/geohook.js';
+import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -66,6 +69,46 @@ t.test('edits whose deliveries were lost on the way are backfilled when the next
   for (const gen of [delivered, ...lost, last]) t.equal(coverage(events, gen), 1, `edit ${gen} is in exactly one range`);
 });
 
+t.test(
+  'geohook down, 20 edits, its webhook deactivated: started again, it reactivates the webhook and hands every edit over once',
+  async (t) => {
+    const emulator = await startEmulator(t, { secondsToMs: (seconds) => seconds * 20 });
+    await emulator.admin('services/webhooks/settings', { notificationAttempts: '1', numberOfFailures: '3', daysInPast: '1' }, 'orgadmin');
+    const env = { ...registrationEnv(emulator, [PARCELS], uniquePrefix()), PORT: String(await findFreePort()) };
+    const first = await startGeohook(t, redis, env);
+    await waitFor('registered', async () => (await first.readyz()).status === 200);
+    const before = await edit(emulator, 'FeaturesCreated');
+    await waitFor('the edit received', async () => (await featureEvents(first.server.app.eventQueue)).length === 1);
+    await first.stop();
+
+    const changeTypes = ['FeaturesCreated', 'FeaturesUpdated', 'FeaturesDeleted'];
+    const missed: number[] = [];
+    for (let n = 0; n < 20; n += 1) missed.push(await edit(emulator, changeTypes[n % 3]!));
+    await waitFor('the webhook deactivated', async () => (await webhooksOf(emulator, PARCELS))[0]?.active === false);
+
+    const second = await startGeohook(t, redis, env);
+    await waitFor('the webhook active again', async () => (await webhooksOf(emulator, PARCELS))[0]?.active === true);
+    const events = await waitFor('the missed edits backfilled', async () => {
+      const all = await featureEvents(second.server.app.eventQueue);
+      return all.length === 2 ? all : undefined;
+    });
+    t.same(
+      events.map((event) => event.source),
+      ['webhook', 'backfill'],
+    );
+    // extractChanges reports net changes: each feature created, updated and deleted in the range drops out; the last one created stays.
+    t.same(events[1]!.types, ['feature.FeaturesCreated']);
+    for (const gen of [before, ...missed]) t.equal(coverage(events, gen), 1, `edit ${gen} is in exactly one range`);
+    const after = await edit(emulator, 'FeaturesUpdated');
+    const all = await waitFor('the next edit delivered', async () => {
+      const now = await featureEvents(second.server.app.eventQueue);
+      return now.length === 3 ? now : undefined;
+    });
+    t.equal(all[2]!.source, 'webhook');
+    t.equal(coverage(all, after), 1, 'delivered again once active');
+  },
+);
+
 t.test('a failed extractChanges is retried with backoff until the range is backfilled', async (t) => {
   const emulator = await startEmulator(t);
   const prefix = uniquePrefix();
@@ -116,4 +159,69 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
   t.teardown(() => gaps.close());
   const [gap] = await gaps.getJobs(['completed']);
   t.equal(gap?.attemptsMade, 3, 'two failed tries, then the one that worked');
+});
+
+t.test('the current generations set the first watermarks, per layer on ArcGIS Online, and a later check records the gap', async (t) => {
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const connection = createProducerConnection(redis.url);
+  const eventQueue = new EventQueue({ connection, prefix });
+  await eventQueue.ready();
+  t.teardown(async () => {
+    await eventQueue.close();
+    connection.disconnect();
+  });
+  const auth = { username: 'admin', password: 'admin.pass' };
+  const online = {
+    eventQueue,
+    hook: 'default',
+    adminUrl: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
+    auth: { ...auth, tokenUrl: `${emulator.url}/sharing/rest/generateToken` },
+  };
+  const enterprise = { eventQueue, hook: 'default', adminUrl: emulator.baseUrl, auth };
+  const edits = async (layerId: number, count: number) => {
+    let gen = 0;
+    for (let n = 0; n < count; n += 1)
+      gen = ((await emulator.control(`services/${PARCELS}/edits`, { layerId, lose: true })).body.serverGens as number[])[1]!;
+    return gen;
+  };
+  const layer0 = await edits(0, 2);
+  const layer2 = await edits(2, 1);
+  t.same(
+    (await checkGenerations('Parcels.FeatureServer', online)).map(({ scope, to }) => [scope, to]),
+    [
+      ['default Parcels.FeatureServer#0', layer0],
+      ['default Parcels.FeatureServer#2', layer2],
+    ],
+  );
+  t.same(
+    (await checkGenerations(PARCELS, enterprise)).map(({ scope, to }) => [scope, to]),
+    [['default Hosted/Parcels.FeatureServer', layer2]],
+  );
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.disconnect());
+  t.same(await raw.hgetall(`${prefix}:watermarks`), {
+    'default Parcels.FeatureServer#0': String(layer0),
+    'default Parcels.FeatureServer#2': String(layer2),
+    'default Hosted/Parcels.FeatureServer': String(layer2),
+  });
+  t.same(await checkGenerations('Roads.FeatureServer', enterprise), [], 'no change tracking: nothing to keep');
+
+  const later = await edits(2, 3);
+  await checkGenerations('Parcels.FeatureServer', online);
+  const gaps = new Queue(backfillQueueName, { connection, prefix });
+  t.teardown(() => gaps.close());
+  t.same(
+    (await gaps.getJobs(['waiting'])).map((job) => job.data),
+    [
+      {
+        scope: 'default Parcels.FeatureServer#2',
+        hook: 'default',
+        serviceUrl: `${emulator.url}/geohookOrg/ArcGIS/rest/services/Parcels/FeatureServer`,
+        from: String(layer2),
+        to: String(later),
+      },
+    ],
+    'one gap, on the layer edited since',
+  );
 });

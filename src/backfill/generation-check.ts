@@ -1,0 +1,66 @@
+import type { AdminAuth } from '../arcgis/admin-auth.js';
+import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
+import { parseServiceName, type ServiceName } from '../arcgis/service-name.js';
+import { createFollowUpSession } from '../consumers/follow-up-request.js';
+import type { EventQueue } from '../queue/event-queue.js';
+import { scopeOf, type TrackedRange } from './tracked-ranges.js';
+
+/** Options of {@link checkGenerations}. */
+export interface GenerationCheckOptions {
+  eventQueue: EventQueue;
+  /** The hook the service delivers to. */
+  hook: string;
+  /** The admin API (ADMIN_URL): the services' REST resources are beside it. */
+  adminUrl: string;
+  /** Credentials for the service's REST resource; none: read without a token. */
+  auth?: AdminAuth;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** The REST services root beside an admin API URL: `…/arcgis/admin` → `…/arcgis/rest/services`, `…/rest/admin` → `…/rest/services`. */
+function restServicesUrl(adminUrl: string): string {
+  const base = adminUrl.replace(/\/+$/, '');
+  return isOnlineAdminRoot(base) ? base.replace(/\/admin$/i, '/services') : base.replace(/\/admin$/i, '/rest/services');
+}
+
+interface LayerGen {
+  id: number;
+  serverGen: number;
+}
+
+const isLayerGen = (value: unknown): value is LayerGen =>
+  Number.isSafeInteger((value as LayerGen | null)?.id) && Number.isSafeInteger((value as LayerGen | null)?.serverGen);
+
+/**
+ * Brings a feature service's watermarks up to its current generations (`changeTrackingInfo.layerServerGens`
+ * of its REST resource), docs/backfill.md: a scope without a watermark starts there (history is not
+ * replayed); one behind records the gap in between, which the backfill fills. Run at start-up and after a
+ * webhook was reactivated or recreated, it recovers what the server did not deliver meanwhile. Returns the
+ * generations read; none for a service without change tracking.
+ */
+export async function checkGenerations(service: ServiceName, options: GenerationCheckOptions): Promise<TrackedRange[]> {
+  const { folder, name } = parseServiceName(service);
+  const path = [...(folder === undefined ? [] : [folder]), name].map(encodeURIComponent).join('/');
+  const serviceUrl = new URL(`${restServicesUrl(options.adminUrl)}/${path}/FeatureServer`);
+  const session = createFollowUpSession({
+    ...(options.auth === undefined ? {} : { auth: options.auth }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
+  const resource = await session.read(serviceUrl, serviceUrl);
+  const info = resource.changeTrackingInfo as { layerServerGens?: unknown } | undefined;
+  const layers = Array.isArray(info?.layerServerGens) ? info.layerServerGens.filter(isLayerGen) : [];
+  if (layers.length === 0) return [];
+  const at = (serverGen: number, layerId?: number): TrackedRange => ({
+    scope: scopeOf(options.hook, service, layerId),
+    from: serverGen,
+    to: serverGen,
+    serviceUrl: serviceUrl.href,
+  });
+  // ArcGIS Online's deliveries name their layer: a watermark per layer. ArcGIS Enterprise's cover the service.
+  const ranges = isOnlineAdminRoot(options.adminUrl)
+    ? layers.map((layer) => at(layer.serverGen, layer.id))
+    : [at(Math.max(...layers.map((layer) => layer.serverGen)))];
+  await options.eventQueue.reserve(options.hook, ranges);
+  return ranges;
+}
