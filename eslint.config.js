@@ -20,11 +20,13 @@ const layers = {
   admin: ['arcgis', 'arcgis-request'],
   consumers: ['arcgis', 'arcgis-request', 'config', 'queue', 'redis'],
   registration: ['admin', 'arcgis', 'config', 'redis', 'signature'],
+  backfill: ['arcgis', 'arcgis-request', 'consumers', 'queue', 'receiver', 'redis'],
   emulator: ['arcgis', 'config', 'signature'],
   cli: [
     'admin',
     'arcgis',
     'arcgis-request',
+    'backfill',
     'config',
     'consumers',
     'embedded',

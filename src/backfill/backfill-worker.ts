@@ -3,11 +3,11 @@ import type { Logger } from 'pino';
 import type { AdminAuth } from '../arcgis/admin-auth.js';
 import { createFollowUpSession, type FollowUpSession } from '../consumers/follow-up-request.js';
 import { readChanges } from '../consumers/follow-up.js';
+import { backfillBackoff, type GapJobData } from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
 import { backfillEvent, changeTypesFound } from './backfill-event.js';
-import { backfillBackoff, type GapJobData } from './backfill-jobs.js';
 
 /** Options of {@link startBackfill}. */
 export interface BackfillOptions {

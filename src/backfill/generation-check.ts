@@ -3,7 +3,7 @@ import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
 import { parseServiceName, type ServiceName } from '../arcgis/service-name.js';
 import { createFollowUpSession } from '../consumers/follow-up-request.js';
 import type { EventQueue } from '../queue/event-queue.js';
-import { scopeOf, type TrackedRange } from './tracked-ranges.js';
+import { scopeOf, type TrackedRange } from '../queue/tracked-ranges.js';
 
 /** Options of {@link checkGenerations}. */
 export interface GenerationCheckOptions {

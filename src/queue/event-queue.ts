@@ -1,12 +1,11 @@
 import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { BaseLogger } from 'pino';
-import { backfillJobOptions } from '../backfill/backfill-jobs.js';
-import { trackedRangesOf, type TrackedRange } from '../backfill/tracked-ranges.js';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/types.js';
 import { QueueUnavailableError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
+import { backfillJobOptions } from './backfill-jobs.js';
 import { DurabilityWatch } from './durability-watch.js';
 import type { Durability } from './durability.js';
 import type { StoredEvent } from './envelope.js';
@@ -15,6 +14,7 @@ import { JobWriter } from './job-writer.js';
 import { allQueueNames, backfillQueueName, queueNames, watermarksKey, type QueueName } from './names.js';
 import { SpoolDrain } from './spool-drain.js';
 import { EventSpool } from './spool.js';
+import { trackedRangesOf, type TrackedRange } from './tracked-ranges.js';
 
 /** Options of {@link EventQueue}. */
 export interface EventQueueOptions {

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import { Job, type Queue } from 'bullmq';
 import type { Result } from 'ioredis';
-import type { TrackedRange } from '../backfill/tracked-ranges.js';
 import { GeohookError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
+import type { TrackedRange } from './tracked-ranges.js';
 
 // BullMQ's script texts and version are not in its public exports (nor typed): read from the package.
 const require = createRequire(import.meta.url);

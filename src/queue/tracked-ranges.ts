@@ -1,6 +1,6 @@
 import { featureChangesOf, type FeatureChanges } from '../arcgis/changes-url.js';
-import type { ServiceRef, StoredEvent } from '../queue/envelope.js';
-import { storedPayload } from '../queue/stored-event.js';
+import type { ServiceRef, StoredEvent } from './envelope.js';
+import { storedPayload } from './stored-event.js';
 
 /**
  * A range of server generations handed to consumers, and the watermark it advances (docs/backfill.md):
