@@ -10,6 +10,8 @@ import { REGISTERED_HOOK, wantsRegistration } from './config/self-registration.j
 import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
+import { createAlertSender } from './health/alert-sender.js';
+import { UpstreamHealth } from './health/upstream-health.js';
 import { createLogger } from './logger.js';
 import { buildReceiver } from './receiver/build-receiver.js';
 import { configuredTarget, connectRedis, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
@@ -91,7 +93,8 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     readinessChecks,
     ...(options.requestLogLevel === undefined ? {} : { requestLogLevel: options.requestLogLevel }),
   });
-  const registrationRedis = wantsRegistration(config) ? createProducerConnection(redisTarget) : undefined;
+  // Registration, upstream health and alerts: a connection of their own.
+  const registrationRedis = wantsRegistration(config) || config.alertUrl !== undefined ? createProducerConnection(redisTarget) : undefined;
   // Outages are logged by the receiver's connection; registration sees them as failed commands and retries.
   registrationRedis?.on('error', () => undefined);
   try {
@@ -108,15 +111,48 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   backfillRedis.on('error', () => undefined);
   // One credentials object, so that the backfill and the watermark checks share its tokens.
   const adminAuth = config.admin && adminAuthFor(config.admin.url, config.admin.auth);
+  const alert =
+    config.alertUrl === undefined || registrationRedis === undefined
+      ? undefined
+      : createAlertSender({
+          url: config.alertUrl,
+          debounceMs: config.alertDebounceSeconds * 1000,
+          redis: registrationRedis,
+          prefix: config.prefix,
+          logger,
+        });
   const backfill = startBackfill({
     connection: backfillRedis,
     prefix: config.prefix,
     eventQueue: app.eventQueue,
     ...(adminAuth === undefined ? {} : { auth: adminAuth }),
     logger,
+    ...(alert === undefined
+      ? {}
+      : {
+          onFilled: ({ scope, serverGens, types }) =>
+            void alert({
+              type: 'gap.backfilled',
+              service: scope,
+              serverGens,
+              types,
+              text: `geohook: backfilled the edits of ${scope} in server generations (${serverGens[0]}, ${serverGens[1]}]`,
+            }),
+        }),
   });
-  if (registrationRedis !== undefined) {
+  let health: UpstreamHealth | undefined;
+  if (registrationRedis !== undefined && wantsRegistration(config)) {
     const adminUrl = config.admin!.url;
+    health = new UpstreamHealth({
+      redis: registrationRedis,
+      prefix: config.prefix,
+      hook: REGISTERED_HOOK,
+      backfillQueue: () => app.eventQueue.backfillQueue(),
+      ...(alert === undefined ? {} : { alert }),
+      logger,
+    });
+    health.registerMetrics(app.metricsRegistry);
+    const upstream = health;
     const generations = {
       eventQueue: app.eventQueue,
       hook: REGISTERED_HOOK,
@@ -127,9 +163,12 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
       hookKeys: app.hookKeys,
       redis: registrationRedis,
       logger,
-      // Each pass brings the watermarks of the feature services up to date: what a deactivated webhook missed is backfilled.
-      onRegistered: async (service) => {
+      // Each pass records the webhooks' health and brings the watermarks of the feature services up to date:
+      // what a deactivated webhook missed is backfilled, then the alert says it recovered.
+      onRegistered: async (service, outcome, client) => {
+        await upstream.observe(service, outcome, client);
         if (parseServiceName(service).type === 'FeatureServer') await checkGenerations(service, generations);
+        if (outcome.action === 'reactivated') upstream.confirmRecovery(service, outcome.id);
       },
     });
     // Its fail-fast connection refuses commands until it is connected: the first pass waits for it, so that
@@ -145,6 +184,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     registration,
     async close() {
       await registration?.close();
+      await health?.close();
       await backfill.close();
       backfillRedis.disconnect();
       await registrationRedis?.quit().catch(() => registrationRedis.disconnect());

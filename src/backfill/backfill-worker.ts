@@ -24,6 +24,8 @@ export interface BackfillOptions {
   concurrency?: number;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
+  /** Called when a gap held edits and their event was enqueued (the `gap.backfilled` alert). */
+  onFilled?: (gap: { scope: string; serverGens: [number, number]; types: string[] }) => void;
 }
 
 /** What a gap's job did: the change types of the event it enqueued, or none when the range held no edit. */
@@ -72,7 +74,9 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData, GapO
     if (types.length === 0) return { types, duplicate: false };
     const event = backfillEvent({ hook, folderName, serviceName, layerId, changesUrl: url.href, when: job.timestamp, types });
     const { duplicate } = await eventQueue.enqueue(event);
-    log.info({ scope, serverGens: [Number(from), Number(to)], types, duplicate }, 'gap backfilled');
+    const serverGens: [number, number] = [Number(from), Number(to)];
+    log.info({ scope, serverGens, types, duplicate }, 'gap backfilled');
+    if (!duplicate) options.onFilled?.({ scope, serverGens, types });
     return { types, duplicate };
   }
 

@@ -153,6 +153,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     emulatorPort: vars.EMULATOR_PORT,
     retry: parsedFile.data.retry,
     dashboard: dashboardConfig(vars.DASHBOARD_TOKEN, parsedFile.data.dashboard),
+    alertUrl: vars.ALERT_URL,
+    alertDebounceSeconds: vars.ALERT_DEBOUNCE_SECONDS,
     admin:
       vars.ADMIN_URL === undefined
         ? undefined

@@ -85,6 +85,10 @@ export const envSchema = z.object({
   DASHBOARD_TOKEN: z.string().min(16, 'a token of at least 16 characters').optional(),
   /** Feature-service triggers for registration. @defaultValue ['*'] */
   CHANGE_TYPES: commaList.pipe(z.array(z.string().min(1)).min(1, 'at least one change type')).default(['*']),
+  /** Where alerts about the registered webhooks are POSTed (docs/backfill.md#alerts); unset: none are sent. */
+  ALERT_URL: httpUrl.optional(),
+  /** Shortest time between two alerts of one kind about one service. @defaultValue 300 */
+  ALERT_DEBOUNCE_SECONDS: wholeNumber(0, 86_400, 'a whole number of seconds from 0 to 86400').default(300),
 });
 
 const emulatorRoles = ['administrator', 'orgadmin', 'none'] as const;

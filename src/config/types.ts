@@ -61,6 +61,10 @@ export interface GeohookConfig {
   /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
   readonly completedJobs: { readonly ageSeconds: number; readonly count: number };
   readonly admin: AdminConfig | undefined;
+  /** Where alerts about the registered webhooks are POSTed (ALERT_URL); `undefined`: none are sent. */
+  readonly alertUrl: string | undefined;
+  /** Shortest time between two alerts of one kind about one service (ALERT_DEBOUNCE_SECONDS). */
+  readonly alertDebounceSeconds: number;
   /** Self-registration timing (`registration` in GEOHOOK_CONFIG). */
   readonly registration: RegistrationTiming;
   /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. */

@@ -38,10 +38,11 @@ export interface RegistrationOptions {
   /** @defaultValue withLock's defaults */
   lock?: LockOptions;
   /**
-   * Called after each service's webhook was checked (or created, reactivated, updated): geohook brings the
-   * service's watermarks up to date there (docs/backfill.md). A failure is logged; the next pass calls it again.
+   * Called after each service's webhook was checked (or created, reactivated, updated), with the client that
+   * did it: geohook records the webhook's health and brings the service's watermarks up to date there
+   * (docs/backfill.md). A failure is logged; the next pass calls it again.
    */
-  onRegistered?: (service: ServiceName, action: EnsureAction) => Promise<void>;
+  onRegistered?: (service: ServiceName, outcome: { id: string; action: EnsureAction }, client: AdminClient) => Promise<void>;
 }
 
 function reasonOf(err: unknown): string {
@@ -138,8 +139,8 @@ export class Registration {
         const level = action === 'unchanged' ? 'debug' : 'info';
         this.log[level]({ service, webhookId: id, action }, `webhook ${action}`);
         await this.options
-          .onRegistered?.(service, action)
-          .catch((err: unknown) => this.log.warn({ err, service }, 'watermark check failed'));
+          .onRegistered?.(service, { id, action }, client)
+          .catch((err: unknown) => this.log.warn({ err, service }, 'upstream check failed'));
       } catch (err) {
         this.log.error({ err, service }, 'registration of a service failed');
         failed.push(`${service}: ${reasonOf(err)}`);

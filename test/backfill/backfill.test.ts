@@ -14,6 +14,7 @@ import { buildEvent } from '../../src/receiver/build-event.js';
 import { connectRedis, createProducerConnection } from '../../src/redis/connection.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
+import { answerWith, startSink } from '../helpers/http-sink.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -74,7 +75,12 @@ t.test(
   async (t) => {
     const emulator = await startEmulator(t, { secondsToMs: (seconds) => seconds * 20 });
     await emulator.admin('services/webhooks/settings', { notificationAttempts: '1', numberOfFailures: '3', daysInPast: '1' }, 'orgadmin');
-    const env = { ...registrationEnv(emulator, [PARCELS], uniquePrefix()), PORT: String(await findFreePort()) };
+    const alerts = await startSink(t, answerWith(200));
+    const env = {
+      ...registrationEnv(emulator, [PARCELS], uniquePrefix()),
+      PORT: String(await findFreePort()),
+      ALERT_URL: `${alerts.url}/alerts`,
+    };
     const first = await startGeohook(t, redis, env);
     await waitFor('registered', async () => (await first.readyz()).status === 200);
     const before = await edit(emulator, 'FeaturesCreated');
@@ -106,6 +112,24 @@ t.test(
     });
     t.equal(all[2]!.source, 'webhook');
     t.equal(coverage(all, after), 1, 'delivered again once active');
+    const sent = await waitFor('the recovered alert', () => {
+      const bodies = alerts.received.map((request) => JSON.parse(request.body.toString()) as Record<string, unknown>);
+      return bodies.some((body) => body.type === 'webhook.recovered') && bodies;
+    });
+    const kinds = sent.map((body) => body.type);
+    t.ok(kinds.indexOf('webhook.deactivated') < kinds.indexOf('webhook.recovered'), `deactivated, then recovered: ${kinds.join(', ')}`);
+    t.ok(kinds.indexOf('gap.backfilled') < kinds.indexOf('webhook.recovered'), 'recovered once the gap was backfilled');
+    t.match(
+      sent.find((body) => body.type === 'webhook.deactivated'),
+      { service: PARCELS, text: /deactivated the webhook on Hosted\/Parcels/, at: String },
+    );
+    t.match(
+      sent.find((body) => body.type === 'gap.backfilled'),
+      { service: `default ${PARCELS}`, serverGens: [before, missed.at(-1)], types: ['FeaturesCreated'] },
+    );
+    const metrics = await (await fetch(`${second.url}/metrics`)).text();
+    t.match(metrics, `geohook_upstream_webhook_active{service="${PARCELS}"} 1`);
+    t.match(metrics, `geohook_upstream_deactivations{service="${PARCELS}"} 1`);
   },
 );
 

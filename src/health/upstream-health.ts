@@ -1,0 +1,236 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
+import type { AdminClient } from '../admin/types.js';
+import type { ServiceName } from '../arcgis/service-name.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { AlertSender } from './alert-sender.js';
+
+/** What geohook knows of a registered webhook (the Redis hash `<prefix>:upstream`, by service). */
+export interface UpstreamState {
+  webhookId: string;
+  /** Whether it is active after the last check (geohook reactivates a deactivated one in the same pass). */
+  active: boolean;
+  /** How many times geohook found it deactivated by the server. */
+  deactivations: number;
+  /** Last check, epoch ms. */
+  checkedAt: number;
+  /** When geohook last found it deactivated, epoch ms. */
+  deactivatedAt?: number;
+  /** When the edits it missed were last backfilled after a deactivation, epoch ms. */
+  recoveredAt?: number;
+}
+
+/** Options of {@link UpstreamHealth}. */
+export interface UpstreamHealthOptions {
+  redis: RedisClient;
+  /** Key prefix (`GEOHOOK_PREFIX`). */
+  prefix: string;
+  /** The hook registered: backfill scopes start with it. */
+  hook: string;
+  /** The queue of gaps: "recovered" waits until a reactivated webhook's gaps are filled. */
+  backfillQueue: () => Queue;
+  alert?: AlertSender;
+  logger: Logger;
+  /** Failures kept per service. @defaultValue 1000 */
+  historySize?: number;
+  /** Longest wait for the gaps of a reactivated webhook. @defaultValue 600000 */
+  recoveryTimeoutMs?: number;
+  /** @defaultValue 500 */
+  recoveryPollMs?: number;
+}
+
+/** What a registration pass did to a service's webhook. */
+export interface RegistrationOutcome {
+  id: string;
+  action: 'created' | 'reactivated' | 'updated' | 'unchanged';
+}
+
+const PENDING_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;
+
+/**
+ * Watches the registered webhooks from each registration pass (docs/backfill.md#upstream-health): keeps
+ * their state and the delivery failures the server reports (`notificationStatus`, which the server clears on
+ * deactivation) in Redis, and sends the alerts `webhook.failing`, `webhook.deactivated` and, once the gaps a
+ * deactivation left are backfilled ({@link UpstreamHealth.confirmRecovery}), `webhook.recovered`.
+ */
+export class UpstreamHealth {
+  private readonly options: UpstreamHealthOptions;
+  private readonly log: Logger;
+  private readonly recoveries = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+
+  constructor(options: UpstreamHealthOptions) {
+    this.options = options;
+    this.log = options.logger.child({ component: 'upstream-health' });
+  }
+
+  private get stateKey(): string {
+    return `${this.options.prefix}:upstream`;
+  }
+
+  private failuresKey(service: ServiceName): string {
+    return `${this.options.prefix}:upstream:failures:${service}`;
+  }
+
+  /** Records what a registration pass found and did; returns the failures new since the last check. */
+  async observe(service: ServiceName, outcome: RegistrationOutcome, client: AdminClient): Promise<number> {
+    const { redis } = this.options;
+    const now = Date.now();
+    const fresh = await this.recordFailures(service, outcome.id, client);
+    const before = await this.state(service);
+    const deactivated = outcome.action === 'reactivated';
+    const state: UpstreamState = {
+      ...before,
+      webhookId: outcome.id,
+      active: true,
+      deactivations: (before?.deactivations ?? 0) + (deactivated ? 1 : 0),
+      checkedAt: now,
+      ...(deactivated ? { deactivatedAt: now } : {}),
+    };
+    await redis.hset(this.stateKey, service, JSON.stringify(state));
+    const alert = this.options.alert;
+    if (deactivated) {
+      await alert?.({
+        type: 'webhook.deactivated',
+        service,
+        webhookId: outcome.id,
+        text: `geohook: the GIS server deactivated the webhook on ${service}; geohook reactivated it and is backfilling the edits it missed`,
+      });
+    } else if (fresh > 0) {
+      await alert?.({
+        type: 'webhook.failing',
+        service,
+        webhookId: outcome.id,
+        failures: fresh,
+        text: `geohook: the GIS server reports ${fresh} failed deliver${fresh === 1 ? 'y' : 'ies'} of the webhook on ${service}`,
+      });
+    }
+    return fresh;
+  }
+
+  /** The state kept for `service`, if any. */
+  async state(service: ServiceName): Promise<UpstreamState | undefined> {
+    const text = await this.options.redis.hget(this.stateKey, service);
+    return text === null ? undefined : (JSON.parse(text) as UpstreamState);
+  }
+
+  /** Every service's state. */
+  async states(): Promise<Record<ServiceName, UpstreamState>> {
+    const all = await this.options.redis.hgetall(this.stateKey);
+    return Object.fromEntries(Object.entries(all).map(([service, text]) => [service, JSON.parse(text) as UpstreamState]));
+  }
+
+  /** The failures kept for `service` (epoch ms, oldest first). */
+  async failures(service: ServiceName): Promise<number[]> {
+    return (await this.options.redis.zrange(this.failuresKey(service), '0', '-1')).map(Number);
+  }
+
+  /** Gauges of every service's state, read from Redis at scrape time. */
+  registerMetrics(registry: Registry): void {
+    const states = (): Promise<Record<ServiceName, UpstreamState>> => this.states();
+    const failureCount = (service: ServiceName): Promise<number> => this.options.redis.zcard(this.failuresKey(service));
+    new Gauge({
+      name: 'geohook_upstream_webhook_active',
+      help: 'Whether the registered webhook of a service is active after the last registration pass',
+      labelNames: ['service'],
+      registers: [registry],
+      async collect() {
+        try {
+          for (const [service, state] of Object.entries(await states())) this.set({ service }, state.active ? 1 : 0);
+        } catch {
+          // Redis is unreachable: keep the last values.
+        }
+      },
+    });
+    new Gauge({
+      name: 'geohook_upstream_deactivations',
+      help: 'Times geohook found the registered webhook of a service deactivated by the GIS server (and reactivated it)',
+      labelNames: ['service'],
+      registers: [registry],
+      async collect() {
+        try {
+          for (const [service, state] of Object.entries(await states())) this.set({ service }, state.deactivations);
+        } catch {
+          // Redis is unreachable: keep the last values.
+        }
+      },
+    });
+    new Gauge({
+      name: 'geohook_upstream_failures',
+      help: 'Delivery failures the GIS server reported for the registered webhook of a service, kept by geohook',
+      labelNames: ['service'],
+      registers: [registry],
+      async collect() {
+        try {
+          for (const service of Object.keys(await states())) this.set({ service }, await failureCount(service));
+        } catch {
+          // Redis is unreachable: keep the last values.
+        }
+      },
+    });
+  }
+
+  /** Waits for the recoveries in progress to end (they stop waiting for their gaps). */
+  async close(): Promise<void> {
+    this.abort.abort();
+    await Promise.all(this.recoveries);
+  }
+
+  /** Keeps the failures `notificationStatus` lists (none on ArcGIS Online, which has no such operation). */
+  private async recordFailures(service: ServiceName, webhookId: string, client: AdminClient): Promise<number> {
+    if (client.product === 'online') return 0;
+    let statuses: { invoked: boolean; invokedTimestamp: number }[];
+    try {
+      statuses = await client.webhooks.notificationStatus(service, webhookId);
+    } catch (err) {
+      // A server before 11.2 has no notificationStatus: the webhook's state is still watched.
+      this.log.debug({ err, service }, 'no notification status');
+      return 0;
+    }
+    const failed = statuses.filter((status) => !status.invoked).map((status) => status.invokedTimestamp);
+    if (failed.length === 0) return 0;
+    const key = this.failuresKey(service);
+    const added = await this.options.redis.zadd(key, 'NX', ...failed.flatMap((at) => [String(at), String(at)]));
+    await this.options.redis.zremrangebyrank(key, 0, -(this.options.historySize ?? 1000) - 1);
+    return Number(added);
+  }
+
+  private track(recovery: Promise<void>): void {
+    this.recoveries.add(recovery);
+    void recovery.finally(() => this.recoveries.delete(recovery));
+  }
+
+  /**
+   * After a reactivation, once the watermarks were brought up to date: sends `webhook.recovered` when no gap of
+   * the service waits to be filled any more (in the background; {@link close} stops the wait).
+   */
+  confirmRecovery(service: ServiceName, webhookId: string): void {
+    this.track(this.recoverAfterBackfill(service, webhookId));
+  }
+
+  private async recoverAfterBackfill(service: ServiceName, webhookId: string): Promise<void> {
+    const { recoveryTimeoutMs = 600_000, recoveryPollMs = 500, hook } = this.options;
+    const scope = `${hook} ${service}`;
+    const deadline = Date.now() + recoveryTimeoutMs;
+    try {
+      for (;;) {
+        const pending = await this.options.backfillQueue().getJobs([...PENDING_STATES]);
+        if (!pending.some((job) => String(job.data?.scope).startsWith(scope))) break;
+        if (Date.now() > deadline) return this.log.warn({ service }, 'the gaps of a reactivated webhook are still being filled');
+        await sleep(recoveryPollMs, undefined, { signal: this.abort.signal });
+      }
+      const state = await this.state(service);
+      if (state !== undefined) await this.options.redis.hset(this.stateKey, service, JSON.stringify({ ...state, recoveredAt: Date.now() }));
+      await this.options.alert?.({
+        type: 'webhook.recovered',
+        service,
+        webhookId,
+        text: `geohook: the webhook on ${service} is active again and the edits it missed are backfilled`,
+      });
+    } catch (err) {
+      if (!this.abort.signal.aborted) this.log.warn({ err, service }, 'recovery not confirmed');
+    }
+  }
+}

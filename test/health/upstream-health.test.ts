@@ -1,0 +1,109 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import t from 'tap';
+import { createAdminClient } from '../../src/admin/admin-client.js';
+import { createAlertSender } from '../../src/health/alert-sender.js';
+import { UpstreamHealth } from '../../src/health/upstream-health.js';
+import { startEmulator } from '../helpers/emulator.js';
+import { answerWith, startSink } from '../helpers/http-sink.js';
+import { uniquePrefix } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+const redis = await startRedis(t);
+const SERVICE = 'Tools/Buffer.GPServer';
+
+t.test('failed deliveries the server reports are kept past its clearing, counted once, and alerted once per debounce', async (t) => {
+  const emulator = await startEmulator(t, { secondsToMs: (seconds) => seconds * 20 });
+  const failing = await startSink(t, answerWith(500));
+  const alerts = await startSink(t, answerWith(204));
+  const connection = new Redis(redis.url);
+  const prefix = uniquePrefix();
+  const backfill = new Queue('backfill', { connection, prefix });
+  t.teardown(async () => {
+    await backfill.close();
+    connection.disconnect();
+  });
+  const logger = pino({ level: 'silent' });
+  const alert = createAlertSender({ url: `${alerts.url}/hook`, debounceMs: 60_000, redis: connection, prefix, logger });
+  const health = new UpstreamHealth({ redis: connection, prefix, hook: 'default', backfillQueue: () => backfill, alert, logger });
+  t.teardown(() => health.close());
+  const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'admin', password: 'admin.pass' } });
+
+  const hook = await emulator.admin(`services/${SERVICE}/webhooks/create`, { name: 'flaky', hookUrl: `${failing.url}/`, active: 'true' });
+  const id = String(hook.id);
+  const fire = async (count: number) => {
+    for (let n = 0; n < count; n += 1) await emulator.control(`services/${SERVICE}/jobs`, { outcome: 'succeeded' });
+    await waitFor('the deliveries failed', async () => {
+      const { deliveries } = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as { deliveries: { outcome: string }[] };
+      return deliveries.every((delivery) => delivery.outcome === 'failed');
+    });
+  };
+  await fire(2);
+  t.equal(await health.observe(SERVICE, { id, action: 'unchanged' }, client), 2, 'two failures, new');
+  t.equal(await health.observe(SERVICE, { id, action: 'unchanged' }, client), 0, 'the same ones again: none new');
+  await fire(1);
+  t.equal(await health.observe(SERVICE, { id, action: 'unchanged' }, client), 1);
+  t.equal((await health.failures(SERVICE)).length, 3);
+
+  await client.webhooks.activateAll(SERVICE);
+  t.same(await client.webhooks.notificationStatus(SERVICE, id), [], 'the server cleared its log');
+  t.equal((await health.failures(SERVICE)).length, 3, 'geohook still has it');
+  t.match(await health.state(SERVICE), { webhookId: id, active: true, deactivations: 0 });
+
+  await waitFor('the alert', () => alerts.received.length > 0);
+  const sent = alerts.received.map((request) => JSON.parse(request.body.toString()) as Record<string, unknown>);
+  t.match(sent, [{ type: 'webhook.failing', service: SERVICE, webhookId: id, failures: 2, text: /2 failed deliveries/ }]);
+  t.equal(sent.length, 1, 'the second failing alert fell within the debounce time');
+});
+
+t.test('a reactivated webhook is alerted as deactivated, and as recovered once no gap of its service waits', async (t) => {
+  const alerts = await startSink(t, answerWith(200));
+  const connection = new Redis(redis.url);
+  const prefix = uniquePrefix();
+  const backfill = new Queue('backfill', { connection, prefix });
+  t.teardown(async () => {
+    await backfill.close();
+    connection.disconnect();
+  });
+  const logger = pino({ level: 'silent' });
+  const alert = createAlertSender({ url: alerts.url, debounceMs: 0, redis: connection, prefix, logger });
+  const health = new UpstreamHealth({
+    redis: connection,
+    prefix,
+    hook: 'default',
+    backfillQueue: () => backfill,
+    alert,
+    logger,
+    recoveryPollMs: 20,
+  });
+  t.teardown(() => health.close());
+  const online = { product: 'online' } as never;
+  const service = 'Hosted/Parcels.FeatureServer';
+
+  const gap = await backfill.add('gap', { scope: `default ${service}`, hook: 'default', serviceUrl: 'http://x', from: '1', to: '2' });
+  await health.observe(service, { id: 'w1', action: 'reactivated' }, online);
+  health.confirmRecovery(service, 'w1');
+  await waitFor('the deactivated alert', () => alerts.received.length === 1);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.equal(alerts.received.length, 1, 'no recovered alert while the gap waits');
+  await gap.remove();
+  await waitFor('the recovered alert', () => alerts.received.length === 2);
+  t.same(
+    alerts.received.map((request) => (JSON.parse(request.body.toString()) as { type: string }).type),
+    ['webhook.deactivated', 'webhook.recovered'],
+  );
+  t.match(await health.state(service), { active: true, deactivations: 1, deactivatedAt: Number, recoveredAt: Number });
+});
+
+t.test('an alert URL that fails is logged, never thrown', async (t) => {
+  const connection = new Redis(redis.url);
+  t.teardown(() => connection.disconnect());
+  const lines: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+  const down = await startSink(t, answerWith(503));
+  const alert = createAlertSender({ url: down.url, debounceMs: 0, redis: connection, prefix: uniquePrefix(), logger });
+  await alert({ type: 'gap.backfilled', service: 'default X.FeatureServer', text: 'x' });
+  t.match(JSON.parse(lines.join('')), { msg: 'alert not sent', type: 'gap.backfilled', err: { message: /answered 503/ } });
+});
