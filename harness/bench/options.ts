@@ -19,6 +19,8 @@ export interface BenchOptions {
   emulatorDeliveries: number;
   /** Webhooks on the GP service: each fired job is delivered to all of them. */
   emulatorWebhooks: number;
+  /** Edits made on a registered feature service while the receiver is down, backfilled when it is back. */
+  backfillEdits: number;
   /** Profile the geohook case's server (`--cpu-prof`) and print its top frames. */
   cpuProf: boolean;
 }
@@ -36,6 +38,7 @@ export const usage = `npm run bench -- [options]
   --e2e-events N          deliveries of the end-to-end run (default 100000)
   --emulator-deliveries N signed deliveries fired by the emulator (default 20000)
   --emulator-webhooks N   webhooks on the GP service, each fired job goes to all (default 20)
+  --backfill-edits N      edits missed while the receiver is down, backfilled when it is back (default 1000)
   --cpu-prof              profile geohook's server and the emulator (bench-profiles/) and print their top 15 frames
   --help`;
 
@@ -69,6 +72,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       'e2e-events': { type: 'string' },
       'emulator-deliveries': { type: 'string' },
       'emulator-webhooks': { type: 'string' },
+      'backfill-edits': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -88,6 +92,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     e2eEvents: whole('e2e-events', values['e2e-events'], quick ? 10_000 : 100_000, 100),
     emulatorDeliveries: whole('emulator-deliveries', values['emulator-deliveries'], quick ? 4_000 : 20_000, 1),
     emulatorWebhooks: whole('emulator-webhooks', values['emulator-webhooks'], 20, 1),
+    backfillEdits: whole('backfill-edits', values['backfill-edits'], 1000, 1),
     cpuProf: values['cpu-prof'],
   };
 }

@@ -1,3 +1,4 @@
+import type { BackfillResult } from './backfill-outage.js';
 import type { EmulatorResult } from './emulator-fanout.js';
 import type { EndToEndResult } from './end-to-end.js';
 import type { CaseName, RoundResult } from './http-cases.js';
@@ -85,6 +86,7 @@ export interface BenchReport {
   rounds: RoundResult[];
   e2e: EndToEndResult;
   emulator: EmulatorResult;
+  backfill: BackfillResult;
   targets: Target[];
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
   problems: string[];
@@ -266,7 +268,7 @@ export function formatReport(report: BenchReport): string {
   lines.push(
     `per-round geohook/bare: ${perRound('vsBare')}; geohook/naive: ${perRound('vsNaive')}; sustained geohook/naive: ${perRound('sustainedVsNaive')}; geohook-strict/geohook: ${perRound('strictVsFast')}`,
   );
-  const { e2e, emulator } = report;
+  const { e2e, emulator, backfill } = report;
   lines.push('');
   lines.push(
     `end to end: ${thousands(e2e.events)} deliveries acknowledged at ${thousands(e2e.ingestPerSec)}/s; consumed ${thousands(e2e.consumed)} at ${thousands(e2e.consumedPerSec)}/s; ` +
@@ -278,6 +280,10 @@ export function formatReport(report: BenchReport): string {
   lines.push(
     `emulator: ${thousands(emulator.received)}/${thousands(emulator.deliveries)} signed deliveries (${emulator.webhooks} webhooks × ${thousands(emulator.jobs)} GP jobs) at ${thousands(emulator.deliveriesPerSec)}/s; ` +
       `jobs fired in ${fixed(emulator.fireSeconds, 1)} s; emulator CPU ${fixed(emulator.emulatorCpuPct)} %, peak RSS ${fixed(emulator.emulatorRssMb)} MiB`,
+  );
+  lines.push(
+    `backfill: ${thousands(backfill.edits)} edits made while the receiver was down were an event ${fixed(backfill.secondsAfterStart, 2)} s after it started again; ` +
+      `${backfill.events} events, each edit in exactly one: ${backfill.coveredOnce ? 'yes' : 'NO'}`,
   );
   lines.push('');
   lines.push('targets:');

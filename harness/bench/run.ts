@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { cleanUp, startTool } from '../cleanup.js';
+import { runBackfillAfterOutage, type BackfillResult } from './backfill-outage.js';
 import { GEOHOOK_LOG_LEVEL } from './cases/case-names.js';
 import { runEmulatorFanOut, type EmulatorResult } from './emulator-fanout.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
@@ -87,6 +88,7 @@ async function main(): Promise<number> {
   const loader = await Child.start('loader', 'workers/loader.js', { args: [String(poolSize)], readyTimeoutMs: 300_000 });
   let e2e: EndToEndResult;
   let emulator: EmulatorResult;
+  let backfill: BackfillResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const spec of caseSpecs) {
@@ -123,6 +125,9 @@ async function main(): Promise<number> {
       ...(profileDir === undefined ? {} : { execArgv: ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'emulator')] }),
     });
     checkEmulator(emulator, problems);
+    log(`backfill: ${options.backfillEdits.toLocaleString('en-US')} edits while the receiver is down, then it starts again`);
+    backfill = await runBackfillAfterOutage({ edits: options.backfillEdits, timeoutMs: 120_000 });
+    if (!backfill.coveredOnce) problems.push('backfill: an edit missed during the outage is not in exactly one event');
   } finally {
     await loader.close();
   }
@@ -158,6 +163,7 @@ async function main(): Promise<number> {
     rounds,
     e2e,
     emulator,
+    backfill,
     ...(profileDir === undefined
       ? {}
       : {

@@ -23,7 +23,21 @@ interface CaseFigures {
 }
 
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
-  const args = ['--rounds', '1', '--duration', '1', '--warmup', '0', '--e2e-events', '500', '--emulator-deliveries', '200', '--json'];
+  const args = [
+    '--rounds',
+    '1',
+    '--duration',
+    '1',
+    '--warmup',
+    '0',
+    '--e2e-events',
+    '500',
+    '--emulator-deliveries',
+    '200',
+    '--backfill-edits',
+    '50',
+    '--json',
+  ];
   const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], {
     cwd: root,
     env,
@@ -40,6 +54,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     rounds: { case: string; acked: number; jobs?: number; sustainedRps: number; drainMs: number }[];
     e2e: { events: number; acked: number; consumed: number; consumedPerSec: number; drainSeconds: number; drained: boolean };
     emulator: { deliveries: number; received: number; deliveriesPerSec: number };
+    backfill: { edits: number; secondsAfterStart: number; events: number; coveredOnce: boolean };
     problems: string[];
   };
   t.equal(report.durability, 'fast');
@@ -63,5 +78,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   t.ok(report.e2e.consumedPerSec > 0 && report.e2e.drainSeconds >= 0, 'e2e figures');
   t.equal(report.emulator.received, report.emulator.deliveries, 'every emulator delivery reached the sink');
   t.ok(report.emulator.deliveriesPerSec > 0);
+  t.match(report.backfill, { edits: 50, events: 2, coveredOnce: true }, 'the edits missed while down: one backfilled event');
+  t.ok(report.backfill.secondsAfterStart > 0);
   t.same(report.problems, []);
 });
