@@ -5,6 +5,7 @@ import { adminAuthFor } from './arcgis/online-admin.js';
 import { parseServiceName } from './arcgis/service-name.js';
 import { startBackfill } from './backfill/backfill-worker.js';
 import { checkGenerations } from './backfill/generation-check.js';
+import { startPoller } from './backfill/poller.js';
 import type { GeohookConfig } from './config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from './config/self-registration.js';
 import { lockDataDir } from './embedded/dir-lock.js';
@@ -130,16 +131,26 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     ...(alert === undefined
       ? {}
       : {
-          onFilled: ({ scope, serverGens, types }) =>
-            void alert({
-              type: 'gap.backfilled',
-              service: scope,
-              serverGens,
-              types,
-              text: `geohook: backfilled the edits of ${scope} in server generations (${serverGens[0]}, ${serverGens[1]}]`,
-            }),
+          // Polled ranges are the normal course of poll mode, not gaps worth an alert.
+          onFilled: ({ scope, serverGens, types, source }) => {
+            if (source !== 'backfill') return;
+            const text = `geohook: backfilled the edits of ${scope} in server generations (${serverGens[0]}, ${serverGens[1]}]`;
+            void alert({ type: 'gap.backfilled', service: scope, serverGens, types, text });
+          },
         }),
   });
+  const poller =
+    config.admin === undefined || config.admin.poll.length === 0
+      ? undefined
+      : startPoller({
+          eventQueue: app.eventQueue,
+          hook: REGISTERED_HOOK,
+          adminUrl: config.admin.url,
+          ...(adminAuth === undefined ? {} : { auth: adminAuth }),
+          services: config.admin.poll,
+          intervalMs: config.admin.pollIntervalSeconds * 1000,
+          logger,
+        });
   let health: UpstreamHealth | undefined;
   if (registrationRedis !== undefined && wantsRegistration(config)) {
     const adminUrl = config.admin!.url;
@@ -185,6 +196,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     async close() {
       await registration?.close();
       await health?.close();
+      await poller?.close();
       await backfill.close();
       backfillRedis.disconnect();
       await registrationRedis?.quit().catch(() => registrationRedis.disconnect());

@@ -27,6 +27,8 @@ export interface BackfilledRange {
   /** When the gap was found (epoch ms): the events' time, so that a retried backfill makes the same bytes. */
   when: number;
   types: readonly string[];
+  /** @defaultValue 'backfill' */
+  source?: 'backfill' | 'poll';
 }
 
 /** `<org id>` of an ArcGIS Online services URL (`https://services.arcgis.com/<org id>/ArcGIS/rest/services/…`). */
@@ -65,13 +67,13 @@ function payloadOf(range: BackfilledRange): unknown {
 /**
  * The stored event of a backfilled range: the envelope of a delivery (id = SHA-256 of the payload's bytes,
  * the same for the same range, so a retried backfill is recognised as a repeat), `verified` false (no
- * signature was involved) and `source: "backfill"`.
+ * signature was involved) and `source: "backfill"` (or `"poll"`).
  */
 export function backfillEvent(range: BackfilledRange): StoredEvent {
   const payload = payloadOf(range);
   const raw = Buffer.from(JSON.stringify(payload), 'utf8');
   return {
     ...buildEvent({ raw, hook: range.hook, contentType: 'application/json', verified: false, classified: payload }),
-    source: 'backfill',
+    source: range.source ?? 'backfill',
   };
 }

@@ -25,7 +25,7 @@ export interface BackfillOptions {
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
   /** Called when a gap held edits and their event was enqueued (the `gap.backfilled` alert). */
-  onFilled?: (gap: { scope: string; serverGens: [number, number]; types: string[] }) => void;
+  onFilled?: (gap: { scope: string; serverGens: [number, number]; types: string[]; source: 'backfill' | 'poll' }) => void;
 }
 
 /** What a gap's job did: the change types of the event it enqueued, or none when the range held no edit. */
@@ -72,11 +72,12 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData, GapO
     const changes = await readChanges(session, url);
     const types = changeTypesFound(changes.edits);
     if (types.length === 0) return { types, duplicate: false };
-    const event = backfillEvent({ hook, folderName, serviceName, layerId, changesUrl: url.href, when: job.timestamp, types });
+    const { source = 'backfill' } = job.data;
+    const event = backfillEvent({ hook, folderName, serviceName, layerId, changesUrl: url.href, when: job.timestamp, types, source });
     const { duplicate } = await eventQueue.enqueue(event);
     const serverGens: [number, number] = [Number(from), Number(to)];
     log.info({ scope, serverGens, types, duplicate }, 'gap backfilled');
-    if (!duplicate) options.onFilled?.({ scope, serverGens, types });
+    if (!duplicate) options.onFilled?.({ scope, serverGens, types, source });
     return { types, duplicate };
   }
 

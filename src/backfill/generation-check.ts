@@ -16,6 +16,8 @@ export interface GenerationCheckOptions {
   auth?: AdminAuth;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
+  /** `poll`: the gaps found are reported as polled. */
+  source?: 'poll';
 }
 
 /** The REST services root beside an admin API URL: `…/arcgis/admin` → `…/arcgis/rest/services`, `…/rest/admin` → `…/rest/services`. */
@@ -56,6 +58,7 @@ export async function checkGenerations(service: ServiceName, options: Generation
     from: serverGen,
     to: serverGen,
     serviceUrl: serviceUrl.href,
+    ...(options.source === undefined ? {} : { source: options.source }),
   });
   // ArcGIS Online's deliveries name their layer: a watermark per layer. ArcGIS Enterprise's cover the service.
   const ranges = isOnlineAdminRoot(options.adminUrl)

@@ -66,6 +66,8 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
       url: `${emulatorUrl}/arcgis/admin`,
       auth: { username: 'admin', password: 'admin.pass' },
       register: DEMO_SERVICES,
+      poll: [],
+      pollIntervalSeconds: 30,
       changeTypes: ['*'],
       settings: undefined,
       placement: {},

@@ -114,9 +114,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   }
   if (
     vars.ADMIN_URL === undefined &&
-    (vars.ADMIN_TOKEN !== undefined || vars.ADMIN_USERNAME !== undefined || vars.REGISTER !== undefined)
+    (vars.ADMIN_TOKEN !== undefined || vars.ADMIN_USERNAME !== undefined || vars.REGISTER !== undefined || vars.POLL !== undefined)
   ) {
-    throw new ConfigError('ADMIN_URL: required with ADMIN_TOKEN, ADMIN_USERNAME or REGISTER (an http(s) URL of the admin root)');
+    throw new ConfigError('ADMIN_URL: required with ADMIN_TOKEN, ADMIN_USERNAME, REGISTER or POLL (an http(s) URL of the admin root)');
   }
   const auth: AdminAuth | undefined =
     vars.ADMIN_TOKEN !== undefined
@@ -162,6 +162,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
             url: vars.ADMIN_URL,
             auth,
             register: vars.REGISTER ?? [],
+            poll: vars.POLL ?? [],
+            pollIntervalSeconds: vars.POLL_INTERVAL_SECONDS,
             changeTypes: vars.CHANGE_TYPES,
             settings: parsedFile.data.settings,
             placement: parsedFile.data.placement,

@@ -85,6 +85,17 @@ export const envSchema = z.object({
   DASHBOARD_TOKEN: z.string().min(16, 'a token of at least 16 characters').optional(),
   /** Feature-service triggers for registration. @defaultValue ['*'] */
   CHANGE_TYPES: commaList.pipe(z.array(z.string().min(1)).min(1, 'at least one change type')).default(['*']),
+  /** Feature services whose edits geohook polls for, webhook or not (docs/backfill.md#poll-mode). */
+  POLL: commaList
+    .pipe(z.array(serviceName.refine((name) => name.endsWith('.FeatureServer'), 'feature services: folder/name.FeatureServer')))
+    .optional(),
+  /** Seconds between two polls. @defaultValue 30 */
+  POLL_INTERVAL_SECONDS: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'a number of seconds from 0.1 to 86400')
+    .transform(Number)
+    .pipe(z.number().min(0.1, 'a number of seconds from 0.1 to 86400').max(86_400, 'a number of seconds from 0.1 to 86400'))
+    .default(30),
   /** Where alerts about the registered webhooks are POSTed (docs/backfill.md#alerts); unset: none are sent. */
   ALERT_URL: httpUrl.optional(),
   /** Shortest time between two alerts of one kind about one service. @defaultValue 300 */

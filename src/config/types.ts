@@ -21,6 +21,10 @@ export interface AdminConfig {
   readonly auth: AdminAuth | undefined;
   /** Services to register the `default` hook on (REGISTER). */
   readonly register: readonly string[];
+  /** Feature services polled for edits (POLL), webhook or not. */
+  readonly poll: readonly string[];
+  /** Seconds between two polls (POLL_INTERVAL_SECONDS). */
+  readonly pollIntervalSeconds: number;
   /** Feature-service triggers for registration (CHANGE_TYPES). */
   readonly changeTypes: readonly string[];
   /** Organisation webhook settings applied at the start of registration (`settings` in GEOHOOK_CONFIG). */

@@ -26,4 +26,6 @@ export interface GapJobData {
   serviceUrl: string;
   from: string;
   to: string;
+  /** Set when the gap was found by polling: its event says `source: "poll"`. */
+  source?: 'poll';
 }

@@ -63,7 +63,7 @@ function bullmqAddJobFunction(): string {
  * the watermarks hash.
  * ARGV: 1 dedup window (ms), 2 the time (ms), 3 the same in base 36, 4 BullMQ's msgpacked job options,
  * 5 those of the backfill queue, then six per event: queue (1-3, the order of KEYS; 0 for no event: the
- * ranges alone), event id, hook, job name, job data, ranges (`scope\tfrom\tto\tserviceUrl` lines; empty for
+ * ranges alone), event id, hook, job name, job data, ranges (`scope\tfrom\tto\tserviceUrl\tsource` lines; empty for
  * none).
  * Returns one number per event: 0 for a repeat, 1 for a new job, 2 for a range handed over already.
  */
@@ -79,7 +79,7 @@ for q = 0, ${QUEUES - 1} do
   queues[q + 1] = { keys = keys, prefix = string.sub(keys[1], 1, -5) }
 end
 local gaps = queues[${QUEUES}]
-local RANGE = '([^\\t\\n]+)\\t(%d+)\\t(%d+)\\t([^\\n]*)'
+local RANGE = '([^\\t\\n]+)\\t(%d+)\\t(%d+)\\t([^\\t\\n]*)\\t([^\\n]*)'
 -- True when some range ends past its watermark (or has none yet).
 local function fresh(ranges)
   if ranges == '' then return true end
@@ -90,14 +90,16 @@ local function fresh(ranges)
   return false
 end
 local function advance(ranges, hook)
-  for scope, from, to, url in string.gmatch(ranges, RANGE) do
+  for scope, from, to, url, source in string.gmatch(ranges, RANGE) do
     local mark = redis.call('HGET', watermarks, scope)
     if not mark or tonumber(to) > tonumber(mark) then
       if mark and tonumber(from) > tonumber(mark) then
         local jobId = 'gap-' .. redis.sha1hex(scope .. '\\t' .. mark .. '\\t' .. from)
         if redis.call('EXISTS', gaps.prefix .. jobId) == 0 then
           gapOpts['jobId'] = jobId
-          local data = cjson.encode({ scope = scope, hook = hook, serviceUrl = url, from = mark, to = from })
+          local gap = { scope = scope, hook = hook, serviceUrl = url, from = mark, to = from }
+          if source ~= '' then gap['source'] = source end
+          local data = cjson.encode(gap)
           addStandardJob(gaps.keys, { nil, data }, { gaps.prefix, jobId, 'gap', timestamp }, gapOpts)
         end
       end
@@ -156,7 +158,7 @@ export interface JobRequest {
 
 /** The ranges as the script reads them. */
 const rangeLines = (ranges: readonly TrackedRange[]): string =>
-  ranges.map(({ scope, from, to, serviceUrl }) => `${scope}\t${from}\t${to}\t${serviceUrl}`).join('\n');
+  ranges.map(({ scope, from, to, serviceUrl, source = '' }) => `${scope}\t${from}\t${to}\t${serviceUrl}\t${source}`).join('\n');
 
 /** A job id BullMQ's encoding of the options is captured with; replaced per job inside the script. */
 const TEMPLATE_ID = 'geohook-template';

@@ -16,6 +16,8 @@ export interface TrackedRange {
   to: number;
   /** The feature service's REST URL (`…/FeatureServer`), where `extractChanges` is. */
   serviceUrl: string;
+  /** `poll`: a gap this range leaves is reported as polled (`source: "poll"`), not as backfilled. */
+  source?: 'poll';
 }
 
 /** `<folder>/<name>.FeatureServer`, as REGISTER names services. */

@@ -358,3 +358,24 @@ t.test('redis in GEOHOOK_CONFIG: ioredis connection options, Sentinel or Cluster
     t.throws(() => loadConfig(withRedis(redis)), { name: 'ConfigError', message }, JSON.stringify(redis));
   }
 });
+
+t.test('POLL names feature services polled every POLL_INTERVAL_SECONDS, and needs ADMIN_URL', async (t) => {
+  const admin = { ADMIN_URL: 'https://gis.example.com/arcgis/admin' };
+  t.match(loadConfig({ ...admin, POLL: 'Hosted/Parcels.FeatureServer, Roads.FeatureServer' }).admin, {
+    poll: ['Hosted/Parcels.FeatureServer', 'Roads.FeatureServer'],
+    pollIntervalSeconds: 30,
+  });
+  t.equal(loadConfig({ ...admin, POLL: 'Roads.FeatureServer', POLL_INTERVAL_SECONDS: '0.5' }).admin?.pollIntervalSeconds, 0.5);
+  t.match(configError({ ...admin, POLL: 'Tools/Buffer.GPServer' }).message, /POLL.*feature services/);
+  t.match(configError({ ...admin, POLL: 'Roads.FeatureServer', POLL_INTERVAL_SECONDS: '0' }).message, /POLL_INTERVAL_SECONDS/);
+  t.match(configError({ POLL: 'Roads.FeatureServer' }).message, /ADMIN_URL: required with .*POLL/);
+});
+
+t.test('ALERT_URL is an http(s) URL; alerts are debounced 300 s unless ALERT_DEBOUNCE_SECONDS says otherwise', async (t) => {
+  t.match(loadConfig({}), { alertUrl: undefined, alertDebounceSeconds: 300 });
+  t.match(loadConfig({ ALERT_URL: 'https://hooks.example.com/x', ALERT_DEBOUNCE_SECONDS: '0' }), {
+    alertUrl: 'https://hooks.example.com/x',
+    alertDebounceSeconds: 0,
+  });
+  t.match(configError({ ALERT_URL: 'ftp://x' }).message, /ALERT_URL/);
+});

@@ -1,0 +1,99 @@
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import t, { type Test } from 'tap';
+import { subscribe } from '../../src/consumers/subscribe.js';
+import { findFreePort } from '../../src/embedded/redis-server.js';
+import type { GeohookEvent } from '../../src/queue/envelope.js';
+import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { registrationEnv, startGeohook, webhooksOf, type TestGeohook } from '../helpers/geohook.js';
+import { uniquePrefix } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+const redis = await startRedis(t);
+const PARCELS = 'Hosted/Parcels.FeatureServer';
+
+/** Makes an edit of Parcels; `lose`: no delivery leaves. Returns its generation. */
+async function edit(emulator: TestEmulator, lose = false): Promise<number> {
+  const answer = await emulator.control(`services/${PARCELS}/edits`, { changeType: 'FeaturesCreated', lose });
+  if (answer.status !== 200) throw new Error(`edit: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return (answer.body.serverGens as [number, number])[1];
+}
+
+/** How many events' ranges `(from, to]` hold generation `gen`. */
+const coverage = (events: readonly GeohookEvent[], gen: number): number =>
+  events.filter(({ changes }) => changes !== undefined && changes.serverGens[0] < gen && gen <= changes.serverGens[1]).length;
+
+/** The scopes with a watermark under `prefix`. */
+async function watermarked(prefix: string): Promise<string[]> {
+  const raw = new Redis(redis.url);
+  try {
+    return Object.keys(await raw.hgetall(`${prefix}:watermarks`));
+  } finally {
+    raw.disconnect();
+  }
+}
+
+/** Consumes every feature event of `prefix` into `into`, until teardown. */
+async function consume(t: Test, prefix: string, into: GeohookEvent[]): Promise<void> {
+  const subscription = subscribe({
+    connection: redis.url,
+    prefix,
+    logger: pino({ level: 'silent' }),
+    handlers: { 'feature.*': async (event) => void into.push(event) },
+  });
+  t.teardown(() => subscription.close());
+  await subscription.ready();
+}
+
+t.test('poll mode, with no webhook and nothing delivered: the edits arrive as events, each once', async (t) => {
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const { REGISTER: _register, ...admin } = registrationEnv(emulator, [PARCELS], prefix);
+  await startGeohook(t, redis, { ...admin, POLL: PARCELS, POLL_INTERVAL_SECONDS: '0.2' });
+  await waitFor('the first poll', async () => (await watermarked(prefix)).includes(`default ${PARCELS}`));
+  const consumed: GeohookEvent[] = [];
+  await consume(t, prefix, consumed);
+
+  const gens: number[] = [];
+  for (let n = 0; n < 5; n += 1) gens.push(await edit(emulator));
+  await waitFor('every edit polled', () => gens.every((gen) => coverage(consumed, gen) > 0));
+  t.same(await webhooksOf(emulator, PARCELS), [], 'no webhook');
+  t.ok(
+    consumed.every((event) => event.source === 'poll'),
+    consumed.map((event) => event.source).join(', '),
+  );
+  t.match(consumed[0], { family: 'feature', type: 'feature.FeaturesCreated', service: { folderName: 'Hosted', serviceName: 'Parcels' } });
+  for (const gen of gens) t.equal(coverage(consumed, gen), 1, `edit ${gen} in one event`);
+});
+
+t.test('three receivers and two consumers on one Redis, webhooks and polling both on: each edit is consumed once', async (t) => {
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const ports = [await findFreePort(), await findFreePort(), await findFreePort()];
+  // One public URL, as behind a load balancer: one webhook, its deliveries reaching the first receiver.
+  const env = {
+    ...registrationEnv(emulator, [PARCELS], prefix),
+    PUBLIC_URL: `http://127.0.0.1:${ports[0]}`,
+    POLL: PARCELS,
+    POLL_INTERVAL_SECONDS: '0.3',
+  };
+  const receivers: TestGeohook[] = [];
+  for (const port of ports) receivers.push(await startGeohook(t, redis, { ...env, PORT: String(port) }));
+  await waitFor('registered', async () => (await receivers[0]!.readyz()).status === 200);
+  t.equal((await webhooksOf(emulator, PARCELS)).length, 1, 'one webhook for the three');
+  const consumed: GeohookEvent[] = [];
+  await consume(t, prefix, consumed);
+  await consume(t, prefix, consumed);
+
+  const gens: number[] = [];
+  for (let n = 0; n < 40; n += 1) {
+    gens.push(await edit(emulator, n % 3 === 1));
+    if (n % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 350));
+  }
+  await waitFor('every edit consumed', () => gens.every((gen) => coverage(consumed, gen) > 0), { timeoutMs: 30_000 });
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const sources = new Set(consumed.map((event) => event.source));
+  t.ok(sources.has('webhook'), `sources: ${[...sources].join(', ')}`);
+  for (const gen of gens) t.equal(coverage(consumed, gen), 1, `edit ${gen} consumed once`);
+});
