@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startBackfill } from '../../src/backfill/backfill-worker.js';
 import { checkGenerations } from '../../src/backfill/generation-check.js';
 import { validateEvent } from '../../src/consumers/validate-event.js';
@@ -11,7 +11,7 @@ import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { backfillQueueName } from '../../src/queue/names.js';
 import { buildEvent } from '../../src/receiver/build-event.js';
-import { connectRedis, createProducerConnection } from '../../src/redis/connection.js';
+import { connectRedis, createProducerConnection, type RedisClient } from '../../src/redis/connection.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
@@ -34,6 +34,19 @@ async function featureEvents(eventQueue: EventQueue): Promise<GeohookEvent[]> {
   const jobs = await eventQueue.queue('feature-events').getJobs();
   const events = jobs.map((job) => validateEvent(job.data, 'feature'));
   return events.sort((a, b) => a.changes!.serverGens[0] - b.changes!.serverGens[0]);
+}
+
+/** An EventQueue on a fresh prefix, closed at teardown. */
+async function eventQueueOn(t: Test): Promise<{ eventQueue: EventQueue; connection: RedisClient; prefix: string }> {
+  const prefix = uniquePrefix();
+  const connection = createProducerConnection(redis.url);
+  const eventQueue = new EventQueue({ connection, prefix });
+  await eventQueue.ready();
+  t.teardown(async () => {
+    await eventQueue.close();
+    connection.disconnect();
+  });
+  return { eventQueue, connection, prefix };
 }
 
 /** How many events' ranges `(from, to]` hold generation `gen`. */
@@ -135,10 +148,7 @@ t.test(
 
 t.test('a failed extractChanges is retried with backoff until the range is backfilled', async (t) => {
   const emulator = await startEmulator(t);
-  const prefix = uniquePrefix();
-  const connection = createProducerConnection(redis.url);
-  const eventQueue = new EventQueue({ connection, prefix });
-  await eventQueue.ready();
+  const { eventQueue, connection, prefix } = await eventQueueOn(t);
   let refused = 0;
   const flaky: typeof fetch = (input, init) => (refused++ < 2 ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init));
   const workerConnection = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
@@ -153,8 +163,6 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
   t.teardown(async () => {
     await worker.close();
     workerConnection.disconnect();
-    await eventQueue.close();
-    connection.disconnect();
   });
 
   // Deliveries as the server would send them for the first and last of three edits; the middle one never came.
@@ -187,14 +195,7 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
 
 t.test('the current generations set the first watermarks, per layer on ArcGIS Online, and a later check records the gap', async (t) => {
   const emulator = await startEmulator(t);
-  const prefix = uniquePrefix();
-  const connection = createProducerConnection(redis.url);
-  const eventQueue = new EventQueue({ connection, prefix });
-  await eventQueue.ready();
-  t.teardown(async () => {
-    await eventQueue.close();
-    connection.disconnect();
-  });
+  const { eventQueue, connection, prefix } = await eventQueueOn(t);
   const auth = { username: 'admin', password: 'admin.pass' };
   const online = {
     eventQueue,

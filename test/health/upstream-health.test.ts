@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
 import { createAlertSender } from '../../src/health/alert-sender.js';
 import { UpstreamHealth } from '../../src/health/upstream-health.js';
@@ -14,21 +14,35 @@ import { waitFor } from '../helpers/wait.js';
 const redis = await startRedis(t);
 const SERVICE = 'Tools/Buffer.GPServer';
 
+/** An UpstreamHealth on a fresh prefix, alerting `alertUrl` (debounced `debounceMs`), and its backfill queue. */
+async function healthOn(t: Test, alertUrl: string, debounceMs: number, recoveryPollMs = 500) {
+  const connection = new Redis(redis.url);
+  const prefix = uniquePrefix();
+  const backfill = new Queue('backfill', { connection, prefix });
+  const logger = pino({ level: 'silent' });
+  const alert = createAlertSender({ url: alertUrl, debounceMs, redis: connection, prefix, logger });
+  const health = new UpstreamHealth({
+    redis: connection,
+    prefix,
+    hook: 'default',
+    backfillQueue: () => backfill,
+    alert,
+    logger,
+    recoveryPollMs,
+  });
+  t.teardown(async () => {
+    await health.close();
+    await backfill.close();
+    connection.disconnect();
+  });
+  return { health, backfill };
+}
+
 t.test('failed deliveries the server reports are kept past its clearing, counted once, and alerted once per debounce', async (t) => {
   const emulator = await startEmulator(t, { secondsToMs: (seconds) => seconds * 20 });
   const failing = await startSink(t, answerWith(500));
   const alerts = await startSink(t, answerWith(204));
-  const connection = new Redis(redis.url);
-  const prefix = uniquePrefix();
-  const backfill = new Queue('backfill', { connection, prefix });
-  t.teardown(async () => {
-    await backfill.close();
-    connection.disconnect();
-  });
-  const logger = pino({ level: 'silent' });
-  const alert = createAlertSender({ url: `${alerts.url}/hook`, debounceMs: 60_000, redis: connection, prefix, logger });
-  const health = new UpstreamHealth({ redis: connection, prefix, hook: 'default', backfillQueue: () => backfill, alert, logger });
-  t.teardown(() => health.close());
+  const { health } = await healthOn(t, `${alerts.url}/hook`, 60_000);
   const client = createAdminClient({ baseUrl: emulator.baseUrl, auth: { username: 'admin', password: 'admin.pass' } });
 
   const hook = await emulator.admin(`services/${SERVICE}/webhooks/create`, { name: 'flaky', hookUrl: `${failing.url}/`, active: 'true' });
@@ -60,25 +74,7 @@ t.test('failed deliveries the server reports are kept past its clearing, counted
 
 t.test('a reactivated webhook is alerted as deactivated, and as recovered once no gap of its service waits', async (t) => {
   const alerts = await startSink(t, answerWith(200));
-  const connection = new Redis(redis.url);
-  const prefix = uniquePrefix();
-  const backfill = new Queue('backfill', { connection, prefix });
-  t.teardown(async () => {
-    await backfill.close();
-    connection.disconnect();
-  });
-  const logger = pino({ level: 'silent' });
-  const alert = createAlertSender({ url: alerts.url, debounceMs: 0, redis: connection, prefix, logger });
-  const health = new UpstreamHealth({
-    redis: connection,
-    prefix,
-    hook: 'default',
-    backfillQueue: () => backfill,
-    alert,
-    logger,
-    recoveryPollMs: 20,
-  });
-  t.teardown(() => health.close());
+  const { health, backfill } = await healthOn(t, alerts.url, 0, 20);
   const online = { product: 'online' } as never;
   const service = 'Hosted/Parcels.FeatureServer';
 
