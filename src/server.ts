@@ -184,8 +184,14 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     });
     // Its fail-fast connection refuses commands until it is connected: the first pass waits for it, so that
     // start-up does not log a spurious failure (a Redis that is down is still reported and retried).
-    if (registrationRedis.status === 'ready') registration?.start();
-    else registrationRedis.once('ready', () => registration?.start());
+    const started = registration;
+    const start = (): void => {
+      started?.start();
+      // Deliveries were refused while Redis was away: a pass on its return backfills what the server gave up on.
+      registrationRedis.on('ready', () => started?.passNow());
+    };
+    if (registrationRedis.status === 'ready') start();
+    else registrationRedis.once('ready', start);
   }
   return {
     app,

@@ -40,7 +40,7 @@ export interface RegistrationOptions {
   /**
    * Called after each service's webhook was checked (or created, reactivated, updated), with the client that
    * did it: geohook records the webhook's health and brings the service's watermarks up to date there
-   * (docs/backfill.md). A failure is logged; the next pass calls it again.
+   * (docs/backfill.md). A failure is logged and tried again by a pass after the retry backoff.
    */
   onRegistered?: (service: ServiceName, outcome: { id: string; action: EnsureAction }, client: AdminClient) => Promise<void>;
 }
@@ -63,6 +63,9 @@ export class Registration {
   private registered = false;
   private lastError: string | undefined;
   private failures = 0;
+  /** Passes in a row in which an `onRegistered` call failed: the next pass comes after a backoff, not the interval. */
+  private upstreamFailures = 0;
+  private upstreamFailed = false;
   private orgApplied = false;
 
   constructor(options: RegistrationOptions) {
@@ -72,6 +75,16 @@ export class Registration {
 
   /** Starts the first pass now; later passes follow on their own. */
   start(): void {
+    this.schedule(0);
+  }
+
+  /**
+   * Runs a pass now, unless one is running (after Redis came back: what was refused meanwhile is then
+   * backfilled without waiting for the interval).
+   */
+  passNow(): void {
+    if (this.running !== undefined || this.closed) return;
+    clearTimeout(this.timer);
     this.schedule(0);
   }
 
@@ -107,7 +120,9 @@ export class Registration {
       this.registered = true;
       this.lastError = undefined;
       this.failures = 0;
-      this.schedule(intervalMs);
+      this.upstreamFailures = this.upstreamFailed ? this.upstreamFailures + 1 : 0;
+      // A failed watermark check (the GIS server's REST side, or Redis just back) is tried again soon.
+      this.schedule(this.upstreamFailed ? Math.min(retryInitialMs * 2 ** (this.upstreamFailures - 1), retryMaxMs) : intervalMs);
       return;
     }
     this.lastError = failed.join('; ');
@@ -125,6 +140,7 @@ export class Registration {
     await hookKeys.load(redis);
     const desired = { hookUrl: this.options.hookUrl, signatureKey, changeTypes: this.options.changeTypes };
     const failed: string[] = [];
+    this.upstreamFailed = false;
     const org = this.options.org;
     if (!this.orgApplied && org !== undefined && hasOrgConfig(org)) {
       const orgFailed = await applyOrgConfig(client, org, this.log);
@@ -138,9 +154,10 @@ export class Registration {
         const { id, action } = await withLock(redis, lockKey, () => ensureWebhook(client, service, desired, this.log), this.options.lock);
         const level = action === 'unchanged' ? 'debug' : 'info';
         this.log[level]({ service, webhookId: id, action }, `webhook ${action}`);
-        await this.options
-          .onRegistered?.(service, { id, action }, client)
-          .catch((err: unknown) => this.log.warn({ err, service }, 'upstream check failed'));
+        await this.options.onRegistered?.(service, { id, action }, client).catch((err: unknown) => {
+          this.upstreamFailed = true;
+          this.log.warn({ err, service }, 'upstream check failed');
+        });
       } catch (err) {
         this.log.error({ err, service }, 'registration of a service failed');
         failed.push(`${service}: ${reasonOf(err)}`);

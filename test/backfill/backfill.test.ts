@@ -146,6 +146,34 @@ t.test(
   },
 );
 
+t.test('deliveries refused while Redis was away are backfilled as soon as it is back, not an interval later', async (t) => {
+  const own = await startRedis(t, { appendOnly: true, appendFsync: 'always' });
+  const emulator = await startEmulator(t, { secondsToMs: (seconds) => seconds * 20 });
+  await emulator.admin('services/webhooks/settings', { notificationAttempts: '1', numberOfFailures: '10', daysInPast: '1' }, 'orgadmin');
+  const geohook = await startGeohook(t, own, registrationEnv(emulator, [PARCELS], uniquePrefix()));
+  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+  const { eventQueue } = geohook.server.app;
+  const before = await edit(emulator, 'FeaturesCreated');
+  await waitFor('the first edit received', async () => (await featureEvents(eventQueue)).length === 1);
+
+  await own.stop();
+  const refused = [await edit(emulator, 'FeaturesUpdated'), await edit(emulator, 'FeaturesCreated')];
+  await waitFor('the deliveries refused', async () => {
+    const { deliveries } = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as { deliveries: { outcome: string }[] };
+    return deliveries.length === 3 && deliveries.slice(1).every((delivery) => delivery.outcome === 'failed');
+  });
+  await own.start();
+  const events = await waitFor('the refused edits backfilled', async () => {
+    const all = await featureEvents(eventQueue);
+    return all.length === 2 ? all : undefined;
+  });
+  t.same(
+    events.map((event) => event.source),
+    ['webhook', 'backfill'],
+  );
+  for (const gen of [before, ...refused]) t.equal(coverage(events, gen), 1, `edit ${gen} is in exactly one range`);
+});
+
 t.test('a failed extractChanges is retried with backoff until the range is backfilled', async (t) => {
   const emulator = await startEmulator(t);
   const { eventQueue, connection, prefix } = await eventQueueOn(t);
