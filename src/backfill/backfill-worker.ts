@@ -1,6 +1,7 @@
 import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { AdminAuth } from '../arcgis/admin-auth.js';
+import { parseServiceName } from '../arcgis/service-name.js';
 import { createFollowUpSession, type FollowUpSession } from '../consumers/follow-up-request.js';
 import { readChanges } from '../consumers/follow-up.js';
 import { backfillBackoff, type GapJobData } from '../queue/backfill-jobs.js';
@@ -11,7 +12,7 @@ import { backfillEvent, changeTypesFound } from './backfill-event.js';
 
 /** Options of {@link startBackfill}. */
 export interface BackfillOptions {
-  /** A connection of its own (blocking reads); the worker closes it. */
+  /** A connection of its own (blocking reads, `maxRetriesPerRequest: null`); the caller closes it after the worker. */
   connection: RedisClient;
   /** BullMQ key prefix (`GEOHOOK_PREFIX`). */
   prefix: string;
@@ -33,8 +34,6 @@ export interface GapOutcome {
   types: string[];
   duplicate: boolean;
 }
-
-const SCOPE = /^(?:(.+)\/)?([^/]+)\.FeatureServer(?:#(\d+))?$/;
 
 /** The layer ids of a feature service, from its REST resource. */
 async function layerIdsOf(session: FollowUpSession, serviceUrl: URL): Promise<number[]> {
@@ -60,8 +59,9 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData, GapO
 
   async function fill(job: Job<GapJobData>): Promise<GapOutcome> {
     const { scope, hook, from, to } = job.data;
-    const [, folderName = '', serviceName, layer] = SCOPE.exec(scope.slice(hook.length + 1)) ?? [];
-    if (serviceName === undefined) throw new Error(`backfill: scope '${scope}' names no feature service`);
+    // The scope is `<hook> <folder>/<name>.FeatureServer`, with `#<layer id>` for an ArcGIS Online layer.
+    const [service = '', layer] = scope.slice(hook.length + 1).split('#');
+    const { folder: folderName = '', name: serviceName } = parseServiceName(service);
     const serviceUrl = new URL(job.data.serviceUrl);
     const session = createFollowUpSession(followUp);
     const layerId = layer === undefined ? undefined : Number(layer);

@@ -5,6 +5,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import type { RedisClient } from '../redis/connection.js';
+import type { EnsureAction } from '../registration/ensure-webhook.js';
 import type { AlertSender } from './alert-sender.js';
 
 /** What geohook knows of a registered webhook (the Redis hash `<prefix>:upstream`, by service). */
@@ -44,7 +45,7 @@ export interface UpstreamHealthOptions {
 /** What a registration pass did to a service's webhook. */
 export interface RegistrationOutcome {
   id: string;
-  action: 'created' | 'reactivated' | 'updated' | 'unchanged';
+  action: EnsureAction;
 }
 
 const PENDING_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;

@@ -111,6 +111,8 @@ export class Registration {
 
   private async pass(): Promise<void> {
     const { intervalMs = 300_000, retryInitialMs = 1000, retryMaxMs = 60_000 } = this.options;
+    /** The wait after the `n`th failure in a row (from 0): doubling from retryInitialMs up to retryMaxMs. */
+    const backoffMs = (n: number): number => Math.min(retryInitialMs * 2 ** n, retryMaxMs);
     const failed = await this.ensureAll().catch((err: unknown) => {
       this.log.error({ err }, 'registration failed');
       return [reasonOf(err)];
@@ -122,11 +124,11 @@ export class Registration {
       this.failures = 0;
       this.upstreamFailures = this.upstreamFailed ? this.upstreamFailures + 1 : 0;
       // A failed watermark check (the GIS server's REST side, or Redis just back) is tried again soon.
-      this.schedule(this.upstreamFailed ? Math.min(retryInitialMs * 2 ** (this.upstreamFailures - 1), retryMaxMs) : intervalMs);
+      this.schedule(this.upstreamFailed ? backoffMs(this.upstreamFailures - 1) : intervalMs);
       return;
     }
     this.lastError = failed.join('; ');
-    const delayMs = Math.min(retryInitialMs * 2 ** this.failures, retryMaxMs);
+    const delayMs = backoffMs(this.failures);
     this.failures += 1;
     if (!this.closed) this.log.warn({ retryInMs: delayMs, failed: this.lastError }, 'registration incomplete: retrying');
     this.schedule(delayMs);
