@@ -21,7 +21,7 @@ const layers = {
   consumers: ['arcgis', 'arcgis-request', 'config', 'queue', 'redis'],
   registration: ['admin', 'arcgis', 'config', 'redis', 'signature'],
   backfill: ['arcgis', 'arcgis-request', 'consumers', 'queue', 'receiver', 'redis'],
-  health: ['admin', 'arcgis', 'redis', 'registration'],
+  health: ['admin', 'arcgis', 'queue', 'redis', 'registration'],
   emulator: ['arcgis', 'config', 'signature'],
   cli: [
     'admin',

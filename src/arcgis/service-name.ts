@@ -47,3 +47,9 @@ export function webhookPath(service: ServiceName, id: string): string {
   if (typeof id !== 'string' || id.trim() === '') throw invalidArgument('id: must be a non-empty webhook id');
   return `${parseServiceName(service).path}/webhooks/${encodeURIComponent(id)}`;
 }
+
+/** `folder/name.Type`, or `name.Type` without a folder (as payloads name them: `''` is none); `undefined` without a name. */
+export function formatServiceName(folder: string | undefined, name: string | undefined, type: string): ServiceName | undefined {
+  if (name === undefined || name === '') return undefined;
+  return `${folder === undefined || folder === '' ? '' : `${folder}/`}${name}.${type}`;
+}

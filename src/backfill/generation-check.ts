@@ -64,6 +64,6 @@ export async function checkGenerations(service: ServiceName, options: Generation
   const ranges = isOnlineAdminRoot(options.adminUrl)
     ? layers.map((layer) => at(layer.serverGen, layer.id))
     : [at(Math.max(...layers.map((layer) => layer.serverGen)))];
-  await options.eventQueue.reserve(options.hook, ranges);
+  await options.eventQueue.reserve(options.hook, ranges, options.source === 'poll' ? { kind: 'poll', service } : undefined);
   return ranges;
 }

@@ -4,9 +4,10 @@ import { ConfigError, GeohookError } from '../errors.js';
 import { EventQueue } from '../queue/event-queue.js';
 import { allQueueNames, type QueueName } from '../queue/names.js';
 import { QueueInspector } from '../queue/queue-inspector.js';
+import { readServiceReports, serviceColumns, serviceReportRow, type ServiceReport } from '../queue/service-report.js';
 import { createProducerConnection, describeTarget } from '../redis/connection.js';
 import { addQueueOptions, configOverrides } from './config-options.js';
-import { printJson, printResult } from './print.js';
+import { printJson, printLine, printResult, printTable } from './print.js';
 import { queueRedisTarget } from './queue-redis-target.js';
 
 /** Longest wait for Redis to answer before a command gives up. */
@@ -23,6 +24,7 @@ interface EventsFlags {
   offset?: number;
   all?: boolean;
   table?: boolean;
+  services?: boolean;
 }
 
 /** A whole number flag of at least `min`. */
@@ -37,7 +39,10 @@ function wholeNumber(min: number): (value: string) => number {
  * Runs `work` on the queues the flags and environment name, over one fail-fast connection: Redis that
  * does not answer is one clear error within {@link CONNECT_TIMEOUT_MS}, never a hang.
  */
-async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspector) => Promise<T>): Promise<T> {
+async function withInspector<T>(
+  flags: EventsFlags,
+  work: (inspector: QueueInspector, services: () => Promise<ServiceReport[]>) => Promise<T>,
+): Promise<T> {
   const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
   const target = queueRedisTarget(config);
   const where = describeTarget(target);
@@ -54,7 +59,8 @@ async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspe
   }
   const eventQueue = new EventQueue({ connection, prefix: config.prefix });
   try {
-    return await work(new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: config.completedJobs.ageSeconds }));
+    const inspector = new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: config.completedJobs.ageSeconds });
+    return await work(inspector, () => readServiceReports(connection, config.prefix));
   } catch (err) {
     if (err instanceof GeohookError || connection.status === 'ready') throw err;
     throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `lost Redis at ${where}: ${(err as Error).message}`, { cause: err });
@@ -80,12 +86,24 @@ export function registerEvents(events: Command): void {
 
   events
     .command('stats')
-    .description('jobs per queue and state')
-    .option('--table', 'print a readable table instead of JSON')
+    .description('jobs per queue and state; with --table, each service too (webhook state, deliveries, watermark, backfill, poll)')
+    .option('--services', 'print the services instead of the queues')
+    .option('--table', 'print readable tables instead of JSON')
     .action(
       action(async (flags) => {
-        const counts = await withInspector(flags, (inspector) => inspector.counts());
-        printResult(flags.table === true ? allQueueNames.map((queue) => ({ queue, ...counts[queue] })) : counts, flags);
+        const table = flags.table === true;
+        if (flags.services === true) {
+          const services = await withInspector(flags, (_inspector, services) => services());
+          return printResult(table ? services.map(serviceReportRow) : services, flags, serviceColumns);
+        }
+        const [counts, services] = await withInspector(flags, (inspector, services) =>
+          Promise.all([inspector.counts(), table ? services() : []]),
+        );
+        if (!table) return printJson(counts);
+        printTable(allQueueNames.map((queue) => ({ queue, ...counts[queue] })));
+        if (services.length === 0) return;
+        printLine('');
+        printTable(services.map(serviceReportRow), serviceColumns);
       }),
     );
 

@@ -4,24 +4,11 @@ import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
+import { upstreamFailuresKey, upstreamKey } from '../queue/names.js';
+import type { UpstreamState } from '../queue/service-report.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { EnsureAction } from '../registration/ensure-webhook.js';
 import type { AlertSender } from './alert-sender.js';
-
-/** What geohook knows of a registered webhook (the Redis hash `<prefix>:upstream`, by service). */
-export interface UpstreamState {
-  webhookId: string;
-  /** Whether it is active after the last check (geohook reactivates a deactivated one in the same pass). */
-  active: boolean;
-  /** How many times geohook found it deactivated by the server. */
-  deactivations: number;
-  /** Last check, epoch ms. */
-  checkedAt: number;
-  /** When geohook last found it deactivated, epoch ms. */
-  deactivatedAt?: number;
-  /** When the edits it missed were last backfilled after a deactivation, epoch ms. */
-  recoveredAt?: number;
-}
 
 /** Options of {@link UpstreamHealth}. */
 export interface UpstreamHealthOptions {
@@ -68,11 +55,11 @@ export class UpstreamHealth {
   }
 
   private get stateKey(): string {
-    return `${this.options.prefix}:upstream`;
+    return upstreamKey(this.options.prefix);
   }
 
   private failuresKey(service: ServiceName): string {
-    return `${this.options.prefix}:upstream:failures:${service}`;
+    return upstreamFailuresKey(this.options.prefix, service);
   }
 
   /** Records what a registration pass found and did; returns the failures new since the last check. */

@@ -11,7 +11,8 @@ import type { Durability } from './durability.js';
 import type { StoredEvent } from './envelope.js';
 import { JobScript, type JobRequest } from './job-script.js';
 import { JobWriter } from './job-writer.js';
-import { allQueueNames, backfillQueueName, queueNames, watermarksKey, type QueueName } from './names.js';
+import { activityKey, allQueueNames, backfillQueueName, queueNames, watermarksKey, type QueueName } from './names.js';
+import { activityOf, type ServiceActivity } from './service-activity.js';
 import { SpoolDrain } from './spool-drain.js';
 import { EventSpool } from './spool.js';
 import { trackedRangesOf, type TrackedRange } from './tracked-ranges.js';
@@ -131,6 +132,7 @@ export class EventQueue {
         queues,
         backfillQueue: this.backfill,
         watermarksKey: watermarksKey(prefix),
+        activityKey: activityKey(prefix),
         dedupMs: this.dedupRetentionMs,
       }),
       timeoutMs: this.enqueueTimeoutMs,
@@ -187,11 +189,11 @@ export class EventQueue {
 
   /**
    * Moves watermarks without an event (docs/backfill.md): a range `(g, g]` sets a scope's first watermark to
-   * `g`, or records the gap from its watermark up to `g`. Throws {@link QueueUnavailableError} when Redis is
-   * unavailable.
+   * `g`, or records the gap from its watermark up to `g`; `activity` is recorded with it (a poll). Throws
+   * {@link QueueUnavailableError} when Redis is unavailable.
    */
-  reserve(hook: string, ranges: readonly TrackedRange[]): Promise<void> {
-    return this.durableWrite({ queue: -1, eventId: '', hook, name: '', data: '', ranges }).then(() => undefined);
+  reserve(hook: string, ranges: readonly TrackedRange[], activity?: ServiceActivity): Promise<void> {
+    return this.durableWrite({ queue: -1, eventId: '', hook, name: '', data: '', ranges, activity }).then(() => undefined);
   }
 
   private async spoolEvent(data: string): Promise<EnqueueResult> {
@@ -258,5 +260,13 @@ const SPOOLED: EnqueueResult = Object.freeze({ duplicate: false, spooled: true }
 function requestOf(event: StoredEvent, data: string): JobRequest {
   // A backfilled range was reserved when its gap was found: it is not checked against the watermarks again.
   const ranges = event.source === undefined ? trackedRangesOf(event) : [];
-  return { queue: allQueueNames.indexOf(queueNames[event.family]), eventId: event.id, hook: event.hook, name: event.type, data, ranges };
+  return {
+    queue: allQueueNames.indexOf(queueNames[event.family]),
+    eventId: event.id,
+    hook: event.hook,
+    name: event.type,
+    data,
+    ranges,
+    activity: activityOf(event),
+  };
 }

@@ -3,6 +3,7 @@ import { Job, type Queue } from 'bullmq';
 import type { Result } from 'ioredis';
 import { GeohookError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
+import { activityField, type ServiceActivity } from './service-activity.js';
 import type { TrackedRange } from './tracked-ranges.js';
 
 // BullMQ's script texts and version are not in its public exports (nor typed): read from the package.
@@ -25,7 +26,7 @@ const OPTS_LINE = 'local opts = cmsgpack.unpack(ARGV[3])';
 const QUEUE_KEYS = ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'] as const;
 
 /** Values per event in ARGV. */
-const PER_EVENT = 6;
+const PER_EVENT = 7;
 
 /** Queues whose keys the script takes: the three event queues, then the backfill queue. */
 const QUEUES = 4;
@@ -59,19 +60,23 @@ function bullmqAddJobFunction(): string {
  * a job already holds it (the same bytes on another hook, or a job kept past the window): then
  * `<event id>-<hook>-<time>`.
  *
+ * Each request may also name an activity (`<what>\t<service>`, see {@link ServiceActivity}): its field of the
+ * activity hash is set to the time, whatever the answer, so that the services view shows when a service last
+ * delivered, was backfilled or was polled.
+ *
  * KEYS: the nine `addStandardJob` keys of each of the three event queues and the backfill queue (36), then
- * the watermarks hash.
+ * the watermarks hash and the activity hash.
  * ARGV: 1 dedup window (ms), 2 the time (ms), 3 the same in base 36, 4 BullMQ's msgpacked job options,
- * 5 those of the backfill queue, then six per event: queue (1-3, the order of KEYS; 0 for no event: the
+ * 5 those of the backfill queue, then seven per event: queue (1-3, the order of KEYS; 0 for no event: the
  * ranges alone), event id, hook, job name, job data, ranges (`scope\tfrom\tto\tserviceUrl\tsource` lines; empty for
- * none).
+ * none), activity (empty for none).
  * Returns one number per event: 0 for a repeat, 1 for a new job, 2 for a range handed over already.
  */
 const acceptLua = `
 ${bullmqAddJobFunction()}
 local dedupMs, timestamp, time36 = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local opts, gapOpts = cmsgpack.unpack(ARGV[4]), cmsgpack.unpack(ARGV[5])
-local watermarks = KEYS[${QUEUES} * 9 + 1]
+local watermarks, activity = KEYS[${QUEUES} * 9 + 1], KEYS[${QUEUES} * 9 + 2]
 local queues = {}
 for q = 0, ${QUEUES - 1} do
   local keys = {}
@@ -112,6 +117,7 @@ for i = 0, (#ARGV - 5) / ${PER_EVENT} - 1 do
   local a = 5 + i * ${PER_EVENT}
   local queue, eventId, hook, ranges = queues[tonumber(ARGV[a + 1])], ARGV[a + 2], ARGV[a + 3], ARGV[a + 6]
   local dedupKey = queue and (queue.prefix .. 'de:' .. hook .. ':' .. eventId)
+  if ARGV[a + 7] ~= '' then redis.call('HSET', activity, ARGV[a + 7], timestamp) end
   if not queue then
     advance(ranges, hook)
     answers[i + 1] = 1
@@ -135,7 +141,7 @@ return answers
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** `numberOfKeys` first: 37, the keys of the four queues and the watermarks. */
+    /** `numberOfKeys` first: 38, the keys of the four queues, the watermarks and the activity hash. */
     geohookAcceptJobs(numberOfKeys: number, ...keysAndArgs: (string | number | Buffer)[]): Result<number[], Context>;
   }
 }
@@ -154,6 +160,8 @@ export interface JobRequest {
   data: string;
   /** The server generations it hands over (feature deliveries), checked against and advancing the watermarks. */
   ranges: readonly TrackedRange[];
+  /** What it tells of its service, recorded with the time. */
+  activity: ServiceActivity | undefined;
 }
 
 /** The ranges as the script reads them. */
@@ -191,6 +199,8 @@ export interface JobScriptOptions {
   backfillQueue: Queue;
   /** The hash of watermarks, by scope. */
   watermarksKey: string;
+  /** The hash of what last happened to each service. */
+  activityKey: string;
   /** How long an event id is remembered per hook, ms. */
   dedupMs: number;
 }
@@ -207,7 +217,7 @@ export class JobScript {
     if (typeof connection.geohookAcceptJobs !== 'function') connection.defineCommand('geohookAcceptJobs', { lua: acceptLua });
     this.connection = connection;
     const queues = [...options.queues, options.backfillQueue];
-    this.keys = [...queues.flatMap((queue) => QUEUE_KEYS.map((key) => queue.toKey(key))), options.watermarksKey];
+    this.keys = [...queues.flatMap((queue) => QUEUE_KEYS.map((key) => queue.toKey(key))), options.watermarksKey, options.activityKey];
     this.dedupMs = options.dedupMs;
     this.options = encodedJobOptions(options.queues[0]!);
     this.gapOptions = encodedJobOptions(options.backfillQueue);
@@ -220,8 +230,16 @@ export class JobScript {
   write(requests: readonly JobRequest[]): Promise<boolean[]> {
     const now = Date.now();
     const args: (string | number | Buffer)[] = [this.dedupMs, now, now.toString(36), this.options, this.gapOptions];
-    for (const { queue, eventId, hook, name, data, ranges } of requests)
-      args.push(queue + 1, eventId, hook, name, data, ranges.length === 0 ? '' : rangeLines(ranges));
+    for (const { queue, eventId, hook, name, data, ranges, activity } of requests)
+      args.push(
+        queue + 1,
+        eventId,
+        hook,
+        name,
+        data,
+        ranges.length === 0 ? '' : rangeLines(ranges),
+        activity === undefined ? '' : activityField(activity),
+      );
     return this.connection
       .geohookAcceptJobs(this.keys.length, ...this.keys, ...args)
       .then((answers) => answers.map((answer) => answer === 1));

@@ -16,3 +16,15 @@ export const backfillQueueName = 'backfill';
 
 /** The Redis hash of watermarks (highest server generation handed over, by scope), under the prefix. */
 export const watermarksKey = (prefix: string): string => `${prefix}:watermarks`;
+
+/**
+ * The Redis hash of what last happened to each service (docs/backfill.md#the-services-view): field
+ * `<activity>\t<folder>/<name>.<Type>`, value the epoch ms it last happened.
+ */
+export const activityKey = (prefix: string): string => `${prefix}:activity`;
+
+/** The Redis hash of the registered webhooks' state, by service (docs/backfill.md#upstream-health). */
+export const upstreamKey = (prefix: string): string => `${prefix}:upstream`;
+
+/** The sorted set of a registered webhook's failed deliveries as the server reported them (score: epoch ms). */
+export const upstreamFailuresKey = (prefix: string, service: string): string => `${prefix}:upstream:failures:${service}`;

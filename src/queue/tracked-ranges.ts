@@ -1,4 +1,5 @@
 import { featureChangesOf, type FeatureChanges } from '../arcgis/changes-url.js';
+import { formatServiceName } from '../arcgis/service-name.js';
 import type { ServiceRef, StoredEvent } from './envelope.js';
 import { storedPayload } from './stored-event.js';
 
@@ -20,13 +21,6 @@ export interface TrackedRange {
   source?: 'poll';
 }
 
-/** `<folder>/<name>.FeatureServer`, as REGISTER names services. */
-function serviceNameOf(service: Partial<Record<keyof ServiceRef, string | undefined>>): string | undefined {
-  if (service.serviceName === undefined || service.serviceName === '') return undefined;
-  const folder = service.folderName === undefined || service.folderName === '' ? '' : `${service.folderName}/`;
-  return `${folder}${service.serviceName}.FeatureServer`;
-}
-
 /** The watermark's scope of a service (`folder/name.FeatureServer`) on a hook, of one layer when it is given. */
 export const scopeOf = (hook: string, service: string, layerId?: number): string =>
   `${hook} ${service}${layerId === undefined ? '' : `#${layerId}`}`;
@@ -36,7 +30,7 @@ function rangeOf(
   service: Partial<Record<keyof ServiceRef, string | undefined>>,
   changes: FeatureChanges,
 ): TrackedRange | undefined {
-  const name = serviceNameOf(service);
+  const name = formatServiceName(service.folderName, service.serviceName, 'FeatureServer');
   const url = new URL(changes.url);
   const at = url.pathname.search(/\/FeatureServer(\/|$)/i);
   if (name === undefined || at < 0) return undefined;

@@ -2,21 +2,23 @@ import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startBackfill } from '../../src/backfill/backfill-worker.js';
 import { checkGenerations } from '../../src/backfill/generation-check.js';
 import { validateEvent } from '../../src/consumers/validate-event.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
-import { EventQueue } from '../../src/queue/event-queue.js';
+import { type EventQueue } from '../../src/queue/event-queue.js';
 import { backfillQueueName } from '../../src/queue/names.js';
 import { buildEvent } from '../../src/receiver/build-event.js';
-import { connectRedis, createProducerConnection, type RedisClient } from '../../src/redis/connection.js';
+import { connectRedis } from '../../src/redis/connection.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEventQueue } from '../helpers/event-queue.js';
 import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { serviceReports } from '../helpers/service-reports.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
@@ -34,19 +36,6 @@ async function featureEvents(eventQueue: EventQueue): Promise<GeohookEvent[]> {
   const jobs = await eventQueue.queue('feature-events').getJobs();
   const events = jobs.map((job) => validateEvent(job.data, 'feature'));
   return events.sort((a, b) => a.changes!.serverGens[0] - b.changes!.serverGens[0]);
-}
-
-/** An EventQueue on a fresh prefix, closed at teardown. */
-async function eventQueueOn(t: Test): Promise<{ eventQueue: EventQueue; connection: RedisClient; prefix: string }> {
-  const prefix = uniquePrefix();
-  const connection = createProducerConnection(redis.url);
-  const eventQueue = new EventQueue({ connection, prefix });
-  await eventQueue.ready();
-  t.teardown(async () => {
-    await eventQueue.close();
-    connection.disconnect();
-  });
-  return { eventQueue, connection, prefix };
 }
 
 /** How many events' ranges `(from, to]` hold generation `gen`. */
@@ -89,8 +78,9 @@ t.test(
     const emulator = await startEmulator(t, { secondsToMs: (seconds) => seconds * 20 });
     await emulator.admin('services/webhooks/settings', { notificationAttempts: '1', numberOfFailures: '3', daysInPast: '1' }, 'orgadmin');
     const alerts = await startSink(t, answerWith(200));
+    const prefix = uniquePrefix();
     const env = {
-      ...registrationEnv(emulator, [PARCELS], uniquePrefix()),
+      ...registrationEnv(emulator, [PARCELS], prefix),
       PORT: String(await findFreePort()),
       ALERT_URL: `${alerts.url}/alerts`,
     };
@@ -143,6 +133,19 @@ t.test(
     const metrics = await (await fetch(`${second.url}/metrics`)).text();
     t.match(metrics, `geohook_upstream_webhook_active{service="${PARCELS}"} 1`);
     t.match(metrics, `geohook_upstream_deactivations{service="${PARCELS}"} 1`);
+    const [report] = await serviceReports(redis.url, prefix);
+    t.match(
+      report,
+      {
+        service: PARCELS,
+        mode: 'webhook',
+        webhook: { active: true, deactivations: 1, deactivatedAt: String, recoveredAt: String },
+        lastDeliveryAt: String,
+        watermark: after,
+        lastBackfillAt: String,
+      },
+      'the services view tells the story',
+    );
   },
 );
 
@@ -176,7 +179,7 @@ t.test('deliveries refused while Redis was away are backfilled as soon as it is 
 
 t.test('a failed extractChanges is retried with backoff until the range is backfilled', async (t) => {
   const emulator = await startEmulator(t);
-  const { eventQueue, connection, prefix } = await eventQueueOn(t);
+  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
   let refused = 0;
   const flaky: typeof fetch = (input, init) => (refused++ < 2 ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init));
   const workerConnection = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
@@ -223,7 +226,7 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
 
 t.test('the current generations set the first watermarks, per layer on ArcGIS Online, and a later check records the gap', async (t) => {
   const emulator = await startEmulator(t);
-  const { eventQueue, connection, prefix } = await eventQueueOn(t);
+  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
   const auth = { username: 'admin', password: 'admin.pass' };
   const online = {
     eventQueue,

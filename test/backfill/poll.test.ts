@@ -8,6 +8,7 @@ import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf, type TestGeohook } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { serviceReports } from '../helpers/service-reports.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
@@ -65,6 +66,9 @@ t.test('poll mode, with no webhook and nothing delivered: the edits arrive as ev
   );
   t.match(consumed[0], { family: 'feature', type: 'feature.FeaturesCreated', service: { folderName: 'Hosted', serviceName: 'Parcels' } });
   for (const gen of gens) t.equal(coverage(consumed, gen), 1, `edit ${gen} in one event`);
+  const [report] = await serviceReports(redis.url, prefix);
+  t.match(report, { service: PARCELS, mode: 'poll', lastPollAt: String, watermark: gens.at(-1) }, 'the services view says polled');
+  t.notOk(report!.webhook ?? report!.lastDeliveryAt, 'no webhook, no delivery');
 });
 
 t.test('three receivers and two consumers on one Redis, webhooks and polling both on: each edit is consumed once', async (t) => {

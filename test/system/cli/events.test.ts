@@ -83,6 +83,24 @@ t.test('geohook events stats prints jobs per queue and state, as JSON or a table
   t.match(lines[3], /^unknown-events\s+1\s+0/);
 });
 
+t.test('geohook events stats --services prints each service, and --table adds them below the queues', async (t) => {
+  const q = await queues(t);
+  const service = { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer' };
+  await q.eventQueue.enqueue({ ...envelopeOf('gp'), service });
+  const [services, table, servicesTable] = await Promise.all([
+    json(t, ['events', 'stats', '--services'], q.env),
+    runCli(['events', 'stats', '--table'], { env: q.env }),
+    runCli(['events', 'stats', '--services', '--table'], { env: q.env }),
+  ]);
+  t.match(services, [{ service: 'Tools/Buffer.GPServer', mode: 'webhook', lastDeliveryAt: String, recentFailures: 0 }]);
+  const [queuesPart, servicesPart] = table.stdout.trimEnd().split('\n\n');
+  t.equal(queuesPart!.split('\n').length, 4, 'the queues table first');
+  const lines = servicesPart!.split('\n');
+  t.match(lines[0], /^service\s+mode\s+webhook\s+lastDelivery\s+failures24h\s+lastFailure\s+watermark\s+lastBackfill\s+lastPoll$/);
+  t.match(lines[1], /^Tools\/Buffer\.GPServer\s+webhook\s+\d{4}-\d\d-\d\dT/);
+  t.equal(servicesTable.stdout, `${servicesPart}\n`, '--services --table: that table alone');
+});
+
 t.test('geohook events failed lists the dead letters, by queue and limit, as JSON or a table', async (t) => {
   const q = await queues(t);
   const first = await q.settle('gp', 'failed');
