@@ -6,6 +6,7 @@ import { GeohookError } from '../errors.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { EventQueue } from '../queue/event-queue.js';
 import { PingLog } from '../queue/ping-log.js';
+import { readServiceReports } from '../queue/service-report.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
 import { HookKeys } from '../signature/hook-keys.js';
 import { clientErrorHandler } from './client-error.js';
@@ -176,6 +177,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
       prefix: '/ui',
       auth: config.dashboard.auth,
       eventQueue,
+      services: () => readServiceReports(connection, config.prefix),
       secureCookie: config.publicUrl.startsWith('https://'),
     });
   }

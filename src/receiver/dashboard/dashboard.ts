@@ -6,9 +6,11 @@ import type { DashboardAuth } from '../../config/load-config.js';
 import { GeohookError, QueueUnavailableError } from '../../errors.js';
 import type { EventQueue } from '../../queue/event-queue.js';
 import { allQueueNames } from '../../queue/names.js';
+import type { ServiceReport } from '../../queue/service-report.js';
 import { readableJobData } from '../../queue/stored-event.js';
 import { sendError } from '../error-reply.js';
 import { loginRoutes } from './login-routes.js';
+import { servicesPage } from './services-page.js';
 import { isAuthorized } from './session.js';
 
 /** Options of the {@link dashboard} plugin, registered with `prefix: '/ui'`. */
@@ -17,6 +19,8 @@ export interface DashboardOptions {
   auth: DashboardAuth;
   /** The queues the board shows. */
   eventQueue: EventQueue;
+  /** What the services view shows (`readServiceReports`). */
+  services: () => Promise<ServiceReport[]>;
   /** Session cookies are Secure even over plain HTTP (TLS ends at a proxy). @defaultValue false */
   secureCookie?: boolean;
 }
@@ -33,13 +37,14 @@ function fromAnotherOrigin(request: FastifyRequest): boolean {
   return !SAFE_METHODS.has(request.method) && site !== undefined && site !== 'same-origin';
 }
 
-/** Bull Board's pages, static assets and JSON API, all behind the dashboard credentials. */
+/** Bull Board's pages, static assets and JSON API, and the services view, all behind the dashboard credentials. */
 async function board(app: FastifyInstance, options: DashboardOptions): Promise<void> {
   const { auth, eventQueue } = options;
   const prefix = app.prefix;
   const tokenMode = 'token' in auth;
   const serverAdapter = new FastifyAdapter().setBasePath(prefix);
-  const bullBoard = createBullBoard({ queues: [], serverAdapter, options: { uiConfig: { boardTitle: 'geohook' } } });
+  const uiConfig = { boardTitle: 'geohook', miscLinks: [{ text: 'Services', url: `${prefix}/services` }] };
+  const bullBoard = createBullBoard({ queues: [], serverAdapter, options: { uiConfig } });
 
   // The queues exist only once Redis was first reached, which may be long after start-up: the board
   // takes them on the first API call that finds them.
@@ -81,14 +86,16 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
   });
 
   await app.register(serverAdapter.registerPlugin());
+  await app.register(servicesPage, { services: options.services, boardPath: prefix });
 }
 
 /**
- * The queue dashboard: Bull Board over the three event queues at the plugin's prefix, with HTTP basic
- * auth, or in token mode a bearer token and a login page that sets a session cookie.
+ * The queue dashboard: Bull Board over the event queues at the plugin's prefix, and the services view
+ * (`<prefix>/services`), with HTTP basic auth, or in token mode a bearer token and a login page that sets a
+ * session cookie.
  */
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
-  const { auth, eventQueue } = options; // not `prefix`, which the children inherit already
+  const { auth, eventQueue, services } = options; // not `prefix`, which the children inherit already
   if ('token' in auth) await app.register(loginRoutes, { token: auth.token, secureCookie: options.secureCookie ?? false });
-  await app.register(board, { auth, eventQueue });
+  await app.register(board, { auth, eventQueue, services });
 }

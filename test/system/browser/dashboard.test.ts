@@ -1,8 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { BrowserContext, Page } from 'playwright-core';
 import t, { type Test } from 'tap';
+import { upstreamFailuresKey, upstreamKey } from '../../../src/queue/names.js';
 import { sign } from '../../../src/signature/sign.js';
 import { chromiumMissing, launchChromium } from '../../helpers/chromium.js';
 import { fixture, repoPath } from '../../helpers/paths.js';
@@ -11,6 +13,7 @@ import { startRedis } from '../../helpers/redis.js';
 
 const TOKEN = 'dashboard-token-0123456789';
 const SCREENSHOT = repoPath('test-artifacts', 'dashboard.png');
+const SERVICES_SCREENSHOT = repoPath('test-artifacts', 'services.png');
 const skip = chromiumMissing();
 
 /**
@@ -114,4 +117,49 @@ t.test('basic mode: the browser opens the board with HTTP basic credentials, and
   const refused = await wrong.goto(`${receiver.url}/ui/`);
   t.equal(refused?.status(), 401, 'wrong password: 401');
   t.match(await refused?.json(), { code: 'GEOHOOK_ERR_DASHBOARD_AUTH' });
+});
+
+t.test('services view: the board links to it, and it shows each service as Redis has it', { skip }, async (t) => {
+  const redis = await startRedis(t);
+  const credentials = { username: 'ops', password: 'correct-horse-battery' };
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { dashboard: credentials }) });
+  for (const name of ['enterprise-gp-succeeded.json', 'enterprise-feature-created.json']) {
+    const body = fixture(name);
+    t.equal((await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).status, 202, name);
+  }
+  // What a registration pass records of a webhook the server deactivated once, and a failure it reported.
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.disconnect());
+  const now = Date.now();
+  const parcels = 'Hosted/Parcels.FeatureServer';
+  await raw.hset(
+    upstreamKey(receiver.prefix),
+    parcels,
+    JSON.stringify({ webhookId: 'w1', active: true, deactivations: 1, checkedAt: now }),
+  );
+  await raw.zadd(upstreamFailuresKey(receiver.prefix, parcels), now - 60_000, String(now - 60_000));
+  const browser = await launchChromium(t);
+  const { page, failures } = await openPage(await browser.newContext({ httpCredentials: credentials }));
+
+  await page.goto(`${receiver.url}/ui/`);
+  // Bull Board puts its links in the menu at the right of its header.
+  await page.locator('header button[aria-haspopup]').last().click();
+  await page.getByText('Services', { exact: true }).click();
+  await page.waitForURL(`${receiver.url}/ui/services`);
+  await page.getByRole('heading', { name: 'Services' }).waitFor();
+  const cells = async (service: string): Promise<Record<string, string>> => {
+    const row = page.locator(`tr[data-service="${service}"] td`);
+    const entries = await row.evaluateAll((tds) => tds.map((td) => [td.getAttribute('data-column'), td.textContent]));
+    return Object.fromEntries(entries) as Record<string, string>;
+  };
+  t.match(await cells(parcels), { mode: 'webhook', webhook: 'active, deactivated 1×', failures24h: '1', lastDelivery: '' });
+  t.match(await cells('Tools/Buffer.GPServer'), { mode: 'webhook', webhook: '', lastDelivery: /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/ });
+  t.match(await cells('ServiceName.FeatureServer'), { watermark: '1730385704443', lastDelivery: /^\d{4}-/ });
+  t.equal(await page.locator('tbody tr').count(), 3, 'one row per service');
+  mkdirSync(dirname(SERVICES_SCREENSHOT), { recursive: true });
+  await page.screenshot({ path: SERVICES_SCREENSHOT, fullPage: true });
+  t.same(failures, [], 'every request succeeded');
+
+  const anonymous = await fetch(`${receiver.url}/ui/services`);
+  t.equal(anonymous.status, 401, 'behind the dashboard credentials');
 });
