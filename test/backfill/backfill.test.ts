@@ -12,7 +12,8 @@ import { type EventQueue } from '../../src/queue/event-queue.js';
 import { backfillQueueName } from '../../src/queue/names.js';
 import { buildEvent } from '../../src/receiver/build-event.js';
 import { connectRedis } from '../../src/redis/connection.js';
-import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { coverage, editParcels, PARCELS } from '../helpers/edits.js';
+import { startEmulator } from '../helpers/emulator.js';
 import { startEventQueue } from '../helpers/event-queue.js';
 import { registrationEnv, startGeohook, webhooksOf } from '../helpers/geohook.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
@@ -22,14 +23,6 @@ import { serviceReports } from '../helpers/service-reports.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
-const PARCELS = 'Hosted/Parcels.FeatureServer';
-
-/** Makes an edit of Parcels in the emulator; `lose`: the server keeps it but no delivery leaves. Returns its generation. */
-async function edit(emulator: TestEmulator, changeType: string, lose = false): Promise<number> {
-  const answer = await emulator.control(`services/${PARCELS}/edits`, { changeType, lose });
-  if (answer.status !== 200) throw new Error(`edit ${changeType}: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return (answer.body.serverGens as [number, number])[1];
-}
 
 /** The feature events of a queue, oldest range first. */
 async function featureEvents(eventQueue: EventQueue): Promise<GeohookEvent[]> {
@@ -38,20 +31,16 @@ async function featureEvents(eventQueue: EventQueue): Promise<GeohookEvent[]> {
   return events.sort((a, b) => a.changes!.serverGens[0] - b.changes!.serverGens[0]);
 }
 
-/** How many events' ranges `(from, to]` hold generation `gen`. */
-const coverage = (events: readonly GeohookEvent[], gen: number): number =>
-  events.filter(({ changes }) => changes !== undefined && changes.serverGens[0] < gen && gen <= changes.serverGens[1]).length;
-
 t.test('edits whose deliveries were lost on the way are backfilled when the next delivery arrives', async (t) => {
   const emulator = await startEmulator(t);
   const geohook = await startGeohook(t, redis, registrationEnv(emulator, [PARCELS], uniquePrefix()));
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
   const { eventQueue } = geohook.server.app;
 
-  const delivered = await edit(emulator, 'FeaturesCreated');
+  const delivered = await editParcels(emulator, 'FeaturesCreated');
   await waitFor('the first edit received', async () => (await featureEvents(eventQueue)).length === 1);
-  const lost = [await edit(emulator, 'FeaturesUpdated', true), await edit(emulator, 'FeaturesCreated', true)];
-  const last = await edit(emulator, 'FeaturesDeleted');
+  const lost = [await editParcels(emulator, 'FeaturesUpdated', true), await editParcels(emulator, 'FeaturesCreated', true)];
+  const last = await editParcels(emulator, 'FeaturesDeleted');
   const events = await waitFor('both deliveries and the backfilled range', async () => {
     const all = await featureEvents(eventQueue);
     return all.length === 3 ? all : undefined;
@@ -86,13 +75,13 @@ t.test(
     };
     const first = await startGeohook(t, redis, env);
     await waitFor('registered', async () => (await first.readyz()).status === 200);
-    const before = await edit(emulator, 'FeaturesCreated');
+    const before = await editParcels(emulator, 'FeaturesCreated');
     await waitFor('the edit received', async () => (await featureEvents(first.server.app.eventQueue)).length === 1);
     await first.stop();
 
     const changeTypes = ['FeaturesCreated', 'FeaturesUpdated', 'FeaturesDeleted'];
     const missed: number[] = [];
-    for (let n = 0; n < 20; n += 1) missed.push(await edit(emulator, changeTypes[n % 3]!));
+    for (let n = 0; n < 20; n += 1) missed.push(await editParcels(emulator, changeTypes[n % 3]!));
     await waitFor('the webhook deactivated', async () => (await webhooksOf(emulator, PARCELS))[0]?.active === false);
 
     const second = await startGeohook(t, redis, env);
@@ -108,7 +97,7 @@ t.test(
     // extractChanges reports net changes: each feature created, updated and deleted in the range drops out; the last one created stays.
     t.same(events[1]!.types, ['feature.FeaturesCreated']);
     for (const gen of [before, ...missed]) t.equal(coverage(events, gen), 1, `edit ${gen} is in exactly one range`);
-    const after = await edit(emulator, 'FeaturesUpdated');
+    const after = await editParcels(emulator, 'FeaturesUpdated');
     const all = await waitFor('the next edit delivered', async () => {
       const now = await featureEvents(second.server.app.eventQueue);
       return now.length === 3 ? now : undefined;
@@ -156,11 +145,11 @@ t.test('deliveries refused while Redis was away are backfilled as soon as it is 
   const geohook = await startGeohook(t, own, registrationEnv(emulator, [PARCELS], uniquePrefix()));
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
   const { eventQueue } = geohook.server.app;
-  const before = await edit(emulator, 'FeaturesCreated');
+  const before = await editParcels(emulator, 'FeaturesCreated');
   await waitFor('the first edit received', async () => (await featureEvents(eventQueue)).length === 1);
 
   await own.stop();
-  const refused = [await edit(emulator, 'FeaturesUpdated'), await edit(emulator, 'FeaturesCreated')];
+  const refused = [await editParcels(emulator, 'FeaturesUpdated'), await editParcels(emulator, 'FeaturesCreated')];
   await waitFor('the deliveries refused', async () => {
     const { deliveries } = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as { deliveries: { outcome: string }[] };
     return deliveries.length === 3 && deliveries.slice(1).every((delivery) => delivery.outcome === 'failed');
@@ -197,8 +186,8 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
   });
 
   // Deliveries as the server would send them for the first and last of three edits; the middle one never came.
-  const gens = [await edit(emulator, 'FeaturesCreated', true), await edit(emulator, 'FeaturesCreated', true)];
-  const last = await edit(emulator, 'FeaturesCreated', true);
+  const gens = [await editParcels(emulator, 'FeaturesCreated', true), await editParcels(emulator, 'FeaturesCreated', true)];
+  const last = await editParcels(emulator, 'FeaturesCreated', true);
   const delivery = (from: number, to: number) => {
     const payload = {
       serviceType: 'FeatureServer',

@@ -4,7 +4,8 @@ import t, { type Test } from 'tap';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
-import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { coverage, editParcels, PARCELS } from '../helpers/edits.js';
+import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf, type TestGeohook } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -12,18 +13,6 @@ import { serviceReports } from '../helpers/service-reports.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
-const PARCELS = 'Hosted/Parcels.FeatureServer';
-
-/** Makes an edit of Parcels; `lose`: no delivery leaves. Returns its generation. */
-async function edit(emulator: TestEmulator, lose = false): Promise<number> {
-  const answer = await emulator.control(`services/${PARCELS}/edits`, { changeType: 'FeaturesCreated', lose });
-  if (answer.status !== 200) throw new Error(`edit: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return (answer.body.serverGens as [number, number])[1];
-}
-
-/** How many events' ranges `(from, to]` hold generation `gen`. */
-const coverage = (events: readonly GeohookEvent[], gen: number): number =>
-  events.filter(({ changes }) => changes !== undefined && changes.serverGens[0] < gen && gen <= changes.serverGens[1]).length;
 
 /** The scopes with a watermark under `prefix`. */
 async function watermarked(prefix: string): Promise<string[]> {
@@ -57,7 +46,7 @@ t.test('poll mode, with no webhook and nothing delivered: the edits arrive as ev
   await consume(t, prefix, consumed);
 
   const gens: number[] = [];
-  for (let n = 0; n < 5; n += 1) gens.push(await edit(emulator));
+  for (let n = 0; n < 5; n += 1) gens.push(await editParcels(emulator));
   await waitFor('every edit polled', () => gens.every((gen) => coverage(consumed, gen) > 0));
   t.same(await webhooksOf(emulator, PARCELS), [], 'no webhook');
   t.ok(
@@ -92,7 +81,7 @@ t.test('three receivers and two consumers on one Redis, webhooks and polling bot
 
   const gens: number[] = [];
   for (let n = 0; n < 40; n += 1) {
-    gens.push(await edit(emulator, n % 3 === 1));
+    gens.push(await editParcels(emulator, 'FeaturesCreated', n % 3 === 1));
     if (n % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 350));
   }
   await waitFor('every edit consumed', () => gens.every((gen) => coverage(consumed, gen) > 0), { timeoutMs: 30_000 });
