@@ -135,7 +135,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
           onFilled: ({ scope, serverGens, types, source }) => {
             if (source !== 'backfill') return;
             const text = `geohook: backfilled the edits of ${scope} in server generations (${serverGens[0]}, ${serverGens[1]}]`;
-            void alert({ type: 'gap.backfilled', service: scope, serverGens, types, text });
+            void alert({ event: 'gap.backfilled', service: scope, serverGens, types, text });
           },
         }),
   });

@@ -2,12 +2,12 @@ import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connection.js';
 
 /** What an alert is about (docs/backfill.md#alerts). */
-export type AlertType = 'webhook.failing' | 'webhook.deactivated' | 'webhook.recovered' | 'gap.backfilled';
+export type AlertEvent = 'webhook.failing' | 'webhook.deactivated' | 'webhook.recovered' | 'gap.backfilled';
 
-/** An alert: its type, a line for a person, and typed fields. */
+/** An alert: what happened, a line for a person, and typed fields. */
 export interface Alert {
-  type: AlertType;
-  /** The service (`folder/name.FeatureServer`), or the backfill scope, it is about: alerts are debounced per type and subject. */
+  event: AlertEvent;
+  /** The service (`folder/name.FeatureServer`), or the backfill scope, it is about: alerts are debounced per event and subject. */
   service: string;
   /** One line for a person: Slack's and Teams' incoming webhooks show it as the message. */
   text: string;
@@ -18,7 +18,7 @@ export interface Alert {
 export interface AlertSenderOptions {
   /** ALERT_URL. */
   url: string;
-  /** Shortest time between two alerts of one type about one service, ms (shared by every receiver through Redis). */
+  /** Shortest time between two alerts of one event about one service, ms (shared by every receiver through Redis). */
   debounceMs: number;
   redis: RedisClient;
   /** Key prefix (`GEOHOOK_PREFIX`). */
@@ -30,12 +30,12 @@ export interface AlertSenderOptions {
   fetch?: typeof fetch;
 }
 
-/** Sends an alert unless one of its type and service was sent within the debounce time; never throws. */
+/** Sends an alert unless one of its event and service was sent within the debounce time; never throws. */
 export type AlertSender = (alert: Alert) => Promise<void>;
 
 /**
- * POSTs alerts as JSON (`{type, text, service, …fields, at}`), debounced with a Redis key per type and service
- * (`<prefix>:alerts:<type>:<service>`), so that several receivers send one. A failed POST is logged.
+ * POSTs alerts as JSON (`{event, text, service, …fields, at}`), debounced with a Redis key per event and service
+ * (`<prefix>:alerts:<event>:<service>`), so that several receivers send one. A failed POST is logged.
  */
 export function createAlertSender(options: AlertSenderOptions): AlertSender {
   const { url, debounceMs, redis, prefix, timeoutMs = 10_000 } = options;
@@ -44,8 +44,8 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
   return async (alert) => {
     try {
       if (debounceMs > 0) {
-        const first = await redis.set(`${prefix}:alerts:${alert.type}:${alert.service}`, '1', 'PX', debounceMs, 'NX');
-        if (first === null) return log.debug({ type: alert.type, service: alert.service }, 'alert debounced');
+        const first = await redis.set(`${prefix}:alerts:${alert.event}:${alert.service}`, '1', 'PX', debounceMs, 'NX');
+        if (first === null) return log.debug({ event: alert.event, service: alert.service }, 'alert debounced');
       }
       const body = JSON.stringify({ ...alert, at: new Date().toISOString() });
       const response = await fetchFn(url, {
@@ -56,9 +56,9 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
       });
       await response.body?.cancel();
       if (!response.ok) throw new Error(`the alert URL answered ${response.status}`);
-      log.info({ type: alert.type, service: alert.service }, 'alert sent');
+      log.info({ event: alert.event, service: alert.service }, 'alert sent');
     } catch (err) {
-      log.warn({ err, type: alert.type, service: alert.service }, 'alert not sent');
+      log.warn({ err, event: alert.event, service: alert.service }, 'alert not sent');
     }
   };
 }

@@ -81,14 +81,14 @@ export class UpstreamHealth {
     const alert = this.options.alert;
     if (deactivated) {
       await alert?.({
-        type: 'webhook.deactivated',
+        event: 'webhook.deactivated',
         service,
         webhookId: outcome.id,
         text: `geohook: the GIS server deactivated the webhook on ${service}; geohook reactivated it and is backfilling the edits it missed`,
       });
     } else if (fresh > 0) {
       await alert?.({
-        type: 'webhook.failing',
+        event: 'webhook.failing',
         service,
         webhookId: outcome.id,
         failures: fresh,
@@ -212,7 +212,7 @@ export class UpstreamHealth {
       const state = await this.state(service);
       if (state !== undefined) await this.options.redis.hset(this.stateKey, service, JSON.stringify({ ...state, recoveredAt: Date.now() }));
       await this.options.alert?.({
-        type: 'webhook.recovered',
+        event: 'webhook.recovered',
         service,
         webhookId,
         text: `geohook: the webhook on ${service} is active again and the edits it missed are backfilled`,

@@ -106,17 +106,17 @@ t.test(
     t.equal(coverage(all, after), 1, 'delivered again once active');
     const sent = await waitFor('the recovered alert', () => {
       const bodies = alerts.received.map((request) => JSON.parse(request.body.toString()) as Record<string, unknown>);
-      return bodies.some((body) => body.type === 'webhook.recovered') && bodies;
+      return bodies.some((body) => body.event === 'webhook.recovered') && bodies;
     });
-    const kinds = sent.map((body) => body.type);
+    const kinds = sent.map((body) => body.event);
     t.ok(kinds.indexOf('webhook.deactivated') < kinds.indexOf('webhook.recovered'), `deactivated, then recovered: ${kinds.join(', ')}`);
     t.ok(kinds.indexOf('gap.backfilled') < kinds.indexOf('webhook.recovered'), 'recovered once the gap was backfilled');
     t.match(
-      sent.find((body) => body.type === 'webhook.deactivated'),
+      sent.find((body) => body.event === 'webhook.deactivated'),
       { service: PARCELS, text: /deactivated the webhook on Hosted\/Parcels/, at: String },
     );
     t.match(
-      sent.find((body) => body.type === 'gap.backfilled'),
+      sent.find((body) => body.event === 'gap.backfilled'),
       { service: `default ${PARCELS}`, serverGens: [before, missed.at(-1)], types: ['FeaturesCreated'] },
     );
     const metrics = await (await fetch(`${second.url}/metrics`)).text();

@@ -68,7 +68,7 @@ t.test('failed deliveries the server reports are kept past its clearing, counted
 
   await waitFor('the alert', () => alerts.received.length > 0);
   const sent = alerts.received.map((request) => JSON.parse(request.body.toString()) as Record<string, unknown>);
-  t.match(sent, [{ type: 'webhook.failing', service: SERVICE, webhookId: id, failures: 2, text: /2 failed deliveries/ }]);
+  t.match(sent, [{ event: 'webhook.failing', service: SERVICE, webhookId: id, failures: 2, text: /2 failed deliveries/ }]);
   t.equal(sent.length, 1, 'the second failing alert fell within the debounce time');
 });
 
@@ -87,7 +87,7 @@ t.test('a reactivated webhook is alerted as deactivated, and as recovered once n
   await gap.remove();
   await waitFor('the recovered alert', () => alerts.received.length === 2);
   t.same(
-    alerts.received.map((request) => (JSON.parse(request.body.toString()) as { type: string }).type),
+    alerts.received.map((request) => (JSON.parse(request.body.toString()) as { event: string }).event),
     ['webhook.deactivated', 'webhook.recovered'],
   );
   t.match(await health.state(service), { active: true, deactivations: 1, deactivatedAt: Number, recoveredAt: Number });
@@ -100,6 +100,6 @@ t.test('an alert URL that fails is logged, never thrown', async (t) => {
   const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
   const down = await startSink(t, answerWith(503));
   const alert = createAlertSender({ url: down.url, debounceMs: 0, redis: connection, prefix: uniquePrefix(), logger });
-  await alert({ type: 'gap.backfilled', service: 'default X.FeatureServer', text: 'x' });
-  t.match(JSON.parse(lines.join('')), { msg: 'alert not sent', type: 'gap.backfilled', err: { message: /answered 503/ } });
+  await alert({ event: 'gap.backfilled', service: 'default X.FeatureServer', text: 'x' });
+  t.match(JSON.parse(lines.join('')), { msg: 'alert not sent', event: 'gap.backfilled', err: { message: /answered 503/ } });
 });

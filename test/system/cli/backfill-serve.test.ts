@@ -96,7 +96,7 @@ t.test(
     t.same(events.map((event) => event.source).sort(), ['backfill', 'webhook']);
     for (const gen of [before, ...missed]) t.equal(coverage(events, gen), 1, `edit ${gen} consumed once`);
     const kinds = await waitFor('the recovered alert', () => {
-      const types = alerts.received.map((request) => (JSON.parse(request.body.toString()) as { type: string }).type);
+      const types = alerts.received.map((request) => (JSON.parse(request.body.toString()) as { event: string }).event);
       return types.includes('webhook.recovered') && types;
     });
     t.ok(kinds.indexOf('webhook.deactivated') < kinds.indexOf('webhook.recovered'), `deactivated, then recovered: ${kinds.join(', ')}`);
