@@ -22,6 +22,7 @@ const layers = {
   registration: ['admin', 'arcgis', 'config', 'redis', 'signature'],
   backfill: ['arcgis', 'arcgis-request', 'consumers', 'queue', 'receiver', 'redis'],
   health: ['admin', 'arcgis', 'queue', 'redis', 'registration'],
+  doctor: ['admin', 'arcgis', 'arcgis-request', 'consumers', 'signature'],
   emulator: ['arcgis', 'config', 'signature'],
   cli: [
     'admin',
@@ -30,6 +31,7 @@ const layers = {
     'backfill',
     'config',
     'consumers',
+    'doctor',
     'embedded',
     'emulator',
     'queue',

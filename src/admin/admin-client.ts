@@ -57,5 +57,6 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     settings: createSettingsResource(request),
     placement: createPlacementResource(request),
     ...createServicesResource(request),
+    info: () => request.send('', {}, { idempotent: true }) as ReturnType<AdminClient['info']>,
   };
 }

@@ -24,7 +24,7 @@ export interface SendOptions {
   idempotent: boolean;
 }
 
-/** Sends admin operations: `send(path, params)` POSTs to `{base_url}/<path>` and returns the checked JSON. */
+/** Sends admin operations: `send(path, params)` POSTs to `{base_url}/<path>` (`''`: the root) and returns the checked JSON. */
 export interface AdminRequest {
   send(path: string, params: AdminParams, options: SendOptions): Promise<Record<string, unknown>>;
   /** {@link AdminRequest.send} for an operation that answers a bare JSON array. */
@@ -48,7 +48,7 @@ export function createAdminRequest(options: AdminRequestOptions): AdminRequest {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const sleep = options.sleep ?? delay;
   const transport = { fetch: options.fetch, timeoutMs: options.timeoutMs };
-  const urlOf = (path: string): string => `${baseUrl}/${path.replace(/^\/+/, '')}`;
+  const urlOf = (path: string): string => (path === '' ? baseUrl : `${baseUrl}/${path.replace(/^\/+/, '')}`);
 
   async function withRetries<T>(
     url: string,

@@ -65,6 +65,9 @@ export function createOnlineWebhooksResource(request: AdminRequest): AdminClient
     deactivateAll: bulk('deactivateAll'),
     deleteAll: bulk('deleteAll'),
     notificationStatus: unavailable('notificationStatus'),
+    async ping(service, id) {
+      await request.send(`${hookPath(service, id)}/status`, {}, write);
+    },
     listOrganization: unavailable('the organization-wide webhook list'),
   };
 }

@@ -59,6 +59,11 @@ export interface AdminClient {
     deactivateAll(service: ServiceName): Promise<void>;
     deleteAll(service: ServiceName): Promise<void>;
     notificationStatus(service: ServiceName, id: string): Promise<{ invoked: boolean; invokedTimestamp: number }[]>;
+    /**
+     * ArcGIS Online's `status` operation: the server POSTs its test payload (`events: ["NoContent"]`) to the
+     * webhook's hookUrl, signed like a delivery. ArcGIS Enterprise has no such operation.
+     */
+    ping(service: ServiceName, id: string): Promise<void>;
     listOrganization(): Promise<Webhook[]>;
   };
   settings: { get(): Promise<WebhookSettings>; set(settings: Partial<WebhookSettings>): Promise<WebhookSettings> };
@@ -67,6 +72,8 @@ export interface AdminClient {
     edit(service: ServiceName, policy: ServicePlacementPolicy, options?: { async?: boolean }): Promise<void>;
   };
   findServices(filters?: FindServicesFilters): Promise<ServiceRecord[]>;
+  /** The admin root itself (`{base_url}?f=json`): `currentVersion` and the resources. */
+  info(): Promise<{ currentVersion?: number | string } & Record<string, unknown>>;
   updateDefinition(
     service: ServiceName,
     definition: { capabilities?: string; syncEnabled?: boolean } & Record<string, unknown>,

@@ -5,7 +5,7 @@ import { unexpected } from '../arcgis-request/check-response.js';
 import type { AdminRequest } from './admin-request.js';
 import { arrayField, webhookOf } from './read-answer.js';
 import type { AdminClient } from './types.js';
-import { checkWebhookParams } from './validate-input.js';
+import { checkWebhookParams, invalidArgument } from './validate-input.js';
 
 /** Page size `listAll` asks for (the ArcGIS API for Python's). */
 export const LIST_PAGE_SIZE = 25;
@@ -80,6 +80,9 @@ export function createWebhooksResource(request: AdminRequest): AdminClient['webh
     async listOrganization() {
       const path = 'services/webhooks';
       return arrayField<Webhook>(await request.send(path, {}, read), 'webhooks', request.urlOf(path));
+    },
+    async ping() {
+      throw invalidArgument('ping (a test delivery) is an operation of ArcGIS Online only');
     },
   };
 }

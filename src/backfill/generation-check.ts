@@ -1,6 +1,7 @@
 import type { AdminAuth } from '../arcgis/admin-auth.js';
 import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
-import { parseServiceName, type ServiceName } from '../arcgis/service-name.js';
+import { serviceRestUrl } from '../arcgis/rest-urls.js';
+import type { ServiceName } from '../arcgis/service-name.js';
 import { createFollowUpSession } from '../consumers/follow-up-request.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { scopeOf, type TrackedRange } from '../queue/tracked-ranges.js';
@@ -20,12 +21,6 @@ export interface GenerationCheckOptions {
   source?: 'poll';
 }
 
-/** The REST services root beside an admin API URL: `…/arcgis/admin` → `…/arcgis/rest/services`, `…/rest/admin` → `…/rest/services`. */
-function restServicesUrl(adminUrl: string): string {
-  const base = adminUrl.replace(/\/+$/, '');
-  return isOnlineAdminRoot(base) ? base.replace(/\/admin$/i, '/services') : base.replace(/\/admin$/i, '/rest/services');
-}
-
 interface LayerGen {
   id: number;
   serverGen: number;
@@ -42,9 +37,7 @@ const isLayerGen = (value: unknown): value is LayerGen =>
  * generations read; none for a service without change tracking.
  */
 export async function checkGenerations(service: ServiceName, options: GenerationCheckOptions): Promise<TrackedRange[]> {
-  const { folder, name } = parseServiceName(service);
-  const path = [...(folder === undefined ? [] : [folder]), name].map(encodeURIComponent).join('/');
-  const serviceUrl = new URL(`${restServicesUrl(options.adminUrl)}/${path}/FeatureServer`);
+  const serviceUrl = serviceRestUrl(options.adminUrl, service);
   const session = createFollowUpSession({
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),

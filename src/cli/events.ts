@@ -5,13 +5,9 @@ import { EventQueue } from '../queue/event-queue.js';
 import { allQueueNames, type QueueName } from '../queue/names.js';
 import { QueueInspector } from '../queue/queue-inspector.js';
 import { readServiceReports, serviceColumns, serviceReportRow, type ServiceReport } from '../queue/service-report.js';
-import { createProducerConnection, describeTarget } from '../redis/connection.js';
 import { addQueueOptions, configOverrides } from './config-options.js';
 import { printJson, printLine, printResult, printTable } from './print.js';
-import { queueRedisTarget } from './queue-redis-target.js';
-
-/** Longest wait for Redis to answer before a command gives up. */
-const CONNECT_TIMEOUT_MS = 3000;
+import { connectQueueRedis } from './queue-redis-target.js';
 
 const FAILED_COLUMNS = ['failedAt', 'queue', 'jobId', 'type', 'hook', 'attemptsMade', 'failedReason'] as const;
 
@@ -37,26 +33,14 @@ function wholeNumber(min: number): (value: string) => number {
 
 /**
  * Runs `work` on the queues the flags and environment name, over one fail-fast connection: Redis that
- * does not answer is one clear error within {@link CONNECT_TIMEOUT_MS}, never a hang.
+ * does not answer is one clear error within seconds, never a hang.
  */
 async function withInspector<T>(
   flags: EventsFlags,
   work: (inspector: QueueInspector, services: () => Promise<ServiceReport[]>) => Promise<T>,
 ): Promise<T> {
   const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
-  const target = queueRedisTarget(config);
-  const where = describeTarget(target);
-  const connection = createProducerConnection(target, { lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, retryStrategy: () => null });
-  let failure: Error | undefined;
-  connection.on('error', (err: Error) => (failure ??= err)); // the first failure is the one reported
-  try {
-    await connection.connect();
-  } catch (err) {
-    // Once ended, disconnect() would hold the process for ioredis' disconnectTimeout.
-    if (connection.status !== 'end') connection.disconnect();
-    const reason = (failure ?? (err as Error)).message;
-    throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `cannot reach Redis at ${where}: ${reason}`, { cause: failure ?? err });
-  }
+  const { connection, where } = await connectQueueRedis(config);
   const eventQueue = new EventQueue({ connection, prefix: config.prefix });
   try {
     const inspector = new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: config.completedJobs.ageSeconds });

@@ -50,6 +50,11 @@ const commands: readonly CommandEntry[] = [
     load: async () => (await import('./admin/index.js')).registerAdmin,
   },
   {
+    name: 'doctor',
+    description: "say why a service's webhooks would not fire, with the exact fix, and prove a live delivery round trip",
+    load: async () => (await import('./doctor.js')).registerDoctor,
+  },
+  {
     name: 'events',
     description: 'inspect the queues: job counts, dead letters (failed jobs), retry them, replay an event',
     load: async () => (await import('./events.js')).registerEvents,

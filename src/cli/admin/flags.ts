@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { createAdminClient, type AdminClient } from '../../admin/admin-client.js';
 import { loadConfig, type AdminConfig, type ConfigOverrides } from '../../config/load-config.js';
 import { GeohookError } from '../../errors.js';
@@ -39,6 +39,25 @@ export async function readJsonFile(path: string, flag: string): Promise<unknown>
   } catch {
     throw new GeohookError('GEOHOOK_ERR_CONFIG', `${flag}: ${path} is not valid JSON`);
   }
+}
+
+/** Adds the flags of the admin API's address and credentials to a command (`geohook admin`, `geohook doctor`). */
+export function addAdminOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option('--admin-url <url>', 'the admin root, {base_url} (ArcGIS Online: https://<host>/<orgId>/ArcGIS/rest/admin)').env(
+        'ADMIN_URL',
+      ),
+    )
+    .addOption(new Option('--token <token>', 'a static admin token').env('ADMIN_TOKEN'))
+    .addOption(new Option('--username <name>', 'admin user, exchanged for a token').env('ADMIN_USERNAME'))
+    .addOption(new Option('--password <password>', 'its password').env('ADMIN_PASSWORD'))
+    .addOption(
+      new Option(
+        '--token-url <url>',
+        'where tokens come from (default {admin-url}/generateToken; for ArcGIS Online, <origin>/sharing/rest/generateToken)',
+      ).env('TOKEN_URL'),
+    );
 }
 
 /** The admin variables the flags override (flags win over the environment). */

@@ -68,12 +68,19 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
     return sendAdmin(request, reply, parameter);
   });
 
-  // The feature service's own resource, as clients read it before they call its operations: its layers are
-  // layer 0 and every layer edits were fired on; with change tracking, each layer's server generations.
-  route<ServiceParams>('/FeatureServer', async (request, reply) => {
+  /** A feature service of the catalogue and its layers: layer 0 and every layer edits were fired on. */
+  const featureLayers = (request: FastifyRequest<{ Params: ServiceParams }>) => {
     const service = store.service(request.params.folder, `${request.params.service}.FeatureServer`);
     const key = serviceKey(service);
-    const layerIds = [...new Set([0, ...history.editedLayers(key)])].sort((a, b) => a - b);
+    const ids = [...new Set([0, ...history.editedLayers(key)])].sort((a, b) => a - b);
+    const layers = ids.map((id) => ({ id, name: id === 0 ? service.serviceName : `${service.serviceName}_${id}` }));
+    return { service, key, layers };
+  };
+
+  // The feature service's own resource, as clients read it before they call its operations; with change
+  // tracking, each layer's server generations.
+  route<ServiceParams>('/FeatureServer', async (request, reply) => {
+    const { service, key, layers } = featureLayers(request);
     const changeTracking = capabilitySet(service).has('changetracking');
     const now = clock.now();
     return sendAdmin(request, reply, {
@@ -84,10 +91,27 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
       syncEnabled: service.syncEnabled === true,
       capabilities: service.capabilities ?? '',
       ...(changeTracking
-        ? { changeTrackingInfo: { lastSyncDate: now, layerServerGens: layerIds.map((id) => history.layerServerGen(key, id, now)) } }
+        ? { changeTrackingInfo: { lastSyncDate: now, layerServerGens: layers.map(({ id }) => history.layerServerGen(key, id, now)) } }
         : {}),
-      layers: layerIds.map((id) => ({ id, name: id === 0 ? service.serviceName : `${service.serviceName}_${id}` })),
+      layers,
       tables: [],
+    });
+  });
+
+  // A layer's own resource: how its data is versioned and archived, which decides whether a non-hosted
+  // service takes webhooks.
+  route<ServiceParams & { layer: string }>('/FeatureServer/:layer', async (request, reply) => {
+    const { service, layers } = featureLayers(request);
+    const layer = /^\d+$/.test(request.params.layer) ? layers.find(({ id }) => id === Number(request.params.layer)) : undefined;
+    if (layer === undefined) throw new AdminError(404, 'Layer not found.', `No layer ${request.params.layer} in ${service.serviceName}.`);
+    return sendAdmin(request, reply, {
+      currentVersion: EMULATED_VERSION,
+      ...layer,
+      type: 'Feature Layer',
+      capabilities: service.capabilities ?? '',
+      isDataVersioned: service.versioned === true || service.branchVersioned === true,
+      isDataBranchVersioned: service.branchVersioned === true,
+      isDataArchived: service.archiving === true,
     });
   });
 

@@ -1,0 +1,74 @@
+import type { WebhookSettings } from '../arcgis/webhook-settings.js';
+import { failed, passed, type Check } from './check.js';
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * The organization's delivery settings against this receiver (ArcGIS Enterprise): the per-attempt timeout
+ * against the acknowledgement measured by the round trip, and the number of attempts.
+ */
+export function settingsChecks(settings: WebhookSettings | undefined, ackMs: number | undefined, readError: string | undefined): Check[] {
+  if (settings === undefined) {
+    const message = `the webhook settings could not be read (${readError ?? 'no answer'}): timeout and retries not checked`;
+    return [failed('settings.read', message, 'run doctor as an organization administrator (ADMIN_USERNAME)', 'warning')];
+  }
+  const timeoutMs = settings.notificationTimeOutInSeconds * 1000;
+  const raise = `geohook admin settings --notification-timeout ${Math.max(10, Math.ceil(((ackMs ?? 0) * 4) / 1000))}`;
+  const timeout =
+    ackMs === undefined
+      ? failed(
+          'settings.timeout',
+          'no acknowledgement was measured (the round trip did not reach the receiver)',
+          'see roundTrip',
+          'warning',
+        )
+      : ackMs * 4 <= timeoutMs
+        ? passed(
+            'settings.timeout',
+            `the receiver acknowledged in ${ackMs} ms; the server waits ${settings.notificationTimeOutInSeconds} s`,
+          )
+        : failed(
+            'settings.timeout',
+            `the receiver acknowledged in ${ackMs} ms, too close to the server's ${settings.notificationTimeOutInSeconds} s per attempt`,
+            raise,
+            ackMs < timeoutMs ? 'warning' : 'error',
+          );
+  const attempts =
+    settings.notificationAttempts >= 2
+      ? passed('settings.attempts', `the server tries each delivery ${settings.notificationAttempts} times`, 'warning')
+      : failed(
+          'settings.attempts',
+          'the server tries each delivery once: one lost request is a lost delivery and a failure toward deactivation',
+          'geohook admin settings --notification-attempts 3',
+          'warning',
+        );
+  return [timeout, attempts];
+}
+
+/** The hookUrl: HTTPS (plain HTTP only on loopback), and something answers there. */
+export async function hookUrlChecks(hookUrl: string): Promise<Check[]> {
+  const url = new URL(hookUrl);
+  const https =
+    url.protocol === 'https:' || LOOPBACK.test(url.hostname)
+      ? passed('hook-url.https', `${hookUrl} is ${url.protocol === 'https:' ? 'HTTPS' : 'on loopback'}`, 'warning')
+      : failed(
+          'hook-url.https',
+          `${hookUrl} is plain HTTP: deliveries and their signatures cross the network unencrypted (ArcGIS Online requires HTTPS)`,
+          'put geohook behind a TLS proxy and set PUBLIC_URL to its https:// URL',
+          'warning',
+        );
+  let answers: Check;
+  try {
+    const response = await fetch(hookUrl, { signal: AbortSignal.timeout(10_000) });
+    await response.body?.cancel();
+    answers = passed('hook-url.answers', `${hookUrl} answers (HTTP ${response.status} to a GET)`);
+  } catch (err) {
+    const reason = ((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message) || 'no answer';
+    answers = failed(
+      'hook-url.answers',
+      `nothing answers at ${hookUrl} (${reason})`,
+      'start geohook serve, and set PUBLIC_URL to the URL the GIS server reaches it at',
+    );
+  }
+  return [https, answers];
+}
