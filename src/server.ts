@@ -203,7 +203,9 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
       await registration?.close();
       await health?.close();
       await poller?.close();
-      await backfill.close();
+      // Forced: BullMQ's graceful close can wait forever on a blocking connection that reconnected after a Redis
+      // restart (taskforcesh/bullmq#4656). A gap being filled is picked up again, and its event is the same.
+      await backfill.close(true);
       backfillRedis.disconnect();
       await registrationRedis?.quit().catch(() => registrationRedis.disconnect());
       await app.close();

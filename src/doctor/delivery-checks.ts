@@ -13,7 +13,8 @@ export function settingsChecks(settings: WebhookSettings | undefined, ackMs: num
     return [failed('settings.read', message, 'run doctor as an organization administrator (ADMIN_USERNAME)', 'warning')];
   }
   const timeoutMs = settings.notificationTimeOutInSeconds * 1000;
-  const raise = `geohook admin settings --notification-timeout ${Math.max(10, Math.ceil(((ackMs ?? 0) * 4) / 1000))}`;
+  // Four times the acknowledgement, within the setting's bounds (1 to 60 s).
+  const raise = `geohook admin settings --notification-timeout ${Math.min(60, Math.max(10, Math.ceil(((ackMs ?? 0) * 4) / 1000)))}`;
   const timeout =
     ackMs === undefined
       ? failed(
@@ -45,30 +46,31 @@ export function settingsChecks(settings: WebhookSettings | undefined, ackMs: num
   return [timeout, attempts];
 }
 
-/** The hookUrl: HTTPS (plain HTTP only on loopback), and something answers there. */
-export async function hookUrlChecks(hookUrl: string): Promise<Check[]> {
+/** The hookUrl is HTTPS, or plain HTTP on loopback only (a warning). */
+export function httpsCheck(hookUrl: string): Check {
   const url = new URL(hookUrl);
-  const https =
-    url.protocol === 'https:' || LOOPBACK.test(url.hostname)
-      ? passed('hook-url.https', `${hookUrl} is ${url.protocol === 'https:' ? 'HTTPS' : 'on loopback'}`, 'warning')
-      : failed(
-          'hook-url.https',
-          `${hookUrl} is plain HTTP: deliveries and their signatures cross the network unencrypted (ArcGIS Online requires HTTPS)`,
-          'put geohook behind a TLS proxy and set PUBLIC_URL to its https:// URL',
-          'warning',
-        );
-  let answers: Check;
+  if (url.protocol === 'https:' || LOOPBACK.test(url.hostname))
+    return passed('hook-url.https', `${hookUrl} is ${url.protocol === 'https:' ? 'HTTPS' : 'on loopback'}`, 'warning');
+  return failed(
+    'hook-url.https',
+    `${hookUrl} is plain HTTP: deliveries and their signatures cross the network unencrypted (ArcGIS Online requires HTTPS)`,
+    'put geohook behind a TLS proxy and set PUBLIC_URL to its https:// URL',
+    'warning',
+  );
+}
+
+/** Something answers HTTP at the hookUrl. */
+export async function answersCheck(hookUrl: string): Promise<Check> {
   try {
     const response = await fetch(hookUrl, { signal: AbortSignal.timeout(10_000) });
     await response.body?.cancel();
-    answers = passed('hook-url.answers', `${hookUrl} answers (HTTP ${response.status} to a GET)`);
+    return passed('hook-url.answers', `${hookUrl} answers (HTTP ${response.status} to a GET)`);
   } catch (err) {
     const reason = ((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message) || 'no answer';
-    answers = failed(
+    return failed(
       'hook-url.answers',
       `nothing answers at ${hookUrl} (${reason})`,
       'start geohook serve, and set PUBLIC_URL to the URL the GIS server reaches it at',
     );
   }
-  return [https, answers];
 }

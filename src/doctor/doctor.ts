@@ -5,7 +5,7 @@ import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 import { createFollowUpSession } from '../consumers/follow-up-request.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { failed, isRed, passed, type Check } from './check.js';
-import { hookUrlChecks, settingsChecks } from './delivery-checks.js';
+import { answersCheck, httpsCheck, settingsChecks } from './delivery-checks.js';
 import { roundTrip, type RoundTrip } from './round-trip.js';
 import { checkService } from './service-checks.js';
 import { checkWebhook } from './webhook-checks.js';
@@ -97,7 +97,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       settingsError = (err as Error).message; // an administrator who is not an organization administrator
     }
   }
-  const urlChecks = await hookUrlChecks(options.hookUrl);
+  const urlChecks = [httpsCheck(options.hookUrl), await answersCheck(options.hookUrl)];
   const expectation = { ...options, settings, now: Date.now() };
 
   const services: DoctorReport['services'] = [];
