@@ -122,10 +122,15 @@ case "$mode" in
     install_dependencies
     # tap ships its test class built with every plugin; the first run after an install would rebuild it for the
     # plugins package.json names only after it had started every test file with the TypeScript and mock loaders
-    # of the others, which slow each file's imports. Built now, no test file loads them.
-    if [ "$installed" = 1 ]; then npx tap build >/dev/null; fi
+    # of the others, which slow each file's imports. Built now (beside the compilation), no test file loads them.
+    tap_build_pid=""
+    if [ "$installed" = 1 ]; then
+      npx tap build >/dev/null &
+      tap_build_pid=$!
+    fi
     build_and_check || { wait "$chromium_pid"; exit 1; }
     wait "$chromium_pid"
+    if [ -n "$tap_build_pid" ]; then wait "$tap_build_pid"; fi
     run_tests "$@"
     ;;
   *)
