@@ -4,6 +4,9 @@ import { runCli } from '../../helpers/cli.js';
 import { startEmulator } from '../../helpers/emulator.js';
 import { startSink } from '../../helpers/http-sink.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 t.test('geohook admin drives an ArcGIS Online hosted feature layer: create (challenge passed), list, activate, delete', async (t) => {
   const emulator = await startEmulator(t);
   // A receiver that answers Online's challenge with the key given to the webhook.

@@ -2,6 +2,9 @@ import t from 'tap';
 import { runCli } from '../../helpers/cli.js';
 import { startEmulator } from '../../helpers/emulator.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 t.test('geohook admin placement explain says where pods may run, without a server', async (t) => {
   const dir = t.testdir({
     'policy.json': JSON.stringify({

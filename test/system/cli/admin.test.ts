@@ -2,6 +2,9 @@ import t from 'tap';
 import { runCli } from '../../helpers/cli.js';
 import { startEmulator } from '../../helpers/emulator.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 const hookUrl = 'http://127.0.0.1:8080/webhooks/default';
 
 t.test('geohook admin create, list --table, get and delete drive the webhooks of a service', async (t) => {

@@ -13,6 +13,9 @@ import { startRedis } from '../../helpers/redis.js';
 import { serviceReports } from '../../helpers/service-reports.js';
 import { waitFor } from '../../helpers/wait.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 // Issue 18's acceptance, through the processes users run: `geohook serve` receivers and `geohook consume`
 // consumers on one Redis, the emulator as the GIS server.
 

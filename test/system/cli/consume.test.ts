@@ -10,6 +10,9 @@ import { startReceiver, TEST_KEY } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 const redis = await startRedis(t);
 
 function jsonLines(output: string): Array<{ id: string; type: string }> {

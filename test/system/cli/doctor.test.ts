@@ -7,6 +7,9 @@ import { configFile, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 // `geohook doctor` against the emulator's default catalogue, with a registered `geohook serve` (in process)
 // as the receiver whose keys and records it checks.
 

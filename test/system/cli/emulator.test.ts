@@ -3,6 +3,9 @@ import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { runCli, startCli } from '../../helpers/cli.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 t.test('geohook emulator serves the admin API on --port and stops on SIGTERM', async (t) => {
   const port = await findFreePort();
   const { child } = await startCli(['emulator', '--port', String(port)], {}, /Server listening/);

@@ -11,6 +11,9 @@ import { configFile, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 const redis = await startRedis(t);
 
 interface Queues {

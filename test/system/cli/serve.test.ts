@@ -9,6 +9,9 @@ import { uniquePrefix, TEST_KEY } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 t.test('an invalid variable stops geohook serve with one line naming it', async (t) => {
   const result = await runCli(['serve'], { env: { PORT: 'eighty' } });
   t.equal(result.code, 1);

@@ -5,6 +5,9 @@ import { fixture, repoPath } from '../../helpers/paths.js';
 import { startReceiver, TEST_KEY } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 const FIXTURE = repoPath('test', 'fixtures', 'enterprise-feature-created.json');
 
 t.test('geohook sign prints the known-answer signature of a file', async (t) => {

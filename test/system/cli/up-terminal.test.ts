@@ -7,6 +7,9 @@ import { CLI } from '../../helpers/cli.js';
 import { repoPath } from '../../helpers/paths.js';
 import { waitFor } from '../../helpers/wait.js';
 
+// Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 const README = repoPath('README.md');
 
 /** The lines of the README's picture of `npm start`. */
