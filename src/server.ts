@@ -175,11 +175,12 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
       redis: registrationRedis,
       logger,
       // Each pass records the webhooks' health and brings the watermarks of the feature services up to date:
-      // what a deactivated webhook missed is backfilled, then the alert says it recovered.
+      // what a deactivated webhook missed is backfilled, then the alert says it recovered (also when the pass that
+      // reactivated it failed after that, and a later one completes).
       onRegistered: async (service, outcome, client) => {
         await upstream.observe(service, outcome, client);
         if (parseServiceName(service).type === 'FeatureServer') await checkGenerations(service, generations);
-        if (outcome.action === 'reactivated') upstream.confirmRecovery(service, outcome.id);
+        await upstream.confirmRecovery(service, outcome.id);
       },
     });
     // Its fail-fast connection refuses commands until it is connected: the first pass waits for it, so that

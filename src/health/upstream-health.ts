@@ -47,6 +47,8 @@ export class UpstreamHealth {
   private readonly options: UpstreamHealthOptions;
   private readonly log: Logger;
   private readonly recoveries = new Set<Promise<void>>();
+  /** Services whose recovery is being confirmed by this receiver. */
+  private readonly recovering = new Set<ServiceName>();
   private readonly abort = new AbortController();
 
   constructor(options: UpstreamHealthOptions) {
@@ -191,11 +193,17 @@ export class UpstreamHealth {
   }
 
   /**
-   * After a reactivation, once the watermarks were brought up to date: sends `webhook.recovered` when no gap of
-   * the service waits to be filled any more (in the background; {@link close} stops the wait).
+   * At the end of a pass, once the watermarks were brought up to date: when the server deactivated the webhook
+   * since the last confirmed recovery (found in this pass, or in one that failed after it), sends
+   * `webhook.recovered` as soon as no gap of the service waits to be filled (in the background; {@link close}
+   * stops the wait). Otherwise, or while such a wait is running, does nothing.
    */
-  confirmRecovery(service: ServiceName, webhookId: string): void {
-    this.track(this.recoverAfterBackfill(service, webhookId));
+  async confirmRecovery(service: ServiceName, webhookId: string): Promise<void> {
+    if (this.recovering.has(service)) return;
+    const state = await this.state(service);
+    if (state?.deactivatedAt === undefined || (state.recoveredAt ?? 0) >= state.deactivatedAt) return;
+    this.recovering.add(service);
+    this.track(this.recoverAfterBackfill(service, webhookId).finally(() => this.recovering.delete(service)));
   }
 
   private async recoverAfterBackfill(service: ServiceName, webhookId: string): Promise<void> {

@@ -79,8 +79,11 @@ t.test('a reactivated webhook is alerted as deactivated, and as recovered once n
   const service = 'Hosted/Parcels.FeatureServer';
 
   const gap = await backfill.add('gap', { scope: `default ${service}`, hook: 'default', serviceUrl: 'http://x', from: '1', to: '2' });
+  await health.confirmRecovery(service, 'w1');
+  t.equal(await health.state(service), undefined, 'nothing to confirm before a deactivation');
   await health.observe(service, { id: 'w1', action: 'reactivated' }, online);
-  health.confirmRecovery(service, 'w1');
+  await health.confirmRecovery(service, 'w1');
+  await health.confirmRecovery(service, 'w1'); // a second pass while the gap waits: one confirmation
   await waitFor('the deactivated alert', () => alerts.received.length === 1);
   await new Promise((resolve) => setTimeout(resolve, 200));
   t.equal(alerts.received.length, 1, 'no recovered alert while the gap waits');
@@ -91,6 +94,21 @@ t.test('a reactivated webhook is alerted as deactivated, and as recovered once n
     ['webhook.deactivated', 'webhook.recovered'],
   );
   t.match(await health.state(service), { active: true, deactivations: 1, deactivatedAt: Number, recoveredAt: Number });
+  await health.confirmRecovery(service, 'w1');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.equal(alerts.received.length, 2, 'confirmed once: a later pass sends nothing');
+});
+
+t.test('a recovery is confirmed by a later pass when the pass that reactivated the webhook failed halfway', async (t) => {
+  const alerts = await startSink(t, answerWith(200));
+  const { health } = await healthOn(t, alerts.url, 0, 20);
+  const service = 'Hosted/Roads.FeatureServer';
+  await health.observe(service, { id: 'w2', action: 'reactivated' }, { product: 'online' } as never);
+  // That pass failed before it confirmed; the next one finds the webhook active ('unchanged').
+  await health.observe(service, { id: 'w2', action: 'unchanged' }, { product: 'online' } as never);
+  await health.confirmRecovery(service, 'w2');
+  await waitFor('the recovered alert', () => alerts.received.length === 2);
+  t.match(JSON.parse(alerts.received[1]!.body.toString()), { event: 'webhook.recovered', service });
 });
 
 t.test('an alert URL that fails is logged, never thrown', async (t) => {
