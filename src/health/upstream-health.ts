@@ -114,7 +114,8 @@ export class UpstreamHealth {
 
   /** The failures kept for `service` (epoch ms, oldest first). */
   async failures(service: ServiceName): Promise<number[]> {
-    return (await this.options.redis.zrange(this.failuresKey(service), '0', '-1')).map(Number);
+    const withScores = await this.options.redis.zrange(this.failuresKey(service), '0', '-1', 'WITHSCORES');
+    return withScores.filter((_member, index) => index % 2 === 1).map(Number);
   }
 
   /** Gauges of every service's state, read from Redis at scrape time. */
@@ -182,7 +183,15 @@ export class UpstreamHealth {
     const failed = statuses.filter((status) => !status.invoked).map((status) => status.invokedTimestamp);
     if (failed.length === 0) return 0;
     const key = this.failuresKey(service);
-    const added = await this.options.redis.zadd(key, 'NX', ...failed.flatMap((at) => [String(at), String(at)]));
+    // Scored by time; two failures of one millisecond are told apart by their rank within it, so that the same
+    // list read again adds nothing.
+    const ranks = new Map<number, number>();
+    const members = failed.flatMap((at) => {
+      const rank = ranks.get(at) ?? 0;
+      ranks.set(at, rank + 1);
+      return [String(at), `${at}#${rank}`];
+    });
+    const added = await this.options.redis.zadd(key, 'NX', ...members);
     await this.options.redis.zremrangebyrank(key, 0, -(this.options.historySize ?? 1000) - 1);
     return Number(added);
   }

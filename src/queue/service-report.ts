@@ -92,7 +92,7 @@ export async function readServiceReports(redis: RedisClient, prefix: string, now
       const [recentFailures, last] =
         state === undefined
           ? [0, []]
-          : await Promise.all([redis.zcount(failures, now - DAY_MS, '+inf'), redis.zrange(failures, '-1', '-1')]);
+          : await Promise.all([redis.zcount(failures, now - DAY_MS, '+inf'), redis.zrange(failures, '-1', '-1', 'WITHSCORES')]);
       const seen = times.get(service) ?? {};
       const webhook = state !== undefined || seen.delivery !== undefined;
       const mode: ServiceMode = seen.poll === undefined ? 'webhook' : webhook ? 'webhook+poll' : 'poll';
@@ -111,7 +111,7 @@ export async function readServiceReports(redis: RedisClient, prefix: string, now
           }),
         lastDeliveryAt: isoTime(seen.delivery),
         recentFailures,
-        lastFailureAt: isoTime(last[0] === undefined ? undefined : Number(last[0])),
+        lastFailureAt: isoTime(last[1] === undefined ? undefined : Number(last[1])),
         watermark: highest.get(service),
         lastBackfillAt: isoTime(seen.backfill),
         lastPollAt: isoTime(seen.poll),

@@ -111,6 +111,21 @@ t.test('a recovery is confirmed by a later pass when the pass that reactivated t
   t.match(JSON.parse(alerts.received[1]!.body.toString()), { event: 'webhook.recovered', service });
 });
 
+t.test('two failures of the same millisecond count as two, and reading the same list again adds none', async (t) => {
+  const alerts = await startSink(t, answerWith(204));
+  const { health } = await healthOn(t, alerts.url, 0, 20);
+  const at = 1_795_000_000_000;
+  const statuses = [
+    { invoked: false, invokedTimestamp: at },
+    { invoked: false, invokedTimestamp: at },
+    { invoked: true, invokedTimestamp: at + 1 },
+  ];
+  const client = { product: 'enterprise', webhooks: { notificationStatus: async () => statuses } } as never;
+  t.equal(await health.observe(SERVICE, { id: 'w3', action: 'unchanged' }, client), 2);
+  t.equal(await health.observe(SERVICE, { id: 'w3', action: 'unchanged' }, client), 0);
+  t.same(await health.failures(SERVICE), [at, at]);
+});
+
 t.test('an alert URL that fails is logged, never thrown', async (t) => {
   const connection = new Redis(redis.url);
   t.teardown(() => connection.disconnect());
