@@ -47,7 +47,8 @@ export async function postForm(url: string, form: URLSearchParams, options: Tran
   return untilAborted(exchange, signal);
 }
 
-function reasonOf(err: unknown, timeoutMs: number): string {
+/** Why a request got no answer: a timeout, or the fetch error with its cause's code (`fetch failed (ECONNREFUSED)`). */
+export function reasonOf(err: unknown, timeoutMs: number): string {
   if (err instanceof Error && err.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause as { code?: unknown; message?: unknown } | undefined;

@@ -1,5 +1,9 @@
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
+import { reasonOf } from '../arcgis-request/post-form.js';
 import { failed, passed, type Check } from './check.js';
+
+/** Longest wait for the hookUrl's answer. */
+const ANSWER_TIMEOUT_MS = 10_000;
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
@@ -62,14 +66,13 @@ export function httpsCheck(hookUrl: string): Check {
 /** Something answers HTTP at the hookUrl. */
 export async function answersCheck(hookUrl: string): Promise<Check> {
   try {
-    const response = await fetch(hookUrl, { signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(hookUrl, { signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) });
     await response.body?.cancel();
     return passed('hook-url.answers', `${hookUrl} answers (HTTP ${response.status} to a GET)`);
   } catch (err) {
-    const reason = ((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message) || 'no answer';
     return failed(
       'hook-url.answers',
-      `nothing answers at ${hookUrl} (${reason})`,
+      `nothing answers at ${hookUrl} (${reasonOf(err, ANSWER_TIMEOUT_MS)})`,
       'start geohook serve, and set PUBLIC_URL to the URL the GIS server reaches it at',
     );
   }

@@ -2,7 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import type { Webhook } from '../arcgis/webhook.js';
+import { reasonOf } from '../arcgis-request/post-form.js';
 import { sign } from '../signature/sign.js';
+
+/** Longest wait for the receiver's answer to doctor's delivery. */
+const DELIVERY_TIMEOUT_MS = 10_000;
 
 /** What the live round trip proved (`roundTrip` of `geohook doctor --json`). */
 export interface RoundTrip {
@@ -36,11 +40,6 @@ export interface RoundTripOptions {
 /** The test payload of ArcGIS Online's `status` operation: the receiver records it and hands nothing to consumers. */
 const testPayload = (service: ServiceName): string =>
   JSON.stringify([{ name: 'geohook-doctor', serviceName: service, lastUpdatedTime: Date.now(), events: ['NoContent'] }]);
-
-const reasonOf = (err: unknown): string => {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (err as Error).message;
-};
 
 /** Waits until a ping newer than `since` is recorded. */
 async function recordedSince(options: RoundTripOptions, since: number): Promise<boolean> {
@@ -77,10 +76,10 @@ export async function roundTrip(options: RoundTripOptions): Promise<RoundTrip> {
       method: 'POST',
       headers: { 'content-type': 'application/json', [options.signatureHeader]: sign(webhook.signatureKey, body) },
       body,
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
     });
   } catch (err) {
-    const message = `nothing answers at ${webhook.hookUrl} (${reasonOf(err)}): the receiver is down or PUBLIC_URL does not reach it`;
+    const message = `nothing answers at ${webhook.hookUrl} (${reasonOf(err, DELIVERY_TIMEOUT_MS)}): the receiver is down or PUBLIC_URL does not reach it`;
     return { ok: false, via: 'signed', ...base, recorded: false, message };
   }
   const answer = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
