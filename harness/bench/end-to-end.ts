@@ -32,6 +32,8 @@ export interface EndToEndSettings {
   concurrency: number;
   /** Longest wait for the queues to empty after the load. */
   drainTimeoutMs: number;
+  /** Node options of the consumer's process (`--cpu-prof`…). */
+  consumerExecArgv?: string[];
 }
 
 /**
@@ -45,6 +47,7 @@ export async function runEndToEnd(loader: Child, settings: EndToEndSettings, log
   try {
     consumer = await Child.start('consumer', 'workers/consumer.js', {
       args: [JSON.stringify({ redisUrl: redis!.url, prefix, concurrency: settings.concurrency })],
+      execArgv: settings.consumerExecArgv ?? [],
     });
     await loader.call('reset');
     const load = await loader.call<LoadResult>(

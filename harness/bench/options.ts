@@ -21,7 +21,7 @@ export interface BenchOptions {
   emulatorWebhooks: number;
   /** Edits made on a registered feature service while the receiver is down, backfilled when it is back. */
   backfillEdits: number;
-  /** Profile the geohook case's server (`--cpu-prof`) and print its top frames. */
+  /** Profile the geohook case's server, the end-to-end consumer and the emulator (`--cpu-prof`) and print their top frames. */
   cpuProf: boolean;
 }
 
@@ -39,7 +39,7 @@ export const usage = `npm run bench -- [options]
   --emulator-deliveries N signed deliveries fired by the emulator (default 20000)
   --emulator-webhooks N   webhooks on the GP service, each fired job goes to all (default 20)
   --backfill-edits N      edits missed while the receiver is down, backfilled when it is back (default 1000)
-  --cpu-prof              profile geohook's server and the emulator (bench-profiles/) and print their top 15 frames
+  --cpu-prof              profile geohook's server, the end-to-end consumer and the emulator (bench-profiles/), print their top 15 frames
   --help`;
 
 function whole(name: string, text: string | undefined, fallback: number, min: number): number {

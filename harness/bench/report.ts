@@ -91,7 +91,7 @@ export interface BenchReport {
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
   problems: string[];
   /** With `--cpu-prof`: the geohook case's server processes, and the emulator's. */
-  cpuProfile?: { geohook: ProfileSummary; emulator: ProfileSummary };
+  cpuProfile?: { geohook: ProfileSummary; consumer: ProfileSummary; emulator: ProfileSummary };
 }
 
 export function median(values: readonly number[]): number {
@@ -296,6 +296,7 @@ export function formatReport(report: BenchReport): string {
     lines.push('');
     lines.push('profiled with --cpu-prof (the profiler slows the process: the figures of this run are not comparable)');
     lines.push(`geohook server, ${formatFrames(report.cpuProfile.geohook).join('\n')}`);
+    lines.push(`end-to-end consumer, ${formatFrames(report.cpuProfile.consumer).join('\n')}`);
     lines.push(`emulator, ${formatFrames(report.cpuProfile.emulator).join('\n')}`);
   }
   if (report.problems.length > 0) {

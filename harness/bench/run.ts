@@ -112,6 +112,7 @@ async function main(): Promise<number> {
         durability: options.durability,
         concurrency: 50,
         drainTimeoutMs: Math.max(60_000, options.e2eEvents),
+        ...(profileDir === undefined ? {} : { consumerExecArgv: ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'consumer')] }),
       },
       log,
     );
@@ -169,13 +170,14 @@ async function main(): Promise<number> {
       : {
           cpuProfile: {
             geohook: topFrames(profileFiles([join(profileDir, 'geohook')]), 15),
+            consumer: topFrames(profileFiles([join(profileDir, 'consumer')]), 15),
             emulator: topFrames(profileFiles([join(profileDir, 'emulator')]), 15),
           },
         }),
   };
   const report: BenchReport = { ...partial, targets: evaluateTargets(partial), problems };
   for (const problem of problems) log(`PROBLEM: ${problem}`);
-  if (profileDir !== undefined) log(`CPU profiles (geohook server, emulator): ${profileDir}`);
+  if (profileDir !== undefined) log(`CPU profiles (geohook server, end-to-end consumer, emulator): ${profileDir}`);
   process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : formatReport(report));
   return problems.length > 0 ? 1 : 0;
 }

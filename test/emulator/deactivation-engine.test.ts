@@ -9,7 +9,7 @@ const created: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesCreated',
 const hook = webhookRecord();
 
 /**
- * An engine whose receiver (an injected fetch) answers `status()`; counts the POSTs and the
+ * An engine whose receiver (an injected transport) answers `status()`; counts the POSTs and the
  * deactivations. Waits between attempts are skipped.
  */
 function engineFor(t: Test, settings: Partial<WebhookSettings>, clock = new EmulatorClock()) {
@@ -21,9 +21,9 @@ function engineFor(t: Test, settings: Partial<WebhookSettings>, clock = new Emul
     getSettings: () => ({ ...defaultWebhookSettings, ...settings }),
     onDeactivate: (webhookId) => deactivated.push(webhookId),
     restBaseUrl: 'http://127.0.0.1:7080/arcgis/rest/services',
-    fetch: async () => {
+    post: async () => {
       posts += 1;
-      return new Response(null, { status });
+      return status;
     },
     sleep: async () => undefined,
   });

@@ -80,15 +80,21 @@ t.test('the signature header is sent, recorded and verifies over the received by
   t.equal(server.received.filter((r) => r.headers['x-service'] === undefined).length, 1, 'no header without a key');
 });
 
-t.test('the delivery log keeps the last maxDeliveries records', async (t) => {
+t.test('the delivery log keeps the last maxDeliveries records and maxStatusesPerWebhook statuses', async (t) => {
   const server = await startServer(t, answer(200));
-  const { engine } = engineFor(t, {}, { maxDeliveries: 3 });
-  const ids = [1, 2, 3, 4, 5].map((n) => engine.fire([webhook(`w${n}`, server.url)], created)[0]?.webhookId);
+  const { engine } = engineFor(t, {}, { maxDeliveries: 3, maxStatusesPerWebhook: 2 });
+  const ids = [1, 2, 3, 4, 5, 6, 7].map((n) => engine.fire([webhook(`w${n}`, server.url)], created)[0]?.webhookId);
   await engine.idle();
   t.same(
     engine.deliveries().map((record) => record.webhookId),
-    ids.slice(2),
+    ids.slice(4),
   );
+  const same = webhook('same', server.url);
+  for (let n = 0; n < 5; n += 1) {
+    engine.fire([same], created);
+    await engine.idle();
+  }
+  t.equal(engine.notificationStatus('same').length, 2);
 });
 
 t.test('close aborts deliveries in flight without counting them as failures, and fires nothing after', async (t) => {

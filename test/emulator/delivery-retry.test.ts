@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import type { BuiltPayload } from '../../src/emulator/delivery/build-payload.js';
 import { deliver, type RetrySettings } from '../../src/emulator/delivery/deliver.js';
+import { httpTransport } from '../../src/emulator/delivery/post-hook.js';
 import type { DeliveryRecord } from '../../src/emulator/types.js';
 import { startSink, type SinkHandler } from '../helpers/http-sink.js';
 
@@ -36,8 +37,11 @@ const settings = (fields: Partial<RetrySettings> = {}): RetrySettings => ({
   notificationElapsedTimeInSeconds: 5,
   ...fields,
 });
+const transport = httpTransport();
+t.teardown(() => transport.close());
+const { post } = transport;
 /** Waits between attempts skipped; per-attempt timeouts stay real (10 s) so a slow first connection cannot fail a test. */
-const fast = { sleep: async (): Promise<void> => undefined };
+const fast = { post, sleep: async (): Promise<void> => undefined };
 
 function recordFor(url: string): DeliveryRecord {
   return {
@@ -126,6 +130,7 @@ t.test('failed attempts are notificationElapsedTimeInSeconds apart and a success
   // The waits are recorded, not slept; the same conversion gives each attempt its timeout, so it stays generous.
   const secondsToMs = (seconds: number): number => seconds * 1000 + 1;
   const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 5, notificationElapsedTimeInSeconds: 7 }), {
+    post,
     sleep,
     secondsToMs,
   });
@@ -139,17 +144,18 @@ t.test('the attempts carry the injected clock time, the content type and the sig
     seen.push(request);
     response.writeHead(204).end();
   });
-  const record = await deliver(recordFor(server.url), payload, settings(), { now: () => 1234 });
+  const record = await deliver(recordFor(server.url), payload, settings(), { post, now: () => 1234 });
   t.same(record.attempts, [{ at: 1234, statusCode: 204 }]);
   t.equal(seen[0]?.method, 'POST');
   t.equal(seen[0]?.headers['content-type'], 'application/json');
+  t.equal(seen[0]?.headers['content-length'], '7', 'the length of the body, not chunked');
   t.equal(seen[0]?.headers['x-service'], 'sha256=abc');
   const unsigned = await startServer(t, (request, response) => {
     seen.push(request);
     response.writeHead(200).end();
   });
   const { signature: _signature, ...withoutSignature } = payload;
-  await deliver(recordFor(unsigned.url), withoutSignature, settings());
+  await deliver(recordFor(unsigned.url), withoutSignature, settings(), { post });
   t.notOk('x-service' in (seen[1]?.headers ?? {}), 'no header without a key');
 });
 
@@ -160,7 +166,21 @@ t.test('aborting the signal ends the delivery as failed without more attempts', 
     controller.abort();
     return Promise.reject(signal.reason);
   };
-  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 5 }), { sleep, signal: controller.signal });
+  const record = await deliver(recordFor(server.url), payload, settings({ notificationAttempts: 5 }), {
+    post,
+    sleep,
+    signal: controller.signal,
+  });
   t.equal(record.outcome, 'failed');
   t.equal(record.attempts.length, 1);
+});
+
+t.test('deliveries to one receiver reuse a kept-alive connection', async (t) => {
+  const ports = new Set<number | undefined>();
+  const server = await startServer(t, (request, response) => {
+    ports.add(request.socket.remotePort);
+    response.writeHead(200).end('a body the emulator does not read');
+  });
+  for (let n = 0; n < 3; n += 1) t.equal((await deliver(recordFor(server.url), payload, settings(), fast)).outcome, 'delivered');
+  t.equal(ports.size, 1, 'three deliveries, one connection');
 });

@@ -2,6 +2,7 @@ import { setTimeout as sleepMs } from 'node:timers/promises';
 import type { WebhookSettings } from '../../arcgis/webhook-settings.js';
 import type { DeliveryAttempt, DeliveryRecord } from '../types.js';
 import type { BuiltPayload } from './build-payload.js';
+import type { PostHook } from './post-hook.js';
 
 /** The settings one delivery follows. */
 export type RetrySettings = Pick<
@@ -11,8 +12,8 @@ export type RetrySettings = Pick<
 
 /** Injectable time and transport of {@link deliver}, so tests run in milliseconds. */
 export interface DeliverOptions {
-  /** @defaultValue `globalThis.fetch` */
-  fetch?: typeof fetch | undefined;
+  /** Sends one POST. */
+  post: PostHook;
   /**
    * Turns the settings' seconds into the milliseconds actually waited.
    * @defaultValue `(seconds) => seconds * 1000`
@@ -32,24 +33,20 @@ export interface DeliverOptions {
   signal?: AbortSignal;
 }
 
+type ResolvedOptions = { [K in keyof DeliverOptions]-?: NonNullable<DeliverOptions[K]> };
+
 const defaultSleep = (ms: number, signal: AbortSignal): Promise<void> => sleepMs(ms, undefined, { signal });
 
 /** A short, fixed description of why an attempt got no answer. */
-function describeError(err: unknown, timeoutSeconds: number, aborted: boolean): string {
-  if (aborted) return 'aborted: the emulator is closing';
-  if (err instanceof Error && err.name === 'TimeoutError') return `timeout: no answer within ${timeoutSeconds} s`;
-  const cause = err instanceof Error ? err.cause : undefined;
-  if (cause instanceof Error) return `network error: ${'code' in cause ? String(cause.code) : cause.message}`;
-  return `network error: ${err instanceof Error ? err.message : String(err)}`;
+function describeError(err: unknown, timeoutSeconds: number, why: 'closing' | 'timeout' | undefined): string {
+  if (why === 'closing') return 'aborted: the emulator is closing';
+  if (why === 'timeout') return `timeout: no answer within ${timeoutSeconds} s`;
+  const code = err instanceof Error && 'code' in err ? err.code : undefined;
+  return `network error: ${typeof code === 'string' ? code : err instanceof Error ? err.message : String(err)}`;
 }
 
 /** One POST, at most `timeoutMs` long; pushes the attempt onto the record and tells whether it got a 2xx. */
-async function attempt(
-  record: DeliveryRecord,
-  payload: BuiltPayload,
-  settings: RetrySettings,
-  options: { [K in keyof DeliverOptions]-?: NonNullable<DeliverOptions[K]> },
-): Promise<boolean> {
+async function attempt(record: DeliveryRecord, payload: BuiltPayload, settings: RetrySettings, options: ResolvedOptions): Promise<boolean> {
   const current: DeliveryAttempt = { at: options.now() };
   record.attempts.push(current);
   const headers: Record<string, string> = { 'content-type': payload.contentType, 'user-agent': 'geohook-emulator' };
@@ -57,25 +54,20 @@ async function attempt(
   // One controller per attempt, its timer cleared and its link to the engine's signal removed when the
   // attempt ends: AbortSignal.timeout/any would keep a timer and a listener alive per attempt on Node 20.
   const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new DOMException('the attempt timed out', 'TimeoutError')),
-    options.secondsToMs(settings.notificationTimeOutInSeconds),
-  );
-  const onClose = (): void => controller.abort(options.signal.reason);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, options.secondsToMs(settings.notificationTimeOutInSeconds));
+  const onClose = (): void => controller.abort();
   options.signal.addEventListener('abort', onClose, { once: true });
   try {
-    const response = await options.fetch(record.hookUrl, {
-      method: 'POST',
-      headers,
-      body: payload.body,
-      redirect: 'manual',
-      signal: controller.signal,
-    });
-    current.statusCode = response.status;
-    await response.body?.cancel().catch(() => undefined);
-    return response.status >= 200 && response.status < 300;
+    const status = await options.post(record.hookUrl, { headers, body: payload.body, signal: controller.signal });
+    current.statusCode = status;
+    return status >= 200 && status < 300;
   } catch (err) {
-    current.error = describeError(err, settings.notificationTimeOutInSeconds, options.signal.aborted);
+    const why = options.signal.aborted ? 'closing' : timedOut ? 'timeout' : undefined;
+    current.error = describeError(err, settings.notificationTimeOutInSeconds, why);
     return false;
   } finally {
     clearTimeout(timer);
@@ -93,10 +85,10 @@ export async function deliver(
   record: DeliveryRecord,
   payload: BuiltPayload,
   settings: RetrySettings,
-  options: DeliverOptions = {},
+  options: DeliverOptions,
 ): Promise<DeliveryRecord> {
-  const resolved = {
-    fetch: options.fetch ?? globalThis.fetch,
+  const resolved: ResolvedOptions = {
+    post: options.post,
     secondsToMs: options.secondsToMs ?? ((seconds: number) => seconds * 1000),
     sleep: options.sleep ?? defaultSleep,
     now: options.now ?? Date.now,

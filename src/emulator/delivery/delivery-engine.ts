@@ -9,6 +9,7 @@ import { buildPayload, type BuiltPayload } from './build-payload.js';
 import { FailureLog, shouldDeactivate } from './deactivation-policy.js';
 import { deliver, type DeliverOptions, type RetrySettings } from './deliver.js';
 import { DeliveryLog, type DeliveryLogOptions, type NotificationStatus } from './delivery-log.js';
+import { httpTransport, type HookTransport, type PostHook } from './post-hook.js';
 
 export { matchesChangeType } from './match-change-type.js';
 export type { NotificationStatus } from './delivery-log.js';
@@ -21,7 +22,9 @@ export interface DeliveryLogger {
 }
 
 /** Options of {@link DeliveryEngine}. */
-export interface DeliveryEngineOptions extends DeliveryLogOptions, Pick<DeliverOptions, 'fetch' | 'secondsToMs' | 'sleep'> {
+export interface DeliveryEngineOptions extends DeliveryLogOptions, Pick<DeliverOptions, 'secondsToMs' | 'sleep'> {
+  /** Sends one delivery POST. @defaultValue Node's HTTP client with kept-alive connections, closed with the engine */
+  post?: PostHook;
   /** The emulator clock: event times, attempt times and the UTC day failures count on. */
   clock: Clock;
   /** The current organisation-wide settings, read when an event fires and when a delivery fails. */
@@ -56,6 +59,7 @@ export class DeliveryEngine {
   readonly #log: DeliveryLog;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
+  readonly #transport: HookTransport;
 
   constructor(options: DeliveryEngineOptions) {
     // Every delivery in flight (and its sleep between attempts) listens for close: thousands at a time
@@ -64,6 +68,7 @@ export class DeliveryEngine {
     this.#options = options;
     this.#logger = options.logger ?? silent;
     this.#log = new DeliveryLog(options);
+    this.#transport = options.post === undefined ? httpTransport() : { post: options.post, close: () => undefined };
   }
 
   /**
@@ -120,8 +125,8 @@ export class DeliveryEngine {
     };
     if (payload.signature !== undefined) record.signature = payload.signature;
     this.#log.add(record);
-    const { fetch, secondsToMs, sleep, clock } = this.#options;
-    const options: DeliverOptions = { fetch, secondsToMs, sleep, now: () => clock.now(), signal: this.#abort.signal };
+    const { secondsToMs, sleep, clock } = this.#options;
+    const options: DeliverOptions = { post: this.#transport.post, secondsToMs, sleep, now: () => clock.now(), signal: this.#abort.signal };
     const run: Promise<void> = deliver(record, payload, settings, options)
       .then(() => finish(record))
       .catch((err: unknown) => this.#logger.error({ err, webhookId: record.webhookId }, 'delivery bookkeeping failed'))
@@ -204,5 +209,6 @@ export class DeliveryEngine {
   async close(): Promise<void> {
     this.#abort.abort();
     await this.idle();
+    this.#transport.close();
   }
 }

@@ -22,9 +22,18 @@ export interface DeliveryLogOptions {
   maxStatusesPerWebhook?: number;
 }
 
+/**
+ * Appends `item`, keeping the last `max` (and up to as many again until the next trim): dropping the
+ * oldest at every push would move the whole list each time.
+ */
 function pushBounded<T>(list: T[], item: T, max: number): void {
   list.push(item);
-  if (list.length > max) list.splice(0, list.length - max);
+  if (list.length >= 2 * max) list.splice(0, list.length - max);
+}
+
+/** The last `max` items of `list`. */
+function lastOf<T>(list: readonly T[], max: number): T[] {
+  return list.slice(Math.max(0, list.length - max));
 }
 
 /** The bounded memory of the delivery engine: every delivery record, and per webhook how each one ended. */
@@ -46,7 +55,7 @@ export class DeliveryLog {
 
   /** The records kept, oldest first. */
   records(): DeliveryRecord[] {
-    return [...this.#records];
+    return lastOf(this.#records, this.#maxDeliveries);
   }
 
   /** Notes how a delivery of `webhookId` ended. */
@@ -61,7 +70,7 @@ export class DeliveryLog {
 
   /** How the deliveries of `webhookId` ended, oldest first (copies). */
   statuses(webhookId: string): NotificationStatus[] {
-    return (this.#statuses.get(webhookId) ?? []).map((status) => ({ ...status }));
+    return lastOf(this.#statuses.get(webhookId) ?? [], this.#maxStatuses).map((status) => ({ ...status }));
   }
 
   /** Forgets the statuses of `webhookId` (activateAll clears the failure log). */
