@@ -4,7 +4,7 @@ import type { AdminAuth } from '../arcgis/admin-auth.js';
 import { parseServiceName } from '../arcgis/service-name.js';
 import { createFollowUpSession, type FollowUpSession } from '../consumers/follow-up-request.js';
 import { readChanges } from '../consumers/follow-up.js';
-import { backfillBackoff, type GapJobData } from '../queue/backfill-jobs.js';
+import { BACKFILL_MAX_STALLED_COUNT, backfillBackoff, type GapJobData } from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -85,6 +85,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData, GapO
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency ?? 2,
+    maxStalledCount: BACKFILL_MAX_STALLED_COUNT,
     settings: { backoffStrategy: backfillBackoff },
   });
   worker.on('failed', (job, err) =>

@@ -3,16 +3,26 @@ import type { JobsOptions } from 'bullmq';
 /** Longest wait between two tries of a gap whose `extractChanges` failed. */
 export const BACKFILL_MAX_BACKOFF_MS = 60_000;
 
+/** Tries of a gap: about a day at the longest wait. */
+const BACKFILL_TRIES = 1500;
+
 /**
  * A gap's job: tried again and again (about a day of tries at the longest wait) with the worker's
  * {@link backfillBackoff}, kept when it fails for good so that the gap stays visible, kept a day once done.
  */
 export const backfillJobOptions: JobsOptions = Object.freeze({
-  attempts: 1500,
+  attempts: BACKFILL_TRIES,
   backoff: { type: 'custom' },
   removeOnComplete: { age: 86_400, count: 1000 },
   removeOnFail: false,
 });
+
+/**
+ * BullMQ's stalled-job limit for gap jobs: a gap whose worker stopped mid-fill (a receiver killed, or closed
+ * without waiting) is taken again as often as a failing fill is tried, not failed at the second stop as
+ * BullMQ's default (1) would: filling a range twice yields the same event id, giving up would lose its edits.
+ */
+export const BACKFILL_MAX_STALLED_COUNT = BACKFILL_TRIES;
 
 /** The wait before the next try of a gap, ms: 1 s, doubled each try, at most {@link BACKFILL_MAX_BACKOFF_MS}. */
 export function backfillBackoff(attemptsMade: number): number {

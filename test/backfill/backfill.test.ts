@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import t from 'tap';
@@ -7,6 +7,7 @@ import { startBackfill } from '../../src/backfill/backfill-worker.js';
 import { checkGenerations } from '../../src/backfill/generation-check.js';
 import { validateEvent } from '../../src/consumers/validate-event.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
+import { BACKFILL_MAX_STALLED_COUNT, backfillJobOptions, type GapJobData } from '../../src/queue/backfill-jobs.js';
 import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { type EventQueue } from '../../src/queue/event-queue.js';
 import { backfillQueueName } from '../../src/queue/names.js';
@@ -269,4 +270,59 @@ t.test('the current generations set the first watermarks, per layer on ArcGIS On
     ],
     'one gap, on the layer edited since',
   );
+});
+
+t.test('a gap whose workers stopped mid-fill twice is filled by the next one, not failed as stalled', async (t) => {
+  const emulator = await startEmulator(t);
+  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
+  const from = (await editParcels(emulator, 'FeaturesCreated', true)) - 1;
+  const to = await editParcels(emulator, 'FeaturesCreated', true);
+  const gaps = new Queue<GapJobData>(backfillQueueName, { connection, prefix });
+  t.teardown(() => gaps.close());
+  const data = {
+    scope: `default ${PARCELS}`,
+    hook: 'default',
+    serviceUrl: `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`,
+    from: String(from),
+    to: String(to),
+  };
+  const gap = await gaps.add('gap', data, backfillJobOptions);
+
+  // Two workers in turn take the gap and stop without finishing it (their lock lapses); a third, checking for
+  // stalled jobs with geohook's limit, hands it back each time.
+  const workerConnection = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
+  t.teardown(() => workerConnection.disconnect());
+  const checker = new Worker(backfillQueueName, undefined, {
+    connection: workerConnection,
+    prefix,
+    autorun: false,
+    stalledInterval: 50,
+    maxStalledCount: BACKFILL_MAX_STALLED_COUNT,
+  });
+  for (const stop of [1, 2]) {
+    const dying = new Worker(backfillQueueName, undefined, { connection: workerConnection, prefix, autorun: false, lockDuration: 100 });
+    t.equal((await dying.getNextJob(`dying-${stop}`))?.id, gap.id, `stop ${stop}: the gap taken`);
+    await dying.close(true);
+    if (stop === 1) await checker.startStalledCheckTimer();
+    await waitFor(`stop ${stop}: handed back`, async () => (await gaps.getJobState(gap.id!)) === 'waiting');
+    // Over the limit, BullMQ hands a stalled job back marked to fail when it is next taken.
+    t.notOk((await gaps.getJob(gap.id!))?.deferredFailure, `stop ${stop}: not marked to fail`);
+  }
+  await checker.close();
+
+  const worker = startBackfill({
+    connection: workerConnection,
+    prefix,
+    eventQueue,
+    auth: { username: 'admin', password: 'admin.pass' },
+    logger: pino({ level: 'silent' }),
+  });
+  t.teardown(() => worker.close());
+  t.equal(worker.opts.maxStalledCount, BACKFILL_MAX_STALLED_COUNT, "geohook's worker checks stalled gaps with that limit");
+  const [event] = await waitFor('the range backfilled', async () => {
+    const events = await featureEvents(eventQueue);
+    return events.length === 1 ? events : undefined;
+  });
+  t.same(event?.changes?.serverGens, [from, to]);
+  t.same(event?.types, ['feature.FeaturesCreated']);
 });
