@@ -2,7 +2,7 @@ import type { ServerStats } from './cases/case-server.js';
 import { caseSpecs, startCaseServer } from './http-cases.js';
 import { Child } from './ipc.js';
 import { WEBHOOK_PATH } from './payloads.js';
-import { countJobs, type Durability } from './redis.js';
+import { countJobs, processCpuMs, type Durability } from './redis.js';
 import type { ConsumerStats } from './workers/consumer.js';
 import type { LoadParams, LoadResult } from './workers/loader.js';
 
@@ -22,6 +22,11 @@ export interface EndToEndResult {
   failedJobs: number;
   non2xx: number;
   errors: number;
+  /**
+   * CPU time per acknowledged event, µs, from the load's start until the queues were empty: what each piece
+   * sharing the cores spends (absent where it could not be read).
+   */
+  cpuPerEventUs: { receiver?: number; consumer?: number; redis?: number; loadGenerator?: number };
 }
 
 export interface EndToEndSettings {
@@ -50,6 +55,11 @@ export async function runEndToEnd(loader: Child, settings: EndToEndSettings, log
       execArgv: settings.consumerExecArgv ?? [],
     });
     await loader.call('reset');
+    const cpuBefore = {
+      receiver: (await server.call<ServerStats>('stats')).cpuMs,
+      consumer: processCpuMs(consumer.pid),
+      redis: processCpuMs(redis!.pid),
+    };
     const load = await loader.call<LoadResult>(
       'run',
       {
@@ -74,6 +84,19 @@ export async function runEndToEnd(loader: Child, settings: EndToEndSettings, log
       if (Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    const cpuAfter = {
+      receiver: (await server.call<ServerStats>('stats')).cpuMs,
+      consumer: processCpuMs(consumer.pid),
+      redis: processCpuMs(redis!.pid),
+    };
+    const perEvent = (before: number | undefined, after: number | undefined): number | undefined =>
+      before === undefined || after === undefined || acked === 0 ? undefined : ((after - before) * 1000) / acked;
+    const cpuPerEventUs = {
+      receiver: perEvent(cpuBefore.receiver, cpuAfter.receiver),
+      consumer: perEvent(cpuBefore.consumer, cpuAfter.consumer),
+      redis: perEvent(cpuBefore.redis, cpuAfter.redis),
+      loadGenerator: acked === 0 ? undefined : (load.cpuPct * 10 * (load.finishedAtMs - load.startedAtMs)) / acked,
+    };
     const { failed } = await countJobs(redis!.url, prefix, geohook.queues);
     const first = stats.firstAtMs ?? load.startedAtMs;
     const last = stats.lastAtMs ?? load.finishedAtMs;
@@ -88,6 +111,7 @@ export async function runEndToEnd(loader: Child, settings: EndToEndSettings, log
       failedJobs: failed,
       non2xx: load.non2xx,
       errors: load.errors,
+      cpuPerEventUs: Object.fromEntries(Object.entries(cpuPerEventUs).filter(([, us]) => us !== undefined)),
     };
   } finally {
     await consumer?.close();

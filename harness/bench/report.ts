@@ -277,6 +277,15 @@ export function formatReport(report: BenchReport): string {
         : `queues NOT empty ${fixed(e2e.drainSeconds)} s after the load stopped`) +
       `; failed jobs ${e2e.failedJobs}`,
   );
+  const cpu = e2e.cpuPerEventUs;
+  const pieces: [string, number | undefined][] = [
+    ['receiver', cpu.receiver],
+    ['Redis', cpu.redis],
+    ['consumer', cpu.consumer],
+    ['load generator', cpu.loadGenerator],
+  ];
+  const known = pieces.filter((piece): piece is [string, number] => piece[1] !== undefined);
+  if (known.length > 0) lines.push(`  CPU per event: ${known.map(([name, us]) => `${name} ${fixed(us)} µs`).join(', ')}`);
   lines.push(
     `emulator: ${thousands(emulator.received)}/${thousands(emulator.deliveries)} signed deliveries (${emulator.webhooks} webhooks × ${thousands(emulator.jobs)} GP jobs) at ${thousands(emulator.deliveriesPerSec)}/s; ` +
       `jobs fired in ${fixed(emulator.fireSeconds, 1)} s; emulator CPU ${fixed(emulator.emulatorCpuPct)} %, peak RSS ${fixed(emulator.emulatorRssMb)} MiB`,

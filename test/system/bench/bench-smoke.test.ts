@@ -52,7 +52,15 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     geohookStrict: CaseFigures;
     ratios: { vsBare: number; vsNaive: number; strictVsFast: number; sustainedVsNaive: number };
     rounds: { case: string; acked: number; jobs?: number; sustainedRps: number; drainMs: number }[];
-    e2e: { events: number; acked: number; consumed: number; consumedPerSec: number; drainSeconds: number; drained: boolean };
+    e2e: {
+      events: number;
+      acked: number;
+      consumed: number;
+      consumedPerSec: number;
+      drainSeconds: number;
+      drained: boolean;
+      cpuPerEventUs: Record<string, number>;
+    };
     emulator: { deliveries: number; received: number; deliveriesPerSec: number };
     backfill: { edits: number; secondsAfterStart: number; events: number; coveredOnce: boolean };
     problems: string[];
@@ -76,6 +84,11 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   for (const round of report.rounds.filter((r) => r.jobs !== undefined)) t.equal(round.jobs, round.acked, `${round.case}: one job per 2xx`);
   t.match(report.e2e, { events: 500, acked: 500, consumed: 500, drained: true });
   t.ok(report.e2e.consumedPerSec > 0 && report.e2e.drainSeconds >= 0, 'e2e figures');
+  t.same(Object.keys(report.e2e.cpuPerEventUs).sort(), ['consumer', 'loadGenerator', 'receiver', 'redis'], 'CPU per event of each piece');
+  t.ok(
+    Object.values(report.e2e.cpuPerEventUs).every((us) => us > 0),
+    'each piece spent CPU',
+  );
   t.equal(report.emulator.received, report.emulator.deliveries, 'every emulator delivery reached the sink');
   t.ok(report.emulator.deliveriesPerSec > 0);
   t.match(report.backfill, { edits: 50, events: 2, coveredOnce: true }, 'the edits missed while down: one backfilled event');
