@@ -2,9 +2,11 @@
 # Sets up what geohook needs on a fresh machine, then runs it:
 #   bootstrap.sh start [args]  -> geohook up (what `npm start` runs)
 #   bootstrap.sh test  [args]  -> build, type-check, lint and the tap suite (what `npm test` runs)
+#   bootstrap.sh bench [args]  -> the benchmark (`npm run bench`)
+#   bootstrap.sh faults [args] -> the fault suite (`npm run test:faults`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode="${1:?usage: bootstrap.sh start|test [args]}"
+mode="${1:?usage: bootstrap.sh start|test|bench|faults [args]}"
 shift
 
 say() { printf 'geohook: %s\n' "$*" >&2; }
@@ -16,11 +18,12 @@ install_dependencies() {
     say "installing dependencies (npm ci)"
     local log
     log="$(mktemp)"
-    if ! npm ci --no-audit --no-fund --loglevel=error 2>"$log"; then
+    # npm's report goes to stderr: `npm run -s bench -- --json` keeps stdout for its JSON.
+    if ! npm ci --no-audit --no-fund --loglevel=error 2>"$log" >&2; then
       # A registry mirror that lacks some other platform's optional packages (msgpackr-extract's) makes
       # the lock file look incomplete to `npm ci`; `npm install` honours the same pinned versions.
       say "npm ci refused the lock file ($( (grep -m1 'Missing' "$log" || grep -m1 'error' "$log") | sed 's/^npm error //')); using npm install"
-      npm install --no-audit --no-fund --loglevel=error
+      npm install --no-audit --no-fund --loglevel=error >&2
     fi
     rm -f "$log"
   fi
@@ -111,6 +114,16 @@ run_tests() {
   return "$status"
 }
 
+# Compiles the harness (and what it runs) and runs one of its programs.
+run_harness() {
+  local program="$1"
+  shift
+  install_dependencies
+  ensure_redis_server
+  npx tsc -p harness
+  exec node "dist-harness/harness/$program" "$@"
+}
+
 case "$mode" in
   start)
     install_dependencies
@@ -136,6 +149,13 @@ case "$mode" in
     wait "$chromium_pid"
     if [ -n "$tap_build_pid" ]; then wait "$tap_build_pid"; fi
     run_tests "$@"
+    ;;
+  bench) run_harness bench/run.js "$@" ;;
+  faults)
+    # The fault suite runs `geohook serve` from dist/.
+    install_dependencies
+    build
+    run_harness faults/run.js "$@"
     ;;
   *)
     say "unknown mode: $mode"
