@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import t from 'tap';
-import { startBackfill } from '../../src/backfill/backfill-worker.js';
+import t, { type Test } from 'tap';
+import { startBackfill, type BackfillOptions } from '../../src/backfill/backfill-worker.js';
 import { checkGenerations } from '../../src/backfill/generation-check.js';
 import { validateEvent } from '../../src/consumers/validate-event.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
@@ -24,6 +24,22 @@ import { serviceReports } from '../helpers/service-reports.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
+
+/** geohook's backfill worker with the emulator's credentials and a connection of its own, closed at teardown. */
+function backfillWorker(t: Test, options: Pick<BackfillOptions, 'prefix' | 'eventQueue' | 'fetch'>) {
+  const connection = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
+  const worker = startBackfill({
+    connection,
+    auth: { username: 'admin', password: 'admin.pass' },
+    logger: pino({ level: 'silent' }),
+    ...options,
+  });
+  t.teardown(async () => {
+    await worker.close();
+    connection.disconnect();
+  });
+  return worker;
+}
 
 /** The feature events of a queue, oldest range first. */
 async function featureEvents(eventQueue: EventQueue): Promise<GeohookEvent[]> {
@@ -172,19 +188,7 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
   const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
   let refused = 0;
   const flaky: typeof fetch = (input, init) => (refused++ < 2 ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init));
-  const workerConnection = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
-  const worker = startBackfill({
-    connection: workerConnection,
-    prefix,
-    eventQueue,
-    auth: { username: 'admin', password: 'admin.pass' },
-    logger: pino({ level: 'silent' }),
-    fetch: flaky,
-  });
-  t.teardown(async () => {
-    await worker.close();
-    workerConnection.disconnect();
-  });
+  backfillWorker(t, { prefix, eventQueue, fetch: flaky });
 
   // Deliveries as the server would send them for the first and last of three edits; the middle one never came.
   const gens = [await editParcels(emulator, 'FeaturesCreated', true), await editParcels(emulator, 'FeaturesCreated', true)];
@@ -310,14 +314,7 @@ t.test('a gap whose workers stopped mid-fill twice is filled by the next one, no
   }
   await checker.close();
 
-  const worker = startBackfill({
-    connection: workerConnection,
-    prefix,
-    eventQueue,
-    auth: { username: 'admin', password: 'admin.pass' },
-    logger: pino({ level: 'silent' }),
-  });
-  t.teardown(() => worker.close());
+  const worker = backfillWorker(t, { prefix, eventQueue });
   t.equal(worker.opts.maxStalledCount, BACKFILL_MAX_STALLED_COUNT, "geohook's worker checks stalled gaps with that limit");
   const [event] = await waitFor('the range backfilled', async () => {
     const events = await featureEvents(eventQueue);
