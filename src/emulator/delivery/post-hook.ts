@@ -44,7 +44,7 @@ export function httpTransport(): HookTransport {
         response.resume(); // the body is not read: drained so the connection is reused
         resolve(response.statusCode ?? 0);
       });
-      request.once('error', reject);
+      request.on('error', reject);
       request.end(body);
     });
   return {
