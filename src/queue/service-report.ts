@@ -44,6 +44,8 @@ export interface ServiceReport {
   lastFailureAt?: string;
   /** The highest server generation handed to consumers (of any layer); absent without change tracking. */
   watermark?: number;
+  /** ArcGIS Online, whose layers count their generations apart: each layer's watermark, by layer id. */
+  layerWatermarks?: Record<string, number>;
   /** The last gap whose edits geohook fetched itself and enqueued (`source: "backfill"`). */
   lastBackfillAt?: string;
   /** The last poll of the service's generations (POLL). */
@@ -60,8 +62,16 @@ function definedOnly<T extends object>(value: { [K in keyof T]-?: T[K] | undefin
   return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
 }
 
-/** The service a watermark's scope (`<hook> <service>[#<layer>]`) is kept for. */
-const serviceOfScope = (scope: string): ServiceName => scope.slice(scope.indexOf(' ') + 1).replace(/#\d+$/, '');
+/** The service and, on ArcGIS Online, the layer a watermark's scope (`<hook> <service>[#<layer>]`) is kept for. */
+function parseScope(scope: string): { service: ServiceName; layer?: string } {
+  const [service = '', layer] = scope.slice(scope.indexOf(' ') + 1).split('#');
+  return layer === undefined ? { service } : { service, layer };
+}
+
+/** `map[key]` raised to `value`, if lower or absent. */
+function keepHighest<K>(map: Map<K, number>, key: K, value: number): void {
+  map.set(key, Math.max(map.get(key) ?? -Infinity, value));
+}
 
 /**
  * Every service geohook has heard of, with what it knows of each: the registered webhook's state and the
@@ -80,9 +90,14 @@ export async function readServiceReports(redis: RedisClient, prefix: string, now
     if (parsed !== undefined) times.set(parsed.service, { ...times.get(parsed.service), [parsed.kind]: Number(at) });
   }
   const highest = new Map<ServiceName, number>();
+  const perLayer = new Map<ServiceName, Map<string, number>>();
   for (const [scope, generation] of Object.entries(watermarks)) {
-    const service = serviceOfScope(scope);
-    highest.set(service, Math.max(highest.get(service) ?? -Infinity, Number(generation)));
+    const { service, layer } = parseScope(scope);
+    keepHighest(highest, service, Number(generation));
+    if (layer === undefined) continue;
+    const layers = perLayer.get(service) ?? new Map<string, number>();
+    keepHighest(layers, layer, Number(generation));
+    perLayer.set(service, layers);
   }
   const services = [...new Set([...Object.keys(upstream), ...times.keys(), ...highest.keys()])].sort();
   return Promise.all(
@@ -94,6 +109,7 @@ export async function readServiceReports(redis: RedisClient, prefix: string, now
           ? [0, []]
           : await Promise.all([redis.zcount(failures, now - DAY_MS, '+inf'), redis.zrange(failures, '-1', '-1', 'WITHSCORES')]);
       const seen = times.get(service) ?? {};
+      const layers = perLayer.get(service);
       const webhook = state !== undefined || seen.delivery !== undefined;
       const mode: ServiceMode = seen.poll === undefined ? 'webhook' : webhook ? 'webhook+poll' : 'poll';
       return definedOnly<ServiceReport>({
@@ -113,6 +129,7 @@ export async function readServiceReports(redis: RedisClient, prefix: string, now
         recentFailures,
         lastFailureAt: isoTime(last[1] === undefined ? undefined : Number(last[1])),
         watermark: highest.get(service),
+        layerWatermarks: layers && Object.fromEntries(layers), // integer keys: in layer order
         lastBackfillAt: isoTime(seen.backfill),
         lastPollAt: isoTime(seen.poll),
       });
@@ -150,7 +167,12 @@ export function serviceReportRow(report: ServiceReport): ServiceRow {
     lastDelivery: report.lastDeliveryAt ?? '',
     failures24h: webhook === undefined ? '' : String(report.recentFailures),
     lastFailure: report.lastFailureAt ?? '',
-    watermark: report.watermark === undefined ? '' : String(report.watermark),
+    watermark:
+      report.layerWatermarks === undefined
+        ? (report.watermark?.toString() ?? '')
+        : Object.entries(report.layerWatermarks)
+            .map(([layer, generation]) => `${layer}: ${generation}`)
+            .join(', '),
     lastBackfill: report.lastBackfillAt ?? '',
     lastPoll: report.lastPollAt ?? '',
   };

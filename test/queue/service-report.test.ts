@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { StoredEvent } from '../../src/queue/envelope.js';
-import { activityKey, upstreamFailuresKey, upstreamKey } from '../../src/queue/names.js';
+import { activityKey, upstreamFailuresKey, upstreamKey, watermarksKey } from '../../src/queue/names.js';
 import { activityOf, parseActivityField } from '../../src/queue/service-activity.js';
 import { readServiceReports, serviceReportRow } from '../../src/queue/service-report.js';
 import { envelopeOf } from '../helpers/envelope.js';
@@ -103,4 +103,21 @@ t.test('a service both delivered and polled is in both modes', async (t) => {
   await eventQueue.reserve('default', [], { kind: 'poll', service: PARCELS });
   const [report] = await readServiceReports(connection, prefix);
   t.match(report, { service: PARCELS, mode: 'webhook+poll', lastDeliveryAt: String, lastPollAt: String, watermark: 6 });
+});
+
+t.test('an ArcGIS Online service shows the watermark of each layer, the highest over its hooks', async (t) => {
+  const { connection, prefix } = await startEventQueue(t, redis);
+  await connection.hset(watermarksKey(prefix), {
+    'default Parcels.FeatureServer#0': '12',
+    'default Parcels.FeatureServer#10': '3',
+    'default Parcels.FeatureServer#2': '40',
+    'other Parcels.FeatureServer#0': '15',
+    [`default ${PARCELS}`]: '7',
+  });
+  const [enterprise, online] = await readServiceReports(connection, prefix);
+  t.match(enterprise, { service: PARCELS, watermark: 7 });
+  t.notOk('layerWatermarks' in enterprise!, 'one watermark for the whole service');
+  t.match(online, { service: 'Parcels.FeatureServer', watermark: 40, layerWatermarks: { 0: 15, 2: 40, 10: 3 } });
+  t.equal(serviceReportRow(online!).watermark, '0: 15, 2: 40, 10: 3', 'in layer order');
+  t.equal(serviceReportRow(enterprise!).watermark, '7');
 });

@@ -69,7 +69,7 @@ export function servicesHtml(reports: readonly ServiceReport[], boardPath: strin
 <meta http-equiv="refresh" content="${SERVICES_REFRESH_SECONDS}"><style>${STYLE}</style></head>
 <body><header><h1>Services</h1><a href="${escapeHtml(boardPath)}/">Queues</a></header>
 ${body}
-<p class="note">Times are UTC; the page reloads every ${SERVICES_REFRESH_SECONDS} s. Upstream failures are the failed deliveries the GIS server reports for geohook's webhook (ArcGIS Enterprise); the watermark is the highest server generation handed to consumers.</p>
+<p class="note">Times are UTC; the page reloads every ${SERVICES_REFRESH_SECONDS} s. Upstream failures are the failed deliveries the GIS server reports for geohook's webhook (ArcGIS Enterprise); the watermark is the highest server generation handed to consumers (on ArcGIS Online, each layer's, as layer: generation).</p>
 </body></html>
 `;
 }
