@@ -55,11 +55,14 @@ export async function runEndToEnd(loader: Child, settings: EndToEndSettings, log
       execArgv: settings.consumerExecArgv ?? [],
     });
     await loader.call('reset');
-    const cpuBefore = {
+    // CPU time so far of each process this stage starts, ms.
+    const consumerPid = consumer.pid;
+    const cpuNow = async (): Promise<Record<'receiver' | 'consumer' | 'redis', number | undefined>> => ({
       receiver: (await server.call<ServerStats>('stats')).cpuMs,
-      consumer: processCpuMs(consumer.pid),
+      consumer: processCpuMs(consumerPid),
       redis: processCpuMs(redis!.pid),
-    };
+    });
+    const cpuBefore = await cpuNow();
     const load = await loader.call<LoadResult>(
       'run',
       {
@@ -84,11 +87,7 @@ export async function runEndToEnd(loader: Child, settings: EndToEndSettings, log
       if (Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const cpuAfter = {
-      receiver: (await server.call<ServerStats>('stats')).cpuMs,
-      consumer: processCpuMs(consumer.pid),
-      redis: processCpuMs(redis!.pid),
-    };
+    const cpuAfter = await cpuNow();
     const perEvent = (before: number | undefined, after: number | undefined): number | undefined =>
       before === undefined || after === undefined || acked === 0 ? undefined : ((after - before) * 1000) / acked;
     const cpuPerEventUs = {

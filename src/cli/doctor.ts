@@ -1,5 +1,4 @@
 import { Option, type Command } from 'commander';
-import { createAdminClient } from '../admin/admin-client.js';
 import { adminAuthFor } from '../arcgis/online-admin.js';
 import { loadConfig, type GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
@@ -9,17 +8,14 @@ import { ConfigError } from '../errors.js';
 import { PingLog } from '../queue/ping-log.js';
 import type { RedisClient } from '../redis/connection.js';
 import { HookKeys } from '../signature/hook-keys.js';
-import { addAdminOptions, adminOverrides, type AdminFlags } from './admin/flags.js';
+import { addAdminOptions, clientOf, receiverOverrides, type ReceiverFlags } from './admin/flags.js';
 import { configOption } from './config-options.js';
 import { printError, printJson, printLine, printNotice } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
 
-interface DoctorFlags extends AdminFlags {
+interface DoctorFlags extends ReceiverFlags {
   service?: string[];
   json?: boolean;
-  redisUrl?: string;
-  prefix?: string;
-  publicUrl?: string;
   config?: string;
 }
 
@@ -64,13 +60,7 @@ async function receiverState(config: GeohookConfig, redis: RedisClient | undefin
 }
 
 async function runDoctorCommand(flags: DoctorFlags): Promise<void> {
-  const config = loadConfig(process.env, {
-    ...adminOverrides(flags),
-    REDIS_URL: flags.redisUrl,
-    GEOHOOK_PREFIX: flags.prefix,
-    PUBLIC_URL: flags.publicUrl,
-    GEOHOOK_CONFIG: flags.config,
-  });
+  const config = loadConfig(process.env, { ...receiverOverrides(flags), GEOHOOK_CONFIG: flags.config });
   if (config.admin === undefined) throw new ConfigError('ADMIN_URL: required (the admin root of the GIS server), or pass --admin-url');
   const services = flags.service ?? config.admin.register;
   if (services.length === 0) throw new ConfigError('no service to check: pass --service, or set REGISTER');
@@ -83,7 +73,7 @@ async function runDoctorCommand(flags: DoctorFlags): Promise<void> {
   const auth = adminAuthFor(config.admin.url, config.admin.auth);
   try {
     const report = await runDoctor({
-      client: createAdminClient({ baseUrl: config.admin.url, ...(auth === undefined ? {} : { auth }) }),
+      client: clientOf(config.admin),
       adminUrl: config.admin.url,
       auth,
       services,

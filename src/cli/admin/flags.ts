@@ -71,6 +71,18 @@ export function adminOverrides(flags: AdminFlags): ConfigOverrides {
   };
 }
 
+/** The flags of a command that acts on the receivers' Redis and public URL besides the admin API. */
+export interface ReceiverFlags extends AdminFlags {
+  redisUrl?: string;
+  prefix?: string;
+  publicUrl?: string;
+}
+
+/** The admin, Redis and public-URL variables the flags override (flags win over the environment). */
+export function receiverOverrides(flags: ReceiverFlags): ConfigOverrides {
+  return { ...adminOverrides(flags), REDIS_URL: flags.redisUrl, GEOHOOK_PREFIX: flags.prefix, PUBLIC_URL: flags.publicUrl };
+}
+
 /** The client of a validated admin configuration. */
 export function clientOf(admin: AdminConfig): AdminClient {
   return createAdminClient({ baseUrl: admin.url, ...(admin.auth === undefined ? {} : { auth: admin.auth }) });

@@ -5,12 +5,9 @@ import { GeohookError } from '../../errors.js';
 import { configuredTarget, connectRedis, hasConfiguredRedis } from '../../redis/connection.js';
 import { rotateKey, type RotateKeyResult } from '../../registration/rotate-key.js';
 import { printResult } from '../print.js';
-import { adminOverrides, clientOf, type AdminFlags } from './flags.js';
+import { clientOf, receiverOverrides, type ReceiverFlags } from './flags.js';
 
-interface RotateFlags extends AdminFlags {
-  redisUrl?: string;
-  prefix?: string;
-  publicUrl?: string;
+interface RotateFlags extends ReceiverFlags {
   register?: string;
   graceSeconds: number;
   propagationSeconds: number;
@@ -25,13 +22,7 @@ const configError = (message: string): GeohookError => new GeohookError('GEOHOOK
 
 /** Rotates the generated key with the configuration `geohook serve` would read (one schema, same defaults). */
 async function rotate(flags: RotateFlags): Promise<RotateKeyResult> {
-  const config = loadConfig(process.env, {
-    ...adminOverrides(flags),
-    REDIS_URL: flags.redisUrl,
-    GEOHOOK_PREFIX: flags.prefix,
-    PUBLIC_URL: flags.publicUrl,
-    REGISTER: flags.register,
-  });
+  const config = loadConfig(process.env, { ...receiverOverrides(flags), REGISTER: flags.register });
   if (config.admin === undefined) throw configError('ADMIN_URL: required (the admin root), or pass --admin-url');
   if (!hasConfiguredRedis(config)) throw configError('REDIS_URL: required (the Redis the receivers use), or pass --redis-url');
   if (config.admin.register.length === 0) throw configError('REGISTER: required (the services registered), or pass --register');
