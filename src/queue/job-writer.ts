@@ -21,15 +21,21 @@ export interface JobWriterOptions {
    * only once the local AOF has the batch on disk: strict durability on Redis 7.2 and later.
    */
   waitAof(): boolean;
-  /** Most events per script call: that many waiting are sent even while a call is in flight. @defaultValue 16 */
+  /** Most events per script call: that many waiting are sent even while `depth` calls are in flight. @defaultValue 16 */
   maxBatch?: number;
+  /**
+   * Script calls in flight at once. With two, the next call already waits at Redis while it runs one, so
+   * Redis does not sit idle for the answer's round trip to Node and the next call's back. @defaultValue 2
+   */
+  depth?: number;
 }
 
 /**
- * Group commit of acknowledgements: an event is sent at once when no script call is in flight; the events
- * accepted while one is are written together by the next call, sent as soon as it answers (or once
- * `maxBatch` are waiting). So Redis starts on the first delivery while Node still parses the others, and
- * under load the batches grow by themselves to what arrives during one call. Each caller learns its own
+ * Group commit of acknowledgements, pipelined: an event is sent at once while fewer than `depth` script
+ * calls are in flight; the events accepted while that many are, are written together by the next call, sent
+ * as soon as one answers (or once `maxBatch` are waiting). So Redis starts on the first delivery while Node
+ * still parses the others, always has the next call queued under load, and the batches grow by themselves
+ * to what arrives during one call. Each caller learns its own
  * answer; a batch that fails or outlasts the timeout fails as a whole with a {@link QueueUnavailableError}
  * (the senders retry).
  */
@@ -39,14 +45,14 @@ export class JobWriter {
   private inFlight = 0;
 
   constructor(options: JobWriterOptions) {
-    this.options = { maxBatch: 16, ...options };
+    this.options = { maxBatch: 16, depth: 2, ...options };
   }
 
   /** Resolves true for a new job, false for a repeat within the dedup window, once Redis stored it. */
   write(request: JobRequest): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ request, resolve, reject });
-      if (this.inFlight === 0 || this.waiting.length >= this.options.maxBatch) this.flush();
+      if (this.inFlight < this.options.depth || this.waiting.length >= this.options.maxBatch) this.flush();
     });
   }
 
@@ -80,7 +86,7 @@ export class JobWriter {
       .finally(() => {
         clearTimeout(timer);
         this.inFlight -= 1;
-        if (this.inFlight === 0 && this.waiting.length > 0) this.flush();
+        if (this.inFlight < this.options.depth && this.waiting.length > 0) this.flush();
       });
   }
 }
