@@ -230,16 +230,14 @@ export class JobScript {
   write(requests: readonly JobRequest[]): Promise<boolean[]> {
     const now = Date.now();
     const args: (string | number | Buffer)[] = [this.dedupMs, now, now.toString(36), this.options, this.gapOptions];
-    for (const { queue, eventId, hook, name, data, ranges, activity } of requests)
-      args.push(
-        queue + 1,
-        eventId,
-        hook,
-        name,
-        data,
-        ranges.length === 0 ? '' : rangeLines(ranges),
-        activity === undefined ? '' : activityField(activity),
-      );
+    // Every activity of a call gets the same time: each field is sent once, with its first event.
+    const activities = new Set<string>();
+    for (const { queue, eventId, hook, name, data, ranges, activity } of requests) {
+      const field = activity === undefined ? '' : activityField(activity);
+      const fresh = field !== '' && !activities.has(field);
+      if (fresh) activities.add(field);
+      args.push(queue + 1, eventId, hook, name, data, ranges.length === 0 ? '' : rangeLines(ranges), fresh ? field : '');
+    }
     return this.connection
       .geohookAcceptJobs(this.keys.length, ...this.keys, ...args)
       .then((answers) => answers.map((answer) => answer === 1));

@@ -78,9 +78,14 @@ t.test(
       monitor.disconnect();
       raw.disconnect();
     });
-    const events = Array.from({ length: 40 }, () => envelopeOf('gp'));
+    const events = Array.from({ length: 40 }, () => ({ ...envelopeOf('gp'), service: { folderName: 'Tools', serviceName: 'Buffer' } }));
     await Promise.all(events.map((event) => queue.enqueue(event)));
     await waitFor('the calls seen by MONITOR', async () => calls.length >= 5 || undefined);
+    t.same(
+      calls.map((args) => args.filter((arg) => /^delivery.+Tools\/Buffer\.GPServer$/.test(arg)).length),
+      [1, 1, 1, 1, 1],
+      "the service's activity is sent once per call (all of a call's activities get its time)",
+    );
     t.same(
       calls.map((args) => args.filter((arg) => arg === 'gp.job.failed').length),
       [1, 1, 16, 16, 6],
