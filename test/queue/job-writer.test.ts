@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { QueueUnavailableError } from '../../src/errors.js';
+import type { Durability } from '../../src/queue/durability.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames } from '../../src/queue/names.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
@@ -13,9 +14,9 @@ const redis = await startRedis(t);
 const retry = { attempts: 3, backoff: { type: 'fixed', delayMs: 10, jitter: 0 } } as const;
 
 /** An EventQueue on `prefix` of `url`, closed at teardown. */
-async function eventQueue(t: Test, prefix: string, url = redis.url): Promise<EventQueue> {
+async function eventQueue(t: Test, prefix: string, url = redis.url, durability: Durability = 'fast'): Promise<EventQueue> {
   const connection = createProducerConnection(url);
-  const queue = new EventQueue({ connection, prefix, retry });
+  const queue = new EventQueue({ connection, prefix, retry, durability });
   await queue.ready();
   t.teardown(async () => {
     await queue.close();
@@ -62,10 +63,9 @@ t.test('the same bytes on two hooks become two jobs, the second under an id of i
   );
 });
 
-t.test('the first two events are written at once, each in a call; those accepted meanwhile share calls of up to 8, in order', async (t) => {
-  const prefix = uniquePrefix();
-  const queue = await eventQueue(t, prefix);
-  const raw = new Redis(redis.url);
+/** The accept script's calls on `url` for `prefix`, as MONITOR sees them (each the list of its arguments). */
+async function scriptCalls(t: Test, prefix: string, url = redis.url): Promise<string[][]> {
+  const raw = new Redis(url);
   const monitor = await raw.monitor();
   const calls: string[][] = [];
   monitor.on('monitor', (_time: string, args: string[]) => {
@@ -76,6 +76,16 @@ t.test('the first two events are written at once, each in a call; those accepted
     monitor.disconnect();
     raw.disconnect();
   });
+  return calls;
+}
+
+/** How many events of type `gp.job.failed` each call wrote. */
+const eventsPerCall = (calls: string[][]): number[] => calls.map((args) => args.filter((arg) => arg === 'gp.job.failed').length);
+
+t.test('the first two events are written at once, each in a call; those accepted meanwhile share calls of up to 8, in order', async (t) => {
+  const prefix = uniquePrefix();
+  const queue = await eventQueue(t, prefix);
+  const calls = await scriptCalls(t, prefix);
   const events = Array.from({ length: 40 }, () => ({ ...envelopeOf('gp'), service: { folderName: 'Tools', serviceName: 'Buffer' } }));
   await Promise.all(events.map((event) => queue.enqueue(event)));
   await waitFor('the calls seen by MONITOR', async () => calls.length >= 7 || undefined);
@@ -85,7 +95,7 @@ t.test('the first two events are written at once, each in a call; those accepted
     "the service's activity is sent once per call (all of a call's activities get its time)",
   );
   t.same(
-    calls.map((args) => args.filter((arg) => arg === 'gp.job.failed').length),
+    eventsPerCall(calls),
     [1, 1, 8, 8, 8, 8, 6],
     'the first two alone (two calls in flight), four full batches while they are, the 6 left once one answered',
   );
@@ -95,6 +105,16 @@ t.test('the first two events are written at once, each in a call; those accepted
     events.map((event) => event.id),
     'queued in the order they were accepted',
   );
+});
+
+t.test('under strict durability a call holds up to 16 events (each turn of Redis is an fsync there)', async (t) => {
+  const strict = await startRedis(t, { appendOnly: true, appendFsync: 'always' });
+  const prefix = uniquePrefix();
+  const queue = await eventQueue(t, prefix, strict.url, 'strict');
+  const calls = await scriptCalls(t, prefix, strict.url);
+  await Promise.all(Array.from({ length: 40 }, () => queue.enqueue(envelopeOf('gp'))));
+  await waitFor('the calls seen by MONITOR', async () => calls.length >= 5 || undefined);
+  t.same(eventsPerCall(calls), [1, 1, 16, 16, 6]);
 });
 
 t.test('a batch Redis fails midway is refused as a whole; the retried deliveries are all jobs, none a false repeat', async (t) => {
