@@ -4,7 +4,13 @@ import type { AdminAuth } from '../arcgis/admin-auth.js';
 import { parseServiceName } from '../arcgis/service-name.js';
 import { createFollowUpSession, type FollowUpSession } from '../consumers/follow-up-request.js';
 import { readChanges } from '../consumers/follow-up.js';
-import { BACKFILL_MAX_STALLED_COUNT, backfillBackoff, type GapJobData } from '../queue/backfill-jobs.js';
+import {
+  BACKFILL_LOCK_MS,
+  BACKFILL_MAX_STALLED_COUNT,
+  BACKFILL_STALLED_CHECK_MS,
+  backfillBackoff,
+  type GapJobData,
+} from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -86,6 +92,8 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData, GapO
     prefix: options.prefix,
     concurrency: options.concurrency ?? 2,
     maxStalledCount: BACKFILL_MAX_STALLED_COUNT,
+    lockDuration: BACKFILL_LOCK_MS,
+    stalledInterval: BACKFILL_STALLED_CHECK_MS,
     settings: { backoffStrategy: backfillBackoff },
   });
   worker.on('failed', (job, err) =>

@@ -24,6 +24,16 @@ export const backfillJobOptions: JobsOptions = Object.freeze({
  */
 export const BACKFILL_MAX_STALLED_COUNT = BACKFILL_TRIES;
 
+/**
+ * How long a gap stays locked to a worker that stops renewing it (BullMQ renews it every half of this while
+ * the worker lives). With {@link BACKFILL_STALLED_CHECK_MS}, a gap whose receiver was killed mid-fill is taken
+ * again within about 15 s, not after BullMQ's default 30-s lock and 30-s check.
+ */
+export const BACKFILL_LOCK_MS = 10_000;
+
+/** How often each backfill worker looks for gaps whose lock lapsed. */
+export const BACKFILL_STALLED_CHECK_MS = 5_000;
+
 /** The wait before the next try of a gap, ms: 1 s, doubled each try, at most {@link BACKFILL_MAX_BACKOFF_MS}. */
 export function backfillBackoff(attemptsMade: number): number {
   return Math.min(1000 * 2 ** Math.max(0, attemptsMade - 1), BACKFILL_MAX_BACKOFF_MS);

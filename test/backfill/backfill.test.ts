@@ -323,3 +323,39 @@ t.test('a gap whose workers stopped mid-fill twice is filled by the next one, no
   t.same(event?.changes?.serverGens, [from, to]);
   t.same(event?.types, ['feature.FeaturesCreated']);
 });
+
+t.test("a gap whose receiver died mid-fill is filled by another within seconds, not after BullMQ's 30-s lock", async (t) => {
+  const emulator = await startEmulator(t);
+  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
+  const from = (await editParcels(emulator, 'FeaturesCreated', true)) - 1;
+  const to = await editParcels(emulator, 'FeaturesCreated', true);
+  const gaps = new Queue<GapJobData>(backfillQueueName, { connection, prefix });
+  t.teardown(() => gaps.close());
+  const gap = await gaps.add(
+    'gap',
+    {
+      scope: `default ${PARCELS}`,
+      hook: 'default',
+      serviceUrl: `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`,
+      from: String(from),
+      to: String(to),
+    },
+    backfillJobOptions,
+  );
+  // A receiver's backfill worker takes the gap and dies mid-fill: nothing renews or releases its lock.
+  const dying = backfillWorker(t, { prefix, eventQueue, fetch: () => new Promise<never>(() => undefined) });
+  await waitFor('the gap taken', async () => (await gaps.getJobState(gap.id!)) === 'active');
+  await dying.close(true);
+
+  backfillWorker(t, { prefix, eventQueue });
+  // Within the lock, the check interval and the fill; BullMQ's defaults would take 30 to 60 s.
+  const [event] = await waitFor(
+    'the range backfilled',
+    async () => {
+      const events = await featureEvents(eventQueue);
+      return events.length === 1 ? events : undefined;
+    },
+    { timeoutMs: 28_000 },
+  );
+  t.same(event?.changes?.serverGens, [from, to]);
+});
