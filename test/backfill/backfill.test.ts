@@ -276,7 +276,8 @@ t.test('the current generations set the first watermarks, per layer on ArcGIS On
   );
 });
 
-t.test('a gap whose workers stopped mid-fill twice is filled by the next one, not failed as stalled', async (t) => {
+/** A gap job for the last of two edits of the emulator's parcels, waiting on a fresh event queue's backfill queue. */
+async function waitingGap(t: Test) {
   const emulator = await startEmulator(t);
   const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
   const from = (await editParcels(emulator, 'FeaturesCreated', true)) - 1;
@@ -291,6 +292,11 @@ t.test('a gap whose workers stopped mid-fill twice is filled by the next one, no
     to: String(to),
   };
   const gap = await gaps.add('gap', data, backfillJobOptions);
+  return { eventQueue, prefix, gaps, gap, from, to };
+}
+
+t.test('a gap whose workers stopped mid-fill twice is filled by the next one, not failed as stalled', async (t) => {
+  const { eventQueue, prefix, gaps, gap, from, to } = await waitingGap(t);
 
   // Two workers in turn take the gap and stop without finishing it (their lock lapses); a third, checking for
   // stalled jobs with geohook's limit, hands it back each time.
@@ -325,23 +331,7 @@ t.test('a gap whose workers stopped mid-fill twice is filled by the next one, no
 });
 
 t.test("a gap whose receiver died mid-fill is filled by another within seconds, not after BullMQ's 30-s lock", async (t) => {
-  const emulator = await startEmulator(t);
-  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
-  const from = (await editParcels(emulator, 'FeaturesCreated', true)) - 1;
-  const to = await editParcels(emulator, 'FeaturesCreated', true);
-  const gaps = new Queue<GapJobData>(backfillQueueName, { connection, prefix });
-  t.teardown(() => gaps.close());
-  const gap = await gaps.add(
-    'gap',
-    {
-      scope: `default ${PARCELS}`,
-      hook: 'default',
-      serviceUrl: `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`,
-      from: String(from),
-      to: String(to),
-    },
-    backfillJobOptions,
-  );
+  const { eventQueue, prefix, gaps, gap, from, to } = await waitingGap(t);
   // A receiver's backfill worker takes the gap and dies mid-fill: nothing renews or releases its lock.
   const dying = backfillWorker(t, { prefix, eventQueue, fetch: () => new Promise<never>(() => undefined) });
   await waitFor('the gap taken', async () => (await gaps.getJobState(gap.id!)) === 'active');
