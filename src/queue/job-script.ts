@@ -22,14 +22,17 @@ export const BULLMQ_VERSION = '6.7.0';
 const ARGS_LINE = 'local args = cmsgpack.unpack(ARGV[1])';
 const OPTS_LINE = 'local opts = cmsgpack.unpack(ARGV[3])';
 
-/** Keys of one queue that BullMQ's `addStandardJob` takes, in its order. */
+/** Keys of one queue that BullMQ's `addStandardJob` takes, in its order (after the queue's key prefix). */
 const QUEUE_KEYS = ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'] as const;
 
 /** Values per event in ARGV. */
 const PER_EVENT = 7;
 
-/** Queues whose keys the script takes: the three event queues, then the backfill queue. */
+/** Queues the script writes to: the three event queues, then the backfill queue. */
 const QUEUES = 4;
+
+/** Values in ARGV before the events': five settings, then the key prefix of each queue. */
+const HEADER = 5 + QUEUES;
 
 /**
  * BullMQ's own `addStandardJob` script, as the body of a Lua function called once per new event.
@@ -64,10 +67,11 @@ function bullmqAddJobFunction(): string {
  * activity hash is set to the time, whatever the answer, so that the services view shows when a service last
  * delivered, was backfilled or was polled.
  *
- * KEYS: the nine `addStandardJob` keys of each of the three event queues and the backfill queue (36), then
- * the watermarks hash and the activity hash.
+ * KEYS: the watermarks hash and the activity hash. The queues' keys are made in the script from their key
+ * prefixes (as BullMQ's own scripts make a job's keys): on a Redis Cluster they share the prefix's hash tag.
  * ARGV: 1 dedup window (ms), 2 the time (ms), 3 the same in base 36, 4 BullMQ's msgpacked job options,
- * 5 those of the backfill queue, then seven per event: queue (1-3, the order of KEYS; 0 for no event: the
+ * 5 those of the backfill queue, 6-9 the key prefixes (`<prefix>:<queue>:`) of the three event queues and
+ * the backfill queue, then seven per event: queue (1-3, the order of those prefixes; 0 for no event: the
  * ranges alone), event id, hook, job name, job data, ranges (`scope\tfrom\tto\tserviceUrl\tsource` lines; empty for
  * none), activity (empty for none).
  * Returns one number per event: 0 for a repeat, 1 for a new job, 2 for a range handed over already.
@@ -75,15 +79,24 @@ function bullmqAddJobFunction(): string {
 const acceptLua = `
 ${bullmqAddJobFunction()}
 local dedupMs, timestamp, time36 = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local opts, gapOpts = cmsgpack.unpack(ARGV[4]), cmsgpack.unpack(ARGV[5])
-local watermarks, activity = KEYS[${QUEUES} * 9 + 1], KEYS[${QUEUES} * 9 + 2]
+local opts = cmsgpack.unpack(ARGV[4])
+-- The backfill queue's options, unpacked at the call's first gap.
+local gapOpts
+local watermarks, activity = KEYS[1], KEYS[2]
+local QUEUE_KEYS = { ${QUEUE_KEYS.map((key) => `'${key}'`).join(', ')} }
+-- Queue q (1-3 the event queues, ${QUEUES} the backfill queue): its key prefix and addStandardJob keys, made at first use.
 local queues = {}
-for q = 0, ${QUEUES - 1} do
-  local keys = {}
-  for k = 1, 9 do keys[k] = KEYS[q * 9 + k] end
-  queues[q + 1] = { keys = keys, prefix = string.sub(keys[1], 1, -5) }
+local function queueOf(q)
+  local queue = queues[q]
+  if not queue then
+    local prefix = ARGV[${HEADER - QUEUES} + q]
+    local keys = {}
+    for k, key in ipairs(QUEUE_KEYS) do keys[k] = prefix .. key end
+    queue = { keys = keys, prefix = prefix }
+    queues[q] = queue
+  end
+  return queue
 end
-local gaps = queues[${QUEUES}]
 local RANGE = '([^\\t\\n]+)\\t(%d+)\\t(%d+)\\t([^\\t\\n]*)\\t([^\\n]*)'
 -- True when some range ends past its watermark (or has none yet).
 local function fresh(ranges)
@@ -100,7 +113,9 @@ local function advance(ranges, hook)
     if not mark or tonumber(to) > tonumber(mark) then
       if mark and tonumber(from) > tonumber(mark) then
         local jobId = 'gap-' .. redis.sha1hex(scope .. '\\t' .. mark .. '\\t' .. from)
+        local gaps = queueOf(${QUEUES})
         if redis.call('EXISTS', gaps.prefix .. jobId) == 0 then
+          gapOpts = gapOpts or cmsgpack.unpack(ARGV[5])
           gapOpts['jobId'] = jobId
           local gap = { scope = scope, hook = hook, serviceUrl = url, from = mark, to = from }
           if source ~= '' then gap['source'] = source end
@@ -113,9 +128,10 @@ local function advance(ranges, hook)
   end
 end
 local answers = {}
-for i = 0, (#ARGV - 5) / ${PER_EVENT} - 1 do
-  local a = 5 + i * ${PER_EVENT}
-  local queue, eventId, hook, ranges = queues[tonumber(ARGV[a + 1])], ARGV[a + 2], ARGV[a + 3], ARGV[a + 6]
+for i = 0, (#ARGV - ${HEADER}) / ${PER_EVENT} - 1 do
+  local a = ${HEADER} + i * ${PER_EVENT}
+  local q = tonumber(ARGV[a + 1])
+  local queue, eventId, hook, ranges = q > 0 and queueOf(q) or nil, ARGV[a + 2], ARGV[a + 3], ARGV[a + 6]
   local dedupKey = queue and (queue.prefix .. 'de:' .. hook .. ':' .. eventId)
   if ARGV[a + 7] ~= '' then redis.call('HSET', activity, ARGV[a + 7], timestamp) end
   if not queue then
@@ -141,7 +157,7 @@ return answers
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** `numberOfKeys` first: 38, the keys of the four queues, the watermarks and the activity hash. */
+    /** `numberOfKeys` first: 2, the watermarks and the activity hash. */
     geohookAcceptJobs(numberOfKeys: number, ...keysAndArgs: (string | number | Buffer)[]): Result<number[], Context>;
   }
 }
@@ -209,6 +225,7 @@ export interface JobScriptOptions {
 export class JobScript {
   private readonly connection: RedisClient;
   private readonly keys: string[];
+  private readonly queuePrefixes: string[];
   private readonly dedupMs: number;
   private readonly options: Buffer;
   private readonly gapOptions: Buffer;
@@ -216,8 +233,8 @@ export class JobScript {
   constructor(connection: RedisClient, options: JobScriptOptions) {
     if (typeof connection.geohookAcceptJobs !== 'function') connection.defineCommand('geohookAcceptJobs', { lua: acceptLua });
     this.connection = connection;
-    const queues = [...options.queues, options.backfillQueue];
-    this.keys = [...queues.flatMap((queue) => QUEUE_KEYS.map((key) => queue.toKey(key))), options.watermarksKey, options.activityKey];
+    this.keys = [options.watermarksKey, options.activityKey];
+    this.queuePrefixes = [...options.queues, options.backfillQueue].map((queue) => queue.toKey(''));
     this.dedupMs = options.dedupMs;
     this.options = encodedJobOptions(options.queues[0]!);
     this.gapOptions = encodedJobOptions(options.backfillQueue);
@@ -229,7 +246,7 @@ export class JobScript {
    */
   write(requests: readonly JobRequest[]): Promise<boolean[]> {
     const now = Date.now();
-    const args: (string | number | Buffer)[] = [this.dedupMs, now, now.toString(36), this.options, this.gapOptions];
+    const args: (string | number | Buffer)[] = [this.dedupMs, now, now.toString(36), this.options, this.gapOptions, ...this.queuePrefixes];
     // Every activity of a call gets the same time: each field is sent once, with its first event.
     const activities = new Set<string>();
     for (const { queue, eventId, hook, name, data, ranges, activity } of requests) {

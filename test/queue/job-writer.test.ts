@@ -69,8 +69,8 @@ async function scriptCalls(t: Test, prefix: string, url = redis.url): Promise<st
   const monitor = await raw.monitor();
   const calls: string[][] = [];
   monitor.on('monitor', (_time: string, args: string[]) => {
-    // The script's own call (EVALSHA, or EVAL when first loaded), not the commands it runs: it holds every queue key.
-    if (args.length > 27 && args.includes(`${prefix}:unknown-events:marker`)) calls.push(args);
+    // The script's own call (EVALSHA, or EVAL when first loaded), not the commands it runs: it names every queue.
+    if (args.includes(`${prefix}:unknown-events:`)) calls.push(args);
   });
   t.teardown(() => {
     monitor.disconnect();
