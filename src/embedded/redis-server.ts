@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, realpathSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -27,15 +27,49 @@ export interface RedisServerOptions {
   startTimeoutMs?: number;
 }
 
-/** A free TCP port on the loopback interface, as the kernel hands them out. */
-export async function findFreePort(): Promise<number> {
+/** Ports below this are left to well-known services. */
+const LOWEST_PICKED_PORT = 20_000;
+
+/** The first port of the range the kernel takes outgoing connections' local ports from (Linux), else IANA's. */
+function firstEphemeralPort(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 0) return low;
+  } catch {
+    // Not Linux.
+  }
+  return 49_152;
+}
+
+/** Listens on `port` of the loopback interface (0: one the kernel picks) and closes again; the port, or undefined when taken. */
+async function tryPort(port: number): Promise<number | undefined> {
   const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  return address.port;
+  try {
+    server.listen(port, '127.0.0.1');
+    await once(server, 'listening');
+    const address = server.address();
+    return address === null || typeof address === 'string' ? undefined : address.port;
+  } catch {
+    return undefined;
+  } finally {
+    server.close();
+  }
+}
+
+/**
+ * A free TCP port on the loopback interface, picked at random below the range the kernel takes outgoing
+ * connections' ports from, so that none of those can take it before it is listened on; one the kernel picks
+ * when no such port is free.
+ */
+export async function findFreePort(): Promise<number> {
+  const below = firstEphemeralPort();
+  for (let attempt = 0; attempt < 20 && below > LOWEST_PICKED_PORT; attempt += 1) {
+    const port = await tryPort(LOWEST_PICKED_PORT + Math.floor(Math.random() * (below - LOWEST_PICKED_PORT)));
+    if (port !== undefined) return port;
+  }
+  const port = await tryPort(0);
+  if (port === undefined) throw new Error('no free TCP port on 127.0.0.1');
+  return port;
 }
 
 const MISSING_BINARY =
