@@ -134,16 +134,17 @@ for i = 0, (#ARGV - ${HEADER}) / ${PER_EVENT} - 1 do
   local queue, eventId, hook, ranges = q > 0 and queueOf(q) or nil, ARGV[a + 2], ARGV[a + 3], ARGV[a + 6]
   local dedupKey = queue and (queue.prefix .. 'de:' .. hook .. ':' .. eventId)
   if ARGV[a + 7] ~= '' then redis.call('HSET', activity, ARGV[a + 7], timestamp) end
+  -- One look for the hook's dedup key and a job holding the event id; the dedup key alone when one is there.
+  local found = queue and redis.call('EXISTS', dedupKey, queue.prefix .. eventId)
   if not queue then
     advance(ranges, hook)
     answers[i + 1] = 1
-  elseif redis.call('EXISTS', dedupKey) == 1 then
+  elseif found == 2 or (found == 1 and redis.call('EXISTS', dedupKey) == 1) then
     answers[i + 1] = 0
   elseif not fresh(ranges) then
     answers[i + 1] = 2
   else
-    local jobId = eventId
-    if redis.call('EXISTS', queue.prefix .. jobId) == 1 then jobId = eventId .. '-' .. hook .. '-' .. time36 end
+    local jobId = found == 0 and eventId or (eventId .. '-' .. hook .. '-' .. time36)
     opts['jobId'] = jobId
     addStandardJob(queue.keys, { nil, ARGV[a + 5] }, { queue.prefix, jobId, ARGV[a + 4], timestamp }, opts)
     -- Only a complete job marks the event seen: when Redis fails the script midway, the retry writes it.
