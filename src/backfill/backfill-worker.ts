@@ -13,6 +13,7 @@ import {
 } from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
+import { parseScope } from '../queue/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { backfillEvent, changeTypesFound } from './backfill-event.js';
 
@@ -65,12 +66,10 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData, GapO
 
   async function fill(job: Job<GapJobData>): Promise<GapOutcome> {
     const { scope, hook, from, to } = job.data;
-    // The scope is `<hook> <folder>/<name>.FeatureServer`, with `#<layer id>` for an ArcGIS Online layer.
-    const [service = '', layer] = scope.slice(hook.length + 1).split('#');
+    const { service, layerId } = parseScope(scope);
     const { folder: folderName = '', name: serviceName } = parseServiceName(service);
     const serviceUrl = new URL(job.data.serviceUrl);
     const session = createFollowUpSession(followUp);
-    const layerId = layer === undefined ? undefined : Number(layer);
     const layers = layerId === undefined ? await layerIdsOf(session, serviceUrl) : [layerId];
     const url = new URL(`${serviceUrl.href}/extractChanges`);
     url.searchParams.set('serverGens', `[${from},${to}]`);

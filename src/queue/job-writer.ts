@@ -38,9 +38,8 @@ export interface JobWriterOptions {
  * calls are in flight; the events accepted while that many are, are written together by the next call, sent
  * as soon as one answers (or once `maxBatch` are waiting). So Redis starts on the first delivery while Node
  * still parses the others, always has the next call queued under load, and the batches grow by themselves
- * to what arrives during one call. Each caller learns its own
- * answer; a batch that fails or outlasts the timeout fails as a whole with a {@link QueueUnavailableError}
- * (the senders retry).
+ * to what arrives during one call. Each caller learns its own answer; a batch that fails or outlasts the
+ * timeout fails as a whole with a {@link QueueUnavailableError} (the senders retry).
  */
 export class JobWriter {
   private readonly options: Required<JobWriterOptions>;

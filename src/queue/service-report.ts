@@ -2,6 +2,7 @@ import type { ServiceName } from '../arcgis/service-name.js';
 import type { RedisClient } from '../redis/connection.js';
 import { activityKey, upstreamFailuresKey, upstreamKey, watermarksKey } from './names.js';
 import { parseActivityField, type ActivityKind } from './service-activity.js';
+import { parseScope } from './tracked-ranges.js';
 
 /** What geohook knows of a registered webhook (the Redis hash `<prefix>:upstream`, by service, as JSON). */
 export interface UpstreamState {
@@ -62,12 +63,6 @@ function definedOnly<T extends object>(value: { [K in keyof T]-?: T[K] | undefin
   return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
 }
 
-/** The service and, on ArcGIS Online, the layer a watermark's scope (`<hook> <service>[#<layer>]`) is kept for. */
-function parseScope(scope: string): { service: ServiceName; layer?: string } {
-  const [service = '', layer] = scope.slice(scope.indexOf(' ') + 1).split('#');
-  return layer === undefined ? { service } : { service, layer };
-}
-
 /** `map[key]` raised to `value`, if lower or absent. */
 function keepHighest<K>(map: Map<K, number>, key: K, value: number): void {
   map.set(key, Math.max(map.get(key) ?? -Infinity, value));
@@ -90,13 +85,13 @@ export async function readServiceReports(redis: RedisClient, prefix: string, now
     if (parsed !== undefined) times.set(parsed.service, { ...times.get(parsed.service), [parsed.kind]: Number(at) });
   }
   const highest = new Map<ServiceName, number>();
-  const perLayer = new Map<ServiceName, Map<string, number>>();
+  const perLayer = new Map<ServiceName, Map<number, number>>();
   for (const [scope, generation] of Object.entries(watermarks)) {
-    const { service, layer } = parseScope(scope);
+    const { service, layerId } = parseScope(scope);
     keepHighest(highest, service, Number(generation));
-    if (layer === undefined) continue;
-    const layers = perLayer.get(service) ?? new Map<string, number>();
-    keepHighest(layers, layer, Number(generation));
+    if (layerId === undefined) continue;
+    const layers = perLayer.get(service) ?? new Map<number, number>();
+    keepHighest(layers, layerId, Number(generation));
     perLayer.set(service, layers);
   }
   const services = [...new Set([...Object.keys(upstream), ...times.keys(), ...highest.keys()])].sort();

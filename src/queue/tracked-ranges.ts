@@ -25,6 +25,12 @@ export interface TrackedRange {
 export const scopeOf = (hook: string, service: string, layerId?: number): string =>
   `${hook} ${service}${layerId === undefined ? '' : `#${layerId}`}`;
 
+/** The service and, on ArcGIS Online, the layer of a scope {@link scopeOf} made (hook names have no space). */
+export function parseScope(scope: string): { service: string; layerId?: number } {
+  const [service = '', layer] = scope.slice(scope.indexOf(' ') + 1).split('#');
+  return layer === undefined ? { service } : { service, layerId: Number(layer) };
+}
+
 function rangeOf(
   hook: string,
   service: Partial<Record<keyof ServiceRef, string | undefined>>,
