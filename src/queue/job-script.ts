@@ -147,8 +147,9 @@ for i = 0, (#ARGV - ${HEADER}) / ${PER_EVENT} - 1 do
     local jobId = found == 0 and eventId or (eventId .. '-' .. hook .. '-' .. time36)
     opts['jobId'] = jobId
     addStandardJob(queue.keys, { nil, ARGV[a + 5] }, { queue.prefix, jobId, ARGV[a + 4], timestamp }, opts)
-    -- Only a complete job marks the event seen: when Redis fails the script midway, the retry writes it.
-    redis.call('SET', dedupKey, jobId, 'PX', dedupMs)
+    -- Only a complete job marks the event seen: when Redis fails the script midway, the retry writes it. The
+    -- key's presence is the mark; 1 is Redis's smallest value (a shared integer) for the 24 h it is kept.
+    redis.call('SET', dedupKey, 1, 'PX', dedupMs)
     advance(ranges, hook)
     answers[i + 1] = 1
   end
