@@ -1,67 +1,59 @@
 import { createRequire } from 'node:module';
-import { Job, type Queue } from 'bullmq';
+import { Job, type JobsOptions, type Queue } from 'bullmq';
 import type { Result } from 'ioredis';
 import { GeohookError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { activityField, type ServiceActivity } from './service-activity.js';
 import type { TrackedRange } from './tracked-ranges.js';
 
-// BullMQ's script texts and version are not in its public exports (nor typed): read from the package.
+// BullMQ's version is not in its public exports: read from the package.
 const require = createRequire(import.meta.url);
-const { addStandardJob } = require('bullmq/dist/cjs/scripts/addStandardJob-9.js') as { addStandardJob: { content: string } };
 const { version: bullmqVersion } = require('bullmq/package.json') as { version: string };
 
 /**
  * The BullMQ release whose job layout the accept script writes. `test/queue/job-script.test.ts` proves,
- * against this release, that a job so written equals one written by `queue.add` field by field; a
+ * against this release, that jobs so written equal those written by `queue.add` field by field; a
  * different release is refused at start-up rather than trusted.
  */
 export const BULLMQ_VERSION = '6.7.0';
 
-/** The lines of BullMQ's script that read its msgpacked arguments; the accept script passes them as tables. */
-const ARGS_LINE = 'local args = cmsgpack.unpack(ARGV[1])';
-const OPTS_LINE = 'local opts = cmsgpack.unpack(ARGV[3])';
-
-/** Keys of one queue that BullMQ's `addStandardJob` takes, in its order (after the queue's key prefix). */
-const QUEUE_KEYS = ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker'] as const;
-
-/** Values per event in ARGV. */
-const PER_EVENT = 7;
+/** Job options the script's layout does not cover: BullMQ writes such jobs elsewhere or differently. */
+const UNSUPPORTED_OPTIONS: readonly (keyof JobsOptions)[] = [
+  'delay',
+  'priority',
+  'lifo',
+  'parent',
+  'deduplication',
+  'timestamp',
+  'jobId',
+  'repeatJobKey',
+  'prevMillis',
+  'sizeLimit',
+];
 
 /** Queues the script writes to: the three event queues, then the backfill queue. */
 const QUEUES = 4;
+
+/** Values per event in ARGV. */
+const PER_EVENT = 7;
 
 /** Values in ARGV before the events': five settings, then the key prefix of each queue. */
 const HEADER = 5 + QUEUES;
 
 /**
- * BullMQ's own `addStandardJob` script, as the body of a Lua function called once per new event.
- * Throws when the pinned release is not the one installed or its script no longer reads its arguments
- * the way this wrapper replaces.
- */
-function bullmqAddJobFunction(): string {
-  if (bullmqVersion !== BULLMQ_VERSION) {
-    throw new GeohookError(
-      'GEOHOOK_ERR_CONFIG',
-      `geohook writes jobs in the layout of bullmq ${BULLMQ_VERSION}, but bullmq ${bullmqVersion} is installed: install ${BULLMQ_VERSION}`,
-    );
-  }
-  const body = addStandardJob.content.replace(ARGS_LINE, 'local args = ARGS_').replace(OPTS_LINE, 'local opts = OPTS_');
-  if (!body.includes('= ARGS_') || !body.includes('= OPTS_')) {
-    throw new GeohookError('GEOHOOK_ERR_CONFIG', `bullmq ${bullmqVersion}'s addStandardJob no longer reads its arguments as expected`);
-  }
-  return `local addStandardJob = function(KEYS, ARGV, ARGS_, OPTS_)\n${body}\nend`;
-}
-
-/**
  * The acknowledgement's write, for a batch of accepted events (see `JobWriter`): one script call that,
  * per event, answers a repeat from the hook's dedup key, or from the watermarks when every range of server
- * generations the event covers was handed over already (docs/backfill.md), or else writes the BullMQ job
- * (through BullMQ's own `addStandardJob`, so the job is exactly what `queue.add` would have made) and
+ * generations the event covers was handed over already (docs/backfill.md), or else writes the BullMQ job and
  * advances the watermarks. A range that starts past its watermark leaves a gap: a job on the backfill queue
  * (id `gap-<sha1>` of scope and gap, once) for the generations in between. The job id is the event id, unless
  * a job already holds it (the same bytes on another hook, or a job kept past the window): then
  * `<event id>-<hook>-<time>`.
+ *
+ * The jobs are those BullMQ's `addStandardJob` writes for a job with an id of its own (and none of
+ * {@link UNSUPPORTED_OPTIONS}): the hash (`name`, `data`, `opts` as `cjson` encodes them, `timestamp`,
+ * `delay`, `priority`), `added` and `waiting` on the events stream, the id on the wait list, the marker unless
+ * the queue is paused or at its concurrency, and the job counter raised. What BullMQ looks up per job (the
+ * queue's meta) is looked up once per queue and call, and the counter raised once by the call's count.
  *
  * Each request may also name an activity (`<what>\t<service>`, see {@link ServiceActivity}): its field of the
  * activity hash is set to the time, whatever the answer, so that the services view shows when a service last
@@ -77,53 +69,69 @@ function bullmqAddJobFunction(): string {
  * Returns one number per event: 0 for a repeat, 1 for a new job, 2 for a range handed over already.
  */
 const acceptLua = `
-${bullmqAddJobFunction()}
+local rcall = redis.call
 local dedupMs, timestamp, time36 = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local opts = cmsgpack.unpack(ARGV[4])
--- The backfill queue's options, unpacked at the call's first gap.
-local gapOpts
 local watermarks, activity = KEYS[1], KEYS[2]
-local QUEUE_KEYS = { ${QUEUE_KEYS.map((key) => `'${key}'`).join(', ')} }
--- Queue q (1-3 the event queues, ${QUEUES} the backfill queue): its key prefix and addStandardJob keys, made at first use.
+-- Job options, unpacked at first use: the event queues share theirs, the backfill queue has its own.
+local options = {}
+-- Queue q (1-3 the event queues, ${QUEUES} the backfill queue), made at first use.
 local queues = {}
 local function queueOf(q)
   local queue = queues[q]
   if not queue then
     local prefix = ARGV[${HEADER - QUEUES} + q]
-    local keys = {}
-    for k, key in ipairs(QUEUE_KEYS) do keys[k] = prefix .. key end
-    queue = { keys = keys, prefix = prefix }
+    local optionsArg = q == ${QUEUES} and 5 or 4
+    options[optionsArg] = options[optionsArg] or cmsgpack.unpack(ARGV[optionsArg])
+    queue = { prefix = prefix, opts = options[optionsArg], events = prefix .. 'events', added = 0 }
     queues[q] = queue
   end
   return queue
+end
+-- BullMQ's addStandardJob for a job with an id of its own.
+local function addJob(queue, jobId, name, data)
+  local prefix = queue.prefix
+  if queue.added == 0 then
+    local meta = prefix .. 'meta'
+    queue.maxEvents = rcall('HGET', meta, 'opts.maxLenEvents')
+    if not queue.maxEvents then
+      queue.maxEvents = 10000
+      rcall('HSET', meta, 'opts.maxLenEvents', queue.maxEvents)
+    end
+    local attributes = rcall('HMGET', meta, 'paused', 'concurrency')
+    local held = attributes[1] and true or (attributes[2] and rcall('LLEN', prefix .. 'active') >= tonumber(attributes[2]))
+    if not held then rcall('ZADD', prefix .. 'marker', 0, '0') end
+  end
+  queue.opts['jobId'] = jobId
+  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', cjson.encode(queue.opts), 'timestamp', timestamp, 'delay', 0, 'priority', 0)
+  rcall('XADD', queue.events, '*', 'event', 'added', 'jobId', jobId, 'name', name)
+  rcall('LPUSH', prefix .. 'wait', jobId)
+  rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'waiting', 'jobId', jobId)
+  queue.added = queue.added + 1
 end
 local RANGE = '([^\\t\\n]+)\\t(%d+)\\t(%d+)\\t([^\\t\\n]*)\\t([^\\n]*)'
 -- True when some range ends past its watermark (or has none yet).
 local function fresh(ranges)
   if ranges == '' then return true end
   for scope, _, to in string.gmatch(ranges, RANGE) do
-    local mark = redis.call('HGET', watermarks, scope)
+    local mark = rcall('HGET', watermarks, scope)
     if not mark or tonumber(to) > tonumber(mark) then return true end
   end
   return false
 end
 local function advance(ranges, hook)
   for scope, from, to, url, source in string.gmatch(ranges, RANGE) do
-    local mark = redis.call('HGET', watermarks, scope)
+    local mark = rcall('HGET', watermarks, scope)
     if not mark or tonumber(to) > tonumber(mark) then
       if mark and tonumber(from) > tonumber(mark) then
         local jobId = 'gap-' .. redis.sha1hex(scope .. '\\t' .. mark .. '\\t' .. from)
         local gaps = queueOf(${QUEUES})
-        if redis.call('EXISTS', gaps.prefix .. jobId) == 0 then
-          gapOpts = gapOpts or cmsgpack.unpack(ARGV[5])
-          gapOpts['jobId'] = jobId
+        if rcall('EXISTS', gaps.prefix .. jobId) == 0 then
           local gap = { scope = scope, hook = hook, serviceUrl = url, from = mark, to = from }
           if source ~= '' then gap['source'] = source end
-          local data = cjson.encode(gap)
-          addStandardJob(gaps.keys, { nil, data }, { gaps.prefix, jobId, 'gap', timestamp }, gapOpts)
+          addJob(gaps, jobId, 'gap', cjson.encode(gap))
         end
       end
-      redis.call('HSET', watermarks, scope, to)
+      rcall('HSET', watermarks, scope, to)
     end
   end
 end
@@ -133,26 +141,27 @@ for i = 0, (#ARGV - ${HEADER}) / ${PER_EVENT} - 1 do
   local q = tonumber(ARGV[a + 1])
   local queue, eventId, hook, ranges = q > 0 and queueOf(q) or nil, ARGV[a + 2], ARGV[a + 3], ARGV[a + 6]
   local dedupKey = queue and (queue.prefix .. 'de:' .. hook .. ':' .. eventId)
-  if ARGV[a + 7] ~= '' then redis.call('HSET', activity, ARGV[a + 7], timestamp) end
+  if ARGV[a + 7] ~= '' then rcall('HSET', activity, ARGV[a + 7], timestamp) end
   -- One look for the hook's dedup key and a job holding the event id; the dedup key alone when one is there.
-  local found = queue and redis.call('EXISTS', dedupKey, queue.prefix .. eventId)
+  local found = queue and rcall('EXISTS', dedupKey, queue.prefix .. eventId)
   if not queue then
     advance(ranges, hook)
     answers[i + 1] = 1
-  elseif found == 2 or (found == 1 and redis.call('EXISTS', dedupKey) == 1) then
+  elseif found == 2 or (found == 1 and rcall('EXISTS', dedupKey) == 1) then
     answers[i + 1] = 0
   elseif not fresh(ranges) then
     answers[i + 1] = 2
   else
-    local jobId = found == 0 and eventId or (eventId .. '-' .. hook .. '-' .. time36)
-    opts['jobId'] = jobId
-    addStandardJob(queue.keys, { nil, ARGV[a + 5] }, { queue.prefix, jobId, ARGV[a + 4], timestamp }, opts)
+    addJob(queue, found == 0 and eventId or (eventId .. '-' .. hook .. '-' .. time36), ARGV[a + 4], ARGV[a + 5])
     -- Only a complete job marks the event seen: when Redis fails the script midway, the retry writes it. The
     -- key's presence is the mark; 1 is Redis's smallest value (a shared integer) for the 24 h it is kept.
-    redis.call('SET', dedupKey, 1, 'PX', dedupMs)
+    rcall('SET', dedupKey, 1, 'PX', dedupMs)
     advance(ranges, hook)
     answers[i + 1] = 1
   end
+end
+for _, queue in pairs(queues) do
+  if queue.added > 0 then rcall('INCRBY', queue.prefix .. 'id', queue.added) end
 end
 return answers
 `;
@@ -191,10 +200,23 @@ const TEMPLATE_ID = 'geohook-template';
 
 /**
  * BullMQ's encoding of `queue`'s default job options with a job id, exactly as `queue.add` sends it to
- * its script: captured by running BullMQ's own job insert against a client that only records the call
+ * its script (refused when the installed BullMQ is not {@link BULLMQ_VERSION} or the options are beyond the
+ * script's layout): captured by running BullMQ's own job insert against a client that only records the call
  * (BullMQ makes the call synchronously, before its first await).
  */
 function encodedJobOptions(queue: Queue): Buffer {
+  if (bullmqVersion !== BULLMQ_VERSION) {
+    throw new GeohookError(
+      'GEOHOOK_ERR_CONFIG',
+      `geohook writes jobs in the layout of bullmq ${BULLMQ_VERSION}, but bullmq ${bullmqVersion} is installed: install ${BULLMQ_VERSION}`,
+    );
+  }
+  const unsupported = UNSUPPORTED_OPTIONS.filter((option) => queue.defaultJobOptions[option] !== undefined);
+  if (unsupported.length > 0)
+    throw new GeohookError(
+      'GEOHOOK_ERR_CONFIG',
+      `the accept script cannot write jobs with ${unsupported.join(', ')} (queue ${queue.name})`,
+    );
   const job = new Job(queue, TEMPLATE_ID, undefined, { ...queue.defaultJobOptions, jobId: TEMPLATE_ID }, TEMPLATE_ID);
   let options: unknown;
   const recorder = {

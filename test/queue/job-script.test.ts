@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import t from 'tap';
+import t, { type Test } from 'tap';
+import type { StoredEvent } from '../../src/queue/envelope.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
-import { BULLMQ_VERSION } from '../../src/queue/job-script.js';
+import { BULLMQ_VERSION, JobScript, type JobRequest } from '../../src/queue/job-script.js';
+import { activityKey, allQueueNames, watermarksKey } from '../../src/queue/names.js';
 import { readableJobData } from '../../src/queue/stored-event.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
 import { envelopeOf } from '../helpers/envelope.js';
@@ -16,12 +18,12 @@ const redis = await startRedis(t);
 const raw = new Redis(redis.url);
 t.teardown(() => raw.disconnect());
 
-/** Everything `addStandardJob` writes for one job of `gp-events` under `prefix`, the stream ids left out. */
-async function written(prefix: string, jobId: string): Promise<Record<string, unknown>> {
-  const queue = `${prefix}:gp-events`;
+/** Everything BullMQ's `addStandardJob` writes for jobs `jobIds` of `queueName` under `prefix`, the stream ids left out. */
+async function written(prefix: string, jobIds: readonly string[], queueName = 'gp-events'): Promise<Record<string, unknown>> {
+  const queue = `${prefix}:${queueName}`;
   const events = (await raw.xrange(`${queue}:events`, '-', '+')).map(([, fields]) => fields);
   return {
-    job: await raw.hgetall(`${queue}:${jobId}`),
+    jobs: await Promise.all(jobIds.map((jobId) => raw.hgetall(`${queue}:${jobId}`))),
     wait: await raw.lrange(`${queue}:wait`, 0, -1),
     marker: await raw.call('ZRANGE', `${queue}:marker`, '0', '-1', 'WITHSCORES'),
     id: await raw.get(`${queue}:id`),
@@ -30,39 +32,116 @@ async function written(prefix: string, jobId: string): Promise<Record<string, un
   };
 }
 
-t.test('package.json pins bullmq to exactly the release whose layout the script writes', async (t) => {
-  const pkg = JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  t.equal(pkg.dependencies.bullmq, BULLMQ_VERSION);
-});
+/** Checks that `mine` and `theirs` (of {@link written}) are the same, the jobs' times within 5 s of each other. */
+function sameWrites(
+  t: Test,
+  mine: Record<string, unknown>,
+  theirs: Record<string, unknown>,
+  dataOf = (text: string): unknown => text,
+): void {
+  const [myJobs, theirJobs] = [mine.jobs, theirs.jobs] as Record<string, string>[][];
+  t.equal(myJobs!.length, theirJobs!.length);
+  myJobs!.forEach((myHash, index) => {
+    const { timestamp: myTimestamp, data: myData, ...myJob } = myHash;
+    const { timestamp: theirTimestamp, data: theirData, ...theirJob } = theirJobs![index]!;
+    t.same(Object.keys(myHash).sort(), Object.keys(theirJobs![index]!).sort(), `job ${index}: the same hash fields`);
+    t.same(myJob, theirJob, `job ${index}: name, opts, delay, priority: the same text`);
+    t.same(dataOf(myData!), dataOf(theirData!), `job ${index}: the same data`);
+    t.ok(Math.abs(Number(myTimestamp) - Number(theirTimestamp)) < 5000, `job ${index}: times of the same moment`);
+  });
+  for (const part of ['wait', 'marker', 'id', 'meta', 'events'] as const) t.same(mine[part], theirs[part], `${part}: the same`);
+}
 
-t.test("a job written by geohook's script equals one written by queue.add, field by field", async (t) => {
+/** An event queue and, beside it, the BullMQ queues `queue.add` writes the reference jobs to. */
+async function setUp(
+  t: Test,
+): Promise<{ eventQueue: EventQueue; script: JobScript; reference: (name: string) => Queue; prefixes: [string, string] }> {
   const ours = uniquePrefix();
   const bullmqs = uniquePrefix();
   const connection = createProducerConnection(redis.url);
   const eventQueue = new EventQueue({ connection, prefix: ours });
   await eventQueue.ready();
-  const reference = new Queue('gp-events', {
-    connection,
-    prefix: bullmqs,
-    defaultJobOptions: eventQueue.queue('gp-events').defaultJobOptions,
+  const backfillQueue = eventQueue.backfillQueue();
+  const script = new JobScript(connection, {
+    queues: allQueueNames.map((name) => eventQueue.queue(name)),
+    backfillQueue,
+    watermarksKey: watermarksKey(ours),
+    activityKey: activityKey(ours),
+    dedupMs: 60_000,
   });
+  const references = new Map<string, Queue>();
+  const reference = (name: string): Queue => {
+    const defaultJobOptions =
+      name === backfillQueue.name ? backfillQueue.defaultJobOptions : eventQueue.queue('gp-events').defaultJobOptions;
+    if (!references.has(name)) references.set(name, new Queue(name, { connection, prefix: bullmqs, defaultJobOptions }));
+    return references.get(name)!;
+  };
   t.teardown(async () => {
-    await reference.close();
+    await Promise.all([...references.values()].map((queue) => queue.close()));
     await eventQueue.close();
     connection.disconnect();
   });
-  const event = envelopeOf('gp');
-  await eventQueue.enqueue(event);
-  await reference.add(event.type, event, { jobId: event.id });
+  return { eventQueue, script, reference, prefixes: [ours, bullmqs] };
+}
 
-  const [mine, theirs] = await Promise.all([written(ours, event.id), written(bullmqs, event.id)]);
-  const { timestamp: myTimestamp, ...myJob } = mine.job as Record<string, string>;
-  const { timestamp: theirTimestamp, ...theirJob } = theirs.job as Record<string, string>;
-  t.same(Object.keys(mine.job as object).sort(), Object.keys(theirs.job as object).sort(), 'the same hash fields');
-  t.same(myJob, theirJob, 'name, data, opts, delay, priority: the same text');
-  t.ok(Math.abs(Number(myTimestamp) - Number(theirTimestamp)) < 5000, `timestamps of the same moment: ${myTimestamp} ${theirTimestamp}`);
-  t.match(myJob.opts, /"jobId":"[0-9a-f]{64}"/, 'opts name the job id, as queue.add does');
-  for (const part of ['wait', 'marker', 'id', 'meta', 'events'] as const) t.same(mine[part], theirs[part], `${part}: the same`);
+const requestOf = (event: StoredEvent): JobRequest => ({
+  queue: 0,
+  eventId: event.id,
+  hook: event.hook,
+  name: event.type,
+  data: JSON.stringify(event),
+  ranges: [],
+  activity: undefined,
+});
+
+t.test('package.json pins bullmq to exactly the release whose layout the script writes', async (t) => {
+  const pkg = JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  t.equal(pkg.dependencies.bullmq, BULLMQ_VERSION);
+});
+
+for (const paused of [false, true]) {
+  t.test(
+    `jobs written by one call of geohook's script equal those written by queue.add, field by field${paused ? ', on a paused queue' : ''}`,
+    async (t) => {
+      const { eventQueue, script, reference, prefixes } = await setUp(t);
+      if (paused) await Promise.all([eventQueue.queue('gp-events').pause(), reference('gp-events').pause()]);
+      const events = Array.from({ length: 5 }, () => envelopeOf('gp'));
+      t.same(await script.write(events.map(requestOf)), [true, true, true, true, true], 'one call, five new jobs');
+      for (const event of events) await reference('gp-events').add(event.type, event, { jobId: event.id });
+
+      const ids = events.map((event) => event.id);
+      const [mine, theirs] = await Promise.all(prefixes.map((prefix) => written(prefix, ids)));
+      sameWrites(t, mine!, theirs!);
+      t.match((mine!.jobs as Record<string, string>[])[0]!.opts, /"jobId":"[0-9a-f]{64}"/, 'opts name the job id, as queue.add does');
+      const markers = await raw.zcard(`${prefixes[0]}:gp-events:marker`);
+      t.equal(markers, paused ? 0 : 1, paused ? 'no marker on a paused queue' : 'the marker for the workers');
+    },
+  );
+}
+
+t.test("a gap written by geohook's script equals the backfill job queue.add writes", async (t) => {
+  const { script, reference, prefixes } = await setUp(t);
+  const range = (from: number, to: number): JobRequest => ({
+    ...requestOf(envelopeOf('feature')),
+    queue: -1,
+    ranges: [
+      {
+        scope: 'default Hosted/Parcels.FeatureServer',
+        from,
+        to,
+        serviceUrl: 'http://gis.test/arcgis/rest/services/Hosted/Parcels/FeatureServer',
+      },
+    ],
+  });
+  await script.write([range(10, 12), range(20, 25)]);
+  const [gapId] = (await raw.lrange(`${prefixes[0]}:backfill:wait`, 0, -1)) as [string];
+  t.match(gapId, /^gap-[0-9a-f]{40}$/, 'the gap between generations 12 and 20 is a job');
+  const gap = JSON.parse((await raw.hget(`${prefixes[0]}:backfill:${gapId}`, 'data'))!) as unknown;
+  t.match(gap, { scope: 'default Hosted/Parcels.FeatureServer', hook: 'default', from: '12', to: '20' });
+  await reference('backfill').add('gap', gap, { jobId: gapId });
+
+  const [mine, theirs] = await Promise.all(prefixes.map((prefix) => written(prefix, [gapId], 'backfill')));
+  sameWrites(t, mine!, theirs!, (text) => JSON.parse(text) as unknown);
 });
 
 t.test("BullMQ's Worker and QueueEvents, and the dashboard, take such a job as their own", async (t) => {
