@@ -83,9 +83,15 @@ export function receiverOverrides(flags: ReceiverFlags): ConfigOverrides {
   return { ...adminOverrides(flags), REDIS_URL: flags.redisUrl, GEOHOOK_PREFIX: flags.prefix, PUBLIC_URL: flags.publicUrl };
 }
 
-/** The client of a validated admin configuration. */
+/**
+ * Reads from the command line are tried twice, 250 ms apart (the service's client waits 4.2 s through three
+ * retries): a command run by hand says at once that the admin API does not answer.
+ */
+const CLI_RETRY = { delaysMs: [250] } as const;
+
+/** The command line's client of a validated admin configuration. */
 export function clientOf(admin: AdminConfig): AdminClient {
-  return createAdminClient({ baseUrl: admin.url, ...(admin.auth === undefined ? {} : { auth: admin.auth }) });
+  return createAdminClient({ baseUrl: admin.url, retry: CLI_RETRY, ...(admin.auth === undefined ? {} : { auth: admin.auth }) });
 }
 
 /** The admin client the flags and environment describe (validated by the one config schema). */

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { runCli } from '../../helpers/cli.js';
 import { startEmulator } from '../../helpers/emulator.js';
@@ -96,6 +98,21 @@ t.test('geohook admin find, update-definition and token', async (t) => {
   t.match(JSON.parse(roads.stdout), { changeTypes: ['FeaturesCreated', 'FeaturesDeleted'] });
   const token = await runCli(['admin', 'token', '--expiration', '5'], { env });
   t.match(JSON.parse(token.stdout), { token: String, expires: Number });
+});
+
+t.test('geohook admin tries a read twice when the admin API fails, then says so and exits 1', async (t) => {
+  let requests = 0;
+  const server = createServer((_request, response) => {
+    requests += 1;
+    response.writeHead(503).end('down for maintenance');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const result = await runCli(['admin', 'settings'], { env: { ADMIN_URL: `http://127.0.0.1:${port}/arcgis/admin`, ADMIN_TOKEN: 't' } });
+  t.equal(result.code, 1);
+  t.match(result.stderr, /^geohook: .*503/);
+  t.equal(requests, 2, 'the read and one retry');
 });
 
 t.test('geohook admin without ADMIN_URL says what is missing in one line', async (t) => {
