@@ -200,17 +200,10 @@ const TEMPLATE_ID = 'geohook-template';
 
 /**
  * BullMQ's encoding of `queue`'s default job options with a job id, exactly as `queue.add` sends it to
- * its script (refused when the installed BullMQ is not {@link BULLMQ_VERSION} or the options are beyond the
- * script's layout): captured by running BullMQ's own job insert against a client that only records the call
+ * its script (refused when the options are beyond the script's layout): captured by running BullMQ's own job insert against a client that only records the call
  * (BullMQ makes the call synchronously, before its first await).
  */
 function encodedJobOptions(queue: Queue): Buffer {
-  if (bullmqVersion !== BULLMQ_VERSION) {
-    throw new GeohookError(
-      'GEOHOOK_ERR_CONFIG',
-      `geohook writes jobs in the layout of bullmq ${BULLMQ_VERSION}, but bullmq ${bullmqVersion} is installed: install ${BULLMQ_VERSION}`,
-    );
-  }
   const unsupported = UNSUPPORTED_OPTIONS.filter((option) => queue.defaultJobOptions[option] !== undefined);
   if (unsupported.length > 0)
     throw new GeohookError(
@@ -255,6 +248,12 @@ export class JobScript {
   private readonly gapOptions: Buffer;
 
   constructor(connection: RedisClient, options: JobScriptOptions) {
+    if (bullmqVersion !== BULLMQ_VERSION) {
+      throw new GeohookError(
+        'GEOHOOK_ERR_CONFIG',
+        `geohook writes jobs in the layout of bullmq ${BULLMQ_VERSION}, but bullmq ${bullmqVersion} is installed: install ${BULLMQ_VERSION}`,
+      );
+    }
     if (typeof connection.geohookAcceptJobs !== 'function') connection.defineCommand('geohookAcceptJobs', { lua: acceptLua });
     this.connection = connection;
     this.keys = [options.watermarksKey, options.activityKey];

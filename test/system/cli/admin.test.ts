@@ -1,8 +1,7 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { runCli } from '../../helpers/cli.js';
 import { startEmulator } from '../../helpers/emulator.js';
+import { answerWith, startSink } from '../../helpers/http-sink.js';
 
 // Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
 t.setTimeout(2 * 60_000);
@@ -101,18 +100,11 @@ t.test('geohook admin find, update-definition and token', async (t) => {
 });
 
 t.test('geohook admin tries a read twice when the admin API fails, then says so and exits 1', async (t) => {
-  let requests = 0;
-  const server = createServer((_request, response) => {
-    requests += 1;
-    response.writeHead(503).end('down for maintenance');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => server.close());
-  const { port } = server.address() as AddressInfo;
-  const result = await runCli(['admin', 'settings'], { env: { ADMIN_URL: `http://127.0.0.1:${port}/arcgis/admin`, ADMIN_TOKEN: 't' } });
+  const sink = await startSink(t, answerWith(503));
+  const result = await runCli(['admin', 'settings'], { env: { ADMIN_URL: `${sink.url}/arcgis/admin`, ADMIN_TOKEN: 't' } });
   t.equal(result.code, 1);
   t.match(result.stderr, /^geohook: .*503/);
-  t.equal(requests, 2, 'the read and one retry');
+  t.equal(sink.received.length, 2, 'the read and one retry');
 });
 
 t.test('geohook admin without ADMIN_URL says what is missing in one line', async (t) => {
