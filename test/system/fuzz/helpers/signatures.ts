@@ -241,6 +241,17 @@ export function isRightDigest(keys: readonly string[], candidates: readonly Uint
   return digest.length === 32 && keys.some((key) => candidates.some((data) => hmac(key, data).equals(digest)));
 }
 
+/**
+ * True when `noise` turns a wrong digest spelled `bare` into the exact spelling of a right one: a replaced
+ * character can undo a flipped bit, and what is sent is then simply the right signature.
+ */
+function noiseRepairs(bare: string, alphabet: Alphabet, noise: Noise, keys: readonly string[], signed: readonly Buffer[]): boolean {
+  if (noise.kind !== 'replace') return false;
+  const text = applyNoise(bare, noise);
+  const bytes = Buffer.from(text, alphabet === 'HEX' ? 'hex' : alphabet);
+  return encodeBare(bytes, alphabet) === text && isRightDigest(keys, signed, bytes);
+}
+
 /** The signature `recipe` makes for `signed` (the bytes a right signature covers) and its verdict. */
 export function makeSignature(recipe: SignatureRecipe, keys: readonly string[], signed: readonly Buffer[]): SignatureValue {
   const { signer } = recipe;
@@ -261,7 +272,11 @@ export function makeSignature(recipe: SignatureRecipe, keys: readonly string[], 
   // Cutting characters off an extended digest could give the right one back: no cuts on those.
   const noise =
     recipe.digest.kind === 'extend' && (recipe.noise.kind === 'truncate' || recipe.noise.kind === 'delete') ? NO_NOISE : recipe.noise;
-  let verdict: Verdict = isRightDigest(keys, signed, digest) ? noiseVerdict(bare, recipe.alphabet, noise) : 'reject';
+  let verdict: Verdict = isRightDigest(keys, signed, digest)
+    ? noiseVerdict(bare, recipe.alphabet, noise)
+    : noiseRepairs(bare, recipe.alphabet, noise, keys, signed)
+      ? 'accept'
+      : 'reject';
   if (verdict === 'accept' && (!CONTRACT_PREFIXES.includes(recipe.prefix) || !CONTRACT_URL.has(recipe.url))) verdict = 'either';
   return { value: urlWrap(recipe.prefix + applyNoise(bare, noise), recipe.url), verdict };
 }
