@@ -200,8 +200,9 @@ const TEMPLATE_ID = 'geohook-template';
 
 /**
  * BullMQ's encoding of `queue`'s default job options with a job id, exactly as `queue.add` sends it to
- * its script (refused when the options are beyond the script's layout): captured by running BullMQ's own job insert against a client that only records the call
- * (BullMQ makes the call synchronously, before its first await).
+ * its script (refused when the options are beyond the script's layout): captured by running BullMQ's own
+ * job insert against a client that only records the call (BullMQ makes the call synchronously, before its
+ * first await).
  */
 function encodedJobOptions(queue: Queue): Buffer {
   const unsupported = UNSUPPORTED_OPTIONS.filter((option) => queue.defaultJobOptions[option] !== undefined);

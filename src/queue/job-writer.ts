@@ -44,8 +44,9 @@ export interface JobWriterOptions {
  * while one is, the events accepted meanwhile go together in a second call once `minBatch` are waiting, and
  * while `depth` are, in the next call sent as soon as one answers (or once `maxBatch` are waiting). So Redis
  * starts on the first delivery while Node still parses the others, always has the next call queued under
- * load, and the batches grow by themselves to what arrives during one call. Each caller learns its own answer; a batch that fails or outlasts the
- * timeout fails as a whole with a {@link QueueUnavailableError} (the senders retry).
+ * load, and the batches grow by themselves to what arrives during one call. Each caller learns its own
+ * answer; a batch that fails or outlasts the timeout fails as a whole with a {@link QueueUnavailableError}
+ * (the senders retry).
  */
 export class JobWriter {
   private readonly options: Required<JobWriterOptions>;
