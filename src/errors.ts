@@ -18,7 +18,14 @@ export const errorCodes = {
     summary: 'The content type is neither application/json nor application/x-www-form-urlencoded.',
   },
   GEOHOOK_ERR_MISSING_CRC_TOKEN: { statusCode: 400, summary: 'A challenge GET came without a crc_token.' },
-  GEOHOOK_ERR_NO_CRC_KEY: { statusCode: 404, summary: 'A challenge GET names a hook that has no key to answer with.' },
+  GEOHOOK_ERR_BAD_CRC_TOKEN: {
+    statusCode: 400,
+    summary: 'A challenge GET carries a crc_token that is not 1 to 256 letters, digits or the characters . _ ~ + / = -.',
+  },
+  GEOHOOK_ERR_NO_CRC_KEY: {
+    statusCode: 404,
+    summary: 'A challenge GET names a hook that has no key to answer with, or whose challenges are turned off (crc: false).',
+  },
   GEOHOOK_ERR_QUEUE_UNAVAILABLE: {
     statusCode: 503,
     summary: 'Redis did not answer in time (an event was not stored, or a queue command could not reach it); retry later.',
@@ -61,6 +68,11 @@ export const errorCodes = {
     statusCode: 502,
     summary:
       'A follow-up fetch (fetchChanges, fetchJobResult) could not finish: the event has no usable http(s) URL, the server-side job failed, or the deadline passed.',
+  },
+  GEOHOOK_ERR_UNTRUSTED_URL: {
+    statusCode: 403,
+    summary:
+      'A URL an event names is not under a trusted URL (ADMIN_URL, TRUSTED_ORIGINS, hooks[].trustedOrigins, or allowedOrigins of fetchChanges/fetchJobResult): no request was sent to it.',
   },
   GEOHOOK_ERR_EVENT_NOT_FOUND: {
     statusCode: 404,

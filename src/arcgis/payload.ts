@@ -38,15 +38,32 @@ export interface FeaturePayloadItem {
 /** Deepest nesting of arrays and objects a payload may have; the GIS server's go three or four deep. */
 export const MAX_NESTING = 64;
 
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPENERS = new Set([0x5b, 0x7b]); // [ {
+const CLOSERS = new Set([0x5d, 0x7d]); // ] }
+
 /**
- * True when `value` nests arrays or objects deeper than `max`. The walk stops at `max + 1` levels, so a
- * hostile body cannot overflow the stack here (JSON.parse itself is iterative; JSON.stringify, used to
- * store the event, is not).
+ * True when the JSON text `json` nests arrays or objects deeper than `max`, read in one pass over its characters
+ * (brackets outside strings), before any parse: a hostile body costs a scan, not a parse. For valid JSON this is
+ * the nesting of the parsed value; for text that is not JSON it is an upper bound of it.
  */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (max === 0) return true;
-  for (const child of Array.isArray(value) ? value : Object.values(value)) if (nestedDeeperThan(child, max - 1)) return true;
+export function jsonNestingExceeds(json: string | Uint8Array, max: number): boolean {
+  const length = json.length;
+  const at = typeof json === 'string' ? (index: number) => json.charCodeAt(index) : (index: number) => json[index]!;
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < length; index += 1) {
+    const code = at(index);
+    if (inString) {
+      if (code === BACKSLASH) index += 1;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (OPENERS.has(code)) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (CLOSERS.has(code)) depth -= 1;
+  }
   return false;
 }
 

@@ -9,6 +9,15 @@ export type ServiceName = string;
  */
 export const configuredServiceName = /^([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server$/;
 
+/**
+ * A folder or service name as ArcGIS makes them: letters (any script), digits, `_` and `-`. A payload naming
+ * anything else names no service geohook tracks or reports (docs/events.md#the-envelope).
+ */
+const ARCGIS_NAME = /^[\p{L}\p{N}_-]{1,128}$/u;
+
+/** True for a folder or service name ArcGIS could have made (see {@link ARCGIS_NAME}). */
+export const isArcgisName = (value: string): boolean => ARCGIS_NAME.test(value);
+
 const invalidArgument = (message: string): GeohookError => new GeohookError('GEOHOOK_ERR_ADMIN_INVALID', message);
 
 /** A service name taken apart. */

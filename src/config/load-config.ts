@@ -98,7 +98,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
 
   const { redis, prefix } = redisSettings(parsedFile.data.redis, merged.GEOHOOK_PREFIX);
 
-  const hooks = new Map<string, HookConfig>([['default', { name: 'default', secrets: [], services: [], changeTypes: ['*'] }]]);
+  const hooks = new Map<string, HookConfig>([
+    ['default', { name: 'default', secrets: [], crc: true, trustedOrigins: [], services: [], changeTypes: ['*'] }],
+  ]);
   const namesInFile = new Set<string>();
   for (const hook of parsedFile.data.hooks) {
     if (namesInFile.has(hook.name)) throw new ConfigError(`GEOHOOK_CONFIG: hook "${hook.name}" is defined twice`);
@@ -144,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     durability: vars.DURABILITY,
     spoolDir: vars.SPOOL_DIR,
     hooks: frozenMap([...hooks].map(([name, hook]) => [name, deepFreeze(hook)])),
+    trustedOrigins: vars.TRUSTED_ORIGINS ?? [],
     dedupRetentionSeconds: parsedFile.data.dedupRetentionSeconds,
     enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,
     timeouts: parsedFile.data.timeouts,

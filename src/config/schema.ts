@@ -27,6 +27,22 @@ const httpUrl = z
   .refine((value) => /^https?:\/\//i.test(value), 'an http(s) URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
+/** A URL geohook may send requests and its token to: an origin, or a URL whose path the trusted ones start with. */
+const trustedUrl = z
+  .string()
+  .url('an http(s) origin or URL')
+  .refine((value) => {
+    const url = URL.canParse(value) ? new URL(value) : undefined;
+    return (
+      url !== undefined &&
+      /^https?:$/.test(url.protocol) &&
+      url.username === '' &&
+      url.password === '' &&
+      url.search === '' &&
+      url.hash === ''
+    );
+  }, 'an http(s) origin or URL, without credentials, query or fragment');
+
 /**
  * The environment geohook reads (docs/configuration.md). Every value arrives as text; the schema turns it into the
  * typed value or explains, in one line, what the variable allows.
@@ -77,6 +93,11 @@ export const envSchema = z.object({
   ADMIN_PASSWORD: z.string().min(1, 'a password').optional(),
   /** Where tokens come from. @defaultValue `{ADMIN_URL}/generateToken` */
   TOKEN_URL: httpUrl.optional(),
+  /**
+   * URLs besides ADMIN_URL's site whose feature services geohook may read (and send its token to): origins or
+   * URL prefixes, comma-separated (docs/backfill.md#where-gaps-are-filled).
+   */
+  TRUSTED_ORIGINS: commaList.pipe(z.array(trustedUrl)).optional(),
   /** Services to register the `default` hook on: `folder/name.Type` or `name.Type`, comma-separated. */
   REGISTER: commaList.pipe(z.array(serviceName)).optional(),
   /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. @defaultValue 7080 */
@@ -129,6 +150,10 @@ export const hookFileSchema = z
   .object({
     name: hookName,
     secrets: z.array(z.string().min(1, 'non-empty keys')).default([]),
+    /** Answer ArcGIS Online's `crc_token` challenges with the first key (docs/receiver.md#the-challenge). @defaultValue true */
+    crc: z.boolean().default(true),
+    /** URLs, besides ADMIN_URL's site and TRUSTED_ORIGINS, whose services this hook's deliveries may be read at. */
+    trustedOrigins: z.array(trustedUrl).default([]),
     services: z.array(z.string()).default([]),
     changeTypes: z.array(z.string()).default(['*']),
   })

@@ -9,6 +9,10 @@ export interface HookConfig {
   readonly name: string;
   /** Signature keys; any one verifies. The first answers `crc_token` challenges. */
   readonly secrets: readonly string[];
+  /** Whether `GET /webhooks/<hook>?crc_token=T` challenges are answered (when the hook has a key). @defaultValue true */
+  readonly crc: boolean;
+  /** URLs, besides ADMIN_URL's site and TRUSTED_ORIGINS, whose services its deliveries may be read at. */
+  readonly trustedOrigins: readonly string[];
   /** Services of the hook (`folder/name.Type`), from the file; self-registration registers the `default` hook only, on REGISTER. */
   readonly services: readonly string[];
   /** Feature-service triggers of the hook, from the file; self-registration uses CHANGE_TYPES. */
@@ -56,6 +60,8 @@ export interface GeohookConfig {
   /** Where events wait while Redis cannot take them (SPOOL_DIR); `undefined`: such deliveries get 503. */
   readonly spoolDir: string | undefined;
   readonly hooks: ReadonlyMap<string, HookConfig>;
+  /** URLs besides ADMIN_URL's site whose feature services geohook may read, and send its token to (TRUSTED_ORIGINS). */
+  readonly trustedOrigins: readonly string[];
   readonly dedupRetentionSeconds: number;
   readonly enqueueTimeoutMs: number;
   /** When the receiver cuts slow and idle clients off (`timeouts` in GEOHOOK_CONFIG). */

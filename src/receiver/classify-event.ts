@@ -1,4 +1,5 @@
 import { featureChangeTypes } from '../arcgis/change-types.js';
+import { isArcgisName } from '../arcgis/service-name.js';
 import { type EventFamily, type ServiceRef } from '../queue/envelope.js';
 
 /** What a payload says about itself: its family, every event type it reports, and its service. */
@@ -63,11 +64,19 @@ function featureEventType(eventType: string): string | undefined {
   return name === undefined ? undefined : `feature.${name}`;
 }
 
+const SERVICE_TYPE = /^[A-Za-z]{1,32}$/;
+
+/**
+ * The service a payload item names. A folder or service name ArcGIS could not have made (markup, control
+ * characters, spaces) makes it name none: such a name reaches no alert, terminal or Redis key.
+ */
 function serviceOf(item: JsonObject, fallbackType?: string): ServiceRef {
   const service: ServiceRef = {};
   const folderName = text(item.folderName);
   const serviceName = text(item.serviceName);
-  const serviceType = text(item.serviceType) ?? fallbackType;
+  if ((folderName !== undefined && !isArcgisName(folderName)) || (serviceName !== undefined && !isArcgisName(serviceName))) return service;
+  const type = text(item.serviceType);
+  const serviceType = type !== undefined && SERVICE_TYPE.test(type) ? type : fallbackType;
   if (folderName !== undefined) service.folderName = folderName;
   if (serviceName !== undefined) service.serviceName = serviceName;
   if (serviceType !== undefined) service.serviceType = serviceType;

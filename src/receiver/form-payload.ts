@@ -1,26 +1,17 @@
 import type { FormFields } from './form-fields.js';
-
-const JSON_START = /^\s*[[{]/;
-
-function parseJsonField(value: string): unknown {
-  if (!JSON_START.test(value)) return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return value;
-  }
-}
+import { parseFormField } from './parse-payload.js';
 
 /**
  * The envelope's `payload` for a form delivery: decoded fields, a field that holds JSON parsed, and the
- * signature fields left out (they are in `rawBody` already and are of no use to a consumer).
+ * signature fields left out (they are in `rawBody` already and are of no use to a consumer). Throws
+ * `GEOHOOK_ERR_BAD_PAYLOAD` for a field nested too deep.
  */
 export function formPayload(fields: FormFields, signatureFields: readonly string[]): Record<string, unknown> {
   const omitted = new Set(signatureFields);
   const payload: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(fields)) {
     if (omitted.has(name.toLowerCase())) continue;
-    payload[name] = Array.isArray(value) ? value.map(parseJsonField) : parseJsonField(value);
+    payload[name] = Array.isArray(value) ? value.map(parseFormField) : parseFormField(value);
   }
   return payload;
 }

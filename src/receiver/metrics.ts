@@ -11,6 +11,7 @@ export interface ReceiverMetrics {
   registry: Registry;
   deliveries: Counter<'hook' | 'outcome' | 'status'>;
   signatureFailures: Counter<'hook' | 'reason'>;
+  crcChallenges: Counter<'hook' | 'outcome'>;
   enqueueSeconds: Histogram<'queue'>;
 }
 
@@ -60,6 +61,12 @@ export function createReceiverMetrics(eventQueue: EventQueue): ReceiverMetrics {
       name: 'geohook_signature_failures_total',
       help: 'Deliveries refused for their signature, by hook and reason',
       labelNames: ['hook', 'reason'],
+      registers: [registry],
+    }),
+    crcChallenges: new Counter({
+      name: 'geohook_crc_challenges_total',
+      help: 'crc_token challenges by hook and outcome (answered, or the refusal code)',
+      labelNames: ['hook', 'outcome'],
       registers: [registry],
     }),
     enqueueSeconds: new Histogram({

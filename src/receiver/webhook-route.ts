@@ -1,12 +1,13 @@
 import formBody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import rawBody from 'fastify-raw-body';
-import { isTestPing, MAX_NESTING, nestedDeeperThan } from '../arcgis/payload.js';
+import { isTestPing } from '../arcgis/payload.js';
 import type { HookConfig } from '../config/load-config.js';
-import { GeohookError } from '../errors.js';
+import { GeohookError, type ErrorCode } from '../errors.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { queueNames } from '../queue/names.js';
 import type { PingLog } from '../queue/ping-log.js';
+import { CRC_TOKEN_ALPHABET, isCrcToken, MAX_CRC_TOKEN_LENGTH } from '../signature/crc.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 import { sign } from '../signature/sign.js';
 import { authenticate, type SignaturePolicy } from './authenticate.js';
@@ -15,6 +16,7 @@ import { isBodyParseError, sendError, toGeohookError, unsupportedMediaType } fro
 import type { FormFields } from './form-fields.js';
 import { classifiable, formPayload } from './form-payload.js';
 import type { ReceiverMetrics } from './metrics.js';
+import { parseJsonBody } from './parse-payload.js';
 import { parseLimitedForm } from './payload-limits.js';
 
 /** Options of the webhook routes plugin. */
@@ -46,17 +48,22 @@ function rawBytes(request: FastifyRequest): Buffer {
 }
 
 /**
- * `POST /webhooks/:hook` (verify, classify, enqueue, then 202) and the ArcGIS Online challenge
- * `GET /webhooks/:hook?crc_token=T`. The exact bytes are kept by fastify-raw-body; forms are parsed by
- * @fastify/formbody; the signature decides between 401 and 400 before a parse error is reported.
+ * `POST /webhooks/:hook` (verify, parse, classify, enqueue, then 202) and the ArcGIS Online challenge
+ * `GET /webhooks/:hook?crc_token=T`. The exact bytes are kept by fastify-raw-body; a JSON body is parsed only
+ * once its signature was checked, so an anonymous client costs a read and an HMAC, never a parse. Forms (flat
+ * fields, whose signature may be one of them) are split by @fastify/formbody, and a field holding JSON is
+ * parsed once verified too; the signature decides between 401 and 400 before a parse error is reported.
  */
 export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
   const { hooks, hookKeys, policy, eventQueue, pings, metrics } = options;
 
-  // Only the two content types the GIS server sends: JSON (parsed by fastify-raw-body over the exact
-  // bytes it keeps) and forms (@fastify/formbody). Anything else, text/plain included, is 415.
+  // Only the two content types the GIS server sends: JSON, kept as the exact bytes (fastify-raw-body's own
+  // parser would parse them before the signature is checked), and forms (@fastify/formbody). Anything else,
+  // text/plain included, is 415.
   app.removeAllContentTypeParsers();
   await app.register(rawBody, { field: 'rawBody', encoding: false, global: false, runFirst: true });
+  app.removeContentTypeParser(JSON_TYPE);
+  app.addContentTypeParser(JSON_TYPE, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   await app.register(formBody, { bodyLimit: options.maxBodyBytes, parser: parseLimitedForm });
 
   const count = (hook: string, outcome: string, status: number): void => {
@@ -115,10 +122,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       const auth = authenticate(hook, policy, request.headers, raw, form);
       if (!auth.ok) throw new GeohookError(auth.code, auth.message);
 
-      const payload = form === undefined ? request.body : formPayload(form, policy.signatureHeaders);
-      if (nestedDeeperThan(payload, MAX_NESTING)) {
-        throw new GeohookError('GEOHOOK_ERR_BAD_PAYLOAD', `the body nests arrays or objects deeper than ${MAX_NESTING} levels`);
-      }
+      const payload = form === undefined ? parseJsonBody(raw) : formPayload(form, policy.signatureHeaders);
       const classified = classifiable(payload, form !== undefined);
       if (isTestPing(classified)) {
         // Acknowledged and recorded, never queued: it reports no edit. A Redis outage only loses the record.
@@ -147,12 +151,25 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
 
   app.get<{ Params: HookParams; Querystring: { crc_token?: string } }>('/webhooks/:hook', async (request) => {
     const hook = hookOf(request);
+    const refuse = (code: ErrorCode, message: string): GeohookError => {
+      metrics.crcChallenges.inc({ hook: hook.name, outcome: code });
+      request.log.info({ hook: hook.name, code }, 'crc challenge refused');
+      return new GeohookError(code, message);
+    };
     const token = request.query.crc_token;
-    if (typeof token !== 'string' || token === '') {
-      throw new GeohookError('GEOHOOK_ERR_MISSING_CRC_TOKEN', 'crc_token is required');
-    }
+    if (typeof token !== 'string' || token === '') throw refuse('GEOHOOK_ERR_MISSING_CRC_TOKEN', 'crc_token is required');
     const key = hook.secrets[0];
-    if (key === undefined) throw new GeohookError('GEOHOOK_ERR_NO_CRC_KEY', `hook "${hook.name}" has no signature key`);
+    if (key === undefined || !hook.crc) {
+      throw refuse(
+        'GEOHOOK_ERR_NO_CRC_KEY',
+        `hook "${hook.name}" answers no challenge (${key === undefined ? 'no signature key' : 'crc: false'})`,
+      );
+    }
+    if (!isCrcToken(token)) {
+      throw refuse('GEOHOOK_ERR_BAD_CRC_TOKEN', `crc_token must be 1 to ${MAX_CRC_TOKEN_LENGTH} characters of ${CRC_TOKEN_ALPHABET}`);
+    }
+    metrics.crcChallenges.inc({ hook: hook.name, outcome: 'answered' });
+    request.log.info({ hook: hook.name, tokenLength: token.length }, 'crc challenge answered');
     return { response_token: sign(key, token) };
   });
 }

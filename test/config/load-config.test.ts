@@ -39,7 +39,14 @@ t.test('defaults apply when the environment is empty', async (t) => {
   t.equal(config.publicUrl, 'http://127.0.0.1:8080');
   t.equal(config.logLevel, 'info');
   t.strictSame([...config.hooks.keys()], ['default']);
-  t.strictSame(config.hooks.get('default'), { name: 'default', secrets: [], services: [], changeTypes: ['*'] });
+  t.strictSame(config.hooks.get('default'), {
+    name: 'default',
+    secrets: [],
+    crc: true,
+    trustedOrigins: [],
+    services: [],
+    changeTypes: ['*'],
+  });
   t.equal(config.dedupRetentionSeconds, 86_400);
   t.equal(config.enqueueTimeoutMs, 2000);
 });
@@ -198,12 +205,16 @@ t.test('GEOHOOK_CONFIG adds the hooks of a JSON file', async (t) => {
   t.strictSame(config.hooks.get('gis'), {
     name: 'gis',
     secrets: ['k1', 'k2'],
+    crc: true,
+    trustedOrigins: [],
     services: ['Tools/Buffer.GPServer'],
     changeTypes: ['*'],
   });
   t.strictSame(config.hooks.get('parcels'), {
     name: 'parcels',
     secrets: ['p1'],
+    crc: true,
+    trustedOrigins: [],
     services: [],
     changeTypes: ['FeaturesCreated'],
   });
@@ -276,6 +287,8 @@ t.test('the file may define the default hook once', async (t) => {
   t.strictSame(loadConfig({ GEOHOOK_CONFIG: path }).hooks.get('default'), {
     name: 'default',
     secrets: ['file-key'],
+    crc: true,
+    trustedOrigins: [],
     services: ['Tools/Buffer.GPServer'],
     changeTypes: ['*'],
   });
@@ -286,6 +299,8 @@ t.test('HOOK_SECRETS wins over the secrets of a default hook in the file', async
   t.strictSame(loadConfig({ GEOHOOK_CONFIG: path, HOOK_SECRETS: 'env-key' }).hooks.get('default'), {
     name: 'default',
     secrets: ['env-key'],
+    crc: true,
+    trustedOrigins: [],
     services: ['Tools/Buffer.GPServer'],
     changeTypes: ['*'],
   });
@@ -378,4 +393,26 @@ t.test('ALERT_URL is an http(s) URL; alerts are debounced 300 s unless ALERT_DEB
     alertDebounceSeconds: 0,
   });
   t.match(configError({ ALERT_URL: 'ftp://x' }).message, /ALERT_URL/);
+});
+
+t.test('TRUSTED_ORIGINS and hooks[].trustedOrigins take http(s) origins or URLs, without credentials, query or fragment', async (t) => {
+  t.strictSame(loadConfig({ TRUSTED_ORIGINS: 'https://gis2.example.com, https://gisserver.internal:6443/arcgis' }).trustedOrigins, [
+    'https://gis2.example.com',
+    'https://gisserver.internal:6443/arcgis',
+  ]);
+  t.strictSame(loadConfig({}).trustedOrigins, []);
+  for (const value of ['ftp://gis.example.com', 'https://user:pw@gis.example.com', 'https://gis.example.com/?a=1', 'gis.example.com']) {
+    t.throws(
+      () => loadConfig({ TRUSTED_ORIGINS: value }),
+      { code: 'GEOHOOK_ERR_CONFIG', message: /^TRUSTED_ORIGINS\.0: an http\(s\) origin or URL/ },
+      value,
+    );
+  }
+  const path = configFile(
+    t,
+    JSON.stringify({ hooks: [{ name: 'gis', secrets: ['k'], crc: false, trustedOrigins: ['https://gis3.example.com'] }] }),
+  );
+  t.match(loadConfig({ GEOHOOK_CONFIG: path }).hooks.get('gis'), { crc: false, trustedOrigins: ['https://gis3.example.com'] });
+  const bad = configFile(t, JSON.stringify({ hooks: [{ name: 'gis', trustedOrigins: ['javascript:alert(1)'] }] }));
+  t.throws(() => loadConfig({ GEOHOOK_CONFIG: bad }), { code: 'GEOHOOK_ERR_CONFIG', message: /at hooks\.0\.trustedOrigins\.0/ });
 });

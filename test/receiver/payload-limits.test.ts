@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MAX_NESTING, nestedDeeperThan } from '../../src/arcgis/payload.js';
+import { jsonNestingExceeds, MAX_NESTING } from '../../src/arcgis/payload.js';
 import { MAX_FORM_FIELDS } from '../../src/receiver/payload-limits.js';
 import { sign } from '../../src/signature/sign.js';
 import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
@@ -10,13 +10,25 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const form = (fields: number): string => Array.from({ length: fields }, (_, i) => `f${i}=1`).join('&');
 
-t.test('nesting is measured without walking further than the limit', async (t) => {
-  t.equal(nestedDeeperThan(JSON.parse(nested(MAX_NESTING)), MAX_NESTING), false);
-  t.equal(nestedDeeperThan(JSON.parse(nested(MAX_NESTING + 1)), MAX_NESTING), true);
-  t.equal(nestedDeeperThan(JSON.parse(nested(200_000)), MAX_NESTING), true, 'no stack overflow');
-  t.equal(nestedDeeperThan({ a: [{ b: { c: 1 } }] }, 4), false, 'four levels');
-  t.equal(nestedDeeperThan({ a: [{ b: { c: 1 } }] }, 3), true);
-  t.equal(nestedDeeperThan('text', 0), false);
+t.test('nesting is measured on the text, before any parse: brackets inside strings do not count', async (t) => {
+  t.equal(jsonNestingExceeds(nested(MAX_NESTING), MAX_NESTING), false);
+  t.equal(jsonNestingExceeds(nested(MAX_NESTING + 1), MAX_NESTING), true);
+  t.equal(jsonNestingExceeds(Buffer.from(nested(MAX_NESTING + 1)), MAX_NESTING), true, 'bytes as text');
+  t.equal(jsonNestingExceeds('{"a":[{"b":{"c":1}}]}', 4), false, 'four levels');
+  t.equal(jsonNestingExceeds('{"a":[{"b":{"c":1}}]}', 3), true);
+  t.equal(jsonNestingExceeds(`{"a":"${'['.repeat(100)}"}`, 1), false, 'brackets in a string');
+  t.equal(jsonNestingExceeds(String.raw`{"a":"\\","b":[[]]}`, 2), true, 'a string ends after an escaped backslash');
+  t.equal(jsonNestingExceeds(String.raw`{"a":"\"[[]]"}`, 1), false, 'an escaped quote keeps the string open');
+  // For every JSON value the scan agrees with the parsed value's nesting.
+  for (const [json, depth] of [
+    ['1', 0],
+    ['[]', 1],
+    ['[{"a":[1,{"b":"]]]"}]}]', 4],
+    ['"[[["', 0],
+  ] as const) {
+    t.equal(jsonNestingExceeds(json, depth), false, `${json}: ${depth} levels`);
+    if (depth > 0) t.equal(jsonNestingExceeds(json, depth - 1), true, `${json}: more than ${depth - 1}`);
+  }
 });
 
 t.test('a signed body nested deeper than the limit is refused 400, not stored, and not retried as a 503', async (t) => {

@@ -1,19 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { MAX_NESTING, nestedDeeperThan } from '../../arcgis/payload.js';
+import { jsonNestingExceeds, MAX_NESTING } from '../../arcgis/payload.js';
 import { validatePlacementPolicy } from '../../arcgis/placement-policy.js';
 import { AdminError, invalidParameter } from '../admin-error.js';
 import { ADMIN, authorize, serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { sendAdmin } from '../respond.js';
 import { serviceKey } from '../store.js';
-
-/** `text` parsed as JSON, or undefined when it is not JSON. */
-function parsedOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 /** `placementPolicy/edit` (validated as a whole) and the current policy at `placementPolicy`. */
 export async function placementRoutes(app: FastifyInstance, context: EmulatorContext): Promise<void> {
@@ -27,7 +18,7 @@ export async function placementRoutes(app: FastifyInstance, context: EmulatorCon
     if (raw === undefined || raw.trim() === '') throw new AdminError(400, "Missing required parameter 'servicePlacementPolicy'.");
     // Its nesting is bounded first: the validator renders a wrong value with JSON.stringify, which overflows
     // the stack on arrays nested some thousand levels deep.
-    if (nestedDeeperThan(parsedOrUndefined(raw), MAX_NESTING)) {
+    if (jsonNestingExceeds(raw, MAX_NESTING)) {
       throw invalidParameter('servicePlacementPolicy', `must not nest deeper than ${MAX_NESTING} levels`);
     }
     const result = validatePlacementPolicy(raw);

@@ -23,7 +23,7 @@ import {
   type Expected,
   type Placement,
 } from './helpers/signature-headers.js';
-import { contractSpelling, hmac } from './helpers/signatures.js';
+import { challengeShaped, contractSpelling, hmac } from './helpers/signatures.js';
 
 /**
  * Property-based tests of the receiver's front door. Signatures are made by a model that knows
@@ -37,6 +37,7 @@ const FORM_RUNS = 10_000;
 const WARM_UP_RUNS = 200;
 const INJECT_RUNS = 2_300;
 const LOOPBACK_RUNS = 500;
+const CRC_RUNS = 1_000;
 
 const counted = { inProcess: 0, http: 0 };
 const lenient = { accepted: 0, refused: 0 };
@@ -56,7 +57,14 @@ const heapAfterGc = (): number => {
 const heap = { start: heapAfterGc(), inProcessMiB: 0, httpMiB: 0 };
 const grownMiB = (since: number): number => (heapAfterGc() - since) / 1_048_576;
 
-const hookOf = (secrets: readonly string[]): HookConfig => ({ name: 'default', secrets, services: [], changeTypes: ['*'] });
+const hookOf = (secrets: readonly string[]): HookConfig => ({
+  name: 'default',
+  secrets,
+  crc: true,
+  trustedOrigins: [],
+  services: [],
+  changeTypes: ['*'],
+});
 const policyOf = (requireSignature: boolean): SignaturePolicy => ({ requireSignature, signatureHeaders: SIGNATURE_HEADERS });
 
 /** Why `result` is wrong for a delivery `expected` on a hook with `keys`, or undefined when it is right. */
@@ -194,6 +202,52 @@ t.test(
     );
     t.equal((await fetch(`${receiver.url}/healthz`)).status, 200, 'the receiver still serves');
     t.comment(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
+  },
+);
+
+t.test(
+  `${CRC_RUNS.toLocaleString('en')} challenges: no crc_token answer verifies as a delivery, as JSON, as a form or in the Online form field`,
+  async (t) => {
+    const redis = await startRedis(t);
+    const receiver = await startReceiver(t, redis);
+    const tokens = { answered: 0, refused: 0 };
+    const bodyArb = fc.oneof(
+      payloadArb,
+      fc.stringMatching(/^[A-Za-z0-9._~+/=-]{1,80}$/),
+      fc.string({ unit: 'grapheme', maxLength: 120 }),
+      fc.string({ unit: 'grapheme-ascii', maxLength: 120 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(bodyArb, async (body) => {
+        const challenge = await receiver.app.inject({ method: 'GET', url: `/webhooks/default?crc_token=${encodeURIComponent(body)}` });
+        if (challenge.statusCode !== 200) {
+          tokens.refused += 1;
+          if (challengeShaped(Buffer.from(body)) && body.length <= 256) throw new Error(`a token of the alphabet was refused: ${body}`);
+          return;
+        }
+        tokens.answered += 1;
+        const signature = (challenge.json() as { response_token: string }).response_token;
+        const deliveries = [
+          { 'content-type': 'application/json', 'x-service': signature, payload: body },
+          { 'content-type': 'application/x-www-form-urlencoded', 'x-esrihook-signature': signature, payload: body },
+          {
+            'content-type': 'application/x-www-form-urlencoded',
+            payload: `payload=${encodeURIComponent(body)}&x-esriHook-Signature=${encodeURIComponent(signature)}`,
+          },
+          {
+            'content-type': 'application/x-www-form-urlencoded',
+            payload: `payload=${body}&x-esriHook-Signature=${encodeURIComponent(signature)}`,
+          },
+        ];
+        for (const { payload, ...headers } of deliveries) {
+          const response = await receiver.app.inject({ method: 'POST', url: '/webhooks/default', headers, payload });
+          if (response.statusCode === 202)
+            throw new Error(`the answer to crc_token ${JSON.stringify(body)} signed a delivery: ${JSON.stringify(headers)}`);
+        }
+      }),
+      { numRuns: CRC_RUNS },
+    );
+    t.ok(tokens.answered >= CRC_RUNS / 4, `${tokens.answered} challenges answered (${tokens.refused} refused): none signed a delivery`);
   },
 );
 

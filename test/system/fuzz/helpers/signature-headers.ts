@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { forgedValueArb, recipeArb, type Charset } from './signature-arbitraries.js';
-import { contractSpelling, hmac, makeSignature, type SignatureRecipe, type SignatureValue, type Verdict } from './signatures.js';
+import {
+  challengeShaped,
+  contractSpelling,
+  hmac,
+  makeSignature,
+  type SignatureRecipe,
+  type SignatureValue,
+  type Verdict,
+} from './signatures.js';
 
 /** Where a delivery's signature travels: the headers the receiver reads, first present (and non-empty) wins. */
 export const SIGNATURE_HEADERS = ['x-service', 'x-esrihook-signature'] as const;
@@ -27,7 +35,8 @@ export const decoyArb = fc.oneof(
 );
 type Decoy = typeof decoyArb extends fc.Arbitrary<infer T> ? T : never;
 export function decoyOf(decoy: Decoy, keys: readonly string[], body: Buffer): SignatureValue {
-  if (!decoy.right || keys.length === 0) return { value: decoy.right ? 'sha256=' : decoy.value, verdict: 'reject' };
+  if (!decoy.right || keys.length === 0 || challengeShaped(body))
+    return { value: decoy.right ? 'sha256=' : decoy.value, verdict: 'reject' };
   return { value: contractSpelling(hmac(keys[0]!, body), decoy.spelling), verdict: 'accept' };
 }
 

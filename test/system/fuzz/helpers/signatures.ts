@@ -71,6 +71,13 @@ B64_VALUE.set('-', 62).set('_', 63);
 
 export const hmac = (key: string | Buffer, data: Uint8Array | string): Buffer => createHmac('sha256', key).update(data).digest();
 
+/**
+ * Bytes a `crc_token` challenge may be answered for (docs/receiver.md#the-challenge): the receiver never accepts
+ * a signature over them, or the challenge would sign deliveries.
+ */
+export const challengeShaped = (bytes: Uint8Array): boolean =>
+  bytes.length > 0 && /^[A-Za-z0-9._~+/=-]+$/.test(Buffer.from(bytes).toString('latin1'));
+
 /** The digest in one of the four accepted alphabets, without prefix. */
 export function encodeBare(bytes: Buffer, alphabet: Alphabet): string {
   return alphabet === 'HEX' ? bytes.toString('hex').toUpperCase() : bytes.toString(alphabet);
@@ -272,9 +279,11 @@ export function makeSignature(recipe: SignatureRecipe, keys: readonly string[], 
   // Cutting characters off an extended digest could give the right one back: no cuts on those.
   const noise =
     recipe.digest.kind === 'extend' && (recipe.noise.kind === 'truncate' || recipe.noise.kind === 'delete') ? NO_NOISE : recipe.noise;
-  let verdict: Verdict = isRightDigest(keys, signed, digest)
+  // What the receiver may verify: a challenge-shaped candidate never is.
+  const signable = signed.filter((bytes) => !challengeShaped(bytes));
+  let verdict: Verdict = isRightDigest(keys, signable, digest)
     ? noiseVerdict(bare, recipe.alphabet, noise)
-    : noiseRepairs(bare, recipe.alphabet, noise, keys, signed)
+    : noiseRepairs(bare, recipe.alphabet, noise, keys, signable)
       ? 'accept'
       : 'reject';
   if (verdict === 'accept' && (!CONTRACT_PREFIXES.includes(recipe.prefix) || !CONTRACT_URL.has(recipe.url))) verdict = 'either';
