@@ -29,6 +29,11 @@ export function createLoggerOptions(settings: LoggerSettings = {}): LoggerOption
   return {
     level: settings.level ?? 'info',
     serializers: {
+      // An error's `response` (an admin API answer) is left out: what a server answers is no log's business.
+      err: (err: Error) => {
+        const { response: _response, ...serialized } = pino.stdSerializers.err(err) as Record<string, unknown>;
+        return serialized;
+      },
       // Headers are logged (content type, user agent, lengths help when a sender misbehaves); the
       // signature and credential headers among them are redacted below.
       req: (req: { method: string; url: string; headers: Record<string, unknown>; ip?: string }) => ({

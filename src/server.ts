@@ -8,6 +8,7 @@ import { checkGenerations } from './backfill/generation-check.js';
 import { startPoller } from './backfill/poller.js';
 import type { GeohookConfig } from './config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from './config/self-registration.js';
+import { serviceLocatorOf } from './config/service-locator.js';
 import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
@@ -127,6 +128,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     prefix: config.prefix,
     eventQueue: app.eventQueue,
     ...(adminAuth === undefined ? {} : { auth: adminAuth }),
+    serviceLocator: serviceLocatorOf(config),
     logger,
     ...(alert === undefined
       ? {}

@@ -43,7 +43,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const online = isOnlineAdminRoot(baseUrl);
   const auth = adminAuthFor(baseUrl, options.auth);
-  const tokens = createTokenProvider({ auth, baseUrl, fetch: fetchFn, timeoutMs });
+  const tokens = createTokenProvider({ auth, fetch: fetchFn, timeoutMs });
   const request = createAdminRequest({
     baseUrl,
     tokens,

@@ -1,7 +1,7 @@
 import { checkListResponse, checkResponse, type AdminAnswer } from '../arcgis-request/check-response.js';
 import { encodeParams, type AdminParams } from '../arcgis-request/encode-params.js';
-import { networkError, postForm } from '../arcgis-request/post-form.js';
 import type { TokenProvider } from '../arcgis-request/token-provider.js';
+import { networkError, postForm } from '../arcgis-request/transport.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 
 /** Options of {@link createAdminRequest}. */

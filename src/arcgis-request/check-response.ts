@@ -10,6 +10,8 @@ export interface AdminAnswer {
   body: string;
   /** The URL called. */
   url: string;
+  /** A redirect's target, resolved against `url`; redirects are never followed (see `transport.ts`). */
+  location?: string;
   /** Strings that must not appear in an error (the token sent, a password). @defaultValue [] */
   secrets?: readonly string[];
 }
@@ -62,6 +64,10 @@ function checkAnswer(answer: AdminAnswer): unknown {
   const parsed = parse(answer.body);
   const reported = parsed.ok ? errorIn(parsed.value) : undefined;
   const excerpt = answer.body.length > 500 ? `${answer.body.slice(0, 500)}…` : answer.body;
+  if (answer.status >= 300 && answer.status <= 399) {
+    const target = answer.location === undefined ? 'no location' : urlWithoutToken(answer.location);
+    return fail(answer, answer.status, [`redirected (HTTP ${answer.status}) to ${target}: not followed`], excerpt);
+  }
   if (answer.status < 200 || answer.status > 299) {
     const statusLine = `HTTP ${answer.status}${answer.statusText === '' ? '' : ` ${answer.statusText}`}`;
     const messages = reported === undefined || reported.messages.length === 0 ? [statusLine] : reported.messages;
@@ -76,7 +82,7 @@ function checkAnswer(answer: AdminAnswer): unknown {
  * The one response checker: returns the JSON object of a successful answer, and throws `AdminApiError`
  * (`AdminAuthError` for 498/499) for an error inside an HTTP 200 body in either shape the product uses
  * (`{"status":"error","messages":[…],"code":N}` or `{"error":{"code","message","details"}}`), a non-2xx
- * status, or a body that is not a JSON object. No secret of `answer.secrets` reaches the error.
+ * status (a redirect is named with its location, and not followed), or a body that is not a JSON object. No secret of `answer.secrets` reaches the error.
  */
 export function checkResponse(answer: AdminAnswer): JsonObject {
   const value = checkAnswer(answer);

@@ -1,8 +1,8 @@
 import { AdminApiError } from '../errors.js';
 import { checkResponse } from './check-response.js';
 import { encodeParams } from './encode-params.js';
-import { networkError, postForm } from './post-form.js';
 import { pathOf } from './redact.js';
+import { networkError, postForm } from './transport.js';
 
 /** Options of {@link generateToken}. */
 export interface GenerateTokenOptions {

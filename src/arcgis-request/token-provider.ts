@@ -1,4 +1,4 @@
-import type { AdminAuth } from '../arcgis/admin-auth.js';
+import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import { generateToken } from './generate-token.js';
 
 /** Hands out the token of each request. */
@@ -13,9 +13,8 @@ export interface TokenProvider {
 
 /** Options of {@link createTokenProvider}. */
 export interface TokenProviderOptions {
-  auth: AdminAuth | undefined;
-  /** `{base_url}` without a trailing slash; tokens come from `${baseUrl}/generateToken` unless `tokenUrl` says. */
-  baseUrl: string;
+  /** A static token, or credentials exchanged at their `tokenUrl`; none: no token is sent. */
+  auth: ResolvedAdminAuth | undefined;
   fetch: typeof fetch;
   timeoutMs: number;
   /** The clock renewal is timed on. @defaultValue Date.now */
@@ -42,7 +41,7 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
   const fetchToken = async (): Promise<string> => {
     const issuedAt = now();
     const { token, expires } = await generateToken({
-      tokenUrl: auth.tokenUrl ?? `${options.baseUrl}/generateToken`,
+      tokenUrl: auth.tokenUrl,
       username: auth.username,
       password: auth.password,
       expirationMinutes: auth.expirationMinutes ?? 60,

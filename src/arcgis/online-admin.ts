@@ -1,5 +1,5 @@
 import { GeohookError } from '../errors.js';
-import type { AdminAuth } from './admin-auth.js';
+import { isResolvedAuth, type AdminAuth, type ResolvedAdminAuth } from './admin-auth.js';
 import type { ServiceName } from './service-name.js';
 import type { OnlineWebhook, Webhook } from './webhook.js';
 
@@ -18,10 +18,14 @@ export function isOnlineAdminRoot(baseUrl: string): boolean {
 /** Where tokens for an organization come from: `<origin>/sharing/rest/generateToken`. */
 export const onlineTokenUrl = (baseUrl: string): string => `${new URL(baseUrl).origin}/sharing/rest/generateToken`;
 
-/** The credentials to use with an admin root: an organization's tokens come from its portal, unless they name another token URL. */
-export function adminAuthFor(baseUrl: string, auth: AdminAuth | undefined): AdminAuth | undefined {
-  const fromPortal = isOnlineAdminRoot(baseUrl) && auth !== undefined && !('token' in auth) && auth.tokenUrl === undefined;
-  return fromPortal ? { ...auth, tokenUrl: onlineTokenUrl(baseUrl) } : auth;
+/**
+ * The credentials to use with an admin root, with the URL tokens come from: the one they name (TOKEN_URL), else an
+ * organization's portal (`<origin>/sharing/rest/generateToken`), else `<admin root>/generateToken`.
+ */
+export function adminAuthFor(baseUrl: string, auth: AdminAuth | undefined): ResolvedAdminAuth | undefined {
+  if (auth === undefined || isResolvedAuth(auth)) return auth;
+  const tokenUrl = isOnlineAdminRoot(baseUrl) ? onlineTokenUrl(baseUrl) : `${baseUrl.replace(/\/+$/, '')}/generateToken`;
+  return { ...auth, tokenUrl };
 }
 
 /**

@@ -13,3 +13,12 @@ export function serviceRestUrl(adminUrl: string, service: ServiceName): URL {
   const path = [...(folder === undefined ? [] : [folder]), name].map(encodeURIComponent).join('/');
   return new URL(`${restServicesUrl(adminUrl)}/${path}/${type}`);
 }
+
+/**
+ * The site an admin API belongs to, where its services, jobs and tokens are: `…/arcgis/admin` → `…/arcgis/`, an
+ * organization's `…/<orgId>/ArcGIS/rest/admin` → `…/<orgId>/ArcGIS/`. geohook trusts it with its token.
+ */
+export function adminSiteUrl(adminUrl: string): string {
+  const base = adminUrl.replace(/\/+$/, '');
+  return `${isOnlineAdminRoot(base) ? base.replace(/\/rest\/admin$/i, '') : base.replace(/\/admin$/i, '')}/`;
+}

@@ -1,10 +1,12 @@
-import type { AdminAuth } from '../arcgis/admin-auth.js';
+import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
-import { serviceRestUrl } from '../arcgis/rest-urls.js';
+import { adminSiteUrl, serviceRestUrl } from '../arcgis/rest-urls.js';
 import type { ServiceName } from '../arcgis/service-name.js';
-import { createFollowUpSession } from '../consumers/follow-up-request.js';
+import { trustedUrls } from '../arcgis/trusted-urls.js';
+import { createServiceSession } from '../arcgis-request/service-session.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { scopeOf, type TrackedRange } from '../queue/tracked-ranges.js';
+import { readServerGens, scopeGeneration } from './server-generations.js';
 
 /** Options of {@link checkGenerations}. */
 export interface GenerationCheckOptions {
@@ -13,21 +15,13 @@ export interface GenerationCheckOptions {
   hook: string;
   /** The admin API (ADMIN_URL): the services' REST resources are beside it. */
   adminUrl: string;
-  /** Credentials for the service's REST resource; none: read without a token. */
-  auth?: AdminAuth;
+  /** Credentials for the service's REST resource (their token URL resolved); none: read without a token. */
+  auth?: ResolvedAdminAuth;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
   /** `poll`: the gaps found are reported as polled. */
   source?: 'poll';
 }
-
-interface LayerGen {
-  id: number;
-  serverGen: number;
-}
-
-const isLayerGen = (value: unknown): value is LayerGen =>
-  Number.isSafeInteger((value as LayerGen | null)?.id) && Number.isSafeInteger((value as LayerGen | null)?.serverGen);
 
 /**
  * Brings a feature service's watermarks up to its current generations (`changeTrackingInfo.layerServerGens`
@@ -38,13 +32,12 @@ const isLayerGen = (value: unknown): value is LayerGen =>
  */
 export async function checkGenerations(service: ServiceName, options: GenerationCheckOptions): Promise<TrackedRange[]> {
   const serviceUrl = serviceRestUrl(options.adminUrl, service);
-  const session = createFollowUpSession({
+  const session = createServiceSession({
+    trusted: trustedUrls([adminSiteUrl(options.adminUrl)]),
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
-  const resource = await session.read(serviceUrl, serviceUrl);
-  const info = resource.changeTrackingInfo as { layerServerGens?: unknown } | undefined;
-  const layers = Array.isArray(info?.layerServerGens) ? info.layerServerGens.filter(isLayerGen) : [];
+  const layers = await readServerGens(session, serviceUrl);
   if (layers.length === 0) return [];
   const at = (serverGen: number, layerId?: number): TrackedRange => ({
     scope: scopeOf(options.hook, service, layerId),
@@ -56,7 +49,7 @@ export async function checkGenerations(service: ServiceName, options: Generation
   // ArcGIS Online's deliveries name their layer: a watermark per layer. ArcGIS Enterprise's cover the service.
   const ranges = isOnlineAdminRoot(options.adminUrl)
     ? layers.map((layer) => at(layer.serverGen, layer.id))
-    : [at(Math.max(...layers.map((layer) => layer.serverGen)))];
+    : [at(scopeGeneration(layers, undefined)!)];
   await options.eventQueue.reserve(options.hook, ranges, options.source === 'poll' ? { kind: 'poll', service } : undefined);
   return ranges;
 }

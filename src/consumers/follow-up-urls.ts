@@ -1,4 +1,4 @@
-import { decodePayloadUrl } from '../arcgis/changes-url.js';
+import { httpUrl } from '../arcgis-request/extract-changes.js';
 import { GeohookError } from '../errors.js';
 import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
 
@@ -7,14 +7,6 @@ export const followUpError = (message: string, cause?: unknown): GeohookError =>
   new GeohookError('GEOHOOK_ERR_FOLLOW_UP', message, cause === undefined ? undefined : { cause });
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** `value` as an http(s) URL, decoded once when ArcGIS Online percent-encoded it as a whole; `what` names it in errors (the value is not echoed). */
-export function httpUrl(value: unknown, what: string): URL {
-  if (typeof value !== 'string' || value.trim() === '') throw followUpError(`${what} is missing or not a string`);
-  const url = decodePayloadUrl(value);
-  if (url === undefined) throw followUpError(`${what} is not a valid http or https URL`);
-  return url;
-}
 
 /** The payload items of an event of `family`: the object, or each element of an ArcGIS Online array. */
 function itemsOf(event: GeohookEvent, family: EventFamily, operation: string): unknown[] {

@@ -1,32 +1,75 @@
+import { isResolvedAuth, type AdminAuth, type ResolvedAdminAuth } from '../arcgis/admin-auth.js';
+import { trustedUrls, type TrustedUrls } from '../arcgis/trusted-urls.js';
 import { unexpected } from '../arcgis-request/check-response.js';
+import { httpUrl, readChanges, type FeatureChanges } from '../arcgis-request/extract-changes.js';
+import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
 import type { GeohookEvent } from '../queue/envelope.js';
-import { createFollowUpSession, type FollowUpOptions, type FollowUpSession } from './follow-up-request.js';
-import { changesUrlsOf, followUpError, httpUrl, statusUrlOf } from './follow-up-urls.js';
+import { changesUrlsOf, followUpError, statusUrlOf } from './follow-up-urls.js';
 
-export type { FollowUpOptions } from './follow-up-request.js';
+export type { EsriFeature, FeatureChanges, LayerChanges } from '../arcgis-request/extract-changes.js';
 
 type JsonObject = Record<string, unknown>;
 
-/** A feature as `extractChanges` returns it. */
-export interface EsriFeature {
-  attributes: JsonObject;
-  geometry?: JsonObject;
+/** Options of `fetchChanges` and `fetchJobResult` (docs/consumers.md#follow-up-fetches). */
+export interface FollowUpOptions {
+  /**
+   * Where the calls may go: origins (`https://gis.example.com`) or URL prefixes (`https://services.arcgis.com/<orgId>/ArcGIS/`).
+   * A URL the event names outside them is refused, unsent (`GEOHOOK_ERR_UNTRUSTED_URL`): the event says where
+   * the edits are, these say where the token may go.
+   */
+  allowedOrigins: readonly string[];
+  /**
+   * A token, or credentials with the `tokenUrl` they are exchanged at (the portal's
+   * `…/sharing/rest/generateToken`; never derived from the event). Tokens are renewed before expiry and once
+   * when the server answers 498/499; pass the same object to every call to share its token.
+   * @defaultValue no token is sent
+   */
+  auth?: AdminAuth;
+  /**
+   * Follow up a delivery whose signature was not verified (`verified: false`, with REQUIRE_SIGNATURE=false).
+   * Backfilled and polled events are geohook's own, read from trusted servers, and always followed up.
+   * @defaultValue false
+   */
+  allowUnverified?: boolean;
+  /** Each request, body included. @defaultValue 10000 */
+  timeoutMs?: number;
+  /** The whole call: every request and every wait between polls. @defaultValue 60000 */
+  deadlineMs?: number;
+  /** Wait between two polls of a job still running. @defaultValue 1000 */
+  pollIntervalMs?: number;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
 }
 
-/** The changes of one layer (missing lists, e.g. with `returnDeletes=false`, are empty). */
-export interface LayerChanges {
-  /** Layer id. */
-  id: number;
-  features: { adds: EsriFeature[]; updates: EsriFeature[]; deleteIds: (number | string)[] };
+function allowedOf(options: FollowUpOptions): TrustedUrls {
+  if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.length === 0) {
+    throw followUpError('allowedOrigins: required, the origins (or URL prefixes) of the GIS servers the event may be followed up at');
+  }
+  try {
+    return trustedUrls(options.allowedOrigins);
+  } catch (err) {
+    throw followUpError(`allowedOrigins: ${(err as Error).message}`);
+  }
 }
 
-/** What `extractChanges` answered for one `changesUrl` of a feature event. */
-export interface FeatureChanges {
-  /** The URL called, decoded (ArcGIS Online sends it percent-encoded). */
-  changesUrl: string;
-  /** Each layer's server generation at extraction time: the next `serverGens[0]`. */
-  layerServerGens: { id: number; serverGen: number }[];
-  edits: LayerChanges[];
+/** The session of one follow-up call, once the event and the options pass the checks that keep credentials home. */
+function sessionFor(event: GeohookEvent, options: FollowUpOptions): ServiceSession {
+  const trusted = allowedOf(options);
+  if (!event.verified && (event.source ?? 'webhook') === 'webhook' && options.allowUnverified !== true) {
+    throw followUpError(`event ${event.id} was not verified by a signature: pass allowUnverified to follow it up`);
+  }
+  const { auth } = options;
+  if (auth !== undefined && !isResolvedAuth(auth)) {
+    throw followUpError('auth: credentials need tokenUrl, where tokens come from (it is never taken from the event)');
+  }
+  return createServiceSession({
+    trusted,
+    ...(auth === undefined ? {} : { auth: auth as ResolvedAdminAuth }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+    ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
 }
 
 /** One parameter value of a GP job (`…/jobs/<jobId>/results/<name>`). */
@@ -52,50 +95,22 @@ export interface JobResult {
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
-function layerChangesOf(value: unknown, url: URL, body: JsonObject): LayerChanges {
-  if (!isObject(value) || typeof value.id !== 'number') throw unexpected(url.href, "layer 'id' in 'edits'", body);
-  const features = isObject(value.features) ? value.features : {};
-  const featureList = (name: string): EsriFeature[] =>
-    listOf(features[name]).map((feature) => {
-      if (!isObject(feature) || !isObject(feature.attributes)) throw unexpected(url.href, `feature 'attributes' in '${name}'`, body);
-      return feature as unknown as EsriFeature;
-    });
-  const deleteIds = listOf(features.deleteIds).filter((id): id is number | string => typeof id === 'number' || typeof id === 'string');
-  return { id: value.id, features: { adds: featureList('adds'), updates: featureList('updates'), deleteIds } };
-}
-
-/** Reads `url` (extractChanges); an asynchronous answer (`statusUrl`) is polled until `Completed`, then its `resultUrl` read. */
-export async function readChanges(session: FollowUpSession, url: URL): Promise<FeatureChanges> {
-  let body = await session.read(url, url);
-  if (body.statusUrl !== undefined) {
-    const statusUrl = httpUrl(body.statusUrl, 'the extractChanges statusUrl');
-    const done = await session.poll(statusUrl, url, (status) => {
-      const state = String(status.status).toLowerCase();
-      if (state === 'failed' || state === 'completedwitherrors')
-        throw followUpError(`extractChanges job ${statusUrl.pathname} ended ${String(status.status)}`);
-      return state === 'completed';
-    });
-    body = await session.read(httpUrl(done.resultUrl, 'the extractChanges resultUrl'), url);
-  }
-  if (!Array.isArray(body.edits)) throw unexpected(url.href, "'edits' array", body);
-  const layerServerGens = listOf(body.layerServerGens).filter(
-    (gen): gen is { id: number; serverGen: number } => isObject(gen) && typeof gen.id === 'number' && typeof gen.serverGen === 'number',
-  );
-  return { changesUrl: url.href, layerServerGens, edits: body.edits.map((edit) => layerChangesOf(edit, url, body)) };
-}
-
 /**
  * Fetches the edits a feature event reports: calls each `changesUrl` of the payload (Enterprise: one object;
  * ArcGIS Online: an array whose URLs are percent-encoded) with a token, following the asynchronous pattern
  * (`statusUrl` polled until `Completed`, then `resultUrl`). One {@link FeatureChanges} per payload item, in order.
+ * Only URLs under `allowedOrigins` are called (a result they name, without the token), and only for a
+ * verified event unless `allowUnverified`.
  *
- * @throws GeohookError `GEOHOOK_ERR_FOLLOW_UP` when the event has no usable http(s) `changesUrl`, the job fails
- * or `deadlineMs` passes; `AdminAuthError` when the token is refused (after one renewal of credentials);
- * `AdminApiError` for any other error answer, a timeout or network failure, or an answer without `edits`.
+ * @throws GeohookError `GEOHOOK_ERR_FOLLOW_UP` when the event has no usable http(s) `changesUrl`, is not verified,
+ * the options lack `allowedOrigins` (or credentials their `tokenUrl`), the job fails or `deadlineMs` passes;
+ * `GEOHOOK_ERR_UNTRUSTED_URL` for a URL outside `allowedOrigins`; `AdminAuthError` when the token is refused
+ * (after one renewal of credentials); `AdminApiError` for any other error answer, a redirect, a timeout or
+ * network failure, or an answer without `edits`.
  */
-export async function fetchChanges(event: GeohookEvent, options: FollowUpOptions = {}): Promise<FeatureChanges[]> {
+export async function fetchChanges(event: GeohookEvent, options: FollowUpOptions): Promise<FeatureChanges[]> {
+  const session = sessionFor(event, options);
   const urls = changesUrlsOf(event);
-  const session = createFollowUpSession(options);
   const changes: FeatureChanges[] = [];
   for (const url of urls) changes.push(await readChanges(session, url));
   return changes;
@@ -112,7 +127,7 @@ const runningStatuses = new Set([
 ]);
 
 async function parameterOf(
-  session: FollowUpSession,
+  session: ServiceSession,
   jobUrl: URL,
   name: string,
   ref: unknown,
@@ -135,10 +150,10 @@ async function parameterOf(
  *
  * @throws as {@link fetchChanges}; `GEOHOOK_ERR_FOLLOW_UP` when the event has no usable `statusURL`.
  */
-export async function fetchJobResult(event: GeohookEvent, options: FollowUpOptions = {}): Promise<JobResult> {
+export async function fetchJobResult(event: GeohookEvent, options: FollowUpOptions): Promise<JobResult> {
+  const session = sessionFor(event, options);
   const jobUrl = statusUrlOf(event);
-  const session = createFollowUpSession(options);
-  const status = await session.poll(jobUrl, jobUrl, (answer) => !runningStatuses.has(String(answer.jobStatus).toLowerCase()));
+  const status = await session.poll(jobUrl, undefined, (answer) => !runningStatuses.has(String(answer.jobStatus).toLowerCase()));
   if (typeof status.jobStatus !== 'string') throw unexpected(jobUrl.href, "'jobStatus'", status);
   const results: Record<string, GpParameterValue> = {};
   for (const [name, ref] of Object.entries(isObject(status.results) ? status.results : {})) {

@@ -1,5 +1,5 @@
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
-import { reasonOf } from '../arcgis-request/post-form.js';
+import { reasonOf } from '../arcgis-request/transport.js';
 import { failed, passed, type Check } from './check.js';
 
 /** Longest wait for the hookUrl's answer. */

@@ -1,8 +1,10 @@
 import type { AdminClient } from '../admin/types.js';
-import type { AdminAuth } from '../arcgis/admin-auth.js';
+import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
+import { adminSiteUrl } from '../arcgis/rest-urls.js';
 import type { ServiceName } from '../arcgis/service-name.js';
+import { trustedUrls } from '../arcgis/trusted-urls.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
-import { createFollowUpSession } from '../consumers/follow-up-request.js';
+import { createServiceSession } from '../arcgis-request/service-session.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { failed, isRed, passed, type Check } from './check.js';
 import { answersCheck, httpsCheck, settingsChecks } from './delivery-checks.js';
@@ -16,7 +18,7 @@ export interface DoctorOptions {
   /** ADMIN_URL. */
   adminUrl: string;
   /** ADMIN_URL's credentials, for the services' REST resources (as `adminAuthFor` gives them). */
-  auth: AdminAuth | undefined;
+  auth: ResolvedAdminAuth | undefined;
   services: readonly ServiceName[];
   /** `$PUBLIC_URL/webhooks/default`. */
   hookUrl: string;
@@ -85,8 +87,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const version = enterprise
     ? versionCheck((await client.info()).currentVersion)
     : passed('server.version', 'ArcGIS Online signs deliveries');
-  const session = createFollowUpSession(options.auth === undefined ? {} : { auth: options.auth });
-  const context = { client, adminUrl: options.adminUrl, readRest: (url: URL) => session.read(url, url) };
+  const session = createServiceSession({
+    trusted: trustedUrls([adminSiteUrl(options.adminUrl)]),
+    ...(options.auth === undefined ? {} : { auth: options.auth }),
+  });
+  const context = { client, adminUrl: options.adminUrl, readRest: (url: URL) => session.read(url) };
   let settings: WebhookSettings | undefined;
   let settingsError: string | undefined;
   if (enterprise) {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import type { Webhook } from '../arcgis/webhook.js';
-import { reasonOf } from '../arcgis-request/post-form.js';
+import { reasonOf } from '../arcgis-request/transport.js';
 import { sign } from '../signature/sign.js';
 
 /** Longest wait for the receiver's answer to doctor's delivery. */

@@ -49,3 +49,22 @@ export interface GapJobData {
   /** Set when the gap was found by polling: its event says `source: "poll"`. */
   source?: 'poll';
 }
+
+/**
+ * A confirm job (one per scope at a time, `confirm-<sha1 of scope>`): reads the server's generation for the
+ * ranges waiting ahead of it (docs/backfill.md#ranges-the-server-confirms). Tried like a gap while the server
+ * does not answer; removed once done, so that the next range ahead makes a new one.
+ */
+export const confirmJobOptions: JobsOptions = Object.freeze({
+  attempts: BACKFILL_TRIES,
+  backoff: { type: 'custom' },
+  removeOnComplete: true,
+  removeOnFail: true,
+});
+
+/** A confirm job's data: the scope whose ranges wait, and where its service is read. */
+export interface ConfirmJobData {
+  scope: string;
+  hook: string;
+  serviceUrl: string;
+}

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { BaseLogger } from 'pino';
+import { createServiceLocator, type ServiceLocator } from '../arcgis/service-locator.js';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/types.js';
 import { QueueUnavailableError } from '../errors.js';
@@ -11,7 +12,16 @@ import type { Durability } from './durability.js';
 import type { StoredEvent } from './envelope.js';
 import { JobScript, type JobRequest } from './job-script.js';
 import { JobWriter } from './job-writer.js';
-import { activityKey, allQueueNames, backfillQueueName, queueNames, watermarksKey, type QueueName } from './names.js';
+import {
+  activityKey,
+  aheadKey,
+  allQueueNames,
+  backfillQueueName,
+  queueNames,
+  serverGensKey,
+  watermarksKey,
+  type QueueName,
+} from './names.js';
 import { activityOf, type ServiceActivity } from './service-activity.js';
 import { SpoolDrain } from './spool-drain.js';
 import { EventSpool } from './spool.js';
@@ -45,6 +55,19 @@ export interface EventQueueOptions {
   spoolDir?: string;
   /** Where the durability in force and the spool's progress are reported. */
   log?: Pick<BaseLogger, 'info' | 'warn' | 'error'>;
+  /**
+   * Which feature deliveries' ranges of server generations are tracked, and where their gaps are filled
+   * (docs/backfill.md#where-gaps-are-filled). @defaultValue one that trusts no URL: no range is tracked
+   */
+  serviceLocator?: ServiceLocator;
+}
+
+/** What {@link EventQueue.confirm} did. */
+export interface ConfirmResult {
+  /** Ranges still waiting ahead of their server. */
+  ahead: number;
+  /** The ranges refused, `[from, to]`: their server never reached them. */
+  refused: [number, number][];
 }
 
 /** What happened to an event handed to {@link EventQueue.enqueue}. */
@@ -73,6 +96,7 @@ export class EventQueue {
   private queues: ReadonlyMap<QueueName, Queue> | undefined;
   private backfill: Queue | undefined;
   private writer: JobWriter | undefined;
+  private script: JobScript | undefined;
   private readonly dedupRetentionMs: number;
   private readonly enqueueTimeoutMs: number;
   private readonly retryAfterSeconds: number;
@@ -80,9 +104,11 @@ export class EventQueue {
   private readonly durabilityWatch: DurabilityWatch;
   private waitAof = false;
   private readonly spool: SpoolDrain | undefined;
+  private readonly locator: ServiceLocator;
 
   constructor(options: EventQueueOptions) {
     this.connection = options.connection;
+    this.locator = options.serviceLocator ?? createServiceLocator();
     this.dedupRetentionMs = (options.dedupRetentionSeconds ?? DEFAULT_DEDUP_RETENTION_SECONDS) * 1000;
     this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 2000;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
@@ -107,7 +133,7 @@ export class EventQueue {
     if (options.spoolDir !== undefined) {
       this.spool = new SpoolDrain({
         spool: new EventSpool({ dir: options.spoolDir, ...(options.log === undefined ? {} : { log: options.log }) }),
-        store: (event, data) => this.durableWrite(requestOf(event, data)),
+        store: (event, data) => this.durableWrite(this.requestOf(event, data)),
         canStore: () => this.connection.status === 'ready' && this.writer !== undefined,
         ...(options.log === undefined ? {} : { log: options.log }),
       });
@@ -126,15 +152,18 @@ export class EventQueue {
     const queues = allQueueNames.map((name) => new Queue(name, { connection, prefix, skipWaitingForReady: true, defaultJobOptions }));
     this.queues = new Map(allQueueNames.map((name, index) => [name, queues[index]!]));
     this.backfill = new Queue(backfillQueueName, { connection, prefix, skipWaitingForReady: true, defaultJobOptions: backfillJobOptions });
+    this.script = new JobScript(connection, {
+      queues,
+      backfillQueue: this.backfill,
+      watermarksKey: watermarksKey(prefix),
+      activityKey: activityKey(prefix),
+      serverGensKey: serverGensKey(prefix),
+      aheadKey: aheadKey(prefix),
+      dedupMs: this.dedupRetentionMs,
+    });
     this.writer = new JobWriter({
       connection,
-      script: new JobScript(connection, {
-        queues,
-        backfillQueue: this.backfill,
-        watermarksKey: watermarksKey(prefix),
-        activityKey: activityKey(prefix),
-        dedupMs: this.dedupRetentionMs,
-      }),
+      script: this.script,
       timeoutMs: this.enqueueTimeoutMs,
       retryAfterSeconds: this.retryAfterSeconds,
       waitAof: () => this.waitAof,
@@ -179,7 +208,7 @@ export class EventQueue {
     // Behind spooled events, a new one waits its turn in the spool too: they reach Redis in order.
     if (this.spool?.pending === true) return this.spoolEvent(data);
     // Promise chains rather than async functions: no extra frame or microtask per delivery.
-    const written = this.durableWrite(requestOf(event, data)).then((created) => (created ? NEW : REPEAT));
+    const written = this.durableWrite(this.requestOf(event, data)).then((created) => (created ? NEW : REPEAT));
     if (this.spool === undefined) return written;
     return written.catch((err: unknown) => {
       if (!(err instanceof QueueUnavailableError)) throw err;
@@ -189,12 +218,45 @@ export class EventQueue {
   }
 
   /**
-   * Moves watermarks without an event (docs/backfill.md): a range `(g, g]` sets a scope's first watermark to
-   * `g`, or records the gap from its watermark up to `g`; `activity` is recorded with it (a poll). Throws
-   * {@link QueueUnavailableError} when Redis is unavailable.
+   * Moves watermarks without an event, for generations the server itself reported (docs/backfill.md): each
+   * raises its scope's server generation (counting the delivered ranges waiting for it), then a range `(g, g]`
+   * sets the scope's first watermark to `g`, or records the gap from its watermark up to `g`; `activity` is
+   * recorded with it (a poll). Throws {@link QueueUnavailableError} when Redis is unavailable.
    */
   reserve(hook: string, ranges: readonly TrackedRange[], activity?: ServiceActivity): Promise<void> {
-    return this.durableWrite({ queue: -1, eventId: '', hook, name: '', data: '', ranges, activity }).then(() => undefined);
+    return this.durableWrite({ queue: 'reserve', eventId: '', hook, name: '', data: '', ranges, activity }).then(() => undefined);
+  }
+
+  /**
+   * Confirms the delivered ranges waiting ahead of their server (docs/backfill.md#ranges-the-server-confirms):
+   * each `(g, g]` of `ranges` is a scope's server generation as just read; the ranges waiting that it covers
+   * count, in order. Those still ahead stay, unless first seen before `refuseBefore` (epoch ms): refused.
+   */
+  async confirm(hook: string, ranges: readonly TrackedRange[], refuseBefore?: number): Promise<ConfirmResult> {
+    const script = this.script;
+    if (this.connection.status !== 'ready' || script === undefined) throw this.unavailable(`Redis is ${this.connection.status}`);
+    const data = refuseBefore === undefined ? '' : String(refuseBefore);
+    const [answer] = await script.write([{ queue: 'confirm', eventId: '', hook, name: '', data, ranges, activity: undefined }]);
+    const [ahead = '0', ...refused] = String(answer).split('\n');
+    return {
+      ahead: Number(ahead),
+      refused: refused.filter((line) => line !== '').map((line) => line.split('\t').map(Number) as [number, number]),
+    };
+  }
+
+  /** The write of a stored event whose JSON is `data`. */
+  private requestOf(event: StoredEvent, data: string): JobRequest {
+    // A backfilled range was reserved when its gap was found: it is not checked against the watermarks again.
+    const ranges = event.source === undefined ? trackedRangesOf(event, this.locator) : [];
+    return {
+      queue: allQueueNames.indexOf(queueNames[event.family]),
+      eventId: event.id,
+      hook: event.hook,
+      name: event.type,
+      data,
+      ranges,
+      activity: activityOf(event),
+    };
   }
 
   private async spoolEvent(data: string): Promise<EnqueueResult> {
@@ -262,18 +324,3 @@ const STRICT_MAX_BATCH = 16;
 const NEW: EnqueueResult = Object.freeze({ duplicate: false, spooled: false });
 const REPEAT: EnqueueResult = Object.freeze({ duplicate: true, spooled: false });
 const SPOOLED: EnqueueResult = Object.freeze({ duplicate: false, spooled: true });
-
-/** The write of a stored event whose JSON is `data`. */
-function requestOf(event: StoredEvent, data: string): JobRequest {
-  // A backfilled range was reserved when its gap was found: it is not checked against the watermarks again.
-  const ranges = event.source === undefined ? trackedRangesOf(event) : [];
-  return {
-    queue: allQueueNames.indexOf(queueNames[event.family]),
-    eventId: event.id,
-    hook: event.hook,
-    name: event.type,
-    data,
-    ranges,
-    activity: activityOf(event),
-  };
-}

@@ -57,7 +57,7 @@ export class JobWriter {
     this.options = { maxBatch: 8, depth: 2, minBatch: 4, ...options };
   }
 
-  /** Resolves true for a new job, false for a repeat within the dedup window, once Redis stored it. */
+  /** Resolves true for a new job, false for a repeat (within the dedup window, or a range handed over), once Redis stored it. */
   write(request: JobRequest): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ request, resolve, reject });
@@ -92,7 +92,7 @@ export class JobWriter {
         if (aof !== undefined && aof[0] < 1) throw new Error(`WAITAOF: the write was not fsynced within ${timeoutMs} ms`);
         if (settled) return;
         settled = true;
-        batch.forEach((waiting, index) => waiting.resolve(answers[index] === true));
+        batch.forEach((waiting, index) => waiting.resolve(answers[index] === 1));
       })
       .catch((err: unknown) =>
         fail(new QueueUnavailableError(`Redis refused the event: ${(err as Error).message}`, retryAfterSeconds, { cause: err })),

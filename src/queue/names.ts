@@ -18,6 +18,15 @@ export const backfillQueueName = 'backfill';
 export const watermarksKey = (prefix: string): string => `${prefix}:watermarks`;
 
 /**
+ * The Redis hash of each scope's server generation as the server itself last reported it (its
+ * `changeTrackingInfo`): a delivered range ending past it waits for the server to confirm it (docs/backfill.md).
+ */
+export const serverGensKey = (prefix: string): string => `${prefix}:server-gens`;
+
+/** The Redis hash of the delivered ranges waiting for their server to confirm them, by scope. */
+export const aheadKey = (prefix: string): string => `${prefix}:ahead`;
+
+/**
  * The Redis hash of what last happened to each service (docs/backfill.md#the-services-view): field
  * `<activity>\t<folder>/<name>.<Type>`, value the epoch ms it last happened.
  */

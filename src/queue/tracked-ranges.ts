@@ -1,5 +1,6 @@
 import { featureChangesOf, type FeatureChanges } from '../arcgis/changes-url.js';
-import { formatServiceName } from '../arcgis/service-name.js';
+import type { ServiceLocator } from '../arcgis/service-locator.js';
+import { formatServiceName, isArcgisName } from '../arcgis/service-name.js';
 import type { ServiceRef, StoredEvent } from './envelope.js';
 import { storedPayload } from './stored-event.js';
 
@@ -15,7 +16,7 @@ export interface TrackedRange {
   scope: string;
   from: number;
   to: number;
-  /** The feature service's REST URL (`…/FeatureServer`), where `extractChanges` is. */
+  /** The feature service's REST URL (`…/FeatureServer`), where `extractChanges` is: a trusted one (see `ServiceLocator`). */
   serviceUrl: string;
   /** `poll`: a gap this range leaves is reported as polled (`source: "poll"`), not as backfilled. */
   source?: 'poll';
@@ -35,15 +36,23 @@ function rangeOf(
   hook: string,
   service: Partial<Record<keyof ServiceRef, string | undefined>>,
   changes: FeatureChanges,
+  locator: ServiceLocator,
 ): TrackedRange | undefined {
-  const name = formatServiceName(service.folderName, service.serviceName, 'FeatureServer');
-  const url = new URL(changes.url);
-  const at = url.pathname.search(/\/FeatureServer(\/|$)/i);
-  if (name === undefined || at < 0) return undefined;
-  const serviceUrl = `${url.origin}${url.pathname.slice(0, at)}/FeatureServer`;
-  // The script reads ranges as tab-separated lines: a name that holds either is not tracked.
-  if (/[\t\n]/.test(name)) return undefined;
-  return { scope: scopeOf(hook, name, changes.layerId), from: changes.serverGens[0], to: changes.serverGens[1], serviceUrl };
+  const { folderName, serviceName } = service;
+  if (
+    (folderName !== undefined && folderName !== '' && !isArcgisName(folderName)) ||
+    (serviceName !== undefined && !isArcgisName(serviceName))
+  )
+    return undefined;
+  const name = formatServiceName(folderName, serviceName, 'FeatureServer');
+  const serviceUrl = name === undefined ? undefined : locator.locate(hook, name, new URL(changes.url));
+  if (name === undefined || serviceUrl === undefined) return undefined;
+  return {
+    scope: scopeOf(hook, name, changes.layerId),
+    from: changes.serverGens[0],
+    to: changes.serverGens[1],
+    serviceUrl: serviceUrl.href,
+  };
 }
 
 const textOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -61,20 +70,20 @@ function onlineItems(event: StoredEvent): unknown[] | undefined {
 
 /**
  * The ranges a feature delivery covers: one per payload item whose `changesUrl` names server generations (an
- * ArcGIS Online array has one item per layer edited). None for other events, when the payload names no
- * service, or when no signature vouches for it: a gap is filled by calling its `changesUrl`'s server with
- * geohook's token, which no unsigned request may choose.
+ * ArcGIS Online array has one item per layer edited) under a URL `locator` trusts. None for other events, when
+ * the payload names no service, or when no signature vouches for it: a gap is filled by calling a server with
+ * geohook's token, which neither an unsigned request nor an untrusted URL may choose.
  */
-export function trackedRangesOf(event: StoredEvent): TrackedRange[] {
+export function trackedRangesOf(event: StoredEvent, locator: ServiceLocator): TrackedRange[] {
   if (event.family !== 'feature' || event.changes === undefined || !event.verified) return [];
   const items = onlineItems(event);
   // `changes` decodes the first item: enough unless an ArcGIS Online array holds more.
   if (items === undefined || items.length < 2)
-    return [rangeOf(event.hook, event.service, event.changes)].filter((range) => range !== undefined);
+    return [rangeOf(event.hook, event.service, event.changes, locator)].filter((range) => range !== undefined);
   return items.flatMap((item) => {
     const changes = featureChangesOf(item);
     const { folderName, serviceName } = item as Record<string, unknown>;
     const service = { folderName: textOf(folderName), serviceName: textOf(serviceName) };
-    return (changes && rangeOf(event.hook, service, changes)) ?? [];
+    return (changes && rangeOf(event.hook, service, changes, locator)) ?? [];
   });
 }

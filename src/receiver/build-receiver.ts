@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
+import { serviceLocatorOf } from '../config/service-locator.js';
 import { GeohookError } from '../errors.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { EventQueue } from '../queue/event-queue.js';
@@ -107,6 +108,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     durability: config.durability,
     ...(config.spoolDir === undefined ? {} : { spoolDir: config.spoolDir }),
     log: app.log,
+    serviceLocator: serviceLocatorOf(config),
   });
   const metrics = createReceiverMetrics(eventQueue);
   app.decorate('eventQueue', eventQueue);

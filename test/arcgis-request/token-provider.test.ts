@@ -1,8 +1,10 @@
 import t from 'tap';
+import { adminAuthFor } from '../../src/arcgis/online-admin.js';
 import { createTokenProvider, renewalMarginMs } from '../../src/arcgis-request/token-provider.js';
 import { jsonAnswer, recordingFetch } from '../admin/helpers/recording-fetch.js';
 
-const base = { baseUrl: 'http://gis.example/arcgis/admin', timeoutMs: 1000 };
+const base = { timeoutMs: 1000 };
+const TOKEN_URL = 'http://gis.example/arcgis/admin/generateToken';
 
 /** A token endpoint that issues t1, t2, … valid for `lifetimeMs` of the fake clock. */
 function tokenServer(clock: { now: number }, lifetimeMs: number) {
@@ -25,9 +27,14 @@ t.test('the renewal margin is a minute, or a tenth of a shorter lifetime', async
 t.test('a token is cached and renewed a minute before it expires', async (t) => {
   const clock = { now: 1_000_000 };
   const server = tokenServer(clock, 60 * 60_000);
-  const provider = createTokenProvider({ ...base, auth: { username: 'u', password: 'p' }, fetch: server.fetch, now: () => clock.now });
+  const provider = createTokenProvider({
+    ...base,
+    auth: { username: 'u', password: 'p', tokenUrl: TOKEN_URL },
+    fetch: server.fetch,
+    now: () => clock.now,
+  });
   t.equal(await provider.token(), 't1');
-  t.same(server.calls, ['http://gis.example/arcgis/admin/generateToken'], 'default tokenUrl');
+  t.same(server.calls, [TOKEN_URL]);
   clock.now += 59 * 60_000 - 1;
   t.equal(await provider.token(), 't1', 'still cached just before the margin');
   clock.now += 1;
@@ -55,7 +62,12 @@ t.test('a short-lived token is renewed a tenth of its lifetime before it expires
 t.test('renew replaces the rejected token once, however many callers report it', async (t) => {
   const clock = { now: 0 };
   const server = tokenServer(clock, 60 * 60_000);
-  const provider = createTokenProvider({ ...base, auth: { username: 'u', password: 'p' }, fetch: server.fetch, now: () => clock.now });
+  const provider = createTokenProvider({
+    ...base,
+    auth: { username: 'u', password: 'p', tokenUrl: TOKEN_URL },
+    fetch: server.fetch,
+    now: () => clock.now,
+  });
   const rejected = await provider.token();
   const renewed = await Promise.all([provider.renew(rejected), provider.renew(rejected), provider.renew(rejected)]);
   t.same(renewed, ['t2', 't2', 't2']);
@@ -66,7 +78,12 @@ t.test('renew replaces the rejected token once, however many callers report it',
 t.test('concurrent callers share one token request', async (t) => {
   const clock = { now: 0 };
   const server = tokenServer(clock, 60 * 60_000);
-  const provider = createTokenProvider({ ...base, auth: { username: 'u', password: 'p' }, fetch: server.fetch, now: () => clock.now });
+  const provider = createTokenProvider({
+    ...base,
+    auth: { username: 'u', password: 'p', tokenUrl: TOKEN_URL },
+    fetch: server.fetch,
+    now: () => clock.now,
+  });
   t.same(await Promise.all([provider.token(), provider.token(), provider.token()]), ['t1', 't1', 't1']);
   t.equal(server.calls.length, 1);
 });
@@ -76,7 +93,7 @@ t.test('a failed token request is not cached: the next caller asks again', async
     jsonAnswer({ error: { code: 400, message: 'Unable to generate token.', details: [] } }),
     jsonAnswer({ token: 'ok', expires: Date.now() + 3_600_000 }),
   ]);
-  const provider = createTokenProvider({ ...base, auth: { username: 'u', password: 'p' }, fetch: recorder.fetch });
+  const provider = createTokenProvider({ ...base, auth: { username: 'u', password: 'p', tokenUrl: TOKEN_URL }, fetch: recorder.fetch });
   await t.rejects(provider.token(), { code: 'GEOHOOK_ERR_ADMIN_API', serverCode: 400 });
   t.equal(await provider.token(), 'ok');
 });
@@ -86,7 +103,7 @@ t.test('a token whose expiry is behind our clock lives for the lifetime asked fo
   const server = tokenServer(clock, -5_000_000);
   const provider = createTokenProvider({
     ...base,
-    auth: { username: 'u', password: 'p', expirationMinutes: 10 },
+    auth: { username: 'u', password: 'p', tokenUrl: TOKEN_URL, expirationMinutes: 10 },
     fetch: server.fetch,
     now: () => clock.now,
   });
@@ -109,4 +126,17 @@ t.test('a static token is handed out as it is and is not renewable', async (t) =
   t.equal(await provider.renew('static'), 'static');
   const none = createTokenProvider({ ...base, auth: undefined, fetch: globalThis.fetch });
   t.equal(await none.token(), undefined);
+});
+
+t.test('credentials take their token URL from the admin root they are for, unless they name one', async (t) => {
+  const user = { username: 'u', password: 'p' };
+  t.same(adminAuthFor('http://gis.example/arcgis/admin/', user), { ...user, tokenUrl: TOKEN_URL }, 'ArcGIS Enterprise');
+  t.same(
+    adminAuthFor('https://services.arcgis.com/org1/ArcGIS/rest/admin', user),
+    { ...user, tokenUrl: 'https://services.arcgis.com/sharing/rest/generateToken' },
+    "an ArcGIS Online organization's portal",
+  );
+  const named = { ...user, tokenUrl: 'https://portal.example/sharing/rest/generateToken' };
+  t.equal(adminAuthFor('http://gis.example/arcgis/admin', named), named, 'TOKEN_URL as it is');
+  t.same(adminAuthFor('http://gis.example/arcgis/admin', { token: 'x' }), { token: 'x' });
 });

@@ -3,6 +3,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import t, { type Test } from 'tap';
+import { createServiceLocator } from '../../src/arcgis/service-locator.js';
 import { startBackfill, type BackfillOptions } from '../../src/backfill/backfill-worker.js';
 import { checkGenerations } from '../../src/backfill/generation-check.js';
 import { validateEvent } from '../../src/consumers/validate-event.js';
@@ -25,12 +26,13 @@ import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 
-/** geohook's backfill worker with the emulator's credentials and a connection of its own, closed at teardown. */
-function backfillWorker(t: Test, options: Pick<BackfillOptions, 'prefix' | 'eventQueue' | 'fetch'>) {
+/** geohook's backfill worker with the credentials of the emulator at `emulatorUrl`, which it trusts, and a connection of its own, closed at teardown. */
+function backfillWorker(t: Test, emulatorUrl: string, options: Pick<BackfillOptions, 'prefix' | 'eventQueue' | 'fetch'>) {
   const connection = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
   const worker = startBackfill({
     connection,
-    auth: { username: 'admin', password: 'admin.pass' },
+    auth: { username: 'admin', password: 'admin.pass', tokenUrl: `${emulatorUrl}/arcgis/admin/generateToken` },
+    serviceLocator: createServiceLocator({ adminUrl: `${emulatorUrl}/arcgis/admin` }),
     logger: pino({ level: 'silent' }),
     ...options,
   });
@@ -185,10 +187,11 @@ t.test('deliveries refused while Redis was away are backfilled as soon as it is 
 
 t.test('a failed extractChanges is retried with backoff until the range is backfilled', async (t) => {
   const emulator = await startEmulator(t);
-  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
+  const serviceLocator = createServiceLocator({ adminUrl: emulator.baseUrl });
+  const { eventQueue, connection, prefix } = await startEventQueue(t, redis, { serviceLocator });
   let refused = 0;
   const flaky: typeof fetch = (input, init) => (refused++ < 2 ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init));
-  backfillWorker(t, { prefix, eventQueue, fetch: flaky });
+  backfillWorker(t, emulator.url, { prefix, eventQueue, fetch: flaky });
 
   // Deliveries as the server would send them for the first and last of three edits; the middle one never came.
   const gens = [await editParcels(emulator, 'FeaturesCreated', true), await editParcels(emulator, 'FeaturesCreated', true)];
@@ -204,6 +207,9 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
     const raw = Buffer.from(JSON.stringify(payload));
     return buildEvent({ raw, hook: 'default', contentType: 'application/json', verified: true, classified: payload });
   };
+  // The server's generation as the registration pass would have read it: the deliveries count at once.
+  const scope = `default ${PARCELS}`;
+  await eventQueue.confirm('default', [{ scope, from: last, to: last, serviceUrl: '' }]);
   await eventQueue.enqueue(delivery(gens[0]! - 1, gens[0]!));
   await eventQueue.enqueue(delivery(gens[1]!, last));
   const backfilled = await waitFor('the backfilled range', async () =>
@@ -221,7 +227,7 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
 t.test('the current generations set the first watermarks, per layer on ArcGIS Online, and a later check records the gap', async (t) => {
   const emulator = await startEmulator(t);
   const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
-  const auth = { username: 'admin', password: 'admin.pass' };
+  const auth = { username: 'admin', password: 'admin.pass', tokenUrl: `${emulator.baseUrl}/generateToken` };
   const online = {
     eventQueue,
     hook: 'default',
@@ -292,11 +298,11 @@ async function waitingGap(t: Test) {
     to: String(to),
   };
   const gap = await gaps.add('gap', data, backfillJobOptions);
-  return { eventQueue, prefix, gaps, gap, from, to };
+  return { emulator, eventQueue, prefix, gaps, gap, from, to };
 }
 
 t.test('a gap whose workers stopped mid-fill twice is filled by the next one, not failed as stalled', async (t) => {
-  const { eventQueue, prefix, gaps, gap, from, to } = await waitingGap(t);
+  const { emulator, eventQueue, prefix, gaps, gap, from, to } = await waitingGap(t);
 
   // Two workers in turn take the gap and stop without finishing it (their lock lapses); a third, checking for
   // stalled jobs with geohook's limit, hands it back each time.
@@ -320,7 +326,7 @@ t.test('a gap whose workers stopped mid-fill twice is filled by the next one, no
   }
   await checker.close();
 
-  const worker = backfillWorker(t, { prefix, eventQueue });
+  const worker = backfillWorker(t, emulator.url, { prefix, eventQueue });
   t.equal(worker.opts.maxStalledCount, BACKFILL_MAX_STALLED_COUNT, "geohook's worker checks stalled gaps with that limit");
   const [event] = await waitFor('the range backfilled', async () => {
     const events = await featureEvents(eventQueue);
@@ -331,13 +337,13 @@ t.test('a gap whose workers stopped mid-fill twice is filled by the next one, no
 });
 
 t.test("a gap whose receiver died mid-fill is filled by another within seconds, not after BullMQ's 30-s lock", async (t) => {
-  const { eventQueue, prefix, gaps, gap, from, to } = await waitingGap(t);
+  const { emulator, eventQueue, prefix, gaps, gap, from, to } = await waitingGap(t);
   // A receiver's backfill worker takes the gap and dies mid-fill: nothing renews or releases its lock.
-  const dying = backfillWorker(t, { prefix, eventQueue, fetch: () => new Promise<never>(() => undefined) });
+  const dying = backfillWorker(t, emulator.url, { prefix, eventQueue, fetch: () => new Promise<never>(() => undefined) });
   await waitFor('the gap taken', async () => (await gaps.getJobState(gap.id!)) === 'active');
   await dying.close(true);
 
-  backfillWorker(t, { prefix, eventQueue });
+  backfillWorker(t, emulator.url, { prefix, eventQueue });
   // Within the lock, the check interval and the fill; BullMQ's defaults would take 30 to 60 s.
   const [event] = await waitFor(
     'the range backfilled',

@@ -1,9 +1,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import { createServiceLocator } from '../../src/arcgis/service-locator.js';
 import { backfillEvent } from '../../src/backfill/backfill-event.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
-import { backfillQueueName, watermarksKey } from '../../src/queue/names.js';
+import { aheadKey, backfillQueueName, serverGensKey, watermarksKey } from '../../src/queue/names.js';
 import { buildEvent } from '../../src/receiver/build-event.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
 import { uniquePrefix } from '../helpers/receiver.js';
@@ -42,11 +43,17 @@ const online = (layerId: number, from: number, to: number) => ({
 const delivery = (payload: unknown, hook = 'default') =>
   buildEvent({ raw: Buffer.from(JSON.stringify(payload)), hook, contentType: 'application/json', verified: true, classified: payload });
 
-async function setup(t: Test) {
+/** The scopes of this file: their servers are at generation 1000 unless a test says otherwise. */
+const SCOPES = [PARCELS, 'default Trees.FeatureServer#0', 'default Trees.FeatureServer#1', 'other Trees.FeatureServer#1'];
+
+/** An event queue that trusts the two servers above, whose scopes' servers are at `serverGen`. */
+async function setup(t: Test, serverGen = 1000) {
   const prefix = uniquePrefix();
   const connection = createProducerConnection(redis.url);
-  const eventQueue = new EventQueue({ connection, prefix });
+  const serviceLocator = createServiceLocator({ trusted: ['https://gis.example.com', 'https://services.arcgis.com/Org1/ArcGIS/'] });
+  const eventQueue = new EventQueue({ connection, prefix, serviceLocator });
   await eventQueue.ready();
+  for (const scope of SCOPES) await eventQueue.confirm(scope.split(' ')[0]!, [{ scope, from: serverGen, to: serverGen, serviceUrl: '' }]);
   const gaps = new Queue(backfillQueueName, { connection, prefix });
   t.teardown(async () => {
     await gaps.close();
@@ -55,7 +62,9 @@ async function setup(t: Test) {
   });
   const watermarks = () => raw.hgetall(watermarksKey(prefix));
   const featureJobs = async () => (await eventQueue.queue('feature-events').getJobs()).length;
-  return { eventQueue, gaps, watermarks, featureJobs };
+  const ahead = () => raw.hgetall(aheadKey(prefix));
+  const serverGens = () => raw.hgetall(serverGensKey(prefix));
+  return { eventQueue, prefix, gaps, watermarks, featureJobs, ahead, serverGens };
 }
 
 t.test('a range handed over is not handed over again; one past the watermark leaves one gap to backfill', async (t) => {
@@ -111,7 +120,7 @@ t.test('a backfilled range is enqueued once, whatever the watermark says', async
   t.equal(await featureJobs(), 2);
 });
 
-t.test('an unsigned delivery, or one whose service name holds a tab or a line break, moves no watermark', async (t) => {
+t.test('an unsigned delivery, or one whose service name ArcGIS could not have made, moves no watermark', async (t) => {
   const { eventQueue, gaps, watermarks } = await setup(t);
   const unsigned = (payload: unknown) =>
     buildEvent({
@@ -125,6 +134,109 @@ t.test('an unsigned delivery, or one whose service name holds a tab or a line br
   t.same((await eventQueue.enqueue(unsigned(enterprise(10, 11, 5)))).duplicate, false, 'the same range unsigned: stored again');
   t.same((await eventQueue.enqueue(delivery({ ...enterprise(20, 21), serviceName: 'Par\tcels' }))).duplicate, false);
   t.same((await eventQueue.enqueue(delivery({ ...enterprise(30, 31), serviceName: 'Par\ncels' }))).duplicate, false);
+  t.same((await eventQueue.enqueue(delivery({ ...enterprise(40, 41), serviceName: 'X <!channel>' }))).duplicate, false);
+  t.same((await eventQueue.enqueue(delivery({ ...enterprise(50, 51), folderName: '\u001b]0;TITLE\u0007' }))).duplicate, false);
   t.same(await watermarks(), {});
   t.same(await gaps.getJobCounts('waiting'), { waiting: 0 });
+});
+
+t.test('issue 33 C2: a range whose changesUrl is on no trusted URL is handed over untracked: no watermark, no gap, no read', async (t) => {
+  const { eventQueue, gaps, watermarks, ahead } = await setup(t);
+  for (const changesUrl of [
+    'http://127.0.0.1:19090/evil/rest/services/Hosted/Parcels/FeatureServer/extractChanges?serverGens=[10,11]',
+    'https://gis.example.com.evil.test/server/rest/services/Hosted/Parcels/FeatureServer/extractChanges?serverGens=[12,13]',
+    'https://user:pass@gis.example.com/server/rest/services/Hosted/Parcels/FeatureServer/extractChanges?serverGens=[14,15]',
+    'https://services.arcgis.com/OtherOrg/ArcGIS/rest/services/Trees/FeatureServer/extractChanges?serverGens=[16,17]',
+  ]) {
+    t.same((await eventQueue.enqueue(delivery({ ...enterprise(0, 0), changesUrl }))).duplicate, false, new URL(changesUrl).host);
+  }
+  t.same(await watermarks(), {});
+  t.same(await ahead(), {});
+  t.same(await gaps.getJobCounts('waiting'), { waiting: 0 });
+});
+
+t.test('issue 33 H1: a range past the server generation waits for the server; one it never reaches moves no watermark', async (t) => {
+  const { eventQueue, gaps, watermarks, ahead, serverGens } = await setup(t, 20);
+  t.same((await eventQueue.enqueue(delivery(enterprise(10, 11)))).duplicate, false);
+  t.same(await watermarks(), { [PARCELS]: '11' }, 'within the server generation: counts at once');
+
+  const forged = delivery(enterprise(9_007_199_254_740_000, 9_007_199_254_740_990));
+  t.same((await eventQueue.enqueue(forged)).duplicate, false, 'a range far past the server: handed over');
+  t.same(await watermarks(), { [PARCELS]: '11' }, 'but it moves no watermark');
+  t.match(await ahead(), { [PARCELS]: /^9007199254740000\t9007199254740990\t/ }, 'it waits for the server');
+  t.same(
+    (await gaps.getJobs(['waiting'])).map((job) => job.name),
+    ['confirm'],
+    'and a job goes to read the server',
+  );
+
+  t.same((await eventQueue.enqueue(delivery(enterprise(11, 12)))).duplicate, false, 'the next real delivery: new, not a duplicate');
+  t.same(await watermarks(), { [PARCELS]: '12' });
+
+  // The server is read at 25: the forged range stays ahead, then is refused once it has waited long enough.
+  const read = { scope: PARCELS, from: 25, to: 25, serviceUrl: SERVICE_URL };
+  t.same(await eventQueue.confirm('default', [read], Date.now() - 60_000), { ahead: 1, refused: [] });
+  t.same(await eventQueue.confirm('default', [read], Date.now() + 1), {
+    ahead: 0,
+    refused: [[9_007_199_254_740_000, 9_007_199_254_740_990]],
+  });
+  t.same(await ahead(), {});
+  t.same(await eventQueue.confirm('default', [read]), { ahead: 0, refused: [] }, 'nothing left');
+  t.same(await serverGens(), { ...Object.fromEntries(SCOPES.map((scope) => [scope, '20'])), [PARCELS]: '25' });
+  t.same((await eventQueue.enqueue(delivery(enterprise(24, 25)))).duplicate, false);
+  t.same(await watermarks(), { [PARCELS]: '25' });
+  const gap = (await gaps.getJobs(['waiting'])).find((job) => job.name === 'gap');
+  t.match(gap?.data, { from: '12', to: '24' }, 'the generations the server has and no delivery covered: a gap');
+});
+
+t.test('ranges waiting for their server count in order once it confirms them, gaps and all', async (t) => {
+  const { eventQueue, gaps, watermarks, ahead } = await setup(t, 10);
+  await eventQueue.enqueue(delivery(enterprise(9, 10)));
+  await eventQueue.enqueue(delivery(enterprise(14, 15)));
+  await eventQueue.enqueue(delivery(enterprise(10, 12)));
+  t.same(await watermarks(), { [PARCELS]: '10' });
+  t.match(await ahead(), { [PARCELS]: String });
+  t.same(await eventQueue.confirm('default', [{ scope: PARCELS, from: 13, to: 13, serviceUrl: SERVICE_URL }]), { ahead: 1, refused: [] });
+  t.same(await watermarks(), { [PARCELS]: '12' }, '(10, 12] counted; (14, 15] still ahead of 13');
+  t.same(await eventQueue.confirm('default', [{ scope: PARCELS, from: 15, to: 15, serviceUrl: SERVICE_URL }]), { ahead: 0, refused: [] });
+  t.same(await watermarks(), { [PARCELS]: '15' });
+  t.same(
+    (await gaps.getJobs(['waiting'])).filter((job) => job.name === 'gap').map((job) => [job.data.from, job.data.to]),
+    [['12', '14']],
+  );
+});
+
+t.test('a service name a payload invents is recorded in the activity hash only while it holds fewer than 10,000', async (t) => {
+  const { eventQueue, prefix } = await setup(t);
+  const fields = Array.from({ length: 10_000 }, (_, n) => [`delivery\tS${n}.FeatureServer`, '1']).flat();
+  await raw.hset(`${prefix}:activity`, ...fields);
+  await eventQueue.enqueue(delivery({ ...enterprise(1, 2), serviceName: 'Invented' }));
+  t.equal(await raw.hexists(`${prefix}:activity`, 'delivery\tHosted/Invented.FeatureServer'), 0, 'a new one past the bound: not recorded');
+  await eventQueue.enqueue(delivery({ ...enterprise(2, 3), serviceName: 'S7', folderName: '' }));
+  t.not(await raw.hget(`${prefix}:activity`, 'delivery\tS7.FeatureServer'), '1', 'a known one: recorded');
+});
+
+t.test('a range waiting for its server, delivered again with other bytes (a second webhook), is a duplicate', async (t) => {
+  const { eventQueue, watermarks, featureJobs } = await setup(t, 10);
+  t.same((await eventQueue.enqueue(delivery(enterprise(11, 12)))).duplicate, false);
+  t.same((await eventQueue.enqueue(delivery(enterprise(11, 12, 999)))).duplicate, true, 'the same range: a duplicate');
+  t.same((await eventQueue.enqueue(delivery(enterprise(11, 13)))).duplicate, false, 'a range that only overlaps it: new');
+  t.same(await watermarks(), {});
+  t.equal(await featureJobs(), 2);
+});
+
+t.test('a server read confirms only the ranges announced for that server', async (t) => {
+  const { eventQueue, watermarks, ahead } = await setup(t, 10);
+  await eventQueue.enqueue(delivery(enterprise(10, 12)));
+  const elsewhere = {
+    scope: PARCELS,
+    from: 20,
+    to: 20,
+    serviceUrl: 'https://gis.example.com/other/rest/services/Hosted/Parcels/FeatureServer',
+  };
+  t.same(await eventQueue.confirm('default', [elsewhere]), { ahead: 1, refused: [] }, 'another server: nothing confirmed');
+  t.same(await watermarks(), {});
+  t.same(await eventQueue.confirm('default', [{ ...elsewhere, serviceUrl: SERVICE_URL }]), { ahead: 0, refused: [] });
+  t.same(await watermarks(), { [PARCELS]: '12' });
+  t.same(await ahead(), {});
 });

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
+import { trustedUrls } from '../../src/arcgis/trusted-urls.js';
 import { defaultWebhookSettings } from '../../src/arcgis/webhook-settings.js';
-import { createFollowUpSession } from '../../src/consumers/follow-up-request.js';
+import { createServiceSession } from '../../src/arcgis-request/service-session.js';
 import { answersCheck, httpsCheck, settingsChecks } from '../../src/doctor/delivery-checks.js';
 import { checkService, type ServiceCheckContext } from '../../src/doctor/service-checks.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
@@ -53,11 +54,11 @@ t.test('a non-hosted feature service: sync, versioned data and archiving are che
     ],
   });
   const auth = { username: 'admin', password: 'admin.pass', tokenUrl: `${emulator.baseUrl}/generateToken` };
-  const session = createFollowUpSession({ auth });
+  const session = createServiceSession({ auth, trusted: trustedUrls([emulator.url]) });
   const context: ServiceCheckContext = {
     client: createAdminClient({ baseUrl: emulator.baseUrl, auth }),
     adminUrl: emulator.baseUrl,
-    readRest: (url) => session.read(url, url),
+    readRest: (url) => session.read(url),
   };
   const pipes = await checkService('Gdb/Pipes.FeatureServer', context);
   t.equal(pipes.takesWebhooks, false);

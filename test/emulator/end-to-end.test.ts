@@ -50,8 +50,8 @@ t.test('a GP job fired in the emulator reaches geohook signed, verified and clas
 
 t.test('a feature edit fires only the active webhooks whose changeTypes match', async (t) => {
   const redis = await startRedis(t);
-  const receiver = await startReceiver(t, redis);
   const emulator = await startEmulator(t, fast);
+  const receiver = await startReceiver(t, redis, { TRUSTED_ORIGINS: emulator.url });
   const create = (name: string, changeTypes: string, active = 'true') =>
     emulator.admin('services/Hosted/Parcels.FeatureServer/webhooks/create', {
       name,

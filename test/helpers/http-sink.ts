@@ -6,6 +6,9 @@ import type { Test } from 'tap';
 export type SinkHandler = (request: IncomingMessage, response: ServerResponse, body: Buffer) => void;
 
 export interface ReceivedRequest {
+  method: string;
+  /** The path and query. */
+  url: string;
   headers: IncomingMessage['headers'];
   body: Buffer;
 }
@@ -18,7 +21,7 @@ export async function startSink(t: Test, handler: SinkHandler): Promise<{ url: s
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
-      received.push({ headers: request.headers, body });
+      received.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body });
       handler(request, response, body);
     });
   });

@@ -1,12 +1,14 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import { confirmJobOptions } from '../../src/queue/backfill-jobs.js';
 import type { StoredEvent } from '../../src/queue/envelope.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { BULLMQ_VERSION, JobScript, type JobRequest } from '../../src/queue/job-script.js';
-import { activityKey, allQueueNames, watermarksKey } from '../../src/queue/names.js';
+import { activityKey, aheadKey, allQueueNames, serverGensKey, watermarksKey } from '../../src/queue/names.js';
 import { readableJobData } from '../../src/queue/stored-event.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
 import { envelopeOf } from '../helpers/envelope.js';
@@ -67,6 +69,8 @@ async function setUp(
     backfillQueue,
     watermarksKey: watermarksKey(ours),
     activityKey: activityKey(ours),
+    serverGensKey: serverGensKey(ours),
+    aheadKey: aheadKey(ours),
     dedupMs: 60_000,
   });
   const references = new Map<string, Queue>();
@@ -106,7 +110,7 @@ for (const paused of [false, true]) {
       const { eventQueue, script, reference, prefixes } = await setUp(t);
       if (paused) await Promise.all([eventQueue.queue('gp-events').pause(), reference('gp-events').pause()]);
       const events = Array.from({ length: 5 }, () => envelopeOf('gp'));
-      t.same(await script.write(events.map(requestOf)), [true, true, true, true, true], 'one call, five new jobs');
+      t.same(await script.write(events.map(requestOf)), [1, 1, 1, 1, 1], 'one call, five new jobs');
       for (const event of events) await reference('gp-events').add(event.type, event, { jobId: event.id });
 
       const ids = events.map((event) => event.id);
@@ -123,7 +127,7 @@ t.test("a gap written by geohook's script equals the backfill job queue.add writ
   const { script, reference, prefixes } = await setUp(t);
   const range = (from: number, to: number): JobRequest => ({
     ...requestOf(envelopeOf('feature')),
-    queue: -1,
+    queue: 'reserve',
     ranges: [
       {
         scope: 'default Hosted/Parcels.FeatureServer',
@@ -142,6 +146,26 @@ t.test("a gap written by geohook's script equals the backfill job queue.add writ
 
   const [mine, theirs] = await Promise.all(prefixes.map((prefix) => written(prefix, [gapId], 'backfill')));
   sameWrites(t, mine!, theirs!, (text) => JSON.parse(text) as unknown);
+});
+
+t.test("a confirm job written by geohook's script equals the one queue.add writes with its options", async (t) => {
+  const { script, reference, prefixes } = await setUp(t);
+  const scope = 'default Hosted/Parcels.FeatureServer';
+  const serviceUrl = 'http://gis.test/arcgis/rest/services/Hosted/Parcels/FeatureServer';
+  // A delivered range, no server generation known: it waits, and a confirm job goes to read the server.
+  const delivered: JobRequest = { ...requestOf(envelopeOf('feature')), queue: 1, ranges: [{ scope, from: 10, to: 12, serviceUrl }] };
+  t.same(await script.write([delivered]), [1]);
+  const [jobId, ...more] = (await raw.lrange(`${prefixes[0]}:backfill:wait`, 0, -1)) as [string];
+  t.same(more, [], 'one job');
+  t.equal(jobId, `confirm-${createHash('sha1').update(scope).digest('hex')}`);
+  const data = JSON.parse((await raw.hget(`${prefixes[0]}:backfill:${jobId}`, 'data'))!) as unknown;
+  t.same(data, { scope, hook: 'default', serviceUrl });
+  await reference('backfill').add('confirm', data, { ...confirmJobOptions, jobId });
+
+  const [mine, theirs] = await Promise.all(prefixes.map((prefix) => written(prefix, [jobId], 'backfill')));
+  sameWrites(t, mine!, theirs!, (text) => JSON.parse(text) as unknown);
+  t.same(await script.write([{ ...delivered, eventId: 'f'.repeat(64), ranges: [{ scope, from: 12, to: 13, serviceUrl }] }]), [1]);
+  t.equal(await raw.llen(`${prefixes[0]}:backfill:wait`), 1, 'while it waits, no second one');
 });
 
 t.test("BullMQ's Worker and QueueEvents, and the dashboard, take such a job as their own", async (t) => {

@@ -1,4 +1,5 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { createServiceLocator } from '../../src/arcgis/service-locator.js';
 import type { StoredEvent } from '../../src/queue/envelope.js';
 import { activityKey, upstreamFailuresKey, upstreamKey, watermarksKey } from '../../src/queue/names.js';
 import { activityOf, parseActivityField } from '../../src/queue/service-activity.js';
@@ -10,6 +11,13 @@ import { startRedis } from '../helpers/redis.js';
 const redis = await startRedis(t);
 const PARCELS = 'Hosted/Parcels.FeatureServer';
 const HOUR_MS = 3_600_000;
+
+/** An event queue trusting the server of {@link parcelsDelivery}, which is at generation 1000. */
+async function parcelsQueue(t: Test) {
+  const started = await startEventQueue(t, redis, { serviceLocator: createServiceLocator({ trusted: ['https://gis.example.com'] }) });
+  await started.eventQueue.confirm('default', [{ scope: `default ${PARCELS}`, from: 1000, to: 1000, serviceUrl: '' }]);
+  return started;
+}
 
 /** A signed ArcGIS Enterprise delivery of Parcels' edits in server generations `(from, to]`. */
 function parcelsDelivery(from: number, to: number): StoredEvent {
@@ -39,7 +47,7 @@ t.test('activityOf names the service of a signed delivery, a backfill or a poll,
 });
 
 t.test('the report of each service: webhook state, last delivery, failures of the last day, watermark, backfill and poll', async (t) => {
-  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
+  const { eventQueue, connection, prefix } = await parcelsQueue(t);
   const now = Date.now();
   await eventQueue.enqueue(parcelsDelivery(100, 110));
   await eventQueue.enqueue(parcelsDelivery(100, 110)); // a repeat is a delivery all the same
@@ -98,7 +106,7 @@ t.test('the report of each service: webhook state, last delivery, failures of th
 });
 
 t.test('a service both delivered and polled is in both modes', async (t) => {
-  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
+  const { eventQueue, connection, prefix } = await parcelsQueue(t);
   await eventQueue.enqueue(parcelsDelivery(5, 6));
   await eventQueue.reserve('default', [], { kind: 'poll', service: PARCELS });
   const [report] = await readServiceReports(connection, prefix);

@@ -193,6 +193,7 @@ t.test('the follow-up example of docs/consumers.md reads the edits of a feature 
   const consumer = runExample(t, followUpExample, {
     REDIS_URL: redis.url,
     GEOHOOK_PREFIX: prefix,
+    GIS_SERVER: emulator.url,
     ADMIN_USERNAME: 'admin',
     ADMIN_PASSWORD: 'admin.pass',
   });

@@ -4,7 +4,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BrowserContext, Page } from 'playwright-core';
 import t, { type Test } from 'tap';
-import { upstreamFailuresKey, upstreamKey } from '../../../src/queue/names.js';
+import { serverGensKey, upstreamFailuresKey, upstreamKey } from '../../../src/queue/names.js';
 import { sign } from '../../../src/signature/sign.js';
 import { chromiumMissing, launchChromium } from '../../helpers/chromium.js';
 import { fixture, repoPath } from '../../helpers/paths.js';
@@ -122,14 +122,19 @@ t.test('basic mode: the browser opens the board with HTTP basic credentials, and
 t.test('services view: the board links to it, and it shows each service as Redis has it', { skip }, async (t) => {
   const redis = await startRedis(t);
   const credentials = { username: 'ops', password: 'correct-horse-battery' };
-  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { dashboard: credentials }) });
+  const receiver = await startReceiver(t, redis, {
+    GEOHOOK_CONFIG: configFile(t, { dashboard: credentials }),
+    TRUSTED_ORIGINS: 'https://server.com',
+  });
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.disconnect());
+  // The fixture's server, at the generation of its delivery: the range counts at once.
+  await raw.hset(serverGensKey(receiver.prefix), 'default ServiceName.FeatureServer', '1730385704443');
   for (const name of ['enterprise-gp-succeeded.json', 'enterprise-feature-created.json']) {
     const body = fixture(name);
     t.equal((await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).status, 202, name);
   }
   // What a registration pass records of a webhook the server deactivated once, and a failure it reported.
-  const raw = new Redis(redis.url);
-  t.teardown(() => raw.disconnect());
   const now = Date.now();
   const parcels = 'Hosted/Parcels.FeatureServer';
   await raw.hset(

@@ -2,7 +2,7 @@ import { AdminApiError } from '../errors.js';
 import type { AdminAnswer } from './check-response.js';
 import { pathOf, urlWithoutToken } from './redact.js';
 
-/** How one POST is sent. */
+/** How one request is sent. */
 export interface TransportOptions {
   /** The fetch to use. */
   fetch: typeof fetch;
@@ -30,21 +30,35 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /**
- * POSTs `form` as `application/x-www-form-urlencoded` and reads the whole answer, within `timeoutMs`
- * (`AbortSignal.timeout`). Network failures and the timeout are thrown as they come; see {@link networkError}.
+ * One exchange read to the end within `timeoutMs` (`AbortSignal.timeout`). A redirect is never followed: its
+ * answer comes back with the `location` it names (a form re-sent to another origin would carry the token or
+ * the password there), and `checkResponse` turns it into an error.
  */
-export async function postForm(url: string, form: URLSearchParams, options: TransportOptions): Promise<AdminAnswer> {
+function exchange(url: string, init: RequestInit, options: TransportOptions): Promise<AdminAnswer> {
   const signal = AbortSignal.timeout(options.timeoutMs);
-  const exchange = (async (): Promise<AdminAnswer> => {
-    const response = await options.fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: form.toString(),
-      signal,
-    });
-    return { status: response.status, statusText: response.statusText, body: await response.text(), url };
+  const answer = (async (): Promise<AdminAnswer> => {
+    const response = await options.fetch(url, { ...init, redirect: 'manual', signal });
+    const location = response.headers.get('location');
+    return {
+      status: response.status,
+      statusText: response.statusText,
+      body: await response.text(),
+      url,
+      ...(location === null ? {} : { location: new URL(location, url).href }),
+    };
   })();
-  return untilAborted(exchange, signal);
+  return untilAborted(answer, signal);
+}
+
+/** POSTs `form` as `application/x-www-form-urlencoded`; network failures and the timeout are thrown as they come (see {@link networkError}). */
+export function postForm(url: string, form: URLSearchParams, options: TransportOptions): Promise<AdminAnswer> {
+  const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  return exchange(url, { method: 'POST', headers, body: form.toString() }, options);
+}
+
+/** GETs `url`, with no credentials; as {@link postForm}. */
+export function getJson(url: string, options: TransportOptions): Promise<AdminAnswer> {
+  return exchange(url, { headers: { accept: 'application/json' } }, options);
 }
 
 /** Why a request got no answer: a timeout, or the fetch error with its cause's code (`fetch failed (ECONNREFUSED)`). */

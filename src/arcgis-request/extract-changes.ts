@@ -1,0 +1,73 @@
+import { decodePayloadUrl } from '../arcgis/changes-url.js';
+import { GeohookError } from '../errors.js';
+import { unexpected } from './check-response.js';
+import type { ServiceSession } from './service-session.js';
+
+type JsonObject = Record<string, unknown>;
+
+/** A feature as `extractChanges` returns it. */
+export interface EsriFeature {
+  attributes: JsonObject;
+  geometry?: JsonObject;
+}
+
+/** The changes of one layer (missing lists, e.g. with `returnDeletes=false`, are empty). */
+export interface LayerChanges {
+  /** Layer id. */
+  id: number;
+  features: { adds: EsriFeature[]; updates: EsriFeature[]; deleteIds: (number | string)[] };
+}
+
+/** What `extractChanges` answered for one `changesUrl` of a feature event. */
+export interface FeatureChanges {
+  /** The URL called, decoded (ArcGIS Online sends it percent-encoded). */
+  changesUrl: string;
+  /** Each layer's server generation at extraction time: the next `serverGens[0]`. */
+  layerServerGens: { id: number; serverGen: number }[];
+  edits: LayerChanges[];
+}
+
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/** `value` as an http(s) URL, decoded once when it is percent-encoded as a whole; `what` names it in errors (the value is not echoed). */
+export function httpUrl(value: unknown, what: string): URL {
+  const url = typeof value === 'string' && value.trim() !== '' ? decodePayloadUrl(value) : undefined;
+  if (url === undefined) throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', `${what} is missing or not a valid http or https URL`);
+  return url;
+}
+
+function layerChangesOf(value: unknown, url: URL, body: JsonObject): LayerChanges {
+  if (!isObject(value) || typeof value.id !== 'number') throw unexpected(url.href, "layer 'id' in 'edits'", body);
+  const features = isObject(value.features) ? value.features : {};
+  const featureList = (name: string): EsriFeature[] =>
+    listOf(features[name]).map((feature) => {
+      if (!isObject(feature) || !isObject(feature.attributes)) throw unexpected(url.href, `feature 'attributes' in '${name}'`, body);
+      return feature as unknown as EsriFeature;
+    });
+  const deleteIds = listOf(features.deleteIds).filter((id): id is number | string => typeof id === 'number' || typeof id === 'string');
+  return { id: value.id, features: { adds: featureList('adds'), updates: featureList('updates'), deleteIds } };
+}
+
+/**
+ * Reads `url` (`extractChanges`) in `session`: an asynchronous answer (`statusUrl`) is polled until `Completed`,
+ * then its `resultUrl` downloaded (a redirect to signed storage is followed without the token).
+ */
+export async function readChanges(session: ServiceSession, url: URL): Promise<FeatureChanges> {
+  let body = await session.read(url);
+  if (body.statusUrl !== undefined) {
+    const statusUrl = httpUrl(body.statusUrl, 'the extractChanges statusUrl');
+    const done = await session.poll(statusUrl, url, (status) => {
+      const state = String(status.status).toLowerCase();
+      if (state === 'failed' || state === 'completedwitherrors')
+        throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', `extractChanges job ${statusUrl.pathname} ended ${String(status.status)}`);
+      return state === 'completed';
+    });
+    body = await session.download(httpUrl(done.resultUrl, 'the extractChanges resultUrl'), url);
+  }
+  if (!Array.isArray(body.edits)) throw unexpected(url.href, "'edits' array", body);
+  const layerServerGens = listOf(body.layerServerGens).filter(
+    (gen): gen is { id: number; serverGen: number } => isObject(gen) && typeof gen.id === 'number' && typeof gen.serverGen === 'number',
+  );
+  return { changesUrl: url.href, layerServerGens, edits: body.edits.map((edit) => layerChangesOf(edit, url, body)) };
+}

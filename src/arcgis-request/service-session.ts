@@ -1,0 +1,139 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
+import type { TrustedUrls } from '../arcgis/trusted-urls.js';
+import { AdminAuthError, GeohookError } from '../errors.js';
+import { checkResponse, type AdminAnswer } from './check-response.js';
+import { encodeParams } from './encode-params.js';
+import { createTokenProvider, type TokenProvider } from './token-provider.js';
+import { getJson, networkError, postForm } from './transport.js';
+
+/** Options of {@link createServiceSession}. */
+export interface ServiceSessionOptions {
+  /** Where requests may go: a URL these trust is sent the token; any other only when a trusted answer names it, without it. */
+  trusted: TrustedUrls;
+  /** A token, or credentials exchanged at their `tokenUrl`. @defaultValue no token is sent */
+  auth?: ResolvedAdminAuth;
+  /** Each request, body included. @defaultValue 10000 */
+  timeoutMs?: number;
+  /** The whole session: every request and every wait between polls. @defaultValue 60000 */
+  deadlineMs?: number;
+  /** Wait between two polls of a job still running. @defaultValue 1000 */
+  pollIntervalMs?: number;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** Requests to a GIS server's REST services that share a deadline and a token (docs/production.md#what-goes-where). */
+export interface ServiceSession {
+  /**
+   * The checked JSON answer of `url`. A URL the session trusts is POSTed the token (form `token`, `f=json`; the
+   * URL's query is kept). Another one is read only when `namedBy`, a trusted URL, named it in its answer (a
+   * job's status, a pre-signed result): with GET, and no token. Anything else is refused, unsent
+   * (`GEOHOOK_ERR_UNTRUSTED_URL`). No request follows a redirect.
+   */
+  read(url: URL, namedBy?: URL): Promise<Record<string, unknown>>;
+  /**
+   * {@link read} for a file a trusted answer names (an `extractChanges` result): a 301, 302 or 303 to another place
+   * (signed storage) is followed with GET and no token, at most three times.
+   */
+  download(url: URL, namedBy: URL): Promise<Record<string, unknown>>;
+  /** Reads `url` until `done(answer)`, waiting `pollIntervalMs` between reads, within the deadline. */
+  poll(url: URL, namedBy: URL | undefined, done: (answer: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+}
+
+/** The error of a URL no configuration trusts; its query is left out (it may hold anything a payload put there). */
+export const untrustedUrl = (url: URL, trusted: TrustedUrls): GeohookError =>
+  new GeohookError(
+    'GEOHOOK_ERR_UNTRUSTED_URL',
+    `${url.origin}${url.pathname} is not under a trusted URL (${trusted.entries.join(', ') || 'none is configured'}): no request was sent`,
+  );
+
+/** Token providers by credentials object, so that sessions given the same object share its token. */
+const providers = new WeakMap<ResolvedAdminAuth, TokenProvider>();
+
+function providerOf(auth: ResolvedAdminAuth | undefined, fetchFn: typeof fetch, timeoutMs: number): TokenProvider {
+  if (auth === undefined) return createTokenProvider({ auth, fetch: fetchFn, timeoutMs });
+  const provider = providers.get(auth) ?? createTokenProvider({ auth, fetch: fetchFn, timeoutMs });
+  providers.set(auth, provider);
+  return provider;
+}
+
+/** Redirects {@link ServiceSession.download} follows; each is a GET without credentials. */
+const FOLLOWED_REDIRECTS = new Set([301, 302, 303]);
+const MAX_REDIRECTS = 3;
+
+/** Starts a session: the deadline runs from now. */
+export function createServiceSession(options: ServiceSessionOptions): ServiceSession {
+  const { trusted } = options;
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const deadlineMs = options.deadlineMs ?? 60_000;
+  const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  const deadline = Date.now() + deadlineMs;
+  const tokens = providerOf(options.auth, fetchFn, timeoutMs);
+
+  const remainingMs = (): number => {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', `the follow-up did not finish within ${deadlineMs} ms`);
+    return remaining;
+  };
+
+  /** POSTs `token` (none when undefined) and `f=json` to `url`, or GETs it when `post` is false. */
+  async function exchange(url: URL, post: boolean, token?: string): Promise<AdminAnswer> {
+    const transport = { fetch: fetchFn, timeoutMs: Math.min(timeoutMs, remainingMs()) };
+    try {
+      return post ? await postForm(url.href, encodeParams({ token }), transport) : await getJson(url.href, transport);
+    } catch (err) {
+      // A request cut short by the session's deadline is the deadline's failure, not the server's.
+      remainingMs();
+      throw networkError(url.href, err, 1, transport.timeoutMs);
+    }
+  }
+
+  /** The checked answer, once the redirects a download follows (each a GET without credentials) are followed. */
+  async function settle(answer: AdminAnswer, token: string | undefined, follow: boolean): Promise<Record<string, unknown>> {
+    let current = answer;
+    let secret = token;
+    for (
+      let hops = 0;
+      follow && hops < MAX_REDIRECTS && FOLLOWED_REDIRECTS.has(current.status) && current.location !== undefined;
+      hops += 1
+    ) {
+      current = await exchange(new URL(current.location), false);
+      secret = undefined;
+    }
+    return checkResponse({ ...current, secrets: secret === undefined ? [] : [secret] });
+  }
+
+  /** POSTs the token to a trusted URL; a refused token is renewed once. */
+  async function sendTrusted(url: URL, follow: boolean): Promise<Record<string, unknown>> {
+    const token = await tokens.token();
+    try {
+      return await settle(await exchange(url, true, token), token, follow);
+    } catch (err) {
+      if (!(err instanceof AdminAuthError) || !tokens.renewable) throw err;
+      const renewed = await tokens.renew(token);
+      return settle(await exchange(url, true, renewed), renewed, follow);
+    }
+  }
+
+  async function request(url: URL, namedBy: URL | undefined, follow: boolean): Promise<Record<string, unknown>> {
+    if (trusted.trusts(url)) return sendTrusted(url, follow);
+    if (namedBy === undefined || !trusted.trusts(namedBy)) throw untrustedUrl(url, trusted);
+    return settle(await exchange(url, false), undefined, follow);
+  }
+
+  const read = (url: URL, namedBy?: URL): Promise<Record<string, unknown>> => request(url, namedBy, false);
+
+  return {
+    read,
+    download: (url, namedBy) => request(url, namedBy, true),
+    async poll(url, namedBy, done) {
+      for (;;) {
+        const answer = await read(url, namedBy);
+        if (done(answer)) return answer;
+        await sleep(Math.min(pollIntervalMs, remainingMs()));
+      }
+    },
+  };
+}
