@@ -82,7 +82,8 @@ function checkAnswer(answer: AdminAnswer): unknown {
  * The one response checker: returns the JSON object of a successful answer, and throws `AdminApiError`
  * (`AdminAuthError` for 498/499) for an error inside an HTTP 200 body in either shape the product uses
  * (`{"status":"error","messages":[…],"code":N}` or `{"error":{"code","message","details"}}`), a non-2xx
- * status (a redirect is named with its location, and not followed), or a body that is not a JSON object. No secret of `answer.secrets` reaches the error.
+ * status (a redirect is named with its location, and not followed), or a body that is not a JSON object. No
+ * secret of `answer.secrets` reaches the error.
  */
 export function checkResponse(answer: AdminAnswer): JsonObject {
   const value = checkAnswer(answer);

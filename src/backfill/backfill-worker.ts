@@ -72,14 +72,13 @@ async function layerIdsOf(session: ServiceSession, serviceUrl: URL): Promise<num
  * Fills the gaps the accept script finds (docs/backfill.md): for each, asks the feature service's
  * `extractChanges` for the generations in between and, when they hold edits, enqueues one feature event
  * (`source: "backfill"`) for the range. Also runs the `confirm` jobs that read a server's generation for the
- * delivered ranges waiting ahead of it. Only URLs the configuration trusts are read. A failure (the server down, a token refused) is retried with backoff
- * (1 s doubling to 60 s), never on the acknowledgement's path. Safe with any number of receivers: BullMQ hands
- * each gap to one worker, and the event's id is the same for the same range.
+ * delivered ranges waiting ahead of it. Only URLs the configuration trusts are read. A failure (the server down,
+ * a token refused) is retried with backoff (1 s doubling to 60 s), never on the acknowledgement's path. Safe with
+ * any number of receivers: BullMQ hands each gap to one worker, and the event's id is the same for the same range.
  */
 export function startBackfill(options: BackfillOptions): Worker<GapJobData | ConfirmJobData, GapOutcome | undefined> {
   const { eventQueue, logger } = options;
   const log = logger.child({ component: 'backfill' });
-
   const { intervalMs = 1000, refuseAfterMs = 60_000 } = options.confirmation ?? {};
 
   /** A session for the service at `serviceUrl`, or an error that fails the job for good when no configuration trusts it. */
