@@ -150,7 +150,8 @@ end
 -- given): refused. Returns what stays and what was refused.
 local function confirm(scope, gen, url, hook, refuseBefore)
   local known = rcall('HGET', serverGens, scope)
-  if not known or tonumber(gen) > tonumber(known) then rcall('HSET', serverGens, scope, gen) else gen = known end
+  -- A server without the service confirms nothing (0), and leaves no trace.
+  if tonumber(gen) > tonumber(known or 0) then rcall('HSET', serverGens, scope, gen) else gen = known or 0 end
   local lines = rcall('HGET', ahead, scope)
   if not lines then return 0, '' end
   local covered, left, refused = {}, {}, {}

@@ -240,3 +240,16 @@ t.test('a server read confirms only the ranges announced for that server', async
   t.same(await watermarks(), { [PARCELS]: '12' });
   t.same(await ahead(), {});
 });
+
+t.test('a server that has not the service announced confirms nothing and keeps no generation for it', async (t) => {
+  const { eventQueue, serverGens, ahead } = await setup(t);
+  const scope = 'default Hosted/Invented.FeatureServer';
+  await eventQueue.enqueue(delivery({ ...enterprise(1, 2), serviceName: 'Invented' }));
+  t.match(await ahead(), { [scope]: String });
+  t.same(await eventQueue.confirm('default', [{ scope, from: 0, to: 0, serviceUrl: SERVICE_URL }], Date.now() + 1), {
+    ahead: 0,
+    refused: [[1, 2]],
+  });
+  t.notOk(scope in (await serverGens()), 'no generation kept');
+  t.same(await ahead(), {});
+});
