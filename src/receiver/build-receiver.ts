@@ -11,7 +11,7 @@ import { readServiceReports } from '../queue/service-report.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
 import { HookKeys } from '../signature/hook-keys.js';
 import { clientErrorHandler } from './client-error.js';
-import { sendError, toGeohookError } from './error-reply.js';
+import { sendError, sendNotFound, toGeohookError } from './error-reply.js';
 import { healthRoutes } from './health-routes.js';
 import { startKeyReload } from './key-reloader.js';
 import { createReceiverMetrics } from './metrics.js';
@@ -148,9 +148,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     done(null, payload);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new GeohookError('GEOHOOK_ERR_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler(sendNotFound);
   app.setErrorHandler((err, request, reply) => {
     const error = toGeohookError(err as Parameters<typeof toGeohookError>[0]);
     if (error.statusCode >= 500) request.log.error({ err }, 'request failed');

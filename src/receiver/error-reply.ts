@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GeohookError, QueueUnavailableError, type ErrorCode } from '../errors.js';
 
 const UNSUPPORTED = 'send application/json or application/x-www-form-urlencoded';
@@ -43,4 +43,9 @@ export function sendError(reply: FastifyReply, error: GeohookError): FastifyRepl
     error: STATUS_CODES[error.statusCode] ?? 'Error',
     message: error.message,
   });
+}
+
+/** The answer to a request no route takes: 404 naming its method and path, never its query. */
+export function sendNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(reply, new GeohookError('GEOHOOK_ERR_NOT_FOUND', `no route ${request.method} ${request.url.split(/[?#]/)[0]}`));
 }

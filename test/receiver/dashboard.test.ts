@@ -303,3 +303,30 @@ t.test('the token and the session cookie never reach a log line', async (t) => {
   t.match(log, /dashboard login refused/, 'the log was captured');
   for (const secret of [TOKEN, cookie.split('=')[1]!]) t.notOk(log.includes(secret), `the log does not contain ${secret.slice(0, 12)}…`);
 });
+
+t.test('every /ui answer forbids framing and sniffing: pages, redirects, assets, the API, errors, the services view', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const script = await mainScript(receiver, BEARER);
+  const answers: Record<string, Answer> = {
+    'the login page': await get(receiver, '/ui/login'),
+    'a refused login': await login(receiver, `${TOKEN}-wrong`),
+    'a login': await login(receiver, TOKEN),
+    'the logout page': await get(receiver, '/ui/logout'),
+    'the board': await get(receiver, '/ui/', BEARER),
+    'a queue page': await get(receiver, '/ui/queue/gp-events', BEARER),
+    'the redirect of an anonymous visit': await get(receiver, '/ui/queue/gp-events'),
+    'a static asset': await get(receiver, script, BEARER),
+    'the API': await get(receiver, '/ui/api/queues', BEARER),
+    'a refused API call': await get(receiver, '/ui/api/queues'),
+    'the services view': await get(receiver, '/ui/services', BEARER),
+    'an unknown page': await get(receiver, '/ui/no-such-page/x', BEARER),
+  };
+  t.equal(answers['an unknown page']!.status, 404);
+  for (const [name, answer] of Object.entries(answers)) {
+    t.equal(answer.headers.get('x-frame-options'), 'DENY', `${name} (${answer.status}): X-Frame-Options`);
+    t.equal(answer.headers.get('x-content-type-options'), 'nosniff', `${name}: nosniff`);
+    t.match(answer.headers.get('content-security-policy'), /(^|; )frame-ancestors 'none'($|;)/, `${name}: frame-ancestors`);
+  }
+  t.match(answers['the services view']!.headers.get('content-security-policy'), /^default-src 'none'; /, 'a page keeps its own policy');
+  t.equal((await fetch(`${receiver.url}/healthz`)).headers.get('x-frame-options'), null, 'the receiver outside /ui is left alone');
+});

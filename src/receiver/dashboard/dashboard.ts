@@ -8,7 +8,8 @@ import type { EventQueue } from '../../queue/event-queue.js';
 import { allQueueNames } from '../../queue/names.js';
 import type { ServiceReport } from '../../queue/service-report.js';
 import { readableJobData } from '../../queue/stored-event.js';
-import { sendError } from '../error-reply.js';
+import { sendError, sendNotFound } from '../error-reply.js';
+import { denyFraming } from './frame-headers.js';
 import { loginRoutes } from './login-routes.js';
 import { servicesPage } from './services-page.js';
 import { isAuthorized } from './session.js';
@@ -96,6 +97,8 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
  */
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
   const { auth, eventQueue, services } = options; // not `prefix`, which the children inherit already
+  app.addHook('onSend', denyFraming);
+  app.setNotFoundHandler(sendNotFound);
   if ('token' in auth) await app.register(loginRoutes, { token: auth.token, secureCookie: options.secureCookie ?? false });
   await app.register(board, { auth, eventQueue, services });
 }

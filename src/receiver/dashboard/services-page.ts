@@ -92,7 +92,7 @@ export async function servicesPage(app: FastifyInstance, options: ServicesPageOp
     return reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-store')
-      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
       .send(servicesHtml(reports, options.boardPath));
   });
 }

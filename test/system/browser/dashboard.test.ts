@@ -7,9 +7,11 @@ import t, { type Test } from 'tap';
 import { serverGensKey, upstreamFailuresKey, upstreamKey } from '../../../src/queue/names.js';
 import { sign } from '../../../src/signature/sign.js';
 import { chromiumMissing, launchChromium } from '../../helpers/chromium.js';
+import { startSink } from '../../helpers/http-sink.js';
 import { fixture, repoPath } from '../../helpers/paths.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const TOKEN = 'dashboard-token-0123456789';
 const SCREENSHOT = repoPath('test-artifacts', 'dashboard.png');
@@ -167,4 +169,34 @@ t.test('services view: the board links to it, and it shows each service as Redis
 
   const anonymous = await fetch(`${receiver.url}/ui/services`);
   t.equal(anonymous.status, 401, 'behind the dashboard credentials');
+});
+
+t.test('a signed-in board cannot be framed by a page of the same site (another port of 127.0.0.1)', { skip }, async (t) => {
+  const redis = await startRedis(t);
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const framed = ['/ui/queue/gp-events', '/ui/services', '/ui/login'];
+  const attacker = await startSink(t, (_request, response) =>
+    response
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(framed.map((path) => `<iframe src="${receiver.url}${path}" width="600" height="400"></iframe>`).join('')),
+  );
+  const browser = await launchChromium(t);
+  const { page } = await openPage(await browser.newContext());
+  await page.goto(`${receiver.url}/ui/login?token=${TOKEN}`);
+  await page.waitForURL(`${receiver.url}/ui/`);
+  t.equal(await page.title(), 'geohook', 'signed in: the board opens at the top level');
+
+  // The frames have loaded (or been refused) once the network is quiet.
+  await page.goto(attacker.url, { waitUntil: 'networkidle' });
+  const frames = page.frames().filter((frame) => frame !== page.mainFrame());
+  t.equal(frames.length, framed.length, 'the attacker page holds its frames');
+  // Each frame's origin once its document is complete: a frame the browser refused holds its error page,
+  // whose origin is opaque ("null"), so there is no board of the receiver to click.
+  const origins = await waitFor('every frame to settle', async () => {
+    const settled = await Promise.all(
+      frames.map((frame) => frame.evaluate<string | null>("document.readyState === 'complete' ? window.origin : null").catch(() => null)),
+    );
+    return settled.every((origin) => origin !== null) ? settled : undefined;
+  });
+  t.same(origins, ['null', 'null', 'null'], `no frame holds a document of ${receiver.url}`);
 });
