@@ -64,6 +64,11 @@ export const errorCodes = {
     statusCode: 401,
     summary: 'A dashboard request (`/ui`) lacks valid credentials, or a change to the queues came from a page of another origin.',
   },
+  GEOHOOK_ERR_DASHBOARD_READ_ONLY: {
+    statusCode: 403,
+    summary:
+      'The dashboard does not make this change to the queues: `dashboard.changes` allows retrying, removing and promoting jobs (`jobs`, the default), no change (`none`), or every change (`all`).',
+  },
   GEOHOOK_ERR_FOLLOW_UP: {
     statusCode: 502,
     summary:

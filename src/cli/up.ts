@@ -53,7 +53,8 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
   const logger = createLogger({ level: loaded.logLevel, signatureHeaders: loaded.signatureHeaders, format, fd: 2 });
   // The dashboard is on, with a token made for this run unless one is configured.
   const dashboardToken = loaded.dashboard === undefined ? randomBytes(24).toString('base64url') : undefined;
-  const config: GeohookConfig = dashboardToken === undefined ? loaded : { ...loaded, dashboard: { auth: { token: dashboardToken } } };
+  const config: GeohookConfig =
+    dashboardToken === undefined ? loaded : { ...loaded, dashboard: { auth: { token: dashboardToken }, changes: 'jobs' } };
 
   let emulator: FastifyInstance | undefined;
   let admin: AdminConfig | undefined = config.admin;

@@ -13,6 +13,7 @@ export type {
   EmulatorRole,
   EmulatorUser,
   DashboardAuth,
+  DashboardChanges,
   DashboardConfig,
   GeohookConfig,
   HookConfig,
@@ -65,10 +66,18 @@ function readConfigFile(path: string): unknown {
   }
 }
 
-/** DASHBOARD_TOKEN wins over the file's `dashboard`; neither means no dashboard. */
-function dashboardConfig(token: string | undefined, file: ConfigFile['dashboard']): DashboardConfig | undefined {
-  if (token !== undefined) return { auth: { token } };
-  return file === undefined ? undefined : { auth: file };
+/**
+ * DASHBOARD_TOKEN wins over the credentials of the file's `dashboard`, whose `changes` hold either way; no
+ * credentials at all means no dashboard.
+ */
+function dashboardConfig(token: string | undefined, file: ConfigFile['dashboard'], source: string): DashboardConfig | undefined {
+  const changes = file?.changes ?? 'jobs';
+  if (token !== undefined) return { auth: { token }, changes };
+  if (file === undefined) return undefined;
+  if (file.token !== undefined) return { auth: { token: file.token }, changes };
+  if (file.username !== undefined && file.password !== undefined)
+    return { auth: { username: file.username, password: file.password }, changes };
+  throw new ConfigError(`${source} at dashboard: either {"token"} or {"username", "password"} (or DASHBOARD_TOKEN)`);
 }
 
 /** The `redis` section as connection settings; with a Cluster, the prefix it needs (CLUSTER_PREFIX unless one is set). */
@@ -155,7 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     registration: parsedFile.data.registration,
     emulatorPort: vars.EMULATOR_PORT,
     retry: parsedFile.data.retry,
-    dashboard: dashboardConfig(vars.DASHBOARD_TOKEN, parsedFile.data.dashboard),
+    dashboard: dashboardConfig(vars.DASHBOARD_TOKEN, parsedFile.data.dashboard, `GEOHOOK_CONFIG (${vars.GEOHOOK_CONFIG})`),
     alertUrl: vars.ALERT_URL,
     alertDebounceSeconds: vars.ALERT_DEBOUNCE_SECONDS,
     admin:

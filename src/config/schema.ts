@@ -195,14 +195,30 @@ const timeoutsSchema = z
   .strict()
   .refine((timeouts) => timeouts.headersMs <= timeouts.requestMs, { message: 'at most requestMs', path: ['headersMs'] });
 
-/** The queue dashboard at `/ui`: off unless one of these credentials is set. */
-const dashboardSchema = z.union(
-  [
-    z.object({ token: z.string().min(16, 'a token of at least 16 characters') }).strict(),
-    z.object({ username: z.string().min(1), password: z.string().min(12, 'a password of at least 12 characters') }).strict(),
-  ],
-  { message: 'either {"token"} or {"username", "password"}' },
-);
+/** What the dashboard may change in the queues (`dashboard.changes`). */
+export const dashboardChanges = ['none', 'jobs', 'all'] as const;
+
+/**
+ * The queue dashboard at `/ui`: its credentials (a token, or a user name and password; none here when
+ * DASHBOARD_TOKEN gives the token) and what it may change.
+ */
+const dashboardSchema = z
+  .object({
+    token: z.string().min(16, 'a token of at least 16 characters').optional(),
+    username: z.string().min(1, 'a user name').optional(),
+    password: z.string().min(12, 'a password of at least 12 characters').optional(),
+    /** `none`: read only; `jobs`: retry, remove and promote jobs; `all`: every change Bull Board offers. @defaultValue 'jobs' */
+    changes: z.enum(dashboardChanges, { error: 'none, jobs or all' }).default('jobs'),
+  })
+  .strict()
+  .refine((dashboard) => (dashboard.username === undefined) === (dashboard.password === undefined), {
+    message: 'username and password go together',
+    path: ['password'],
+  })
+  .refine((dashboard) => dashboard.token === undefined || dashboard.username === undefined, {
+    message: 'either {"token"} or {"username", "password"}, not both',
+    path: ['token'],
+  });
 
 const hostPort = z.object({ host: z.string().min(1, 'a host name or address'), port: z.number().int().min(1).max(65535) }).strict();
 
@@ -300,7 +316,7 @@ export const configFileSchema = z
       .default(defaultCompletedJobs),
     /** How consumers retry failed events. */
     retry: retrySchema.default(defaultRetryPolicy),
-    /** Credentials of the queue dashboard at `/ui`; without them (or DASHBOARD_TOKEN) there is no dashboard. */
+    /** The queue dashboard at `/ui`: its credentials (without them, or DASHBOARD_TOKEN, there is none) and what it may change. */
     dashboard: dashboardSchema.optional(),
     /** How long the receiver waits for Redis to store an event before it answers 503. @defaultValue 2000 */
     enqueueTimeoutMs: z.number().int().min(50).max(30_000).default(2000),

@@ -114,9 +114,18 @@ export interface RetryPolicy {
 /** Who may open the dashboard: a bearer token, or a user name and password (HTTP basic auth). */
 export type DashboardAuth = { readonly token: string } | { readonly username: string; readonly password: string };
 
+/**
+ * What the dashboard may change in the queues: `none`, nothing (Bull Board's read-only mode); `jobs`, retry,
+ * remove and promote jobs, one or all of a state; `all`, everything Bull Board offers, adding jobs, editing
+ * their data, pausing, emptying and obliterating queues included.
+ */
+export type DashboardChanges = 'none' | 'jobs' | 'all';
+
 /** The queue dashboard at `/ui`. */
 export interface DashboardConfig {
   readonly auth: DashboardAuth;
+  /** What it may change (`dashboard.changes` in GEOHOOK_CONFIG). @defaultValue 'jobs' */
+  readonly changes: DashboardChanges;
 }
 
 /** How often self-registration heals and how it backs off after a failure. */

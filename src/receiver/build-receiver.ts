@@ -176,6 +176,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     await app.register(dashboard, {
       prefix: '/ui',
       auth: config.dashboard.auth,
+      changes: config.dashboard.changes,
       eventQueue,
       services: () => readServiceReports(connection, config.prefix),
       secureCookie: config.publicUrl.startsWith('https://'),

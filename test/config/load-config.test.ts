@@ -326,23 +326,58 @@ t.test('the retry policy defaults to 5 attempts with exponential backoff from 1 
 
 t.test('there is no dashboard unless DASHBOARD_TOKEN or the file gives its credentials', async (t) => {
   t.equal(loadConfig({}).dashboard, undefined);
-  t.strictSame(loadConfig({ DASHBOARD_TOKEN: 'a-token-of-some-length' }).dashboard, { auth: { token: 'a-token-of-some-length' } });
+  t.strictSame(loadConfig({ DASHBOARD_TOKEN: 'a-token-of-some-length' }).dashboard, {
+    auth: { token: 'a-token-of-some-length' },
+    changes: 'jobs',
+  });
   const basic = configFile(t, JSON.stringify({ dashboard: { username: 'ops', password: 'a long password' } }));
-  t.strictSame(loadConfig({ GEOHOOK_CONFIG: basic }).dashboard, { auth: { username: 'ops', password: 'a long password' } });
+  t.strictSame(loadConfig({ GEOHOOK_CONFIG: basic }).dashboard, {
+    auth: { username: 'ops', password: 'a long password' },
+    changes: 'jobs',
+  });
   t.strictSame(
     loadConfig({ GEOHOOK_CONFIG: basic, DASHBOARD_TOKEN: 'a-token-of-some-length' }).dashboard,
-    { auth: { token: 'a-token-of-some-length' } },
+    { auth: { token: 'a-token-of-some-length' }, changes: 'jobs' },
     'the variable wins',
   );
   assertConfigError(t, configError({ DASHBOARD_TOKEN: 'short' }), 'DASHBOARD_TOKEN: ');
   for (const dashboard of [
     {},
+    { changes: 'all' },
     { username: 'ops' },
+    { password: 'a long password' },
     { token: 'x'.repeat(20), username: 'ops', password: 'a long password' },
     { username: 'ops', password: 'short' },
   ]) {
     const path = configFile(t, JSON.stringify({ dashboard }));
-    t.throws(() => loadConfig({ GEOHOOK_CONFIG: path }), { code: 'GEOHOOK_ERR_CONFIG', message: /dashboard/ }, JSON.stringify(dashboard));
+    t.throws(
+      () => loadConfig({ GEOHOOK_CONFIG: path }),
+      { code: 'GEOHOOK_ERR_CONFIG', message: /at dashboard/ },
+      JSON.stringify(dashboard),
+    );
+  }
+});
+
+t.test('dashboard.changes: jobs by default, none or all when set, with the credentials of the file or of DASHBOARD_TOKEN', async (t) => {
+  const withDashboard = (dashboard: unknown) => configFile(t, JSON.stringify({ dashboard }));
+  for (const changes of ['none', 'jobs', 'all'] as const) {
+    t.strictSame(
+      loadConfig({ GEOHOOK_CONFIG: withDashboard({ token: 'a-token-of-some-length', changes }) }).dashboard,
+      { auth: { token: 'a-token-of-some-length' }, changes },
+      changes,
+    );
+  }
+  t.strictSame(
+    loadConfig({ GEOHOOK_CONFIG: withDashboard({ changes: 'none' }), DASHBOARD_TOKEN: 'a-token-of-some-length' }).dashboard,
+    { auth: { token: 'a-token-of-some-length' }, changes: 'none' },
+    'the token from the environment, what it may change from the file',
+  );
+  for (const changes of ['read', 'ALL', true, ['jobs']]) {
+    t.throws(
+      () => loadConfig({ GEOHOOK_CONFIG: withDashboard({ token: 'a-token-of-some-length', changes }) }),
+      { code: 'GEOHOOK_ERR_CONFIG', message: /at dashboard\.changes: none, jobs or all$/ },
+      JSON.stringify(changes),
+    );
   }
 });
 

@@ -330,3 +330,104 @@ t.test('every /ui answer forbids framing and sniffing: pages, redirects, assets,
   t.match(answers['the services view']!.headers.get('content-security-policy'), /^default-src 'none'; /, 'a page keeps its own policy');
   t.equal((await fetch(`${receiver.url}/healthz`)).headers.get('x-frame-options'), null, 'the receiver outside /ui is left alone');
 });
+
+/** Calls the board's API with the bearer token and a JSON body (every change route is sent one). */
+async function call(receiver: TestReceiver, method: string, path: string, body: unknown = {}): Promise<Answer> {
+  const response = await fetch(`${receiver.url}/ui/api/queues${path}`, {
+    method,
+    headers: { ...BEARER, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, headers: response.headers, body: await response.text() };
+}
+
+const changesConfig = (t: Test, changes?: string): Record<string, string> => ({
+  GEOHOOK_CONFIG: configFile(t, { dashboard: { token: TOKEN, ...(changes === undefined ? {} : { changes }) }, retry: { attempts: 1 } }),
+});
+
+/** The board's calls that change more than a job's state, each with the body it expects. */
+const otherChanges = (jobId: string): Array<[string, string, unknown?]> => [
+  ['POST', '/gp-events/add', { name: 'planted', data: { changesUrl: 'http://attacker.example/x' } }],
+  ['PATCH', `/gp-events/${jobId}/update-data`, { jobData: { tampered: true } }],
+  ['PATCH', `/gp-events/${jobId}/delay`, { delay: 1000 }],
+  ['PATCH', `/gp-events/${jobId}/priority`, { priority: 1 }],
+  ['PUT', `/gp-events/${jobId}/remove-unprocessed-children`],
+  ['PUT', '/gp-events/empty'],
+  ['PUT', '/gp-events/obliterate', { force: true }],
+  ['PUT', '/gp-events/pause'],
+  ['PUT', '/gp-events/resume'],
+  ['PUT', '/pause'],
+  ['PUT', '/resume'],
+  ['PUT', '/gp-events/concurrency', { concurrency: 1 }],
+  ['PUT', '/gp-events/rate-limit', { max: 1, duration: 1000 }],
+  ['PUT', '/gp-events/rate-limit/release'],
+  ['PUT', '/gp-events/job-schedulers/s1/remove'],
+  ['PATCH', '/gp-events/job-schedulers/s1', { pattern: '* * * * *' }],
+  ['PUT', '/gp-events/job-schedulers/s1/run'],
+  // Spellings of the add route: the route Fastify matched decides, not the text of the path.
+  ['POST', '/gp-events/%61dd', { name: 'planted', data: {} }],
+  ['POST', '/gp-events//add', { name: 'planted', data: {} }],
+];
+
+t.test('by default the dashboard retries, removes and promotes jobs, and refuses every other change with 403 (L4)', async (t) => {
+  const receiver = await startReceiver(t, redis, changesConfig(t));
+  const queue = receiver.app.eventQueue.queue('gp-events');
+  const jobId = await failedJob(t, receiver);
+  const dataBefore = (await queue.getJob(jobId))!.data as unknown;
+  for (const [method, path, body] of otherChanges(jobId)) {
+    const answer = await call(receiver, method, path, body);
+    const code = (JSON.parse(answer.body) as { code?: string }).code;
+    if (/%|\/\//.test(path)) t.match(code, /^GEOHOOK_ERR_(DASHBOARD_READ_ONLY|NOT_FOUND)$/, `${method} ${path}: ${answer.status} ${code}`);
+    else t.match({ status: answer.status, code }, { status: 403, code: 'GEOHOOK_ERR_DASHBOARD_READ_ONLY' }, `${method} ${path}`);
+  }
+  t.same((await queue.getJob(jobId))!.data, dataBefore, 'the job data is untouched');
+  t.same(await queue.getJobCounts('wait', 'delayed', 'failed'), { wait: 0, delayed: 0, failed: 1 }, 'nothing was added or removed');
+  t.equal(await queue.isPaused(), false, 'nor paused');
+
+  t.equal((await call(receiver, 'PUT', `/gp-events/${jobId}/retry`)).status, 204, 'a job is retried');
+  t.not(await queue.getJobState(jobId), 'failed');
+  t.equal((await call(receiver, 'PUT', `/gp-events/${jobId}/clean`)).status, 204, 'a job is removed');
+  t.equal(await queue.getJob(jobId), undefined);
+  for (const path of ['/gp-events/retry/failed', '/gp-events/clean/completed', '/gp-events/promote']) {
+    t.equal((await call(receiver, 'PUT', path)).status, 200, `every job of a state: PUT ${path}`);
+  }
+  t.equal((await call(receiver, 'PUT', `/gp-events/${jobId}/promote`)).status, 404, 'promoting a job that is gone reaches the board');
+});
+
+t.test('dashboard.changes "none": a read-only board, Bull Board told so, every change refused with 403', async (t) => {
+  const receiver = await startReceiver(t, redis, changesConfig(t, 'none'));
+  const queue = receiver.app.eventQueue.queue('gp-events');
+  const jobId = await failedJob(t, receiver);
+  const queues = JSON.parse((await get(receiver, '/ui/api/queues', BEARER)).body) as { queues: Array<{ readOnlyMode: boolean }> };
+  t.same(
+    queues.queues.map((entry) => entry.readOnlyMode),
+    [true, true, true, true],
+    'every queue is read-only to the board, which then shows no action',
+  );
+  for (const [method, path] of [
+    ['PUT', `/gp-events/${jobId}/retry`],
+    ['PUT', `/gp-events/${jobId}/clean`],
+    ['PUT', '/gp-events/retry/failed'],
+    ['PUT', '/gp-events/clean/failed'],
+    ['PUT', '/gp-events/promote'],
+    ...otherChanges(jobId).slice(0, 3),
+  ] as const) {
+    const answer = await call(receiver, method, path);
+    t.equal(answer.status, 403, `${method} ${path}`);
+    t.match(JSON.parse(answer.body), { code: 'GEOHOOK_ERR_DASHBOARD_READ_ONLY' });
+  }
+  t.equal(await queue.getJobState(jobId), 'failed', 'the job is where it was');
+  t.equal((await get(receiver, `/ui/api/queues/gp-events/${jobId}`, BEARER)).status, 200, 'reading still works');
+});
+
+t.test('dashboard.changes "all": every change of Bull Board, adding and editing jobs included', async (t) => {
+  const receiver = await startReceiver(t, redis, changesConfig(t, 'all'));
+  const queue = receiver.app.eventQueue.queue('gp-events');
+  const jobId = await failedJob(t, receiver);
+  t.equal((await call(receiver, 'POST', '/gp-events/add', { name: 'added', data: { v: 1 } })).status, 200, 'a job is added');
+  t.equal((await queue.getJobs(['wait'])).length, 1);
+  t.equal((await call(receiver, 'PATCH', `/gp-events/${jobId}/update-data`, { jobData: { v: 2 } })).status, 200, 'its data is edited');
+  t.same((await queue.getJob(jobId))!.data, { v: 2 });
+  t.equal((await call(receiver, 'PUT', '/gp-events/pause')).status, 200, 'the queue is paused');
+  t.equal(await queue.isPaused(), true);
+});

@@ -2,13 +2,14 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { DashboardAuth } from '../../config/load-config.js';
+import type { DashboardAuth, DashboardChanges } from '../../config/load-config.js';
 import { GeohookError, QueueUnavailableError } from '../../errors.js';
 import type { EventQueue } from '../../queue/event-queue.js';
 import { allQueueNames } from '../../queue/names.js';
 import type { ServiceReport } from '../../queue/service-report.js';
 import { readableJobData } from '../../queue/stored-event.js';
 import { sendError, sendNotFound } from '../error-reply.js';
+import { allowsChange } from './change-policy.js';
 import { denyFraming } from './frame-headers.js';
 import { loginRoutes } from './login-routes.js';
 import { servicesPage } from './services-page.js';
@@ -18,6 +19,8 @@ import { isAuthorized } from './session.js';
 export interface DashboardOptions {
   /** Who may open the dashboard (`config.dashboard.auth`). */
   auth: DashboardAuth;
+  /** What the dashboard may change in the queues (`config.dashboard.changes`). @defaultValue 'jobs' */
+  changes?: DashboardChanges;
   /** The queues the board shows. */
   eventQueue: EventQueue;
   /** What the services view shows (`readServiceReports`). */
@@ -41,6 +44,10 @@ function fromAnotherOrigin(request: FastifyRequest): boolean {
 /** Bull Board's pages, static assets and JSON API, and the services view, all behind the dashboard credentials. */
 async function board(app: FastifyInstance, options: DashboardOptions): Promise<void> {
   const { auth, eventQueue } = options;
+  const changes = options.changes ?? 'jobs';
+  // Bull Board's own switch hides every action of a read-only queue (and refuses them); it has none for
+  // `jobs`, whose other buttons stay on the board and are refused below.
+  const adapterOptions = { readOnlyMode: changes === 'none' };
   const prefix = app.prefix;
   const tokenMode = 'token' in auth;
   const serverAdapter = new FastifyAdapter().setBasePath(prefix);
@@ -54,12 +61,12 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
     if (attached) return;
     bullBoard.setQueues([
       ...allQueueNames.map((name) => {
-        const adapter = new BullMQAdapter(eventQueue.queue(name));
+        const adapter = new BullMQAdapter(eventQueue.queue(name), adapterOptions);
         // Jobs hold the stored form: the board shows each event with its payload, as consumers get it.
         adapter.setFormatter('data', readableJobData);
         return adapter;
       }),
-      new BullMQAdapter(eventQueue.backfillQueue()),
+      new BullMQAdapter(eventQueue.backfillQueue(), adapterOptions),
     ]);
     attached = true;
   };
@@ -76,6 +83,10 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
     }
     if (fromAnotherOrigin(request)) {
       return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_AUTH', 'changes are accepted from the dashboard itself only'));
+    }
+    if (!allowsChange(changes, request.method, request.routeOptions.url?.slice(prefix.length) ?? '')) {
+      const allowed = changes === 'none' ? 'no change' : 'retrying, removing and promoting jobs only';
+      return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_READ_ONLY', `the dashboard allows ${allowed} (dashboard.changes)`));
     }
     if (!api) return;
     try {
@@ -96,9 +107,9 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
  * session cookie.
  */
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
-  const { auth, eventQueue, services } = options; // not `prefix`, which the children inherit already
+  const { auth, changes, eventQueue, services } = options; // not `prefix`, which the children inherit already
   app.addHook('onSend', denyFraming);
   app.setNotFoundHandler(sendNotFound);
   if ('token' in auth) await app.register(loginRoutes, { token: auth.token, secureCookie: options.secureCookie ?? false });
-  await app.register(board, { auth, eventQueue, services });
+  await app.register(board, { auth, eventQueue, services, ...(changes === undefined ? {} : { changes }) });
 }
