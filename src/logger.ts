@@ -15,9 +15,42 @@ export type LogFormat = 'json' | 'pretty';
 
 const SECRET_FIELDS = ['secrets', 'secret', 'signatureKey', 'token', 'password'];
 
-/** `url` with the value of every `token` query parameter censored (ArcGIS clients pass tokens there). */
+/** Every `%XX` (and IIS's `%uXXXX`) of `text` as the character it encodes; a malformed sequence is left as it is. */
+const percentDecoded = (text: string): string =>
+  text.replace(/%u([0-9a-f]{4})|%([0-9a-f]{2})/gi, (_match, wide: string | undefined, hex: string | undefined) =>
+    String.fromCharCode(parseInt(wide ?? hex!, 16)),
+  );
+
+/**
+ * True when some server could read the query parameter name `name` as `token`: with `+` as a space, decoded
+ * once or several times, in any case, with spaces, brackets and other punctuation ignored (`%74oken`,
+ * `TOKEN`, `%2574oken`, `token[]`). Redacting a parameter too many beats logging a token.
+ */
+function readsAsToken(name: string): boolean {
+  let text = name;
+  for (let round = 0; round < 4; round += 1) {
+    if (text.toLowerCase().replace(/[^a-z0-9_]/g, '') === 'token') return true;
+    const decoded = percentDecoded(text.replace(/\+/g, ' '));
+    if (decoded === text) return false;
+    text = decoded;
+  }
+  return false;
+}
+
+/**
+ * `url` with the value of every query parameter whose name reads as `token` censored (the dashboard's sign-in
+ * link, ArcGIS clients). The query starts at the first `?`, `#` (Fastify's router takes either) or `;`; its
+ * parameters are split at `&`, `;`, `?` and `#` alike, so that no parser finds a pair the redaction missed.
+ */
 function withoutTokens(url: string): string {
-  return url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
+  const start = url.search(/[?#;]/);
+  if (start === -1) return url;
+  const query = url
+    .slice(start)
+    .replace(/([?#&;])([^?#&;=]*)=[^?#&;]*/g, (pair, separator: string, name: string) =>
+      readsAsToken(name) ? `${separator}${name}=[redacted]` : pair,
+    );
+  return url.slice(0, start) + query;
 }
 
 /**

@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
+import { once } from 'node:events';
 import { syncBuiltinESMExports } from 'node:module';
+import { connect } from 'node:net';
 import { Worker } from 'bullmq';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -37,6 +39,16 @@ async function mainScript(receiver: TestReceiver, headers: Record<string, string
   const script = /src="(static\/js\/main\.[\w.]+\.js)"/.exec(page)?.[1];
   if (script === undefined) throw new Error('no main script in the board page');
   return `/ui/${script}`;
+}
+
+/** Writes `request` as it is on a new connection; resolves to everything the receiver answered. */
+async function rawAnswer(receiver: TestReceiver, request: string): Promise<string> {
+  const socket = connect(Number(new URL(receiver.url).port), '127.0.0.1');
+  let answer = '';
+  socket.on('data', (data: Buffer) => (answer += data.toString('latin1')));
+  socket.write(request);
+  await once(socket, 'close');
+  return answer;
 }
 
 async function login(receiver: TestReceiver, token: string): Promise<Answer> {
@@ -296,6 +308,15 @@ t.test('the token and the session cookie never reach a log line', async (t) => {
   const accepted = await login(receiver, TOKEN);
   await login(receiver, `${TOKEN}-wrong`);
   await fetch(`${receiver.url}/ui/login?token=${TOKEN}`, { redirect: 'manual' });
+  // Spellings of the sign-in link that the router reads as `?token=` too (L5).
+  for (const query of [`?%74oken=${TOKEN}`, `?TOK%45N=${TOKEN}&token=${TOKEN}`, `?tok%65n=${TOKEN}`]) {
+    t.equal((await fetch(`${receiver.url}/ui/login${query}`, { redirect: 'manual' })).status, 303, query);
+  }
+  t.match(
+    await rawAnswer(receiver, `GET /ui/login#token=${TOKEN} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`),
+    /^HTTP\/1\.1 303 /,
+    '#token=',
+  );
   const cookie = (accepted.headers.get('set-cookie') ?? '').split(';')[0]!;
   t.equal((await get(receiver, '/ui/api/queues', { cookie })).status, 200);
   t.equal((await get(receiver, '/ui/api/queues', BEARER)).status, 200);
