@@ -69,6 +69,10 @@ export const errorCodes = {
     summary:
       'The dashboard does not make this change to the queues: `dashboard.changes` allows retrying, removing and promoting jobs (`jobs`, the default), no change (`none`), or every change (`all`).',
   },
+  GEOHOOK_ERR_DASHBOARD_RATE_LIMITED: {
+    statusCode: 429,
+    summary: 'Too many wrong dashboard credentials came from this address: its next attempt must wait the seconds of `Retry-After`.',
+  },
   GEOHOOK_ERR_FOLLOW_UP: {
     statusCode: 502,
     summary:
@@ -116,6 +120,17 @@ export class QueueUnavailableError extends GeohookError {
   constructor(message: string, retryAfterSeconds: number, options?: { cause?: unknown }) {
     super('GEOHOOK_ERR_QUEUE_UNAVAILABLE', message, options);
     this.name = 'QueueUnavailableError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Too many wrong dashboard credentials came from one address; answered 429 with `Retry-After`. */
+export class DashboardRateLimitError extends GeohookError {
+  readonly retryAfterSeconds: number;
+
+  constructor(retryAfterSeconds: number) {
+    super('GEOHOOK_ERR_DASHBOARD_RATE_LIMITED', `too many wrong credentials from this address: try again in ${retryAfterSeconds} s`);
+    this.name = 'DashboardRateLimitError';
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }

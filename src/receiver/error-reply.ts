@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { GeohookError, QueueUnavailableError, type ErrorCode } from '../errors.js';
+import { DashboardRateLimitError, GeohookError, QueueUnavailableError, type ErrorCode } from '../errors.js';
 
 const UNSUPPORTED = 'send application/json or application/x-www-form-urlencoded';
 
@@ -34,9 +34,11 @@ export function toGeohookError(err: FastifyError | GeohookError): GeohookError {
   return new GeohookError('GEOHOOK_ERR_INTERNAL', 'internal error', { cause: err });
 }
 
-/** Sends Fastify's error shape `{statusCode, code, error, message}`, with `Retry-After` on a 503. */
+/** Sends Fastify's error shape `{statusCode, code, error, message}`, with `Retry-After` on a 503 or a 429. */
 export function sendError(reply: FastifyReply, error: GeohookError): FastifyReply {
-  if (error instanceof QueueUnavailableError) reply.header('retry-after', String(error.retryAfterSeconds));
+  if (error instanceof QueueUnavailableError || error instanceof DashboardRateLimitError) {
+    reply.header('retry-after', String(error.retryAfterSeconds));
+  }
   return reply.code(error.statusCode).send({
     statusCode: error.statusCode,
     code: error.code,

@@ -225,7 +225,8 @@ t.test('retrying a job needs credentials and, with a cookie, a request from the 
 });
 
 t.test('basic mode: the user name and password open the board; anything else is 401 with a Basic challenge', async (t) => {
-  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { dashboard: { username: USER, password: PASSWORD } }) });
+  const basicConfig = { GEOHOOK_CONFIG: configFile(t, { dashboard: { username: USER, password: PASSWORD } }) };
+  const receiver = await startReceiver(t, redis, basicConfig);
   const script = await mainScript(receiver, BASIC);
   for (const path of ['/ui/', '/ui/api/queues', script]) t.equal((await get(receiver, path, BASIC)).status, 200, path);
   const wrong = {
@@ -236,8 +237,10 @@ t.test('basic mode: the user name and password open the board; anything else is 
     'password as bearer': { authorization: `Bearer ${PASSWORD}` },
   };
   for (const [name, headers] of Object.entries(wrong)) {
+    // A receiver each: more wrong credentials from one address than the free ones would be slowed down.
+    const fresh = await startReceiver(t, redis, basicConfig);
     for (const path of ['/ui/', '/ui/api/queues', script]) {
-      const response = await get(receiver, path, headers);
+      const response = await get(fresh, path, headers);
       t.equal(response.status, 401, `${name}: ${path}`);
       t.equal(response.headers.get('www-authenticate'), 'Basic realm="geohook", charset="UTF-8"');
       t.match(JSON.parse(response.body), { code: 'GEOHOOK_ERR_DASHBOARD_AUTH' });
@@ -451,4 +454,43 @@ t.test('dashboard.changes "all": every change of Bull Board, adding and editing 
   t.same((await queue.getJob(jobId))!.data, { v: 2 });
   t.equal((await call(receiver, 'PUT', '/gp-events/pause')).status, 200, 'the queue is paused');
   t.equal(await queue.isPaused(), true);
+});
+
+t.test('wrong tokens from one address are slowed down: after ten, 429 with Retry-After, even for the right token (L6)', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const cookie = `geohook_dashboard=${createSession(TOKEN, Math.floor(Date.now() / 1000) + 60)}`;
+  for (let attempt = 1; attempt <= 5; attempt += 1) t.equal((await login(receiver, `${TOKEN}-${attempt}`)).status, 401, `login ${attempt}`);
+  for (let attempt = 6; attempt <= 10; attempt += 1) {
+    t.equal((await get(receiver, '/ui/api/queues', { authorization: `Bearer ${TOKEN}-${attempt}` })).status, 401, `bearer ${attempt}`);
+  }
+  t.equal((await login(receiver, `${TOKEN}-11`)).status, 401, 'the eleventh is refused, and makes the address wait');
+
+  const page = await login(receiver, TOKEN);
+  t.equal(page.status, 429, 'the login page: the right token is not even checked');
+  t.equal(page.headers.get('retry-after'), '1');
+  t.match(page.body, /data-code="GEOHOOK_ERR_DASHBOARD_RATE_LIMITED"/);
+  t.equal(page.headers.get('set-cookie'), null, 'no session');
+  const link = await fetch(`${receiver.url}/ui/login?token=${TOKEN}`, { redirect: 'manual' });
+  t.equal(link.status, 429, 'the sign-in link');
+  await link.text();
+  const api = await get(receiver, '/ui/api/queues', BEARER);
+  t.equal(api.status, 429, 'the bearer token on the API');
+  t.equal(api.headers.get('retry-after'), '1');
+  t.match(JSON.parse(api.body), { statusCode: 429, code: 'GEOHOOK_ERR_DASHBOARD_RATE_LIMITED' });
+  t.equal((await get(receiver, '/ui/api/queues', { cookie })).status, 200, 'a session opened before goes on');
+
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  t.equal((await login(receiver, TOKEN)).status, 303, 'once the wait is over, the right token signs in');
+  t.equal((await login(receiver, `${TOKEN}-12`)).status, 401, 'and the success forgot the failures');
+});
+
+t.test('basic mode: wrong passwords are slowed down the same way', async (t) => {
+  const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { dashboard: { username: USER, password: PASSWORD } }) });
+  const wrong = { authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}x`).toString('base64')}` };
+  for (let attempt = 1; attempt <= 11; attempt += 1)
+    t.equal((await get(receiver, '/ui/api/queues', wrong)).status, 401, `attempt ${attempt}`);
+  const refused = await get(receiver, '/ui/api/queues', BASIC);
+  t.equal(refused.status, 429);
+  t.match(JSON.parse(refused.body), { code: 'GEOHOOK_ERR_DASHBOARD_RATE_LIMITED' });
+  t.equal((await get(receiver, '/ui/api/queues')).status, 401, 'a request without credentials is no guess: a plain 401');
 });

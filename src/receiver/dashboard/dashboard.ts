@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DashboardAuth, DashboardChanges } from '../../config/load-config.js';
-import { GeohookError, QueueUnavailableError } from '../../errors.js';
+import { DashboardRateLimitError, GeohookError, QueueUnavailableError } from '../../errors.js';
 import type { EventQueue } from '../../queue/event-queue.js';
 import { allQueueNames } from '../../queue/names.js';
 import type { ServiceReport } from '../../queue/service-report.js';
@@ -11,6 +11,7 @@ import { readableJobData } from '../../queue/stored-event.js';
 import { sendError, sendNotFound } from '../error-reply.js';
 import { allowsChange } from './change-policy.js';
 import { denyFraming } from './frame-headers.js';
+import { LoginLimiter } from './login-limiter.js';
 import { loginRoutes } from './login-routes.js';
 import { servicesPage } from './services-page.js';
 import { isAuthorized } from './session.js';
@@ -29,6 +30,11 @@ export interface DashboardOptions {
   secureCookie?: boolean;
 }
 
+/** What the board needs beside the dashboard's options. */
+interface BoardOptions extends DashboardOptions {
+  limiter: LoginLimiter;
+}
+
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
@@ -42,8 +48,8 @@ function fromAnotherOrigin(request: FastifyRequest): boolean {
 }
 
 /** Bull Board's pages, static assets and JSON API, and the services view, all behind the dashboard credentials. */
-async function board(app: FastifyInstance, options: DashboardOptions): Promise<void> {
-  const { auth, eventQueue } = options;
+async function board(app: FastifyInstance, options: BoardOptions): Promise<void> {
+  const { auth, eventQueue, limiter } = options;
   const changes = options.changes ?? 'jobs';
   // Bull Board's own switch hides every action of a read-only queue (and refuses them); it has none for
   // `jobs`, whose other buttons stay on the board and are refused below.
@@ -75,12 +81,18 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
 
   app.addHook('onRequest', async (request, reply) => {
     const api = request.url.startsWith(`${prefix}/api/`);
+    // Credentials in the request (bearer token, basic auth) are guesses to slow down; a session cookie is not.
+    const guess = request.headers.authorization !== undefined;
+    const waitSeconds = guess ? limiter.waitSeconds(request.ip) : 0;
+    if (waitSeconds > 0) return sendError(reply, new DashboardRateLimitError(waitSeconds));
     if (!isAuthorized(auth, request.headers)) {
+      if (guess) limiter.failed(request.ip);
       const page = request.method === 'GET' && !api && !request.url.startsWith(`${prefix}/static/`);
       if (tokenMode && page) return reply.redirect(`${prefix}/login`, 302);
       reply.header('www-authenticate', challenge);
       return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_AUTH', 'the dashboard needs its credentials'));
     }
+    if (guess) limiter.succeeded(request.ip);
     if (fromAnotherOrigin(request)) {
       return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_AUTH', 'changes are accepted from the dashboard itself only'));
     }
@@ -104,12 +116,13 @@ async function board(app: FastifyInstance, options: DashboardOptions): Promise<v
 /**
  * The queue dashboard: Bull Board over the event queues at the plugin's prefix, and the services view
  * (`<prefix>/services`), with HTTP basic auth, or in token mode a bearer token and a login page that sets a
- * session cookie.
+ * session cookie. Wrong credentials are slowed down per client address ({@link LoginLimiter}).
  */
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
   const { auth, changes, eventQueue, services } = options; // not `prefix`, which the children inherit already
   app.addHook('onSend', denyFraming);
   app.setNotFoundHandler(sendNotFound);
-  if ('token' in auth) await app.register(loginRoutes, { token: auth.token, secureCookie: options.secureCookie ?? false });
-  await app.register(board, { auth, eventQueue, services, ...(changes === undefined ? {} : { changes }) });
+  const limiter = new LoginLimiter();
+  if ('token' in auth) await app.register(loginRoutes, { token: auth.token, limiter, secureCookie: options.secureCookie ?? false });
+  await app.register(board, { auth, eventQueue, services, limiter, ...(changes === undefined ? {} : { changes }) });
 }

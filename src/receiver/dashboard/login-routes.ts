@@ -1,11 +1,14 @@
 import formBody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { LoginLimiter } from './login-limiter.js';
 import { createSession, safeEqual, SESSION_COOKIE, SESSION_SECONDS } from './session.js';
 
 /** Options of {@link loginRoutes}. */
 export interface LoginRouteOptions {
   /** The dashboard token (`dashboard.auth.token` or DASHBOARD_TOKEN). */
   token: string;
+  /** Slows down guessing, shared with the board's own checks. */
+  limiter: LoginLimiter;
   /**
    * Mark the session cookie Secure even when the request arrived over plain HTTP: the receiver sits behind a
    * proxy that terminates TLS (PUBLIC_URL is https). @defaultValue false
@@ -13,7 +16,9 @@ export interface LoginRouteOptions {
   secureCookie?: boolean;
 }
 
-const WRONG_TOKEN = '<p role="alert">That is not the dashboard token.</p>';
+const WRONG_TOKEN = '<p role="alert" data-code="GEOHOOK_ERR_DASHBOARD_AUTH">That is not the dashboard token.</p>';
+const tooManyAttempts = (waitSeconds: number): string =>
+  `<p role="alert" data-code="GEOHOOK_ERR_DASHBOARD_RATE_LIMITED">Too many wrong tokens from this address: try again in ${waitSeconds} s.</p>`;
 const SIGNED_OUT = '<p role="status">Signed out.</p>';
 
 function loginPage(error: string): string {
@@ -57,16 +62,21 @@ function sendPage(reply: FastifyReply, statusCode: number, error: string): Fasti
  * and sets a session cookie holding an HMAC of the token (HttpOnly, SameSite=Strict, Path=<prefix>,
  * Secure over HTTPS or when `secureCookie`) before redirecting to the board. `GET <prefix>/login?token=…`
  * signs in the same way: the link `geohook up` prints. `<prefix>/logout` (GET or POST) clears the cookie
- * in the browser; changing the token ends every session.
+ * in the browser; changing the token ends every session. Wrong tokens are counted per address by `limiter`,
+ * which answers 429 with `Retry-After` while an address must wait.
  */
 export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptions): Promise<void> {
   await app.register(formBody, { bodyLimit: 4096 });
 
+  const { limiter } = options;
   const signIn = async (request: FastifyRequest, reply: FastifyReply, token: unknown): Promise<FastifyReply> => {
+    const waitSeconds = limiter.waitSeconds(request.ip);
+    if (waitSeconds > 0) return sendPage(reply.header('retry-after', String(waitSeconds)), 429, tooManyAttempts(waitSeconds));
     if (typeof token !== 'string' || !safeEqual(token, options.token)) {
-      request.log.info('dashboard login refused');
+      request.log.info({ waitSeconds: limiter.failed(request.ip) }, 'dashboard login refused');
       return sendPage(reply, 401, WRONG_TOKEN);
     }
+    limiter.succeeded(request.ip);
     const expiresAtSeconds = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
     return reply
       .header('set-cookie', sessionCookie(request, createSession(options.token, expiresAtSeconds), SESSION_SECONDS))
