@@ -159,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     dedupRetentionSeconds: parsedFile.data.dedupRetentionSeconds,
     enqueueTimeoutMs: parsedFile.data.enqueueTimeoutMs,
     timeouts: parsedFile.data.timeouts,
+    maxConnections: parsedFile.data.maxConnections,
     keyReloadSeconds: parsedFile.data.keyReloadSeconds,
     completedJobs: parsedFile.data.completedJobs,
     registration: parsedFile.data.registration,

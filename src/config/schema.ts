@@ -183,7 +183,10 @@ const milliseconds = z.number().int('whole milliseconds').min(100, 'from 100 to 
 /** How long the receiver waits for a slow or idle client before it cuts the connection. */
 const timeoutsSchema = z
   .object({
-    /** To receive a request's headers, counted from its first byte (or from the connection). @defaultValue 10000 */
+    /**
+     * To receive a request's headers: the first request's counted from the connection, a later one's from its first byte.
+     * @defaultValue 10000
+     */
     headersMs: milliseconds.default(10_000),
     /** To receive a whole request, headers and body. @defaultValue 30000 */
     requestMs: milliseconds.default(30_000),
@@ -322,6 +325,8 @@ export const configFileSchema = z
     enqueueTimeoutMs: z.number().int().min(50).max(30_000).default(2000),
     /** Redis beyond REDIS_URL: ioredis connection options (credentials, TLS, Sentinel) and Cluster. */
     redis: redisSchema.default({ options: {} }),
+    /** Connections the receiver holds open at once; further ones are closed as soon as they are accepted. @defaultValue 4096 */
+    maxConnections: z.number().int('a whole number').min(1, 'from 1 to 1000000').max(1_000_000, 'from 1 to 1000000').default(4096),
     /** When the receiver cuts slow and idle clients off. */
     timeouts: timeoutsSchema.default({ headersMs: 10_000, requestMs: 30_000, socketIdleMs: 60_000, keepAliveMs: 72_000 }),
     /** Organisation-wide webhook settings applied at the start of self-registration (an organisation administrator). */

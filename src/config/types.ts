@@ -66,6 +66,8 @@ export interface GeohookConfig {
   readonly enqueueTimeoutMs: number;
   /** When the receiver cuts slow and idle clients off (`timeouts` in GEOHOOK_CONFIG). */
   readonly timeouts: ReceiverTimeouts;
+  /** Connections the receiver holds open at once (`maxConnections` in GEOHOOK_CONFIG). @defaultValue 4096 */
+  readonly maxConnections: number;
   /** Seconds between two reloads of the generated keys from Redis (`keyReloadSeconds`). */
   readonly keyReloadSeconds: number;
   /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
@@ -87,7 +89,10 @@ export interface GeohookConfig {
 
 /** How long the receiver waits for a client, in milliseconds; a client that takes longer is cut off. */
 export interface ReceiverTimeouts {
-  /** To receive a request's headers, counted from their first byte (or from the connection). @defaultValue 10000 */
+  /**
+   * To receive a request's headers: the first request's counted from the connection, a later one's from its first byte.
+   * @defaultValue 10000
+   */
   readonly headersMs: number;
   /** To receive a whole request, headers and body; at least `headersMs`. @defaultValue 30000 */
   readonly requestMs: number;

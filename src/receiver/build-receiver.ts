@@ -11,6 +11,7 @@ import { readServiceReports } from '../queue/service-report.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
 import { HookKeys } from '../signature/hook-keys.js';
 import { clientErrorHandler } from './client-error.js';
+import { capConnections, enforceFirstRequestDeadlines } from './connection-guards.js';
 import { sendError, sendNotFound, toGeohookError } from './error-reply.js';
 import { healthRoutes } from './health-routes.js';
 import { startKeyReload } from './key-reloader.js';
@@ -65,6 +66,8 @@ function watchConnection(connection: RedisClient, log: FastifyBaseLogger): void 
  * Fastify's options for `timeouts`. Node enforces the headers and request timeouts only when it checks its
  * connections, every 30 s by default, so a client could hold a connection up to 30 s past either; the
  * check runs every tenth of the headers timeout instead (1 s by default), a scan of the open connections.
+ * Node counts both from a request's first byte: {@link enforceFirstRequestDeadlines} counts the first
+ * request's from the connection.
  */
 function serverTimeouts(timeouts: ReceiverTimeouts) {
   return {
@@ -111,6 +114,8 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     serviceLocator: serviceLocatorOf(config),
   });
   const metrics = createReceiverMetrics(eventQueue);
+  capConnections(app.server, config.maxConnections, app.log, () => metrics.connectionsDropped.inc());
+  enforceFirstRequestDeadlines(app.server, config.timeouts);
   app.decorate('eventQueue', eventQueue);
   app.decorate('metricsRegistry', metrics.registry);
   watchConnection(connection, app.log);

@@ -13,6 +13,7 @@ export interface ReceiverMetrics {
   signatureFailures: Counter<'hook' | 'reason'>;
   crcChallenges: Counter<'hook' | 'outcome'>;
   enqueueSeconds: Histogram<'queue'>;
+  connectionsDropped: Counter;
 }
 
 /** Creates the metrics; queue depth and job counts are read from Redis at scrape time. */
@@ -74,6 +75,11 @@ export function createReceiverMetrics(eventQueue: EventQueue): ReceiverMetrics {
       help: 'Time for Redis to store an event',
       labelNames: ['queue'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    connectionsDropped: new Counter({
+      name: 'geohook_connections_dropped_total',
+      help: 'Connections closed as soon as they were accepted, maxConnections being open',
       registers: [registry],
     }),
   };

@@ -451,3 +451,12 @@ t.test('TRUSTED_ORIGINS and hooks[].trustedOrigins take http(s) origins or URLs,
   const bad = configFile(t, JSON.stringify({ hooks: [{ name: 'gis', trustedOrigins: ['javascript:alert(1)'] }] }));
   t.throws(() => loadConfig({ GEOHOOK_CONFIG: bad }), { code: 'GEOHOOK_ERR_CONFIG', message: /at hooks\.0\.trustedOrigins\.0/ });
 });
+
+t.test('maxConnections: 4096 by default, a whole number from 1 to 1000000 in the file', async (t) => {
+  t.equal(loadConfig({}).maxConnections, 4096);
+  const withCap = (maxConnections: unknown) => ({ GEOHOOK_CONFIG: configFile(t, JSON.stringify({ maxConnections })) });
+  t.equal(loadConfig(withCap(200)).maxConnections, 200);
+  for (const value of [0, 1.5, 2_000_000, '100']) {
+    t.throws(() => loadConfig(withCap(value)), { code: 'GEOHOOK_ERR_CONFIG', message: /at maxConnections: / }, JSON.stringify(value));
+  }
+});

@@ -2,8 +2,9 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { sign } from '../../src/signature/sign.js';
-import { startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
+import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 
@@ -111,7 +112,26 @@ t.test('a body announced larger than MAX_BODY_BYTES is refused 413 before it is 
   t.match(answer, /GEOHOOK_ERR_BODY_TOO_LARGE/);
 });
 
-t.test('the timeouts that cut slow clients off are set explicitly', async (t) => {
+t.test('the timeouts that cut slow clients off are set explicitly, and the connection cap', async (t) => {
   const { app } = await startReceiver(t, redis);
-  t.match(app.server, { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 72_000, timeout: 60_000 });
+  t.match(app.server, { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 72_000, timeout: 60_000, maxConnections: 4096 });
 });
+
+t.test(
+  'past maxConnections open connections, a new one is closed at once and counted; the receiver serves again once they go',
+  async (t) => {
+    const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { maxConnections: 20 }) });
+    const held = await sockets(t, receiver, 20);
+    const refused = await fetch(`${receiver.url}/healthz`).then(
+      (response) => `answered ${response.status}`,
+      (err: Error) => `closed (${String((err.cause as NodeJS.ErrnoException | undefined)?.code ?? err.message)})`,
+    );
+    t.match(refused, /^closed/, `the 21st connection: ${refused}`);
+    for (const socket of held) socket.destroy();
+    const metrics = await waitFor('a connection to be accepted again', async () => {
+      const response = await fetch(`${receiver.url}/metrics`).catch(() => undefined);
+      return response?.status === 200 ? response.text() : undefined;
+    });
+    t.match(metrics, /^geohook_connections_dropped_total [1-9]\d*$/m, 'the dropped connections are counted');
+  },
+);
