@@ -73,6 +73,10 @@ export const errorCodes = {
     statusCode: 429,
     summary: 'Too many wrong dashboard credentials came from this address: its next attempt must wait the seconds of `Retry-After`.',
   },
+  GEOHOOK_ERR_METRICS_AUTH: {
+    statusCode: 401,
+    summary: 'METRICS_TOKEN is set and a request for `/metrics` lacks `Authorization: Bearer <METRICS_TOKEN>`.',
+  },
   GEOHOOK_ERR_FOLLOW_UP: {
     statusCode: 502,
     summary:

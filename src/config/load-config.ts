@@ -166,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     emulatorPort: vars.EMULATOR_PORT,
     retry: parsedFile.data.retry,
     dashboard: dashboardConfig(vars.DASHBOARD_TOKEN, parsedFile.data.dashboard, `GEOHOOK_CONFIG (${vars.GEOHOOK_CONFIG})`),
+    metricsToken: vars.METRICS_TOKEN,
     alertUrl: vars.ALERT_URL,
     alertDebounceSeconds: vars.ALERT_DEBOUNCE_SECONDS,
     admin:

@@ -104,6 +104,8 @@ export const envSchema = z.object({
   EMULATOR_PORT: port.default(7080),
   /** Enables the queue dashboard at `/ui`, protected by this bearer token (at least 16 characters). */
   DASHBOARD_TOKEN: z.string().min(16, 'a token of at least 16 characters').optional(),
+  /** When set, `GET /metrics` requires `Authorization: Bearer <METRICS_TOKEN>` (at least 16 characters); unset, it is open. */
+  METRICS_TOKEN: z.string().min(16, 'a token of at least 16 characters').optional(),
   /** Feature-service triggers for registration. @defaultValue ['*'] */
   CHANGE_TYPES: commaList.pipe(z.array(z.string().min(1)).min(1, 'at least one change type')).default(['*']),
   /** Feature services whose edits geohook polls for, webhook or not (docs/backfill.md#poll-mode). */

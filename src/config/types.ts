@@ -85,6 +85,8 @@ export interface GeohookConfig {
   readonly retry: RetryPolicy;
   /** The queue dashboard at `/ui`; `undefined` (the default) means there is none. */
   readonly dashboard: DashboardConfig | undefined;
+  /** The bearer token `GET /metrics` requires (METRICS_TOKEN); `undefined` (the default): `/metrics` is open. */
+  readonly metricsToken: string | undefined;
 }
 
 /** How long the receiver waits for a client, in milliseconds; a client that takes longer is cut off. */

@@ -173,6 +173,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     connection,
     registry: metrics.registry,
     readinessChecks: [() => eventQueue.durabilityIssue(), ...(options.readinessChecks ?? [])],
+    ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken }),
   });
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.

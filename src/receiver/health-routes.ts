@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import { GeohookError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
+import { bearerToken, safeEqual } from './bearer-token.js';
+import { sendError } from './error-reply.js';
 
 /** Options of the health and metrics routes. */
 export interface HealthRouteOptions {
@@ -10,6 +13,8 @@ export interface HealthRouteOptions {
   pingTimeoutMs?: number;
   /** Further readiness conditions (start-up registration, …): a reason when not ready, else undefined. */
   readinessChecks?: ReadonlyArray<() => string | undefined>;
+  /** The bearer token `/metrics` requires (METRICS_TOKEN). @defaultValue undefined: `/metrics` is open */
+  metricsToken?: string;
 }
 
 async function pingRedis(connection: RedisClient, timeoutMs: number): Promise<string | undefined> {
@@ -30,7 +35,7 @@ async function pingRedis(connection: RedisClient, timeoutMs: number): Promise<st
   }
 }
 
-/** `GET /healthz`, `GET /readyz` and `GET /metrics` (Prometheus text format). */
+/** `GET /healthz`, `GET /readyz` and `GET /metrics` (Prometheus text format, behind `metricsToken` when one is set). */
 export async function healthRoutes(app: FastifyInstance, options: HealthRouteOptions): Promise<void> {
   const pingTimeoutMs = options.pingTimeoutMs ?? 1000;
 
@@ -44,7 +49,15 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
     return { status: 'ready' };
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  const { metricsToken } = options;
+  app.get('/metrics', async (request, reply) => {
+    if (metricsToken !== undefined) {
+      const token = bearerToken(request.headers.authorization);
+      if (token === undefined || !safeEqual(token, metricsToken)) {
+        reply.header('www-authenticate', 'Bearer realm="geohook-metrics"');
+        return sendError(reply, new GeohookError('GEOHOOK_ERR_METRICS_AUTH', 'the metrics need Authorization: Bearer <METRICS_TOKEN>'));
+      }
+    }
     const body = await options.registry.metrics();
     return reply.type(options.registry.contentType).send(body);
   });

@@ -460,3 +460,9 @@ t.test('maxConnections: 4096 by default, a whole number from 1 to 1000000 in the
     t.throws(() => loadConfig(withCap(value)), { code: 'GEOHOOK_ERR_CONFIG', message: /at maxConnections: / }, JSON.stringify(value));
   }
 });
+
+t.test('METRICS_TOKEN: unset by default (/metrics is open), else a token of at least 16 characters', async (t) => {
+  t.equal(loadConfig({}).metricsToken, undefined);
+  t.equal(loadConfig({ METRICS_TOKEN: 'metrics-token-0123456789' }).metricsToken, 'metrics-token-0123456789');
+  assertConfigError(t, configError({ METRICS_TOKEN: 'short' }), 'METRICS_TOKEN: a token of at least 16 characters');
+});

@@ -1,5 +1,8 @@
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -49,4 +52,47 @@ t.test('/metrics counts deliveries by hook, outcome and status, verify failures,
   t.match(text, /geohook_queue_depth\{queue="gp-events"\} 1/);
   t.match(text, /geohook_process_resident_memory_bytes/);
   t.notOk(text.includes('no-such-hook'));
+});
+
+t.test('with METRICS_TOKEN, /metrics needs Authorization: Bearer <token>, compared in constant time; health stays open (I2)', async (t) => {
+  const token = 'metrics-token-0123456789abcdef';
+  const { logger: loggerInstance, lines } = capturingLogger();
+  const receiver = await startReceiver(t, redis, { METRICS_TOKEN: token }, { loggerInstance });
+  for (const [name, authorization] of [
+    ['none', undefined],
+    ['a wrong token', `Bearer ${token}x`],
+    ['a prefix of it', `Bearer ${token.slice(0, -1)}`],
+    ['as basic auth', `Basic ${Buffer.from(`metrics:${token}`).toString('base64')}`],
+    ['without the scheme', token],
+  ] as const) {
+    const refused = await fetch(`${receiver.url}/metrics`, { headers: authorization === undefined ? {} : { authorization } });
+    t.equal(refused.status, 401, name);
+    t.equal(refused.headers.get('www-authenticate'), 'Bearer realm="geohook-metrics"');
+    t.match(await refused.json(), { statusCode: 401, code: 'GEOHOOK_ERR_METRICS_AUTH' });
+  }
+  const comparisons: number[][] = [];
+  const original = crypto.timingSafeEqual;
+  crypto.timingSafeEqual = (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+    comparisons.push([a.byteLength, b.byteLength]);
+    return original(a, b);
+  };
+  syncBuiltinESMExports();
+  try {
+    const allowed = await fetch(`${receiver.url}/metrics`, { headers: { authorization: `bearer ${token}` } });
+    t.equal(allowed.status, 200, 'the token opens it (the scheme in any case)');
+    t.match(await allowed.text(), /^# TYPE geohook_deliveries_total counter$/m);
+  } finally {
+    crypto.timingSafeEqual = original;
+    syncBuiltinESMExports();
+  }
+  t.same(comparisons, [[32, 32]], 'compared once, as two SHA-256 digests');
+  for (const path of ['/healthz', '/readyz']) t.equal((await fetch(`${receiver.url}${path}`)).status, 200, `${path} needs no token`);
+  t.notOk(lines.join('\n').includes(token), 'the token reaches no log line');
+});
+
+t.test('without METRICS_TOKEN, /metrics is open', async (t) => {
+  const receiver = await startReceiver(t, redis);
+  const open = await fetch(`${receiver.url}/metrics`);
+  t.equal(open.status, 200);
+  t.match(await open.text(), /^# TYPE geohook_deliveries_total counter$/m);
 });

@@ -1,7 +1,8 @@
 import formBody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { safeEqual } from '../bearer-token.js';
 import type { LoginLimiter } from './login-limiter.js';
-import { createSession, safeEqual, SESSION_COOKIE, SESSION_SECONDS } from './session.js';
+import { createSession, SESSION_COOKIE, SESSION_SECONDS } from './session.js';
 
 /** Options of {@link loginRoutes}. */
 export interface LoginRouteOptions {

@@ -1,25 +1,13 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { DashboardAuth } from '../../config/load-config.js';
 import { computeDigest } from '../../signature/sign.js';
+import { bearerToken, safeEqual } from '../bearer-token.js';
 
 /** Name of the cookie the login page sets in token mode. */
 export const SESSION_COOKIE = 'geohook_dashboard';
 
 /** How long a login through the login page lasts. */
 export const SESSION_SECONDS = 8 * 60 * 60;
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
-}
-
-/**
- * True when `a` equals `b`. Their SHA-256 digests (always 32 bytes) are compared in constant time, so
- * neither the position of the first difference nor the length of the secret shows in the timing.
- */
-export function safeEqual(a: string, b: string): boolean {
-  return timingSafeEqual(sha256(a), sha256(b));
-}
 
 /**
  * The session cookie value for a login that ends at `expiresAtSeconds` (Unix time):
@@ -67,7 +55,7 @@ function basicAuthorized(auth: { username: string; password: string }, authoriza
 export function isAuthorized(auth: DashboardAuth, headers: IncomingHttpHeaders, nowMs = Date.now()): boolean {
   const authorization = headers.authorization ?? '';
   if (!('token' in auth)) return basicAuthorized(auth, authorization);
-  const bearer = /^Bearer +(\S+) *$/i.exec(authorization)?.[1];
+  const bearer = bearerToken(authorization);
   if (bearer !== undefined) return safeEqual(bearer, auth.token);
   return verifySession(auth.token, readCookie(headers.cookie, SESSION_COOKIE), nowMs);
 }
