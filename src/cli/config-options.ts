@@ -14,7 +14,7 @@ const flags = [
 
 type ConfigFlag = (typeof flags)[number];
 
-function toOption({ flag, env, description }: ConfigFlag): Option {
+function toOption({ flag, env, description }: Pick<ConfigFlag, 'flag' | 'env'> & { description: string }): Option {
   return new Option(flag, description).env(env);
 }
 
@@ -23,9 +23,13 @@ export function configOption(env: ConfigFlag['env']): Option {
   return toOption(flags.find((entry) => entry.env === env)!);
 }
 
-/** Adds the receiver flags to a command. */
-export function addConfigOptions(command: Command): Command {
-  for (const entry of flags) command.addOption(toOption(entry));
+/** Adds the receiver flags to a command; `defaultHost` is what its `--host` help names as the default. */
+export function addConfigOptions(command: Command, defaultHost = '0.0.0.0'): Command {
+  for (const entry of flags) {
+    command.addOption(
+      toOption(entry.env === 'HOST' ? { ...entry, description: `receiver listen address (default ${defaultHost})` } : entry),
+    );
+  }
   return command;
 }
 

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
+import { isLoopbackHost, LOOPBACK_HOST } from '../config/loopback.js';
 import { createLogger, type LogFormat } from '../logger.js';
 import type { GeohookEvent, ServiceRef } from '../queue/envelope.js';
 import { describeTarget } from '../redis/connection.js';
@@ -40,13 +41,16 @@ function eventLines(): (event: GeohookEvent) => void {
 
 /**
  * `geohook up`: everything on one machine. An embedded redis-server when REDIS_URL is unset, the emulator
- * (on EMULATOR_PORT) when ADMIN_URL is unset, the receiver registered on the emulator's Buffer and Parcels
+ * (on EMULATOR_PORT) when ADMIN_URL is unset, the receiver (on 127.0.0.1 unless HOST says otherwise, with a
+ * notice when it is reachable from other machines) registered on the emulator's Buffer and Parcels
  * services with the dashboard on, and a consumer printing each event on stdout; logs and notices go to
  * stderr. For a person (a terminal, or LOG_FORMAT=pretty) logs and events are readable lines, request logs
  * and the emulator's routine lines are left to LOG_LEVEL=debug; otherwise JSON lines.
  */
 async function runUp(options: Record<string, string | undefined>): Promise<void> {
-  const loaded = loadConfig(process.env, configOverrides(options));
+  // The receiver stays on this machine unless HOST (or --host, which reads it) says otherwise.
+  const host = options.host?.trim() ? options.host : LOOPBACK_HOST;
+  const loaded = loadConfig(process.env, { ...configOverrides(options), HOST: host });
   const format = logFormatOf(loaded);
   const forPerson = format === 'pretty';
   const debugging = loaded.logLevel === 'debug' || loaded.logLevel === 'trace';
@@ -97,6 +101,11 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
   const pending =
     server.registration === undefined ? undefined : await waitForRegistration(() => server.registration!.notReadyReason(), 15_000);
   printNotice(`receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redis?.url ?? describeTarget(server.redisTarget)})`);
+  if (!isLoopbackHost(config.host)) {
+    printNotice(
+      `notice     the receiver listens on ${config.host}:${config.port}: other machines can reach it, its dashboard and /metrics (HOST=${LOOPBACK_HOST} keeps it on this one)`,
+    );
+  }
   if (emulator !== undefined) {
     const emulatorUrl = `http://127.0.0.1:${config.emulatorPort}`;
     printNotice(`emulator   ${emulatorUrl}/arcgis/admin  (users admin/admin.pass, orgadmin/orgadmin.pass)`);
@@ -116,5 +125,5 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
 
 /** `geohook up`, what `npm start` runs. */
 export function registerUp(command: Command): void {
-  addConfigOptions(command).action((options: Record<string, string | undefined>) => runUp(options));
+  addConfigOptions(command, LOOPBACK_HOST).action((options: Record<string, string | undefined>) => runUp(options));
 }
