@@ -48,8 +48,11 @@ export interface DeliveryRecord {
   hookUrl: string;
   event: string;
   contentType: string;
-  /** The signature header value sent, when the webhook has a key. */
-  signature?: string;
+  /**
+   * The header the signature was sent in (`x-service`; ArcGIS Online: `x-esriHook-Signature`); absent when
+   * the webhook has no key, or signs an Online form in its field. The value is not kept.
+   */
+  signatureHeader?: string;
   attempts: DeliveryAttempt[];
   outcome: 'pending' | 'delivered' | 'failed';
 }

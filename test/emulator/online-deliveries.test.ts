@@ -87,10 +87,12 @@ t.test('an edit reaches geohook as ArcGIS Online sends it, JSON or form, and its
   const [payload, field] = formRaw.slice('payload='.length).split('&x-esriHook-Signature=');
   t.equal(decodeURIComponent(field!), sign(TEST_KEY, payload!), 'the form signs the JSON in its field, as Esri samples read it');
 
-  const deliveries = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as { deliveries: Array<{ signature?: string }> };
-  t.equal(
-    deliveries.deliveries.filter((delivery) => delivery.signature !== undefined).length,
-    1,
+  const deliveries = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as {
+    deliveries: Array<{ signatureHeader?: string }>;
+  };
+  t.strictSame(
+    deliveries.deliveries.map((delivery) => delivery.signatureHeader).filter((header) => header !== undefined),
+    ['x-esriHook-Signature'],
     'only the JSON delivery signs in a header',
   );
   const changes = await fetch(`${(json.changes as { url: string }).url}&f=json&token=${await emulator.token()}`);

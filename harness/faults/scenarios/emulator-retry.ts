@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from '../../../src/emulator/build-emulator.js';
 import type { DeliveryRecord } from '../../../src/emulator/types.js';
-import { sign } from '../../../src/signature/sign.js';
 import { FAULTS_SECRET, WEBHOOK_PATH } from '../deliveries.js';
 import type { FaultRow } from '../fault-row.js';
 import { since, type ScenarioOptions } from '../scenario.js';
@@ -53,9 +52,13 @@ async function adminClient(
   };
 }
 
-/** Fires GP jobs on Tools/Buffer at {@link JOBS_PER_SECOND} until `stop()`; resolves with the count. */
-function fireJobs(url: string): { stop: () => Promise<number> } {
+/**
+ * Fires GP jobs on Tools/Buffer at {@link JOBS_PER_SECOND} until `stop()`, which resolves with the count;
+ * `jobOf` maps each delivery id to the job it delivers.
+ */
+function fireJobs(url: string): { stop: () => Promise<number>; jobOf: ReadonlyMap<string, string> } {
   let stopped = false;
+  const jobOf = new Map<string, string>();
   const running = (async () => {
     const startedAtMs = performance.now();
     let fired = 0;
@@ -66,7 +69,8 @@ function fireJobs(url: string): { stop: () => Promise<number> } {
         body: '{"outcome":"succeeded"}',
       });
       if (response.status !== 200) throw new Error(`firing a job answered ${response.status}`);
-      await response.body?.cancel();
+      const { jobId, deliveries } = (await response.json()) as { jobId: string; deliveries: string[] };
+      for (const id of deliveries) jobOf.set(id, jobId);
       fired += 1;
       const dueMs = (fired / JOBS_PER_SECOND) * 1000 - (performance.now() - startedAtMs);
       if (dueMs > 0) await sleep(dueMs);
@@ -80,7 +84,18 @@ function fireJobs(url: string): { stop: () => Promise<number> } {
       stopped = true;
       return running;
     },
+    jobOf,
   };
+}
+
+/** The `jobId` of a GP delivery's JSON body; '' when it has none. */
+function gpJobIdOf(body: Buffer): string {
+  try {
+    const { jobId } = JSON.parse(body.toString('utf8')) as { jobId?: unknown };
+    return typeof jobId === 'string' ? jobId : '';
+  } catch {
+    return '';
+  }
 }
 
 /** Every delivery once none is pending any more (or after `timeoutMs`). */
@@ -97,7 +112,7 @@ async function settledDeliveries(emulator: FastifyInstance, timeoutMs = 60_000):
  * Fault 4: the admin-API emulator (in this process) has a webhook on Tools/Buffer.GPServer pointing at the
  * receiver, signed with its key, and retries fast. GP jobs are fired throughout; the receiver is SIGKILLed,
  * jobs keep firing, and it is started again while the emulator retries. Every delivery the emulator
- * reports `delivered` must be one job in Redis (matched by its signature: the HMAC of a job's raw body);
+ * reports `delivered` must be one job in Redis (matched by the GP job id its body carries);
  * those it gave up on are reported.
  */
 export async function runEmulatorRetry(options: ScenarioOptions): Promise<FaultRow> {
@@ -145,13 +160,13 @@ export async function runEmulatorRetry(options: ScenarioOptions): Promise<FaultR
         notes: [`${retried} retried`, `${gaveUp} given up`, `receiver down ${(downMs / 1000).toFixed(1)} s`],
         problems,
         extra: { gaveUp, retried },
-        // A delivery's body is not in its record, but its signature is: the job whose raw body signs to it.
+        // A delivery's body is not in its record, but the GP job it delivers is known from firing it, and is in the body.
         onJobs: (jobs) => {
-          const eventIdBySignature = new Map(
-            jobs.filter((job) => job.rawBody !== undefined).map((job) => [sign(FAULTS_SECRET, job.rawBody!), job.eventId ?? '']),
+          const eventIdByJob = new Map(
+            jobs.filter((job) => job.rawBody !== undefined).map((job) => [gpJobIdOf(job.rawBody!), job.eventId ?? '']),
           );
           for (const record of records) {
-            const eventId = eventIdBySignature.get(record.signature ?? '') ?? `not stored: delivery ${record.id}`;
+            const eventId = eventIdByJob.get(firing.jobOf.get(record.id) ?? '') ?? `not stored: delivery ${record.id}`;
             deliveries.push({ eventId, acknowledged: record.outcome === 'delivered' });
           }
         },

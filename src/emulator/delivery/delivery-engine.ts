@@ -123,7 +123,7 @@ export class DeliveryEngine {
       attempts: [],
       outcome: 'pending',
     };
-    if (payload.signature !== undefined) record.signature = payload.signature;
+    if (payload.signature !== undefined) record.signatureHeader = payload.signatureHeader;
     this.#log.add(record);
     const { secondsToMs, sleep, clock } = this.#options;
     const options: DeliverOptions = { post: this.#transport.post, secondsToMs, sleep, now: () => clock.now(), signal: this.#abort.signal };

@@ -17,6 +17,17 @@ function body(request: { body: unknown }): Record<string, unknown> {
   return request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
 }
 
+/**
+ * A webhook as the control endpoints show it: without its signature key (they take no credentials), and
+ * `hasSignatureKey` saying whether it has one. The admin API, with a token, answers the key as the product does.
+ */
+function withoutKey<T extends { signatureKey: string }>({
+  signatureKey,
+  ...hook
+}: T): Omit<T, 'signatureKey'> & { hasSignatureKey: boolean } {
+  return { ...hook, hasSignatureKey: signatureKey !== '' };
+}
+
 /** What the control endpoints work with besides the context. */
 export interface ControlContext extends EmulatorContext {
   clock: EmulatorClock;
@@ -93,11 +104,11 @@ export async function controlRoutes(app: FastifyInstance, context: ControlContex
 
   app.get('/emulator/webhooks', async () => ({
     webhooks: [...store.webhooks.values()].map((hook) => ({
-      ...hook,
+      ...withoutKey(hook),
       failuresByDay: formatFailuresByDay(engine.failuresByDay(hook.id)),
     })),
     onlineWebhooks: [...store.onlineWebhooks.values()].map((hook) => ({
-      ...hook,
+      ...withoutKey(hook),
       consecutiveFailures: engine.consecutiveFailures(hook.globalId),
     })),
   }));
