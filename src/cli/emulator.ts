@@ -10,6 +10,18 @@ interface EmulatorFlags {
   publicUrl?: string;
   orgId: string;
   logLevel: string;
+  allowedHost: string[];
+}
+
+/** Collects the names of `--allowed-host`, given once per name or as a comma list. */
+function hostNames(value: string, previous: string[]): string[] {
+  return [
+    ...previous,
+    ...value
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== ''),
+  ];
 }
 
 async function runEmulator(flags: EmulatorFlags): Promise<void> {
@@ -19,6 +31,8 @@ async function runEmulator(flags: EmulatorFlags): Promise<void> {
     ...(flags.publicUrl !== undefined ? { publicUrl: flags.publicUrl } : port === 0 ? {} : { publicUrl: `http://${flags.host}:${port}` }),
     logLevel: flags.logLevel,
     orgId: flags.orgId,
+    // The name it was told to listen on is one clients use to reach it.
+    allowedHosts: [flags.host, ...flags.allowedHost],
     ...(flags.catalog === undefined ? {} : { catalog: loadCatalog(flags.catalog) }),
     ...(users === undefined ? {} : { users }),
   });
@@ -34,6 +48,11 @@ export function registerEmulator(command: Command): void {
     .addOption(new Option('--catalog <file>', 'JSON array of services replacing the default catalogue'))
     .addOption(
       new Option('--public-url <url>', 'base URL the emulator is reached at (default http://HOST:PORT, the port it got with --port 0)'),
+    )
+    .addOption(
+      new Option('--allowed-host <name>', 'a further host name requests may be addressed to (repeatable, or a comma list)')
+        .argParser(hostNames)
+        .default([]),
     )
     .addOption(new Option('--org-id <id>', 'id of the ArcGIS Online organization it serves at /<id>/ArcGIS/rest').default(DEFAULT_ORG_ID))
     .addOption(new Option('--log-level <level>', 'pino level').env('LOG_LEVEL').default('info'))

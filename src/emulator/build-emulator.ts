@@ -8,6 +8,7 @@ import { defaultCatalog } from './catalog.js';
 import { EmulatorClock } from './clock.js';
 import type { EmulatorContext } from './context.js';
 import { DeliveryEngine } from './delivery/delivery-engine.js';
+import { createHostCheck, isLoopbackHost } from './host-check.js';
 import { sendAdmin } from './respond.js';
 import { controlRoutes } from './routes/control.js';
 import { discoveryRoutes } from './routes/discovery.js';
@@ -39,6 +40,13 @@ export interface EmulatorOptions {
    * @defaultValue `http://<address>:<port>` it listens on (a wildcard address as 127.0.0.1); 'http://127.0.0.1:7080' before it listens
    */
   publicUrl?: string;
+  /**
+   * Host names (or addresses) requests may name in their `Host` header besides the loopback names
+   * (`127.0.0.1`, `localhost`, `[::1]`), the host of `publicUrl` and the address a connection arrived at:
+   * any other is refused with a 403, a defence against DNS rebinding.
+   * @defaultValue none
+   */
+  allowedHosts?: readonly string[];
   /** The id of the ArcGIS Online organization it also serves, at `/<orgId>/ArcGIS/rest/...`. @defaultValue 'geohookOrg' */
   orgId?: string;
   /** Turns the settings' seconds into milliseconds; tests shrink time with it. @defaultValue `s => s * 1000` */
@@ -73,6 +81,41 @@ function listeningUrl(app: FastifyInstance): string | undefined {
   if (address === null || typeof address === 'string') return undefined;
   const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
   return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
+/** The host name of `url`, as a list of none or one. */
+function hostOf(url: string | undefined): string[] {
+  try {
+    return url === undefined ? [] : [new URL(url).hostname];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Refuses requests whose `Host` header names a host the emulator does not serve (see {@link createHostCheck}),
+ * in the admin API's error shape with HTTP 403, and warns once it listens beyond the loopback interface.
+ */
+function guardHosts(app: FastifyInstance, allowedHosts: readonly string[]): void {
+  const allowed = createHostCheck(allowedHosts);
+  app.addHook('onRequest', async (request, reply) => {
+    const host = request.headers.host;
+    if (allowed(host, request.socket.localAddress)) return;
+    request.log.warn({ host }, 'emulator refused a request for a host it does not serve');
+    const error = new AdminError(
+      403,
+      `Host '${String(host ?? '').slice(0, 200)}' is not served here: the emulator answers to 127.0.0.1, localhost, [::1] and the names it is given (--allowed-host), a defence against DNS rebinding.`,
+    );
+    return reply.code(403).type('application/json; charset=utf-8').send(JSON.stringify(error.toJSON()));
+  });
+  app.addHook('onListen', async () => {
+    const address = app.server.address();
+    if (address === null || typeof address === 'string' || isLoopbackHost(address.address)) return;
+    app.log.warn(
+      { address: address.address, port: address.port },
+      'the emulator listens beyond the loopback interface: whoever reaches it may use its control endpoints, which take no credentials',
+    );
+  });
 }
 
 /**
@@ -119,6 +162,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
   });
   const context: EmulatorContext = { store, tokens: new TokenStore(options.users ?? defaultUsers, clock), clock, engine };
 
+  guardHosts(app, [...(options.allowedHosts ?? []), ...hostOf(options.publicUrl)]);
   app.setErrorHandler<FastifyError | AdminError>((err, request, reply) => {
     const error = toAdminError(err);
     if (error.code === 500) request.log.error({ err }, 'emulator request failed');

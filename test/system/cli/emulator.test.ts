@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { request } from 'node:http';
 import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { runCli, startCli } from '../../helpers/cli.js';
@@ -72,4 +73,42 @@ t.test('geohook emulator --port 0 listens on a free port and puts that port in t
   t.match(await answer.json(), {
     statusUrl: new RegExp(`^http://127\\.0\\.0\\.1:${port}/arcgis/rest/services/Hosted/Parcels/FeatureServer/jobs/`),
   });
+});
+
+/** The HTTP status of a GET of `/emulator/webhooks` at 127.0.0.1:`port` with `host` as the Host header. */
+function statusFor(port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request({ host: '127.0.0.1', port, path: '/emulator/webhooks', headers: { host } }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+t.test('geohook emulator answers the names of --allowed-host and --public-url, and refuses other hosts', async (t) => {
+  const { child, output } = await startCli(
+    [
+      'emulator',
+      '--port',
+      '0',
+      '--allowed-host',
+      'a.example,b.example',
+      '--allowed-host',
+      'c.example',
+      '--public-url',
+      'http://emulator:7080',
+    ],
+    {},
+    /Server listening at http:\/\/127\.0\.0\.1:\d+/,
+  );
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output())![1]);
+  for (const host of ['a.example', 'b.example:7080', 'c.example', 'emulator:7080', `127.0.0.1:${port}`, 'localhost'])
+    t.equal(await statusFor(port, host), 200, host);
+  t.equal(await statusFor(port, 'd.example'), 403, 'another name');
+  t.notMatch(output(), /beyond the loopback/, 'no warning on 127.0.0.1');
 });
