@@ -53,9 +53,15 @@ function withoutTokens(url: string): string {
   return url.slice(0, start) + query;
 }
 
+/** A logged Redis URL with its password censored (`redis://user:[redacted]@host:port`). */
+function withoutPassword(url: unknown): unknown {
+  return typeof url === 'string' ? url.replace(/^([a-z][a-z\d+.-]*:\/\/[^:@/]*:)[^@/]*@/i, '$1[redacted]@') : url;
+}
+
 /**
  * pino options shared by every geohook process: signature headers, credentials and keys are censored
- * wherever they appear in a logged object, at the top level or one level down, and tokens in URLs.
+ * wherever they appear in a logged object, at the top level or one level down, tokens in URLs, and the
+ * password of a logged `redisUrl`.
  */
 export function createLoggerOptions(settings: LoggerSettings = {}): LoggerOptions {
   const headers = ['authorization', 'cookie', ...(settings.signatureHeaders ?? ['x-service', 'x-esrihook-signature'])];
@@ -75,6 +81,7 @@ export function createLoggerOptions(settings: LoggerSettings = {}): LoggerOption
         headers: req.headers,
         remoteAddress: req.ip,
       }),
+      redisUrl: withoutPassword,
     },
     redact: {
       paths: [...headers.map((name) => `req.headers["${name}"]`), ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`])],

@@ -118,3 +118,14 @@ t.test('parameters whose name only contains "token" stay readable', async (t) =>
   const urls = messages().flatMap((entry) => (entry.req === undefined ? [] : [entry.req.url]));
   t.same(urls, ['/ok?crc_token=abc123&tokens=2&access_token_hint=x']);
 });
+
+t.test('the password of a logged redisUrl never reaches a log line', async (t) => {
+  const { logger, lines } = capturingLogger('info');
+  logger.info({ redisUrl: 'redis://:s3cret-pass@127.0.0.1:6379' }, 'a');
+  logger.info({ redisUrl: 'rediss://user:s3cret-pass@redis.example:6380/0' }, 'b');
+  logger.info({ redisUrl: 'redis://127.0.0.1:6379' }, 'c');
+  t.same(
+    lines.map((line) => (JSON.parse(line) as { redisUrl: string }).redisUrl),
+    ['redis://:[redacted]@127.0.0.1:6379', 'rediss://user:[redacted]@redis.example:6380/0', 'redis://127.0.0.1:6379'],
+  );
+});

@@ -100,7 +100,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
 
   const pending =
     server.registration === undefined ? undefined : await waitForRegistration(() => server.registration!.notReadyReason(), 15_000);
-  printNotice(`receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redis?.url ?? describeTarget(server.redisTarget)})`);
+  printNotice(`receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redis?.displayUrl ?? describeTarget(server.redisTarget)})`);
   if (!isLoopbackHost(config.host)) {
     printNotice(
       `notice     the receiver listens on ${config.host}:${config.port}: other machines can reach it, its dashboard and /metrics (HOST=${LOOPBACK_HOST} keeps it on this one)`,

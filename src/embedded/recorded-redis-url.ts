@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Where `geohook up` keeps the data of its embedded redis-server, relative to the working directory. */
@@ -8,10 +8,14 @@ const URL_FILE = 'url';
 
 /**
  * Records the URL of a running embedded redis-server in its data directory, so that `geohook consume` and
- * `geohook events` started in the same directory find it without REDIS_URL.
+ * `geohook events` started in the same directory find it without REDIS_URL. The URL carries the server's
+ * password: the file is readable by its owner only (mode 0600), written whole before it replaces the last one.
  */
 export function recordRedisUrl(dir: string, url: string): void {
-  writeFileSync(join(dir, URL_FILE), `${url}\n`);
+  const next = join(dir, `${URL_FILE}.next`);
+  rmSync(next, { force: true }); // a file left by a crash keeps its mode when written again
+  writeFileSync(next, `${url}\n`, { mode: 0o600, flag: 'wx' });
+  renameSync(next, join(dir, URL_FILE));
 }
 
 /** Removes the record once the embedded redis-server has stopped. */

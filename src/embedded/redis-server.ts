@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -11,8 +12,15 @@ import { forgetRedisUrl, readRecordedRedisUrl, recordRedisUrl } from './recorded
 export interface RedisServerOptions {
   /** Port to listen on; 0 picks a free one. @defaultValue 0 */
   port?: number;
-  /** Working directory (AOF files). Created when missing. */
+  /** Working directory (AOF files). Created when missing; made readable by its owner only (mode 0700). */
   dir: string;
+  /**
+   * Clients must give a password: a random one, made once per instance, set with `requirepass` through the
+   * server's standard input (not its command line, which every local user can read) and carried by
+   * {@link RedisServer.url}. With `configFile` this needs Redis 7 or later.
+   * @defaultValue true
+   */
+  requirePassword?: boolean;
   /** AOF persistence (`appendonly yes`). @defaultValue false */
   appendOnly?: boolean;
   /** `appendfsync` policy when `appendOnly`. @defaultValue 'everysec' */
@@ -95,10 +103,12 @@ export class RedisServer {
   private readonly options: RedisServerOptions;
   private child: ChildProcess | undefined;
   private boundPort: number;
+  private readonly password: string | undefined;
 
   constructor(options: RedisServerOptions) {
     this.options = options;
     this.boundPort = options.port ?? 0;
+    this.password = options.requirePassword === false ? undefined : randomBytes(24).toString('base64url');
   }
 
   get port(): number {
@@ -110,14 +120,22 @@ export class RedisServer {
     return this.child?.pid;
   }
 
+  /** The URL clients connect with: the password included. */
   get url(): string {
+    return `redis://${this.password === undefined ? '' : `:${this.password}@`}127.0.0.1:${this.boundPort}`;
+  }
+
+  /** The URL without the password: for logs and messages. */
+  get displayUrl(): string {
     return `redis://127.0.0.1:${this.boundPort}`;
   }
 
   /** Starts the server and resolves once it accepts connections. */
   async start(): Promise<void> {
     if (this.child !== undefined) return;
-    mkdirSync(this.options.dir, { recursive: true });
+    // Its AOF files hold the events and the generated signature keys: other local users may not read them.
+    mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
+    chmodSync(this.options.dir, 0o700);
     const pickPort = this.boundPort === 0;
     for (let attempt = 1; ; attempt += 1) {
       if (pickPort) this.boundPort = await findFreePort();
@@ -140,8 +158,10 @@ export class RedisServer {
       binary = 'redis-server',
       startTimeoutMs = 10_000,
     } = this.options;
+    // `-`: the password comes as configuration on stdin (first, or after a configuration file, Redis 7+).
+    const stdin = this.password === undefined ? [] : ['-'];
     const args = [
-      ...(configFile === undefined ? [] : [configFile]),
+      ...(configFile === undefined ? stdin : [configFile]),
       '--port',
       String(this.boundPort),
       '--bind',
@@ -163,9 +183,12 @@ export class RedisServer {
       '--logfile',
       '',
       ...extraArgs,
+      ...(configFile === undefined ? [] : stdin),
     ];
     // Its own process group: a Ctrl-C reaches geohook, which drains first and then stops Redis.
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(binary, args, { stdio: [this.password === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached: true });
+    child.stdin?.on('error', () => undefined); // a server that exits at once closes it; the exit is what is reported
+    child.stdin?.end(`requirepass ${this.password}\n`);
     const killOnExit = (): void => {
       child.kill('SIGTERM');
     };

@@ -8,10 +8,13 @@ import type { Test } from 'tap';
 import { findFreePort, RedisServer, type RedisServerOptions } from '../../src/embedded/redis-server.js';
 import { waitFor } from './wait.js';
 
-/** A redis-server in a fresh temporary directory, stopped (and the directory removed) at teardown. */
+/**
+ * A redis-server in a fresh temporary directory, stopped (and the directory removed) at teardown. Without a
+ * password unless asked: the replicas, sentinels and cluster nodes of the tests reach each other without one.
+ */
 async function startServer(t: Test, options: Omit<RedisServerOptions, 'dir'>): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'geohook-redis-'));
-  const server = new RedisServer({ dir, ...options });
+  const server = new RedisServer({ dir, requirePassword: false, ...options });
   await server.start();
   t.teardown(async () => {
     await server.stop();

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
@@ -106,6 +106,16 @@ t.test(
     consumer.child.kill('SIGTERM');
     t.equal((await once(consumer.child, 'exit'))[0], 0);
 
+    // The embedded Redis takes a password, recorded with its URL where only its owner reads it; geohook events finds it there.
+    const recorded = join(dir, '.geohook/redis/url');
+    const password = new URL(readFileSync(recorded, 'utf8').trim()).password;
+    t.ok(password.length >= 32, 'a password, recorded with the URL');
+    t.equal(statSync(recorded).mode & 0o777, 0o600, 'the record is 0600');
+    t.equal(statSync(join(dir, '.geohook/redis')).mode & 0o777, 0o700, 'the data directory is 0700');
+    const stats = await runCli(['events', 'stats'], { cwd: dir });
+    t.equal(stats.code, 0, stats.stderr);
+    t.match(JSON.parse(stats.stdout), { 'gp-events': { completed: Number } }, 'geohook events reads the queues');
+
     child.kill('SIGINT');
     const [code] = await once(child, 'exit');
     t.equal(code, 0);
@@ -126,5 +136,6 @@ t.test(
       t.ok(refused, `the ${name} is stopped`);
     }
     t.notOk(existsSync(join(dir, '.geohook/redis/url')), 'the record of the embedded Redis is gone');
+    t.notOk(output().includes(password), 'the password is neither logged nor printed');
   },
 );
