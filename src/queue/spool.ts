@@ -6,7 +6,7 @@ import type { StoredEvent } from './envelope.js';
 
 /** Options of {@link EventSpool}. */
 export interface EventSpoolOptions {
-  /** Directory of the spool files; created when missing. */
+  /** Directory of the spool files; created when missing, readable by its owner only (mode 0700). */
   dir: string;
   log?: Pick<BaseLogger, 'warn'>;
 }
@@ -42,7 +42,8 @@ export class EventSpool {
   constructor(options: EventSpoolOptions) {
     this.dir = options.dir;
     this.log = options.log;
-    mkdirSync(this.dir, { recursive: true });
+    // The events are the payloads received: spool files are the owner's alone (0700 directory, 0600 files).
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     this.files = readdirSync(this.dir)
       .filter((name) => FILE.test(name))
       .sort();
@@ -81,7 +82,7 @@ export class EventSpool {
     if (this.file !== undefined) return this.file;
     this.sequence += 1;
     const name = `spool-${String(Date.now()).padStart(13, '0')}-${String(this.sequence % 1_000_000).padStart(6, '0')}.jsonl`;
-    const handle = await open(join(this.dir, name), 'a');
+    const handle = await open(join(this.dir, name), 'a', 0o600);
     this.file = { name, handle };
     this.files.push(name);
     return this.file;

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { EventSpool } from '../../src/queue/spool.js';
 import { sign } from '../../src/signature/sign.js';
 import { envelopeOf, eventOf } from '../helpers/envelope.js';
 import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
@@ -56,4 +57,17 @@ t.test('a spool left by an earlier run is drained at start; a torn last line (ne
   t.equal(await countJobs(receiver.app), 2);
   t.same((await receiver.app.eventQueue.queue('gp-events').getJob(first.id))?.data, first);
   t.same((await receiver.app.eventQueue.queue('feature-events').getJob(second.id))?.data, second);
+});
+
+t.test('the spool directory is created readable by its owner only (0700), and its files are 0600', async (t) => {
+  const umask = process.umask(0o022); // the usual umask, under which files would be 0644
+  t.teardown(() => process.umask(umask));
+  const dir = join(t.testdir(), 'data', 'spool');
+  const spool = new EventSpool({ dir });
+  await spool.append(JSON.stringify(envelopeOf('gp')));
+  await spool.close();
+  t.equal(statSync(dir).mode & 0o777, 0o700, 'the directory');
+  const files = readdirSync(dir);
+  t.equal(files.length, 1);
+  t.equal(statSync(join(dir, files[0]!)).mode & 0o777, 0o600, 'the spool file');
 });
