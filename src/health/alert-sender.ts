@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connection.js';
+import { alertText } from './alert-text.js';
 
 /** What an alert is about (docs/backfill.md#alerts). */
 export type AlertEvent = 'webhook.failing' | 'webhook.deactivated' | 'webhook.recovered' | 'gap.backfilled';
@@ -9,7 +10,10 @@ export interface Alert {
   event: AlertEvent;
   /** The service (`folder/name.FeatureServer`), or the backfill scope, it is about: alerts are debounced per event and subject. */
   service: string;
-  /** One line for a person: Slack's and Teams' incoming webhooks show it as the message. */
+  /**
+   * One line for a person: Slack's and Teams' incoming webhooks show it as the message. It names `service` as
+   * that field holds it; the sender makes the name plain and escapes the line ({@link alertText}).
+   */
   text: string;
   [field: string]: unknown;
 }
@@ -34,7 +38,7 @@ export interface AlertSenderOptions {
 export type AlertSender = (alert: Alert) => Promise<void>;
 
 /**
- * POSTs alerts as JSON (`{event, text, service, …fields, at}`), debounced with a Redis key per event and service
+ * POSTs alerts as JSON (`{event, text, service, …fields, at}`, `text` made safe by {@link alertText}), debounced with a Redis key per event and service
  * (`<prefix>:alerts:<event>:<service>`), so that several receivers send one. A failed POST is logged.
  */
 export function createAlertSender(options: AlertSenderOptions): AlertSender {
@@ -47,7 +51,7 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
         const first = await redis.set(`${prefix}:alerts:${alert.event}:${alert.service}`, '1', 'PX', debounceMs, 'NX');
         if (first === null) return log.debug({ event: alert.event, service: alert.service }, 'alert debounced');
       }
-      const body = JSON.stringify({ ...alert, at: new Date().toISOString() });
+      const body = JSON.stringify({ ...alert, text: alertText(alert.text, alert.service), at: new Date().toISOString() });
       const response = await fetchFn(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -136,3 +136,27 @@ t.test('an alert URL that fails is logged, never thrown', async (t) => {
   await alert({ event: 'gap.backfilled', service: 'default X.FeatureServer', text: 'x' });
   t.match(JSON.parse(lines.join('')), { msg: 'alert not sent', event: 'gap.backfilled', err: { message: /answered 503/ } });
 });
+
+t.test('an alert about a service whose name holds <!channel>, markup or escapes reaches the sink plain and escaped', async (t) => {
+  const connection = new Redis(redis.url);
+  t.teardown(() => connection.disconnect());
+  const sink = await startSink(t, answerWith(200));
+  const alert = createAlertSender({
+    url: sink.url,
+    debounceMs: 0,
+    redis: connection,
+    prefix: uniquePrefix(),
+    logger: pino({ level: 'silent' }),
+  });
+  const scope = 'default Hosted/X <!channel> *URGENT* [sign in](evil) `a`|b\u001b[2J\u009b1m&.FeatureServer';
+  await alert({ event: 'gap.backfilled', service: scope, text: `geohook: backfilled the edits of ${scope} in server generations (2, 50]` });
+  await alert({ event: 'webhook.failing', service: 'Tools/Buffer.GPServer', text: 'geohook: a < b & c > d on Tools/Buffer.GPServer' });
+  const [named, escaped] = sink.received.map((request) => JSON.parse(request.body.toString()) as { service: string; text: string });
+  t.equal(
+    named!.text,
+    'geohook: backfilled the edits of default Hosted/X ??channel? ?URGENT? ?sign in??evil? ?a??b??2J?1m?.FeatureServer in server generations (2, 50]',
+    'the name is plain: no mention, markup or control character',
+  );
+  t.equal(named!.service, scope, 'the service field keeps the name as it came');
+  t.equal(escaped!.text, 'geohook: a &lt; b &amp; c &gt; d on Tools/Buffer.GPServer', "&, < and > escaped as Slack's rules ask");
+});
