@@ -43,12 +43,24 @@ const BACKSLASH = 0x5c;
 const OPENERS = new Set([0x5b, 0x7b]); // [ {
 const CLOSERS = new Set([0x5d, 0x7d]); // ] }
 
+/** True when `json` holds at most `max` of `[` and `{`, wherever they are. */
+function openingsAtMost(json: string | Uint8Array, max: number): boolean {
+  const text = typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+  let count = 0;
+  for (const opener of ['[', '{']) {
+    for (let at = text.indexOf(opener); at !== -1; at = text.indexOf(opener, at + 1)) if (++count > max) return false;
+  }
+  return true;
+}
+
 /**
  * True when the JSON text `json` nests arrays or objects deeper than `max`, read in one pass over its characters
  * (brackets outside strings), before any parse: a hostile body costs a scan, not a parse. For valid JSON this is
  * the nesting of the parsed value; for text that is not JSON it is an upper bound of it.
  */
 export function jsonNestingExceeds(json: string | Uint8Array, max: number): boolean {
+  // No deeper than the brackets that open: counted by native searches, the usual body needs no scan.
+  if (openingsAtMost(json, max)) return false;
   const length = json.length;
   const at = typeof json === 'string' ? (index: number) => json.charCodeAt(index) : (index: number) => json[index]!;
   let depth = 0;
