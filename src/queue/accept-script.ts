@@ -30,7 +30,8 @@ export const MAX_ACTIVITY_FIELDS = 10_000;
  * at or below its watermark, or is exactly a range waiting for its server (a second webhook's delivery of it).
  *
  * A range counts (moves its watermark) only once its server vouched for it: when it ends at or below the
- * scope's server generation, as the server itself last reported it (`server-gens`). One that ends past it waits
+ * scope's server generation, as the server itself last reported it at the range's service URL (`server-gens`,
+ * `<generation>\t<service URL>` by scope). One that ends past it waits
  * in `ahead` and a `confirm` job on the backfill queue (id `confirm-<sha1 of scope>`, one at a time) reads
  * the server's generation; the ranges it covers then count in order, those it never covers are refused by the
  * worker after a while. So no payload moves a watermark past what the server has. A counted range that starts
@@ -145,18 +146,30 @@ local function pend(scope, from, to, url, source, hook)
     addJob(confirms, jobId, 'confirm', cjson.encode({ scope = scope, hook = hook, serviceUrl = url }), optionsOf(6))
   end
 end
--- Raises a scope's server generation, read at url, and counts, in order, the ranges waiting that it now covers
+-- A scope's server generation as last read, and the URL of the service it was read at.
+local function serverGenOf(scope)
+  local value = rcall('HGET', serverGens, scope)
+  if not value then return nil, nil end
+  local gen, url = string.match(value, '^(%d+)\\t(.*)$')
+  return tonumber(gen), url
+end
+-- Records a scope's server generation, read at url, and counts, in order, the ranges waiting that it now covers
 -- (those announced for that server). Those still ahead stay, but for ranges first seen before refuseBefore (when
 -- given): refused. Returns what stays and what was refused.
 local function confirm(scope, gen, url, hook, refuseBefore)
-  local known = rcall('HGET', serverGens, scope)
-  -- A server without the service confirms nothing (0), and leaves no trace.
-  if tonumber(gen) > tonumber(known or 0) then rcall('HSET', serverGens, scope, gen) else gen = known or 0 end
+  local known, knownUrl = serverGenOf(scope)
+  gen = tonumber(gen)
+  if knownUrl == url and known > gen then
+    gen = known
+  elseif gen > 0 then
+    rcall('HSET', serverGens, scope, gen .. '\\t' .. url)
+  end
+  -- (A server without the service reads 0: it confirms nothing, and leaves no trace.)
   local lines = rcall('HGET', ahead, scope)
   if not lines then return 0, '' end
   local covered, left, refused = {}, {}, {}
   for from, to, at, source, seen in string.gmatch(lines, AHEAD) do
-    if tonumber(to) <= tonumber(gen) and at == url then
+    if tonumber(to) <= gen and at == url then
       covered[#covered + 1] = { from, to, at, source }
     elseif refuseBefore and tonumber(seen) < refuseBefore then
       refused[#refused + 1] = from .. '\\t' .. to
@@ -169,13 +182,13 @@ local function confirm(scope, gen, url, hook, refuseBefore)
   if #left == 0 then rcall('HDEL', ahead, scope) else rcall('HSET', ahead, scope, table.concat(left, '\\n')) end
   return #left, table.concat(refused, '\\n')
 end
--- A delivery's ranges: those its server's generation covers count now, the others wait for it.
+-- A delivery's ranges: those the generation of their server covers count now, the others wait for it.
 local function track(ranges, hook)
   for scope, from, to, url, source in string.gmatch(ranges, RANGE) do
     local mark = rcall('HGET', watermarks, scope)
     if not mark or tonumber(to) > tonumber(mark) then
-      local gen = rcall('HGET', serverGens, scope)
-      if gen and tonumber(to) <= tonumber(gen) then count(scope, from, to, url, source, hook) else pend(scope, from, to, url, source, hook) end
+      local gen, at = serverGenOf(scope)
+      if gen and at == url and tonumber(to) <= gen then count(scope, from, to, url, source, hook) else pend(scope, from, to, url, source, hook) end
     end
   end
 end

@@ -209,7 +209,8 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
   };
   // The server's generation as the registration pass would have read it: the deliveries count at once.
   const scope = `default ${PARCELS}`;
-  await eventQueue.confirm('default', [{ scope, from: last, to: last, serviceUrl: '' }]);
+  const serviceUrl = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
+  await eventQueue.confirm('default', [{ scope, from: last, to: last, serviceUrl }]);
   await eventQueue.enqueue(delivery(gens[0]! - 1, gens[0]!));
   await eventQueue.enqueue(delivery(gens[1]!, last));
   const backfilled = await waitFor('the backfilled range', async () =>

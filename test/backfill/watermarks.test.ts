@@ -53,7 +53,10 @@ async function setup(t: Test, serverGen = 1000) {
   const serviceLocator = createServiceLocator({ trusted: ['https://gis.example.com', 'https://services.arcgis.com/Org1/ArcGIS/'] });
   const eventQueue = new EventQueue({ connection, prefix, serviceLocator });
   await eventQueue.ready();
-  for (const scope of SCOPES) await eventQueue.confirm(scope.split(' ')[0]!, [{ scope, from: serverGen, to: serverGen, serviceUrl: '' }]);
+  for (const scope of SCOPES) {
+    const serviceUrl = scope.includes('Trees') ? ONLINE_URL : SERVICE_URL;
+    await eventQueue.confirm(scope.split(' ')[0]!, [{ scope, from: serverGen, to: serverGen, serviceUrl }]);
+  }
   const gaps = new Queue(backfillQueueName, { connection, prefix });
   t.teardown(async () => {
     await gaps.close();
@@ -182,7 +185,7 @@ t.test('issue 33 H1: a range past the server generation waits for the server; on
   });
   t.same(await ahead(), {});
   t.same(await eventQueue.confirm('default', [read]), { ahead: 0, refused: [] }, 'nothing left');
-  t.same(await serverGens(), { ...Object.fromEntries(SCOPES.map((scope) => [scope, '20'])), [PARCELS]: '25' });
+  t.same((await serverGens())[PARCELS], `25\t${SERVICE_URL}`, "the server's generation, and where it was read");
   t.same((await eventQueue.enqueue(delivery(enterprise(24, 25)))).duplicate, false);
   t.same(await watermarks(), { [PARCELS]: '25' });
   const gap = (await gaps.getJobs(['waiting'])).find((job) => job.name === 'gap');
@@ -252,4 +255,12 @@ t.test('a server that has not the service announced confirms nothing and keeps n
   });
   t.notOk(scope in (await serverGens()), 'no generation kept');
   t.same(await ahead(), {});
+});
+
+t.test("a range announced at another URL than its scope's server was read at waits for that server", async (t) => {
+  const { eventQueue, watermarks, ahead } = await setup(t, 100);
+  const other = 'https://gis.example.com/other/rest/services/Hosted/Parcels/FeatureServer';
+  await eventQueue.enqueue(delivery({ ...enterprise(1, 2), changesUrl: `${other}/extractChanges?serverGens=[1,2]` }));
+  t.same(await watermarks(), {}, 'not counted on the generation read elsewhere');
+  t.match(await ahead(), { [PARCELS]: new RegExp(`^1\t2\t${other}\t`) });
 });

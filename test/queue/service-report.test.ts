@@ -15,7 +15,8 @@ const HOUR_MS = 3_600_000;
 /** An event queue trusting the server of {@link parcelsDelivery}, which is at generation 1000. */
 async function parcelsQueue(t: Test) {
   const started = await startEventQueue(t, redis, { serviceLocator: createServiceLocator({ trusted: ['https://gis.example.com'] }) });
-  await started.eventQueue.confirm('default', [{ scope: `default ${PARCELS}`, from: 1000, to: 1000, serviceUrl: '' }]);
+  const serviceUrl = 'https://gis.example.com/server/rest/services/Hosted/Parcels/FeatureServer';
+  await started.eventQueue.confirm('default', [{ scope: `default ${PARCELS}`, from: 1000, to: 1000, serviceUrl }]);
   return started;
 }
 

@@ -131,7 +131,8 @@ t.test('services view: the board links to it, and it shows each service as Redis
   const raw = new Redis(redis.url);
   t.teardown(() => raw.disconnect());
   // The fixture's server, at the generation of its delivery: the range counts at once.
-  await raw.hset(serverGensKey(receiver.prefix), 'default ServiceName.FeatureServer', '1730385704443');
+  const serviceUrl = 'https://server.com/server/rest/services/ServiceName/FeatureServer';
+  await raw.hset(serverGensKey(receiver.prefix), 'default ServiceName.FeatureServer', `1730385704443\t${serviceUrl}`);
   for (const name of ['enterprise-gp-succeeded.json', 'enterprise-feature-created.json']) {
     const body = fixture(name);
     t.equal((await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).status, 202, name);

@@ -119,6 +119,18 @@ t.test(
       }),
       { numRuns: RUNS },
     );
+    // A service on the other trusted server alone in its scope: that server is read for it.
+    const elsewhereOnly = {
+      serviceType: 'FeatureServer',
+      changesUrl: `${trustedElsewhere}rest/services/Hosted/Elsewhere/FeatureServer/extractChanges?serverGens=[1,2]`,
+      folderName: 'Hosted',
+      serviceName: 'Elsewhere',
+      events: [{ eventType: 'FeaturesCreated', when: 0 }],
+    };
+    const bytes = Buffer.from(JSON.stringify(elsewhereOnly));
+    await eventQueue.enqueue(
+      buildEvent({ raw: bytes, hook: 'default', contentType: 'application/json', verified: true, classified: elsewhereOnly }),
+    );
     // Real edits too, so that the server's generation moves and confirmations have something to confirm.
     const last = Math.max(await editParcels(emulator, 'FeaturesCreated', true), await editParcels(emulator, 'FeaturesUpdated', true));
     const backfill = new Queue(backfillQueueName, { connection, prefix });
@@ -142,9 +154,9 @@ t.test(
       requested.some((url) => url.startsWith('https://gis2.example.com/')),
       'and tried the other trusted one',
     );
-    const raw = new Redis(redis.url);
-    t.teardown(() => raw.disconnect());
-    const marks = Object.entries(await raw.hgetall(watermarksKey(prefix)));
+    const redisClient = new Redis(redis.url);
+    t.teardown(() => redisClient.disconnect());
+    const marks = Object.entries(await redisClient.hgetall(watermarksKey(prefix)));
     t.ok(
       marks.every(([, mark]) => Number(mark) <= last),
       `no watermark past the server's generation ${last}: ${JSON.stringify(marks)}`,
