@@ -20,9 +20,9 @@ const layers = {
   admin: ['arcgis', 'arcgis-request'],
   consumers: ['arcgis', 'arcgis-request', 'config', 'queue', 'redis'],
   registration: ['admin', 'arcgis', 'config', 'redis', 'signature'],
-  backfill: ['arcgis', 'arcgis-request', 'consumers', 'queue', 'receiver', 'redis'],
+  backfill: ['arcgis', 'arcgis-request', 'queue', 'receiver', 'redis'],
   health: ['admin', 'arcgis', 'queue', 'redis', 'registration'],
-  doctor: ['admin', 'arcgis', 'arcgis-request', 'consumers', 'signature'],
+  doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],
   emulator: ['arcgis', 'config', 'signature'],
   cli: [
     'admin',

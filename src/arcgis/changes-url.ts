@@ -5,7 +5,7 @@
  */
 
 /** Where a feature delivery's edits are (docs/events.md#changes). */
-export interface FeatureChanges {
+export interface ChangesLocation {
   /** The `extractChanges` URL, decoded once when it was sent percent-encoded as a whole. */
   url: string;
   /** The server generations the edits span, `[from, to]`, read from the URL's `serverGens`. */
@@ -49,7 +49,7 @@ export function serverGensOf(url: URL): [number, number] | undefined {
 }
 
 /** The decoded change location of one payload item, or undefined when its `changesUrl` names none. */
-export function featureChangesOf(item: unknown): FeatureChanges | undefined {
+export function changesLocationOf(item: unknown): ChangesLocation | undefined {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
   const { changesUrl, layerId } = item as { changesUrl?: unknown; layerId?: unknown };
   const url = decodePayloadUrl(changesUrl);

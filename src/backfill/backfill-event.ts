@@ -1,4 +1,4 @@
-import type { LayerChanges } from '../consumers/follow-up.js';
+import type { LayerChanges } from '../arcgis-request/extract-changes.js';
 import type { StoredEvent } from '../queue/envelope.js';
 import { buildEvent } from '../receiver/build-event.js';
 

@@ -1,11 +1,9 @@
-import { featureChangeTypes } from '../arcgis/change-types.js';
+import { changeTypeValues } from '../arcgis/change-types.js';
 import { scheduleFrequencies, scheduleStates, type ScheduleInfo, type Webhook } from '../arcgis/webhook.js';
 import { AdminError, invalidParameter } from './admin-error.js';
 import type { Params } from './params.js';
 import type { CatalogService } from './types.js';
 
-/** Every `changeTypes` value the product accepts. */
-export const changeTypeValues: readonly string[] = ['*', ...featureChangeTypes];
 const contentTypes = ['application/json', 'application/x-www-form-urlencoded'] as const;
 const payloadFormats = ['json', 'pjson'] as const;
 

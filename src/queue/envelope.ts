@@ -1,5 +1,5 @@
 import type { FeatureChangeType } from '../arcgis/change-types.js';
-import type { FeatureChanges } from '../arcgis/changes-url.js';
+import type { ChangesLocation } from '../arcgis/changes-url.js';
 import type { FeaturePayloadItem, GpJobPayload } from '../arcgis/payload.js';
 
 /** Which queue an event goes to. */
@@ -46,7 +46,7 @@ export interface EventFields {
    * Feature events: where the edits are, the `changesUrl` decoded with its `serverGens` range and the layer
    * named (of the first item of an ArcGIS Online array). Absent when the payload has no such `changesUrl`.
    */
-  changes?: FeatureChanges;
+  changes?: ChangesLocation;
 }
 
 /** An event as consumers get it (docs/events.md): the stored fields, the parsed payload and the raw bytes. */

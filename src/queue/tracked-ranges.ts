@@ -1,4 +1,4 @@
-import { featureChangesOf, type FeatureChanges } from '../arcgis/changes-url.js';
+import { changesLocationOf, type ChangesLocation } from '../arcgis/changes-url.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { formatServiceName, isArcgisName } from '../arcgis/service-name.js';
 import type { ServiceRef, StoredEvent } from './envelope.js';
@@ -35,7 +35,7 @@ export function parseScope(scope: string): { service: string; layerId?: number }
 function rangeOf(
   hook: string,
   service: Partial<Record<keyof ServiceRef, string | undefined>>,
-  changes: FeatureChanges,
+  changes: ChangesLocation,
   locator: ServiceLocator,
 ): TrackedRange | undefined {
   const { folderName, serviceName } = service;
@@ -81,7 +81,7 @@ export function trackedRangesOf(event: StoredEvent, locator: ServiceLocator): Tr
   if (items === undefined || items.length < 2)
     return [rangeOf(event.hook, event.service, event.changes, locator)].filter((range) => range !== undefined);
   return items.flatMap((item) => {
-    const changes = featureChangesOf(item);
+    const changes = changesLocationOf(item);
     const { folderName, serviceName } = item as Record<string, unknown>;
     const service = { folderName: textOf(folderName), serviceName: textOf(serviceName) };
     return (changes && rangeOf(event.hook, service, changes, locator)) ?? [];

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { featureChangesOf } from '../arcgis/changes-url.js';
+import { changesLocationOf } from '../arcgis/changes-url.js';
 import type { StoredEvent } from '../queue/envelope.js';
 import { storedBody } from '../queue/stored-event.js';
 import { classifyEvent } from './classify-event.js';
@@ -24,7 +24,7 @@ export interface AcceptedDelivery {
 export function buildEvent(delivery: AcceptedDelivery): StoredEvent {
   const { raw, hook, contentType, verified, classified } = delivery;
   const { family, types, service } = classifyEvent(classified);
-  const changes = family === 'feature' ? featureChangesOf(Array.isArray(classified) ? classified[0] : classified) : undefined;
+  const changes = family === 'feature' ? changesLocationOf(Array.isArray(classified) ? classified[0] : classified) : undefined;
   return {
     id: createHash('sha256').update(raw).digest('hex'),
     hook,

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decodePayloadUrl, featureChangesOf, serverGensOf } from '../../src/arcgis/changes-url.js';
+import { decodePayloadUrl, changesLocationOf, serverGensOf } from '../../src/arcgis/changes-url.js';
 
 const PLAIN = 'https://services.arcgis.com/org/ArcGIS/rest/services/Parcels/FeatureServer/extractChanges?serverGens=[10,12]&async=true';
 
@@ -14,7 +14,7 @@ t.test('a changesUrl is read plain, percent-encoded as a whole (either case), or
   ];
   for (const [what, value] of cases) {
     t.match(
-      featureChangesOf({ changesUrl: value, layerId: 3 }),
+      changesLocationOf({ changesUrl: value, layerId: 3 }),
       { serverGens: [10, 12], layerId: 3, url: /^https:\/\/services\.arcgis\.com\/org\// },
       what,
     );
@@ -39,14 +39,14 @@ t.test('no changes without a usable changesUrl and serverGens range', async (t) 
     { changesUrl: 'https://host/extractChanges?serverGens=[1.5,2]' },
     { changesUrl: 'https://host/extractChanges?serverGens=1,2' },
   ]) {
-    t.equal(featureChangesOf(item), undefined, JSON.stringify(item) ?? 'undefined');
+    t.equal(changesLocationOf(item), undefined, JSON.stringify(item) ?? 'undefined');
   }
 });
 
 t.test('layerId is kept only as a whole number', async (t) => {
-  t.same(featureChangesOf({ changesUrl: PLAIN }), { url: PLAIN, serverGens: [10, 12] });
-  t.same(featureChangesOf({ changesUrl: PLAIN, layerId: '0' }), { url: PLAIN, serverGens: [10, 12] });
-  t.same(featureChangesOf({ changesUrl: PLAIN, layerId: 0 }), { url: PLAIN, serverGens: [10, 12], layerId: 0 });
+  t.same(changesLocationOf({ changesUrl: PLAIN }), { url: PLAIN, serverGens: [10, 12] });
+  t.same(changesLocationOf({ changesUrl: PLAIN, layerId: '0' }), { url: PLAIN, serverGens: [10, 12] });
+  t.same(changesLocationOf({ changesUrl: PLAIN, layerId: 0 }), { url: PLAIN, serverGens: [10, 12], layerId: 0 });
 });
 
 t.test('decodePayloadUrl and serverGensOf', async (t) => {

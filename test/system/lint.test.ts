@@ -30,6 +30,16 @@ t.test('config importing a feature folder fails the lint', async (t) => {
   );
 });
 
+t.test('backfill and doctor reading a consumer module fails the lint: ArcGIS requests are arcgis-request/', async (t) => {
+  for (const folder of ['backfill', 'doctor'])
+    t.same(
+      await rulesBroken("export { fetchChanges } from '../consumers/follow-up.js';\n", `src/${folder}/probe.ts`),
+      ['import-x/no-restricted-paths'],
+      folder,
+    );
+  t.same(await rulesBroken("export { readChanges } from '../arcgis-request/extract-changes.js';\n", 'src/backfill/probe.ts'), []);
+});
+
 t.test('an import cycle fails the lint', async (t) => {
   const dir = mkdtempSync(join(root, 'src', 'arcgis', 'lint-probe-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
