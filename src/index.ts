@@ -1,6 +1,6 @@
 /** geohook's public API (the emulator is the separate entry `geohook/emulator`). */
 export { buildReceiver, type ReceiverOptions } from './receiver/build-receiver.js';
-export { classifyEvent, type Classification } from './receiver/classify-event.js';
+export { classifyEvent, type Classification } from './events/classify-event.js';
 export { loadConfig, type GeohookConfig, type HookConfig, type ConfigOverrides } from './config/load-config.js';
 export { EventQueue, type EventQueueOptions, type EnqueueResult } from './queue/event-queue.js';
 export { configuredTarget, connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from './redis/connection.js';
@@ -18,8 +18,8 @@ export {
   type StoredEvent,
   type EventFields,
   type EventSource,
-} from './queue/envelope.js';
-export { eventFromStored } from './queue/stored-event.js';
+} from './events/envelope.js';
+export { eventFromStored } from './events/stored-event.js';
 export { type GpJobPayload, type FeaturePayloadItem, type PayloadEvent } from './arcgis/payload.js';
 export { featureChangeTypes, type FeatureChangeType } from './arcgis/change-types.js';
 export { subscribe, type SubscribeOptions, type Subscription } from './consumers/subscribe.js';

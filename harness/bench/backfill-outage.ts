@@ -2,7 +2,7 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config/load-config.js';
 import { validateEvent } from '../../src/consumers/validate-event.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
-import type { GeohookEvent } from '../../src/queue/envelope.js';
+import type { GeohookEvent } from '../../src/events/envelope.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { Child } from './ipc.js';
 import { startRedis } from './redis.js';

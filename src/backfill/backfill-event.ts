@@ -1,6 +1,6 @@
 import type { LayerChanges } from '../arcgis-request/extract-changes.js';
-import type { StoredEvent } from '../queue/envelope.js';
-import { buildEvent } from '../receiver/build-event.js';
+import { buildEvent } from '../events/build-event.js';
+import type { StoredEvent } from '../events/envelope.js';
 
 /** The change type of each list of `extractChanges`, in the order events name them. */
 const changeTypes = [

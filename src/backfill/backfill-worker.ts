@@ -6,6 +6,7 @@ import { parseServiceName } from '../arcgis/service-name.js';
 import { readChanges } from '../arcgis-request/extract-changes.js';
 import { createServiceSession, untrustedUrl, type ServiceSession } from '../arcgis-request/service-session.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
+import { parseScope } from '../events/tracked-ranges.js';
 import {
   BACKFILL_LOCK_MS,
   BACKFILL_MAX_STALLED_COUNT,
@@ -16,7 +17,6 @@ import {
 } from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
-import { parseScope } from '../queue/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { backfillEvent, changeTypesFound } from './backfill-event.js';
 import { readServerGens, scopeGeneration } from './server-generations.js';

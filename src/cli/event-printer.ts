@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { compilePattern } from '../consumers/event-patterns.js';
 import { subscribe, type Subscription } from '../consumers/subscribe.js';
 import type { EventHandlers } from '../consumers/types.js';
-import type { GeohookEvent } from '../queue/envelope.js';
+import type { GeohookEvent } from '../events/envelope.js';
 import { connectRedis, type RedisTarget } from '../redis/connection.js';
 import { printJson } from './print.js';
 

@@ -1,6 +1,6 @@
 import { httpUrl } from '../arcgis-request/extract-changes.js';
 import { GeohookError } from '../errors.js';
-import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
+import type { EventFamily, GeohookEvent } from '../events/envelope.js';
 
 /** A `GEOHOOK_ERR_FOLLOW_UP` error. */
 export const followUpError = (message: string, cause?: unknown): GeohookError =>

@@ -3,7 +3,7 @@ import { trustedUrls, type TrustedUrls } from '../arcgis/trusted-urls.js';
 import { unexpected } from '../arcgis-request/check-response.js';
 import { httpUrl, readChanges, type FeatureChanges } from '../arcgis-request/extract-changes.js';
 import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
-import type { GeohookEvent } from '../queue/envelope.js';
+import type { GeohookEvent } from '../events/envelope.js';
 import { changesUrlsOf, followUpError, statusUrlOf } from './follow-up-urls.js';
 
 export type { EsriFeature, FeatureChanges, LayerChanges } from '../arcgis-request/extract-changes.js';

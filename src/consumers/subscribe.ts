@@ -4,7 +4,7 @@ import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { assertClusterPrefix } from '../config/cluster-prefix.js';
 import { ConfigError } from '../errors.js';
-import type { EventFamily, GeohookEvent } from '../queue/envelope.js';
+import type { EventFamily, GeohookEvent } from '../events/envelope.js';
 import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
 import type { ConnectionOptions } from '../redis/connection.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { AnyGeohookEvent, FeatureEvent, GeohookEvent, GpEvent, UnknownEvent } from '../queue/envelope.js';
+import type { AnyGeohookEvent, FeatureEvent, GeohookEvent, GpEvent, UnknownEvent } from '../events/envelope.js';
 
 /** What a handler gets besides the event. */
 export interface HandlerContext {

@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
-import type { EventFamily, GeohookEvent, StoredEvent } from '../queue/envelope.js';
-import { eventFromStored } from '../queue/stored-event.js';
+import type { EventFamily, GeohookEvent, StoredEvent } from '../events/envelope.js';
+import { eventFromStored } from '../events/stored-event.js';
 
 const fields = {
   id: z.string().min(1),

@@ -5,11 +5,13 @@ import { createServiceLocator, type ServiceLocator } from '../arcgis/service-loc
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/types.js';
 import { QueueUnavailableError } from '../errors.js';
+import type { StoredEvent } from '../events/envelope.js';
+import { activityOf, type ServiceActivity } from '../events/service-activity.js';
+import { trackedRangesOf, type TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { backfillJobOptions } from './backfill-jobs.js';
 import { DurabilityWatch } from './durability-watch.js';
 import type { Durability } from './durability.js';
-import type { StoredEvent } from './envelope.js';
 import { JobScript, type JobRequest } from './job-script.js';
 import { JobWriter } from './job-writer.js';
 import {
@@ -22,10 +24,8 @@ import {
   watermarksKey,
   type QueueName,
 } from './names.js';
-import { activityOf, type ServiceActivity } from './service-activity.js';
 import { SpoolDrain } from './spool-drain.js';
 import { EventSpool } from './spool.js';
-import { trackedRangesOf, type TrackedRange } from './tracked-ranges.js';
 
 /** Options of {@link EventQueue}. */
 export interface EventQueueOptions {

@@ -2,11 +2,11 @@ import { createRequire } from 'node:module';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
 import type { Result } from 'ioredis';
 import { GeohookError } from '../errors.js';
+import { activityField, type ServiceActivity } from '../events/service-activity.js';
+import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { acceptLua, Operation } from './accept-script.js';
 import { confirmJobOptions } from './backfill-jobs.js';
-import { activityField, type ServiceActivity } from './service-activity.js';
-import type { TrackedRange } from './tracked-ranges.js';
 
 // BullMQ's version is not in its public exports: read from the package.
 const require = createRequire(import.meta.url);

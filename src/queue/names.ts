@@ -1,4 +1,4 @@
-import type { EventFamily } from './envelope.js';
+import type { EventFamily } from '../events/envelope.js';
 
 /** The BullMQ queue of each event family (docs/events.md). */
 export const queueNames = {

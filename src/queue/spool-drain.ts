@@ -1,5 +1,5 @@
 import type { BaseLogger } from 'pino';
-import type { StoredEvent } from './envelope.js';
+import type { StoredEvent } from '../events/envelope.js';
 import type { EventSpool } from './spool.js';
 
 /** Options of {@link SpoolDrain}. */

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BaseLogger } from 'pino';
-import type { StoredEvent } from './envelope.js';
+import type { StoredEvent } from '../events/envelope.js';
 
 /** Options of {@link EventSpool}. */
 export interface EventSpoolOptions {

@@ -4,6 +4,7 @@ import rawBody from 'fastify-raw-body';
 import { isTestPing } from '../arcgis/payload.js';
 import type { HookConfig } from '../config/load-config.js';
 import { GeohookError, type ErrorCode } from '../errors.js';
+import { buildEvent } from '../events/build-event.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { queueNames } from '../queue/names.js';
 import type { PingLog } from '../queue/ping-log.js';
@@ -11,7 +12,6 @@ import { CRC_TOKEN_ALPHABET, isCrcToken, MAX_CRC_TOKEN_LENGTH } from '../signatu
 import type { HookKeys } from '../signature/hook-keys.js';
 import { sign } from '../signature/sign.js';
 import { authenticate, type SignaturePolicy } from './authenticate.js';
-import { buildEvent } from './build-event.js';
 import { isBodyParseError, sendError, toGeohookError, unsupportedMediaType } from './error-reply.js';
 import type { FormFields } from './form-fields.js';
 import { classifiable, formPayload } from './form-payload.js';

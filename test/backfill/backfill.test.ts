@@ -8,11 +8,11 @@ import { startBackfill, type BackfillOptions } from '../../src/backfill/backfill
 import { checkGenerations } from '../../src/backfill/generation-check.js';
 import { validateEvent } from '../../src/consumers/validate-event.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
+import { buildEvent } from '../../src/events/build-event.js';
+import type { GeohookEvent } from '../../src/events/envelope.js';
 import { BACKFILL_MAX_STALLED_COUNT, backfillJobOptions, type GapJobData } from '../../src/queue/backfill-jobs.js';
-import type { GeohookEvent } from '../../src/queue/envelope.js';
 import { type EventQueue } from '../../src/queue/event-queue.js';
 import { backfillQueueName } from '../../src/queue/names.js';
-import { buildEvent } from '../../src/receiver/build-event.js';
 import { connectRedis } from '../../src/redis/connection.js';
 import { coverage, editParcels, PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';

@@ -3,7 +3,7 @@ import pino from 'pino';
 import t, { type Test } from 'tap';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
-import type { GeohookEvent } from '../../src/queue/envelope.js';
+import type { GeohookEvent } from '../../src/events/envelope.js';
 import { coverage, editParcels, PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf, type TestGeohook } from '../helpers/geohook.js';

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { fetchChanges, fetchJobResult } from '../../src/consumers/follow-up.js';
 import { EmulatorClock } from '../../src/emulator/clock.js';
 import { AdminApiError, AdminAuthError, GeohookError } from '../../src/errors.js';
-import type { EventFamily, GeohookEvent } from '../../src/queue/envelope.js';
+import type { EventFamily, GeohookEvent } from '../../src/events/envelope.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
 import type { Json } from '../helpers/json.js';

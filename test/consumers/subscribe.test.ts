@@ -3,7 +3,7 @@ import { Queue, UnrecoverableError } from 'bullmq';
 import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
 import { subscribe, type Subscription } from '../../src/consumers/subscribe.js';
-import type { AnyGeohookEvent, FeatureEvent, GpEvent, GpEventType } from '../../src/queue/envelope.js';
+import type { AnyGeohookEvent, FeatureEvent, GpEvent, GpEventType } from '../../src/events/envelope.js';
 import { sign } from '../../src/signature/sign.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import { fixture } from '../helpers/paths.js';

@@ -3,7 +3,7 @@ import { featureChangeTypes } from '../../src/arcgis/change-types.js';
 import type { Webhook } from '../../src/arcgis/webhook.js';
 import { buildPayload } from '../../src/emulator/delivery/build-payload.js';
 import type { EmulatorEvent } from '../../src/emulator/types.js';
-import { classifyEvent } from '../../src/receiver/classify-event.js';
+import { classifyEvent } from '../../src/events/classify-event.js';
 import type { FormFields } from '../../src/receiver/form-fields.js';
 import { classifiable, formPayload } from '../../src/receiver/form-payload.js';
 import { webhookRecord } from '../helpers/webhook-record.js';

@@ -1,4 +1,4 @@
-import type { GeohookEvent } from '../../src/queue/envelope.js';
+import type { GeohookEvent } from '../../src/events/envelope.js';
 import type { TestEmulator } from './emulator.js';
 
 /** The emulator's change-tracked feature service the backfill tests edit. */

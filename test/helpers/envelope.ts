@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { EventFamily, GeohookEvent, StoredEvent } from '../../src/queue/envelope.js';
-import { eventFromStored } from '../../src/queue/stored-event.js';
+import type { EventFamily, GeohookEvent, StoredEvent } from '../../src/events/envelope.js';
+import { eventFromStored } from '../../src/events/stored-event.js';
 
 /** A valid stored event of `family`, with distinct bytes unless `body` is given. */
 export function envelopeOf(family: EventFamily, hook = 'default', body = `{"n":"${randomUUID()}"}`): StoredEvent {

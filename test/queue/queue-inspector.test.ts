@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import type { RetryPolicy } from '../../src/config/types.js';
 import { subscribe } from '../../src/consumers/subscribe.js';
-import type { StoredEvent } from '../../src/queue/envelope.js';
+import type { StoredEvent } from '../../src/events/envelope.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../src/queue/names.js';
 import { QueueInspector } from '../../src/queue/queue-inspector.js';

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap';
 import { createServiceLocator } from '../../src/arcgis/service-locator.js';
-import type { StoredEvent } from '../../src/queue/envelope.js';
+import type { StoredEvent } from '../../src/events/envelope.js';
+import { activityOf, parseActivityField } from '../../src/events/service-activity.js';
 import { activityKey, upstreamFailuresKey, upstreamKey, watermarksKey } from '../../src/queue/names.js';
-import { activityOf, parseActivityField } from '../../src/queue/service-activity.js';
 import { readServiceReports, serviceReportRow } from '../../src/queue/service-report.js';
 import { envelopeOf } from '../helpers/envelope.js';
 import { startEventQueue } from '../helpers/event-queue.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
 import type { OnlineWebhook } from '../../src/arcgis/webhook.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
-import type { GeohookEvent } from '../../src/queue/envelope.js';
+import type { GeohookEvent } from '../../src/events/envelope.js';
 import { PingLog } from '../../src/queue/ping-log.js';
 import { connectRedis } from '../../src/redis/connection.js';
 import { rotateKey } from '../../src/registration/rotate-key.js';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import type { GeohookEvent } from '../../src/queue/envelope.js';
+import type { GeohookEvent } from '../../src/events/envelope.js';
 import { GENERATED_KEY_BYTES } from '../../src/signature/hook-keys.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { eventOf } from '../helpers/envelope.js';

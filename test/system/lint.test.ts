@@ -30,7 +30,7 @@ t.test('config importing a feature folder fails the lint', async (t) => {
   );
 });
 
-t.test('backfill and doctor reading a consumer module fails the lint: ArcGIS requests are arcgis-request/', async (t) => {
+t.test('backfill and doctor reading a consumer or receiver module fails the lint', async (t) => {
   for (const folder of ['backfill', 'doctor'])
     t.same(
       await rulesBroken("export { fetchChanges } from '../consumers/follow-up.js';\n", `src/${folder}/probe.ts`),
@@ -38,6 +38,14 @@ t.test('backfill and doctor reading a consumer module fails the lint: ArcGIS req
       folder,
     );
   t.same(await rulesBroken("export { readChanges } from '../arcgis-request/extract-changes.js';\n", 'src/backfill/probe.ts'), []);
+  t.same(await rulesBroken("export { buildReceiver } from '../receiver/build-receiver.js';\n", 'src/backfill/probe.ts'), [
+    'import-x/no-restricted-paths',
+  ]);
+  t.same(
+    await rulesBroken("export { buildEvent } from '../events/build-event.js';\n", 'src/backfill/probe.ts'),
+    [],
+    'the event model it may',
+  );
 });
 
 t.test('an import cycle fails the lint', async (t) => {

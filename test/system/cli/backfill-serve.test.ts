@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import t, { type Test } from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
-import type { GeohookEvent } from '../../../src/queue/envelope.js';
+import type { GeohookEvent } from '../../../src/events/envelope.js';
 import { startCli } from '../../helpers/cli.js';
 import { coverage, editParcels, PARCELS } from '../../helpers/edits.js';
 import { startEmulator } from '../../helpers/emulator.js';

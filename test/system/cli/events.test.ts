@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import type { EventFamily } from '../../../src/queue/envelope.js';
+import type { EventFamily } from '../../../src/events/envelope.js';
 import { EventQueue } from '../../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../../src/queue/names.js';
 import { createProducerConnection } from '../../../src/redis/connection.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { subscribe } from '../../../src/consumers/subscribe.js';
-import type { AnyGeohookEvent } from '../../../src/queue/envelope.js';
+import type { AnyGeohookEvent } from '../../../src/events/envelope.js';
 import { connectRedis } from '../../../src/redis/connection.js';
 import { sign } from '../../../src/signature/sign.js';
 import { configFile, startReceiver, TEST_KEY, uniquePrefix } from '../../helpers/receiver.js';

@@ -3,7 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { subscribe } from '../../../src/consumers/subscribe.js';
-import type { AnyGeohookEvent } from '../../../src/queue/envelope.js';
+import type { AnyGeohookEvent } from '../../../src/events/envelope.js';
 import { connectRedis, configuredTarget } from '../../../src/redis/connection.js';
 import { sign } from '../../../src/signature/sign.js';
 import { runCli } from '../../helpers/cli.js';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { changesLocationOf } from '../arcgis/changes-url.js';
-import type { StoredEvent } from '../queue/envelope.js';
-import { storedBody } from '../queue/stored-event.js';
 import { classifyEvent } from './classify-event.js';
+import type { StoredEvent } from './envelope.js';
+import { storedBody } from './stored-event.js';
 
 /** An authenticated delivery, as the webhook route has it. */
 export interface AcceptedDelivery {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { classifyEvent } from '../../src/receiver/classify-event.js';
+import { classifyEvent } from '../../src/events/classify-event.js';
 import { fixture } from '../helpers/paths.js';
 
 /** A fixture in test/fixtures, parsed as JSON. */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { eventFromStored, readableJobData, storedBody } from '../../src/queue/stored-event.js';
+import { eventFromStored, readableJobData, storedBody } from '../../src/events/stored-event.js';
 import { envelopeOf } from '../helpers/envelope.js';
 
 t.test('the body is stored once: as UTF-8 text when the bytes are valid UTF-8, else as base64', async (t) => {
