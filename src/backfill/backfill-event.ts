@@ -1,6 +1,7 @@
 import type { LayerChanges } from '../arcgis-request/extract-changes.js';
-import { buildEvent } from '../events/build-event.js';
+import { buildStoredEvent, type AcceptedEvent } from '../events/build-event.js';
 import type { StoredEvent } from '../events/envelope.js';
+import { activityOf } from '../events/service-activity.js';
 
 /** The change type of each list of `extractChanges`, in the order events name them. */
 const changeTypes = [
@@ -65,15 +66,17 @@ function payloadOf(range: BackfilledRange): unknown {
 }
 
 /**
- * The stored event of a backfilled range: the envelope of a delivery (id = SHA-256 of the payload's bytes,
+ * The event of a backfilled range: the envelope of a delivery (id = SHA-256 of the payload's bytes,
  * the same for the same range, so a retried backfill is recognised as a repeat), `verified` false (no
  * signature was involved) and `source: "backfill"` (or `"poll"`).
  */
-export function backfillEvent(range: BackfilledRange): StoredEvent {
+export function backfillEvent(range: BackfilledRange): AcceptedEvent {
   const payload = payloadOf(range);
   const raw = Buffer.from(JSON.stringify(payload), 'utf8');
-  return {
-    ...buildEvent({ raw, hook: range.hook, contentType: 'application/json', verified: false, classified: payload }),
+  const event: StoredEvent = {
+    ...buildStoredEvent({ raw, hook: range.hook, contentType: 'application/json', verified: false, classified: payload }),
     source: range.source ?? 'backfill',
   };
+  // Its range was reserved when the gap was found: it is not checked against the watermarks again.
+  return { event, ranges: [], activity: activityOf(event) };
 }

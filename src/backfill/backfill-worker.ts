@@ -138,8 +138,8 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     const types = changeTypesFound(changes.edits);
     if (types.length === 0) return { types, duplicate: false };
     const { source = 'backfill' } = job.data;
-    const event = backfillEvent({ hook, folderName, serviceName, layerId, changesUrl: url.href, when: job.timestamp, types, source });
-    const { duplicate } = await eventQueue.enqueue(event);
+    const accepted = backfillEvent({ hook, folderName, serviceName, layerId, changesUrl: url.href, when: job.timestamp, types, source });
+    const { duplicate } = await eventQueue.enqueue(accepted);
     const serverGens: [number, number] = [Number(from), Number(to)];
     log.info({ scope, serverGens, types, duplicate }, 'gap backfilled');
     if (!duplicate) options.onFilled?.({ scope, serverGens, types, source });

@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import { changesLocationOf } from '../arcgis/changes-url.js';
+import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { classifyEvent } from './classify-event.js';
 import type { StoredEvent } from './envelope.js';
+import { activityOf, type ServiceActivity } from './service-activity.js';
 import { storedBody } from './stored-event.js';
+import { trackedRangesOf, type TrackedRange } from './tracked-ranges.js';
 
 /** An authenticated delivery, as the webhook route has it. */
 export interface AcceptedDelivery {
@@ -20,8 +23,27 @@ export interface AcceptedDelivery {
   classified: unknown;
 }
 
+/** An event with what it hands over: what `EventQueue.enqueue` takes, built once from the parsed payload. */
+export interface AcceptedEvent {
+  /** The job data. */
+  event: StoredEvent;
+  /** The ranges of server generations it hands over (docs/backfill.md), checked against and moving the watermarks. */
+  ranges: readonly TrackedRange[];
+  /** What it tells of its service, recorded with the time. */
+  activity: ServiceActivity | undefined;
+}
+
+/**
+ * The accepted event of a delivery: its stored event, the ranges it covers at URLs `locator` trusts, and its
+ * activity, from the payload the receiver parsed.
+ */
+export function buildEvent(delivery: AcceptedDelivery, locator: ServiceLocator): AcceptedEvent {
+  const event = buildStoredEvent(delivery);
+  return { event, ranges: trackedRangesOf(event, delivery.classified, locator), activity: activityOf(event) };
+}
+
 /** The stored event of a delivery (docs/events.md): its id, classification, the time it was received and its bytes. */
-export function buildEvent(delivery: AcceptedDelivery): StoredEvent {
+export function buildStoredEvent(delivery: AcceptedDelivery): StoredEvent {
   const { raw, hook, contentType, verified, classified } = delivery;
   const { family, types, service } = classifyEvent(classified);
   const changes = family === 'feature' ? changesLocationOf(Array.isArray(classified) ? classified[0] : classified) : undefined;

@@ -2,7 +2,6 @@ import { changesLocationOf, type ChangesLocation } from '../arcgis/changes-url.j
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { formatServiceName, isArcgisName } from '../arcgis/service-name.js';
 import type { ServiceRef, StoredEvent } from './envelope.js';
-import { storedPayload } from './stored-event.js';
 
 /**
  * A range of server generations handed to consumers, and the watermark it advances (docs/backfill.md):
@@ -57,30 +56,19 @@ function rangeOf(
 
 const textOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-/** The items of an ArcGIS Online array: the JSON body, or a form's `payload` field. */
-function onlineItems(event: StoredEvent): unknown[] | undefined {
-  if ('payload' in event) {
-    const field = (event.payload as { payload?: unknown } | null)?.payload;
-    return Array.isArray(field) ? field : undefined;
-  }
-  if (!event.body.trimStart().startsWith('[')) return undefined;
-  const payload = storedPayload(event);
-  return Array.isArray(payload) ? payload : undefined;
-}
-
 /**
  * The ranges a feature delivery covers: one per payload item whose `changesUrl` names server generations (an
- * ArcGIS Online array has one item per layer edited) under a URL `locator` trusts. None for other events, when
- * the payload names no service, or when no signature vouches for it: a gap is filled by calling a server with
- * geohook's token, which neither an unsigned request nor an untrusted URL may choose.
+ * ArcGIS Online array has one item per layer edited) under a URL `locator` trusts. `classified` is the payload
+ * as classification read it (a form's `payload` field). None for other events, when the payload names no
+ * service, or when no signature vouches for it: a gap is filled by calling a server with geohook's token, which
+ * neither an unsigned request nor an untrusted URL may choose.
  */
-export function trackedRangesOf(event: StoredEvent, locator: ServiceLocator): TrackedRange[] {
+export function trackedRangesOf(event: StoredEvent, classified: unknown, locator: ServiceLocator): TrackedRange[] {
   if (event.family !== 'feature' || event.changes === undefined || !event.verified) return [];
-  const items = onlineItems(event);
   // `changes` decodes the first item: enough unless an ArcGIS Online array holds more.
-  if (items === undefined || items.length < 2)
+  if (!Array.isArray(classified) || classified.length < 2)
     return [rangeOf(event.hook, event.service, event.changes, locator)].filter((range) => range !== undefined);
-  return items.flatMap((item) => {
+  return classified.flatMap((item: unknown) => {
     const changes = changesLocationOf(item);
     const { folderName, serviceName } = item as Record<string, unknown>;
     const service = { folderName: textOf(folderName), serviceName: textOf(serviceName) };

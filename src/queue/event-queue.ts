@@ -1,18 +1,17 @@
 import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { BaseLogger } from 'pino';
-import { createServiceLocator, type ServiceLocator } from '../arcgis/service-locator.js';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/types.js';
 import { QueueUnavailableError } from '../errors.js';
-import type { StoredEvent } from '../events/envelope.js';
-import { activityOf, type ServiceActivity } from '../events/service-activity.js';
-import { trackedRangesOf, type TrackedRange } from '../events/tracked-ranges.js';
+import type { AcceptedEvent } from '../events/build-event.js';
+import type { ServiceActivity } from '../events/service-activity.js';
+import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { backfillJobOptions } from './backfill-jobs.js';
 import { DurabilityWatch } from './durability-watch.js';
 import type { Durability } from './durability.js';
-import { JobScript, type JobRequest } from './job-script.js';
+import { JobScript, type EventWrite, type JobRequest } from './job-script.js';
 import { JobWriter } from './job-writer.js';
 import {
   activityKey,
@@ -55,11 +54,6 @@ export interface EventQueueOptions {
   spoolDir?: string;
   /** Where the durability in force and the spool's progress are reported. */
   log?: Pick<BaseLogger, 'info' | 'warn' | 'error'>;
-  /**
-   * Which feature deliveries' ranges of server generations are tracked, and where their gaps are filled
-   * (docs/backfill.md#where-gaps-are-filled). @defaultValue one that trusts no URL: no range is tracked
-   */
-  serviceLocator?: ServiceLocator;
 }
 
 /** What {@link EventQueue.confirm} did. */
@@ -104,11 +98,9 @@ export class EventQueue {
   private readonly durabilityWatch: DurabilityWatch;
   private waitAof = false;
   private readonly spool: SpoolDrain | undefined;
-  private readonly locator: ServiceLocator;
 
   constructor(options: EventQueueOptions) {
     this.connection = options.connection;
-    this.locator = options.serviceLocator ?? createServiceLocator();
     this.dedupRetentionMs = (options.dedupRetentionSeconds ?? DEFAULT_DEDUP_RETENTION_SECONDS) * 1000;
     this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 2000;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
@@ -133,7 +125,7 @@ export class EventQueue {
     if (options.spoolDir !== undefined) {
       this.spool = new SpoolDrain({
         spool: new EventSpool({ dir: options.spoolDir, ...(options.log === undefined ? {} : { log: options.log }) }),
-        store: (event, data) => this.durableWrite(this.requestOf(event, data)),
+        store: (accepted, data) => this.durableWrite(this.requestOf(accepted, data)),
         canStore: () => this.connection.status === 'ready' && this.writer !== undefined,
         ...(options.log === undefined ? {} : { log: options.log }),
       });
@@ -200,20 +192,21 @@ export class EventQueue {
   }
 
   /**
-   * Makes `event` a job in Redis (or recognises a repeat), or throws {@link QueueUnavailableError} when
-   * Redis does not answer within the enqueue timeout; with a spool, such an event is spooled instead.
+   * Makes an accepted event a job in Redis and moves the watermarks by its ranges (or recognises a repeat), or
+   * throws {@link QueueUnavailableError} when Redis does not answer within the enqueue timeout; with a spool,
+   * such an event is spooled instead.
    */
-  enqueue(event: StoredEvent): Promise<EnqueueResult> {
-    const data = JSON.stringify(event);
+  enqueue(accepted: AcceptedEvent): Promise<EnqueueResult> {
+    const data = JSON.stringify(accepted.event);
     // Behind spooled events, a new one waits its turn in the spool too: they reach Redis in order.
-    if (this.spool?.pending === true) return this.spoolEvent(data);
+    if (this.spool?.pending === true) return this.spoolEvent(accepted, data);
     // Promise chains rather than async functions: no extra frame or microtask per delivery.
-    const written = this.durableWrite(this.requestOf(event, data)).then((created) => (created ? NEW : REPEAT));
+    const written = this.durableWrite(this.requestOf(accepted, data)).then((created) => (created ? NEW : REPEAT));
     if (this.spool === undefined) return written;
     return written.catch((err: unknown) => {
       if (!(err instanceof QueueUnavailableError)) throw err;
       // Redis may still store the event after the timeout: the drain then finds it a repeat.
-      return this.spoolEvent(data);
+      return this.spoolEvent(accepted, data);
     });
   }
 
@@ -224,7 +217,7 @@ export class EventQueue {
    * recorded with it (a poll). Throws {@link QueueUnavailableError} when Redis is unavailable.
    */
   reserve(hook: string, ranges: readonly TrackedRange[], activity?: ServiceActivity): Promise<void> {
-    return this.durableWrite({ queue: 'reserve', eventId: '', hook, name: '', data: '', ranges, activity }).then(() => undefined);
+    return this.durableWrite({ operation: 'reserve', hook, ranges, ...(activity === undefined ? {} : { activity }) }).then(() => undefined);
   }
 
   /**
@@ -235,8 +228,7 @@ export class EventQueue {
   async confirm(hook: string, ranges: readonly TrackedRange[], refuseBefore?: number): Promise<ConfirmResult> {
     const script = this.script;
     if (this.connection.status !== 'ready' || script === undefined) throw this.unavailable(`Redis is ${this.connection.status}`);
-    const data = refuseBefore === undefined ? '' : String(refuseBefore);
-    const [answer] = await script.write([{ queue: 'confirm', eventId: '', hook, name: '', data, ranges, activity: undefined }]);
+    const [answer] = await script.write([{ operation: 'confirm', hook, ranges, ...(refuseBefore === undefined ? {} : { refuseBefore }) }]);
     const [ahead = '0', ...refused] = String(answer).split('\n');
     return {
       ahead: Number(ahead),
@@ -244,10 +236,8 @@ export class EventQueue {
     };
   }
 
-  /** The write of a stored event whose JSON is `data`. */
-  private requestOf(event: StoredEvent, data: string): JobRequest {
-    // A backfilled range was reserved when its gap was found: it is not checked against the watermarks again.
-    const ranges = event.source === undefined ? trackedRangesOf(event, this.locator) : [];
+  /** The write of an accepted event whose stored event's JSON is `data`. */
+  private requestOf({ event, ranges, activity }: AcceptedEvent, data: string): EventWrite {
     return {
       queue: allQueueNames.indexOf(queueNames[event.family]),
       eventId: event.id,
@@ -255,12 +245,12 @@ export class EventQueue {
       name: event.type,
       data,
       ranges,
-      activity: activityOf(event),
+      activity,
     };
   }
 
-  private async spoolEvent(data: string): Promise<EnqueueResult> {
-    await this.spool!.append(data);
+  private async spoolEvent(accepted: AcceptedEvent, data: string): Promise<EnqueueResult> {
+    await this.spool!.append(accepted, data);
     return SPOOLED;
   }
 
@@ -317,7 +307,7 @@ export class EventQueue {
 
 /**
  * Events per script call under strict durability: each turn of Redis's event loop is an fsync there, so
- * larger calls share it (lab: 3 % more acknowledgements per second than the default 8).
+ * larger calls share it.
  */
 const STRICT_MAX_BATCH = 16;
 

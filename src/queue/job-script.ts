@@ -40,14 +40,10 @@ declare module 'ioredis' {
   }
 }
 
-/** One event to write, or ranges alone. */
-export interface JobRequest {
-  /**
-   * Index of its queue among those given to {@link JobScript}; or, for ranges alone, `reserve` (ranges the
-   * server reported: they count) or `confirm` (the server's generation of each range's scope, read to confirm
-   * the ranges waiting ahead of it; `data` is the time before which one still ahead is refused, or empty).
-   */
-  queue: number | 'reserve' | 'confirm';
+/** An event to write, with what it hands over. */
+export interface EventWrite {
+  /** Index of its queue among those given to {@link JobScript}. */
+  queue: number;
   /** The event id: the job id unless a job already holds it. */
   eventId: string;
   /** The hook it came to: the dedup key is per hook. */
@@ -61,6 +57,24 @@ export interface JobRequest {
   /** What it tells of its service, recorded with the time. */
   activity: ServiceActivity | undefined;
 }
+
+/** Ranges alone, without an event. */
+export interface RangesWrite {
+  /**
+   * `reserve`: ranges the server reported itself, they count; `confirm`: the server's generation of each range's
+   * scope, read to confirm the ranges waiting ahead of it.
+   */
+  operation: 'reserve' | 'confirm';
+  hook: string;
+  ranges: readonly TrackedRange[];
+  /** What it tells of its service (a poll), recorded with the time. */
+  activity?: ServiceActivity;
+  /** `confirm`: a range still ahead that was first seen before this time (epoch ms) is refused. */
+  refuseBefore?: number;
+}
+
+/** One request of a script call. */
+export type JobRequest = EventWrite | RangesWrite;
 
 /** The ranges as the script reads them. */
 const rangeLines = (ranges: readonly TrackedRange[]): string =>
@@ -159,12 +173,18 @@ export class JobScript {
     ];
     // Every activity of a call gets the same time: each field is sent once, with its first event.
     const activities = new Set<string>();
-    for (const { queue, eventId, hook, name, data, ranges, activity } of requests) {
+    for (const request of requests) {
+      const { hook, ranges, activity } = request;
       const field = activity === undefined ? '' : activityField(activity);
       const fresh = field !== '' && !activities.has(field);
       if (fresh) activities.add(field);
-      const q = typeof queue === 'number' ? queue + 1 : Operation[queue];
-      args.push(q, eventId, hook, name, data, ranges.length === 0 ? '' : rangeLines(ranges), fresh ? field : '');
+      const lines = ranges.length === 0 ? '' : rangeLines(ranges);
+      if ('operation' in request) {
+        const refuseBefore = request.refuseBefore === undefined ? '' : String(request.refuseBefore);
+        args.push(Operation[request.operation], '', hook, '', refuseBefore, lines, fresh ? field : '');
+      } else {
+        args.push(request.queue + 1, request.eventId, hook, request.name, request.data, lines, fresh ? field : '');
+      }
     }
     return this.connection.geohookAcceptJobs(this.keys.length, ...this.keys, ...args);
   }

@@ -1,12 +1,12 @@
 import type { BaseLogger } from 'pino';
-import type { StoredEvent } from '../events/envelope.js';
+import type { AcceptedEvent } from '../events/build-event.js';
 import type { EventSpool } from './spool.js';
 
 /** Options of {@link SpoolDrain}. */
 export interface SpoolDrainOptions {
   spool: EventSpool;
-  /** Stores one spooled event (parsed, and its JSON) in Redis; a rejection stops the drain until the next try. */
-  store(event: StoredEvent, data: string): Promise<unknown>;
+  /** Stores one spooled event (and its stored event's JSON) in Redis; a rejection stops the drain until the next try. */
+  store(accepted: AcceptedEvent, data: string): Promise<unknown>;
   /** Whether Redis can take events now; the drain waits for it. */
   canStore(): boolean;
   /** Pause between two tries while Redis refuses the events. @defaultValue 1000 */
@@ -34,9 +34,9 @@ export class SpoolDrain {
     return this.options.spool.pending;
   }
 
-  /** Appends a stored event's JSON to the spool (fsync'd before it resolves) and schedules a drain. */
-  async append(data: string): Promise<void> {
-    await this.options.spool.append(data);
+  /** Appends an event to the spool (fsync'd before it resolves) and schedules a drain. */
+  async append(accepted: AcceptedEvent, data: string): Promise<void> {
+    await this.options.spool.append(accepted, data);
     this.schedule();
   }
 

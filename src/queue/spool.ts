@@ -2,13 +2,22 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BaseLogger } from 'pino';
+import type { AcceptedEvent } from '../events/build-event.js';
 import type { StoredEvent } from '../events/envelope.js';
+import { activityOf } from '../events/service-activity.js';
 
 /** Options of {@link EventSpool}. */
 export interface EventSpoolOptions {
   /** Directory of the spool files; created when missing, readable by its owner only (mode 0700). */
   dir: string;
   log?: Pick<BaseLogger, 'warn'>;
+}
+
+/** A spooled event, as {@link EventSpool.drain} hands it back. */
+export interface SpooledEvent {
+  accepted: AcceptedEvent;
+  /** The stored event's JSON: the job data. */
+  data: string;
 }
 
 interface Waiting {
@@ -22,8 +31,8 @@ const FILE = /^spool-\d{13}-\d{6}\.jsonl$/;
 const DRAIN_CHUNK = 256;
 
 /**
- * A local, fsync'd, append-only spool of events, for when Redis cannot take them: one JSON line per event,
- * in files named by creation time. Appends of one event-loop turn are written and fsync'd together (group
+ * A local, fsync'd, append-only spool of events, for when Redis cannot take them: one JSON line per event
+ * (`{"ranges":…,"activity":…,"event":<stored event>}`), in files named by creation time. Appends of one event-loop turn are written and fsync'd together (group
  * commit) before any of them resolves. {@link drain} hands the events back oldest first and deletes a file
  * only once every event in it was stored, so a crash while draining stores some events twice, never none
  * (the receiver's dedup by event id makes the repeat harmless). A torn last line, written by a process
@@ -54,11 +63,12 @@ export class EventSpool {
     return this.files.length > 0 || this.waiting.length > 0;
   }
 
-  /** Resolves once the stored event `data` (its JSON) is written and fsync'd. */
-  append(data: string): Promise<void> {
+  /** Resolves once the event, whose stored event's JSON is `data`, is written and fsync'd. */
+  append({ ranges, activity }: AcceptedEvent, data: string): Promise<void> {
+    const line = `{"ranges":${JSON.stringify(ranges)},"activity":${JSON.stringify(activity ?? null)},"event":${data}}\n`;
     return new Promise((resolve, reject) => {
       if (this.waiting.length === 0) setImmediate(this.flush);
-      this.waiting.push({ line: `${data}\n`, resolve, reject });
+      this.waiting.push({ line, resolve, reject });
     });
   }
 
@@ -92,7 +102,7 @@ export class EventSpool {
    * Hands every spooled event to `store`, oldest first, and deletes each file once all its events are
    * stored. Stops at the first failure (the rest stays for the next drain). Resolves with the count stored.
    */
-  async drain(store: (event: StoredEvent, data: string) => Promise<unknown>): Promise<number> {
+  async drain(store: (accepted: AcceptedEvent, data: string) => Promise<unknown>): Promise<number> {
     let stored = 0;
     while (this.files.length > 0) {
       const name = this.files[0]!;
@@ -108,7 +118,7 @@ export class EventSpool {
       // A chunk's events are handed over at once, in order: the receiver's group commit writes them in
       // that order, many per script call.
       for (let start = 0; start < events.length; start += DRAIN_CHUNK) {
-        await Promise.all(events.slice(start, start + DRAIN_CHUNK).map(({ event, data }) => store(event, data)));
+        await Promise.all(events.slice(start, start + DRAIN_CHUNK).map(({ accepted, data }) => store(accepted, data)));
       }
       stored += events.length;
       await unlink(path);
@@ -117,12 +127,12 @@ export class EventSpool {
     return stored;
   }
 
-  private parse(name: string, text: string): { event: StoredEvent; data: string }[] {
-    const events: { event: StoredEvent; data: string }[] = [];
+  private parse(name: string, text: string): SpooledEvent[] {
+    const events: SpooledEvent[] = [];
     for (const [index, line] of text.split('\n').entries()) {
       if (line === '') continue;
       try {
-        events.push({ event: JSON.parse(line) as StoredEvent, data: line });
+        events.push(spooledEventOf(JSON.parse(line) as SpoolLine | StoredEvent, line));
       } catch {
         this.log?.warn(
           { file: name, line: index + 1 },
@@ -140,4 +150,22 @@ export class EventSpool {
     await this.file?.handle.close();
     this.file = undefined;
   }
+}
+
+/** A spool line as {@link EventSpool.append} writes it. */
+interface SpoolLine {
+  ranges: AcceptedEvent['ranges'];
+  activity: AcceptedEvent['activity'] | null;
+  event: StoredEvent;
+}
+
+/**
+ * The event of a spool line. A line that is a stored event alone (the spool's earlier format, which kept no
+ * ranges) is queued without its ranges: its edits' generations are left to the backfill, which the next
+ * delivery of its service finds as a gap.
+ */
+function spooledEventOf(parsed: SpoolLine | StoredEvent, line: string): SpooledEvent {
+  if (!('event' in parsed)) return { accepted: { event: parsed, ranges: [], activity: activityOf(parsed) }, data: line };
+  const { ranges, activity, event } = parsed;
+  return { accepted: { event, ranges, activity: activity ?? undefined }, data: JSON.stringify(event) };
 }

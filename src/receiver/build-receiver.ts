@@ -111,7 +111,6 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     durability: config.durability,
     ...(config.spoolDir === undefined ? {} : { spoolDir: config.spoolDir }),
     log: app.log,
-    serviceLocator: serviceLocatorOf(config),
   });
   const metrics = createReceiverMetrics(eventQueue);
   capConnections(app.server, config.maxConnections, app.log, () => metrics.connectionsDropped.inc());
@@ -166,6 +165,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     policy: { requireSignature: config.requireSignature, signatureHeaders: config.signatureHeaders },
     maxBodyBytes: config.maxBodyBytes,
     eventQueue,
+    serviceLocator: serviceLocatorOf(config),
     pings: new PingLog(connection, config.prefix),
     metrics,
   });

@@ -2,6 +2,7 @@ import formBody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import rawBody from 'fastify-raw-body';
 import { isTestPing } from '../arcgis/payload.js';
+import type { ServiceLocator } from '../arcgis/service-locator.js';
 import type { HookConfig } from '../config/load-config.js';
 import { GeohookError, type ErrorCode } from '../errors.js';
 import { buildEvent } from '../events/build-event.js';
@@ -27,6 +28,11 @@ export interface WebhookRouteOptions {
   policy: SignaturePolicy;
   maxBodyBytes: number;
   eventQueue: EventQueue;
+  /**
+   * Which feature deliveries' ranges of server generations are tracked, and where their gaps are filled
+   * (docs/backfill.md#where-gaps-are-filled).
+   */
+  serviceLocator: ServiceLocator;
   /** Where ArcGIS Online's test pings are recorded. */
   pings: PingLog;
   metrics: ReceiverMetrics;
@@ -55,7 +61,7 @@ function rawBytes(request: FastifyRequest): Buffer {
  * parsed once verified too; the signature decides between 401 and 400 before a parse error is reported.
  */
 export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
-  const { hooks, hookKeys, policy, eventQueue, pings, metrics } = options;
+  const { hooks, hookKeys, policy, eventQueue, serviceLocator, pings, metrics } = options;
 
   // Only the two content types the GIS server sends: JSON, kept as the exact bytes (fastify-raw-body's own
   // parser would parse them before the signature is checked), and forms (@fastify/formbody). Anything else,
@@ -131,17 +137,21 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         count(hook.name, 'ping', 202);
         return reply.code(202).send({ status: 'ping' });
       }
-      const event = buildEvent({
-        raw,
-        hook: hook.name,
-        contentType,
-        verified: auth.verified,
-        classified,
-        ...(form === undefined ? {} : { formPayload: payload }),
-      });
+      const accepted = buildEvent(
+        {
+          raw,
+          hook: hook.name,
+          contentType,
+          verified: auth.verified,
+          classified,
+          ...(form === undefined ? {} : { formPayload: payload }),
+        },
+        serviceLocator,
+      );
+      const { event } = accepted;
 
       const stopTimer = metrics.enqueueSeconds.startTimer({ queue: queueNames[event.family] });
-      const { duplicate } = await eventQueue.enqueue(event);
+      const { duplicate } = await eventQueue.enqueue(accepted);
       stopTimer();
       request.log.info({ hook: hook.name, eventId: event.id, type: event.type, duplicate }, 'delivery accepted');
       count(hook.name, duplicate ? 'duplicate' : 'accepted', 202);

@@ -188,7 +188,7 @@ t.test('deliveries refused while Redis was away are backfilled as soon as it is 
 t.test('a failed extractChanges is retried with backoff until the range is backfilled', async (t) => {
   const emulator = await startEmulator(t);
   const serviceLocator = createServiceLocator({ adminUrl: emulator.baseUrl });
-  const { eventQueue, connection, prefix } = await startEventQueue(t, redis, { serviceLocator });
+  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
   let refused = 0;
   const flaky: typeof fetch = (input, init) => (refused++ < 2 ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init));
   backfillWorker(t, emulator.url, { prefix, eventQueue, fetch: flaky });
@@ -205,7 +205,7 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
       events: [{ eventType: 'FeaturesCreated', when: to }],
     };
     const raw = Buffer.from(JSON.stringify(payload));
-    return buildEvent({ raw, hook: 'default', contentType: 'application/json', verified: true, classified: payload });
+    return buildEvent({ raw, hook: 'default', contentType: 'application/json', verified: true, classified: payload }, serviceLocator);
   };
   // The server's generation as the registration pass would have read it: the deliveries count at once.
   const scope = `default ${PARCELS}`;

@@ -40,18 +40,23 @@ const online = (layerId: number, from: number, to: number) => ({
   events: ['FeaturesUpdated'],
 });
 
+/** Trusts the two servers above. */
+const serviceLocator = createServiceLocator({ trusted: ['https://gis.example.com', 'https://services.arcgis.com/Org1/ArcGIS/'] });
+
 const delivery = (payload: unknown, hook = 'default') =>
-  buildEvent({ raw: Buffer.from(JSON.stringify(payload)), hook, contentType: 'application/json', verified: true, classified: payload });
+  buildEvent(
+    { raw: Buffer.from(JSON.stringify(payload)), hook, contentType: 'application/json', verified: true, classified: payload },
+    serviceLocator,
+  );
 
 /** The scopes of this file: their servers are at generation 1000 unless a test says otherwise. */
 const SCOPES = [PARCELS, 'default Trees.FeatureServer#0', 'default Trees.FeatureServer#1', 'other Trees.FeatureServer#1'];
 
-/** An event queue that trusts the two servers above, whose scopes' servers are at `serverGen`. */
+/** An event queue whose scopes' servers are at `serverGen`. */
 async function setup(t: Test, serverGen = 1000) {
   const prefix = uniquePrefix();
   const connection = createProducerConnection(redis.url);
-  const serviceLocator = createServiceLocator({ trusted: ['https://gis.example.com', 'https://services.arcgis.com/Org1/ArcGIS/'] });
-  const eventQueue = new EventQueue({ connection, prefix, serviceLocator });
+  const eventQueue = new EventQueue({ connection, prefix });
   await eventQueue.ready();
   for (const scope of SCOPES) {
     const serviceUrl = scope.includes('Trees') ? ONLINE_URL : SERVICE_URL;
@@ -115,10 +120,10 @@ t.test('a backfilled range is enqueued once, whatever the watermark says', async
     when: 1_700_000_000_000,
     types: ['FeaturesCreated', 'FeaturesDeleted'],
   };
-  const event = backfillEvent(range);
+  const { event } = backfillEvent(range);
   t.match(event, { family: 'feature', source: 'backfill', verified: false, types: ['feature.FeaturesCreated', 'feature.FeaturesDeleted'] });
   t.same(event.changes?.serverGens, [12, 20]);
-  t.same((await eventQueue.enqueue(event)).duplicate, false, 'below the watermark, but reserved for it: new');
+  t.same((await eventQueue.enqueue(backfillEvent(range))).duplicate, false, 'below the watermark, but reserved for it: new');
   t.same((await eventQueue.enqueue(backfillEvent(range))).duplicate, true, 'the same range again (a retried backfill): a duplicate');
   t.equal(await featureJobs(), 2);
 });
@@ -126,13 +131,10 @@ t.test('a backfilled range is enqueued once, whatever the watermark says', async
 t.test('an unsigned delivery, or one whose service name ArcGIS could not have made, moves no watermark', async (t) => {
   const { eventQueue, gaps, watermarks } = await setup(t);
   const unsigned = (payload: unknown) =>
-    buildEvent({
-      raw: Buffer.from(JSON.stringify(payload)),
-      hook: 'default',
-      contentType: 'application/json',
-      verified: false,
-      classified: payload,
-    });
+    buildEvent(
+      { raw: Buffer.from(JSON.stringify(payload)), hook: 'default', contentType: 'application/json', verified: false, classified: payload },
+      serviceLocator,
+    );
   t.same((await eventQueue.enqueue(unsigned(enterprise(10, 11)))).duplicate, false);
   t.same((await eventQueue.enqueue(unsigned(enterprise(10, 11, 5)))).duplicate, false, 'the same range unsigned: stored again');
   t.same((await eventQueue.enqueue(delivery({ ...enterprise(20, 21), serviceName: 'Par\tcels' }))).duplicate, false);

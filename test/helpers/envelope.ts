@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { AcceptedEvent } from '../../src/events/build-event.js';
 import type { EventFamily, GeohookEvent, StoredEvent } from '../../src/events/envelope.js';
+import { activityOf } from '../../src/events/service-activity.js';
 import { eventFromStored } from '../../src/events/stored-event.js';
 
 /** A valid stored event of `family`, with distinct bytes unless `body` is given. */
@@ -19,6 +21,9 @@ export function envelopeOf(family: EventFamily, hook = 'default', body = `{"n":"
     body,
   };
 }
+
+/** A stored event as the queue takes it: with no ranges of server generations, and the activity it records. */
+export const accepted = (event: StoredEvent): AcceptedEvent => ({ event, ranges: [], activity: activityOf(event) });
 
 /** The event a consumer gets of a job's data (payload parsed, raw bytes as base64). */
 export function eventOf(job: { data: unknown }): GeohookEvent {

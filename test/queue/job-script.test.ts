@@ -8,10 +8,10 @@ import type { StoredEvent } from '../../src/events/envelope.js';
 import { readableJobData } from '../../src/events/stored-event.js';
 import { confirmJobOptions } from '../../src/queue/backfill-jobs.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
-import { BULLMQ_VERSION, JobScript, type JobRequest } from '../../src/queue/job-script.js';
+import { BULLMQ_VERSION, JobScript, type EventWrite, type RangesWrite } from '../../src/queue/job-script.js';
 import { activityKey, aheadKey, allQueueNames, serverGensKey, watermarksKey } from '../../src/queue/names.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
-import { envelopeOf } from '../helpers/envelope.js';
+import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { repoPath } from '../helpers/paths.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -88,7 +88,7 @@ async function setUp(
   return { eventQueue, script, reference, prefixes: [ours, bullmqs] };
 }
 
-const requestOf = (event: StoredEvent): JobRequest => ({
+const requestOf = (event: StoredEvent): EventWrite => ({
   queue: 0,
   eventId: event.id,
   hook: event.hook,
@@ -125,9 +125,9 @@ for (const paused of [false, true]) {
 
 t.test("a gap written by geohook's script equals the backfill job queue.add writes", async (t) => {
   const { script, reference, prefixes } = await setUp(t);
-  const range = (from: number, to: number): JobRequest => ({
-    ...requestOf(envelopeOf('feature')),
-    queue: 'reserve',
+  const range = (from: number, to: number): RangesWrite => ({
+    operation: 'reserve',
+    hook: 'default',
     ranges: [
       {
         scope: 'default Hosted/Parcels.FeatureServer',
@@ -153,7 +153,7 @@ t.test("a confirm job written by geohook's script equals the one queue.add write
   const scope = 'default Hosted/Parcels.FeatureServer';
   const serviceUrl = 'http://gis.test/arcgis/rest/services/Hosted/Parcels/FeatureServer';
   // A delivered range, no server generation known: it waits, and a confirm job goes to read the server.
-  const delivered: JobRequest = { ...requestOf(envelopeOf('feature')), queue: 1, ranges: [{ scope, from: 10, to: 12, serviceUrl }] };
+  const delivered: EventWrite = { ...requestOf(envelopeOf('feature')), queue: 1, ranges: [{ scope, from: 10, to: 12, serviceUrl }] };
   t.same(await script.write([delivered]), [1]);
   const [jobId, ...more] = (await raw.lrange(`${prefixes[0]}:backfill:wait`, 0, -1)) as [string];
   t.same(more, [], 'one job');
@@ -202,7 +202,7 @@ t.test("BullMQ's Worker and QueueEvents, and the dashboard, take such a job as t
     await eventQueue.close();
     connection.disconnect();
   });
-  await eventQueue.enqueue(event);
+  await eventQueue.enqueue(accepted(event));
   await completed;
   t.same(processed, [{ id: event.id, name: event.type, data: event, attempts: 5 }], 'the Worker ran it once, with its data');
   t.same(seen, ['added', 'waiting', 'active', 'completed'], 'QueueEvents saw its whole life');

@@ -5,7 +5,7 @@ import type { Durability } from '../../src/queue/durability.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames } from '../../src/queue/names.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
-import { envelopeOf } from '../helpers/envelope.js';
+import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -31,14 +31,14 @@ t.test('an acknowledged event is already a job with the configured options, its 
   const raw = new Redis(redis.url);
   t.teardown(() => raw.disconnect());
   const events = [envelopeOf('gp'), envelopeOf('feature'), envelopeOf('unknown'), envelopeOf('gp')];
-  for (const event of events) t.same(await queue.enqueue(event), { duplicate: false, spooled: false });
+  for (const event of events) t.same(await queue.enqueue(accepted(event)), { duplicate: false, spooled: false });
   for (const event of events) {
     const job = await queue.queue(queueNames[event.family]).getJob(event.id);
     t.equal(job?.name, event.type, `${event.family}: job named by the event type`);
     t.match(job?.opts, { attempts: 3, backoff: { type: 'fixed', delay: 10 }, removeOnFail: false });
     t.equal(await raw.hget(`${prefix}:${queueNames[event.family]}:${event.id}`, 'data'), JSON.stringify(event));
   }
-  t.same(await queue.enqueue(events[0]!), { duplicate: true, spooled: false }, 'a repeat on the same hook is recognised');
+  t.same(await queue.enqueue(accepted(events[0]!)), { duplicate: true, spooled: false }, 'a repeat on the same hook is recognised');
   t.equal((await queue.queue('gp-events').getJobCounts('waiting')).waiting, 2, 'and not stored again');
 });
 
@@ -46,7 +46,7 @@ t.test('the same bytes on two hooks become two jobs, the second under an id of i
   const queue = await eventQueue(t, uniquePrefix());
   const first = envelopeOf('gp', 'default', '{"same":"bytes"}');
   const second = envelopeOf('gp', 'other', '{"same":"bytes"}');
-  const answers = await Promise.all([queue.enqueue(first), queue.enqueue(second)]);
+  const answers = await Promise.all([queue.enqueue(accepted(first)), queue.enqueue(accepted(second))]);
   t.same(answers, [
     { duplicate: false, spooled: false },
     { duplicate: false, spooled: false },
@@ -87,7 +87,7 @@ t.test('the first event is written at once; those accepted meanwhile share calls
   const queue = await eventQueue(t, prefix);
   const calls = await scriptCalls(t, prefix);
   const events = Array.from({ length: 40 }, () => ({ ...envelopeOf('gp'), service: { folderName: 'Tools', serviceName: 'Buffer' } }));
-  await Promise.all(events.map((event) => queue.enqueue(event)));
+  await Promise.all(events.map((event) => queue.enqueue(accepted(event))));
   await waitFor('the calls seen by MONITOR', async () => calls.length >= 7 || undefined);
   t.same(
     calls.map((args) => args.filter((arg) => /^delivery.+Tools\/Buffer\.GPServer$/.test(arg)).length),
@@ -112,7 +112,7 @@ t.test('under strict durability a call holds up to 16 events (each turn of Redis
   const prefix = uniquePrefix();
   const queue = await eventQueue(t, prefix, strict.url, 'strict');
   const calls = await scriptCalls(t, prefix, strict.url);
-  await Promise.all(Array.from({ length: 40 }, () => queue.enqueue(envelopeOf('gp'))));
+  await Promise.all(Array.from({ length: 40 }, () => queue.enqueue(accepted(envelopeOf('gp')))));
   await waitFor('the calls seen by MONITOR', async () => calls.length >= 5 || undefined);
   t.same(eventsPerCall(calls), [1, 4, 16, 16, 3]);
 });
@@ -126,8 +126,8 @@ t.test('a batch Redis fails midway is refused as a whole; the retried deliveries
   await raw.set(`${prefix}:feature-events:wait`, 'not a list');
   const events = [envelopeOf('gp'), envelopeOf('feature'), envelopeOf('gp')];
   // Written while another call is in flight, the three share the next call.
-  const inFlight = queue.enqueue(envelopeOf('unknown'));
-  const answers = await Promise.allSettled(events.map((event) => queue.enqueue(event)));
+  const inFlight = queue.enqueue(accepted(envelopeOf('unknown')));
+  const answers = await Promise.allSettled(events.map((event) => queue.enqueue(accepted(event))));
   t.same(await inFlight, { duplicate: false, spooled: false }, 'the call before is not affected');
   for (const answer of answers) {
     t.equal(answer.status, 'rejected');
@@ -135,7 +135,7 @@ t.test('a batch Redis fails midway is refused as a whole; the retried deliveries
     t.match((answer as PromiseRejectedResult).reason, { message: /WRONGTYPE/ });
   }
   await raw.del(`${prefix}:feature-events:wait`);
-  const retried = await Promise.all(events.map((event) => queue.enqueue(event)));
+  const retried = await Promise.all(events.map((event) => queue.enqueue(accepted(event))));
   t.same(
     retried.map((answer) => answer.duplicate),
     [true, false, false],
@@ -153,11 +153,11 @@ t.test('a batch Redis fails midway is refused as a whole; the retried deliveries
 t.test('accepting goes on after Redis restarts (the script is loaded again)', async (t) => {
   const own = await startRedis(t);
   const queue = await eventQueue(t, uniquePrefix(), own.url);
-  await queue.enqueue(envelopeOf('gp'));
+  await queue.enqueue(accepted(envelopeOf('gp')));
   await own.kill();
   await own.start();
   const after = envelopeOf('gp');
-  const answer = await waitFor('accepted again', async () => queue.enqueue(after).catch(() => undefined));
+  const answer = await waitFor('accepted again', async () => queue.enqueue(accepted(after)).catch(() => undefined));
   t.same(answer, { duplicate: false, spooled: false });
   t.ok(await queue.queue('gp-events').getJob(after.id));
 });

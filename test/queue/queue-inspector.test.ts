@@ -9,7 +9,7 @@ import { EventQueue } from '../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../src/queue/names.js';
 import { QueueInspector } from '../../src/queue/queue-inspector.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
-import { envelopeOf } from '../helpers/envelope.js';
+import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -59,7 +59,7 @@ async function stateOf(setup: Setup, queue: QueueName, id: string): Promise<stri
 /** Enqueues `events` one by one and waits until each is in `state`. */
 async function settle(setup: Setup, events: StoredEvent[], state: 'failed' | 'completed'): Promise<void> {
   for (const item of events) {
-    await setup.eventQueue.enqueue(item);
+    await setup.eventQueue.enqueue(accepted(item));
     await waitFor(`${item.id} ${state}`, async () => (await stateOf(setup, queueNames[item.family], item.id)) === state);
     await sleep(2); // distinct finishedOn times
   }
@@ -69,8 +69,8 @@ const zero = { waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 0, 
 
 t.test('counts report every state of every queue', async (t) => {
   const s = await setup(t);
-  await s.eventQueue.enqueue(envelopeOf('gp'));
-  await s.eventQueue.enqueue(envelopeOf('feature'));
+  await s.eventQueue.enqueue(accepted(envelopeOf('gp')));
+  await s.eventQueue.enqueue(accepted(envelopeOf('feature')));
   t.same(await s.inspector.counts(), {
     'gp-events': { ...zero, waiting: 1 },
     'feature-events': { ...zero, waiting: 1 },
@@ -139,7 +139,7 @@ t.test('retry checks every id first: an unknown, pending or other-queue id retri
   const dead = envelopeOf('gp');
   await settle(s, [dead], 'failed');
   const pending = envelopeOf('feature');
-  await s.eventQueue.enqueue(pending);
+  await s.eventQueue.enqueue(accepted(pending));
   await t.rejects(s.inspector.retry([dead.id, 'no-such-id']), {
     code: 'GEOHOOK_ERR_EVENT_NOT_FOUND',
     message: /^no-such-id: no such event/,
@@ -189,7 +189,7 @@ t.test('replay consumes a completed event again with the same id and data; dedup
   await waitFor('the replay', async () => seen.length === 2 && (await stateOf(s, 'feature-events', done.id)) === 'completed');
   t.same(seen[1], seen[0], 'same job id and data');
   t.same(seen[0], { id: done.id, data: done });
-  t.same(await s.eventQueue.enqueue(done), { duplicate: true, spooled: false }, 'a repeated delivery is still a duplicate');
+  t.same(await s.eventQueue.enqueue(accepted(done)), { duplicate: true, spooled: false }, 'a repeated delivery is still a duplicate');
 });
 
 t.test('replay runs every handler of a subscription again', async (t) => {
@@ -219,7 +219,7 @@ t.test('replay retries a failed event, refuses a pending one, and names the rete
   const dead = envelopeOf('gp');
   await settle(s, [dead], 'failed');
   const pending = envelopeOf('unknown');
-  await s.eventQueue.enqueue(pending);
+  await s.eventQueue.enqueue(accepted(pending));
   t.match(await s.inspector.replay(dead.id), { jobId: dead.id, from: 'failed' });
   await waitFor('the second failure', async () => calls === 2 && (await stateOf(s, 'gp-events', dead.id)) === 'failed');
   t.equal((await s.inspector.failed()).jobs[0]!.attemptsMade, 1, 'with its whole retry policy again');
@@ -241,7 +241,7 @@ t.test('an event stored under a job id of its own (same bytes on another hook) i
   const first = envelopeOf('gp', 'default', '{"same":"bytes"}');
   const second = envelopeOf('gp', 'other', '{"same":"bytes"}');
   await settle(s, [first], 'completed');
-  await s.eventQueue.enqueue(second);
+  await s.eventQueue.enqueue(accepted(second));
   await waitFor('both', async () => seen.length === 2 && (await s.inspector.counts())['gp-events'].completed === 2);
   const collisionId = seen[1]!;
   t.match(collisionId, new RegExp(`^${first.id}-other-`));

@@ -1,10 +1,10 @@
 import t, { type Test } from 'tap';
 import { createServiceLocator } from '../../src/arcgis/service-locator.js';
-import type { StoredEvent } from '../../src/events/envelope.js';
+import { buildEvent, type AcceptedEvent } from '../../src/events/build-event.js';
 import { activityOf, parseActivityField } from '../../src/events/service-activity.js';
 import { activityKey, upstreamFailuresKey, upstreamKey, watermarksKey } from '../../src/queue/names.js';
 import { readServiceReports, serviceReportRow } from '../../src/queue/service-report.js';
-import { envelopeOf } from '../helpers/envelope.js';
+import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { startEventQueue } from '../helpers/event-queue.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -12,28 +12,28 @@ const redis = await startRedis(t);
 const PARCELS = 'Hosted/Parcels.FeatureServer';
 const HOUR_MS = 3_600_000;
 
-/** An event queue trusting the server of {@link parcelsDelivery}, which is at generation 1000. */
+/** Trusts the server of {@link parcelsDelivery}. */
+const serviceLocator = createServiceLocator({ trusted: ['https://gis.example.com'] });
+
+/** An event queue where the server of {@link parcelsDelivery} is at generation 1000. */
 async function parcelsQueue(t: Test) {
-  const started = await startEventQueue(t, redis, { serviceLocator: createServiceLocator({ trusted: ['https://gis.example.com'] }) });
+  const started = await startEventQueue(t, redis);
   const serviceUrl = 'https://gis.example.com/server/rest/services/Hosted/Parcels/FeatureServer';
   await started.eventQueue.confirm('default', [{ scope: `default ${PARCELS}`, from: 1000, to: 1000, serviceUrl }]);
   return started;
 }
 
 /** A signed ArcGIS Enterprise delivery of Parcels' edits in server generations `(from, to]`. */
-function parcelsDelivery(from: number, to: number): StoredEvent {
-  const body = JSON.stringify({
+function parcelsDelivery(from: number, to: number): AcceptedEvent {
+  const payload = {
     serviceType: 'FeatureServer',
     changesUrl: `https://gis.example.com/server/rest/services/Hosted/Parcels/FeatureServer/extractChanges?serverGens=[${from},${to}]`,
     folderName: 'Hosted',
     serviceName: 'Parcels',
     events: [{ eventType: 'FeaturesCreated', when: 1 }],
-  });
-  return {
-    ...envelopeOf('feature', 'default', body),
-    service: { folderName: 'Hosted', serviceName: 'Parcels', serviceType: 'FeatureServer' },
-    changes: { url: JSON.parse(body).changesUrl, serverGens: [from, to] },
   };
+  const raw = Buffer.from(JSON.stringify(payload));
+  return buildEvent({ raw, hook: 'default', contentType: 'application/json', verified: true, classified: payload }, serviceLocator);
 }
 
 t.test('activityOf names the service of a signed delivery, a backfill or a poll, and nothing for an unsigned one', async (t) => {
@@ -52,9 +52,15 @@ t.test('the report of each service: webhook state, last delivery, failures of th
   const now = Date.now();
   await eventQueue.enqueue(parcelsDelivery(100, 110));
   await eventQueue.enqueue(parcelsDelivery(100, 110)); // a repeat is a delivery all the same
-  await eventQueue.enqueue({ ...envelopeOf('gp'), service: { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer' } });
-  await eventQueue.enqueue({ ...envelopeOf('gp'), service: { serviceName: 'Unsigned', serviceType: 'GPServer' }, verified: false });
-  await eventQueue.enqueue({ ...envelopeOf('feature'), service: { folderName: 'Hosted', serviceName: 'Parcels' }, source: 'backfill' });
+  await eventQueue.enqueue(
+    accepted({ ...envelopeOf('gp'), service: { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer' } }),
+  );
+  await eventQueue.enqueue(
+    accepted({ ...envelopeOf('gp'), service: { serviceName: 'Unsigned', serviceType: 'GPServer' }, verified: false }),
+  );
+  await eventQueue.enqueue(
+    accepted({ ...envelopeOf('feature'), service: { folderName: 'Hosted', serviceName: 'Parcels' }, source: 'backfill' }),
+  );
   await eventQueue.reserve('default', [], { kind: 'poll', service: 'Hosted/Roads.FeatureServer' });
   const state = { webhookId: 'w1', active: true, deactivations: 2, checkedAt: now, deactivatedAt: now - HOUR_MS, recoveredAt: now };
   await connection.hset(upstreamKey(prefix), PARCELS, JSON.stringify(state));

@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import t from 'tap';
+import { aheadKey } from '../../src/queue/names.js';
 import { EventSpool } from '../../src/queue/spool.js';
 import { sign } from '../../src/signature/sign.js';
-import { envelopeOf, eventOf } from '../helpers/envelope.js';
+import { accepted, envelopeOf, eventOf } from '../helpers/envelope.js';
 import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -26,7 +28,7 @@ t.test('while Redis is down deliveries are spooled and acknowledged, then stored
   t.equal(files.length, 1, 'one spool file');
   const lines = readFileSync(join(spoolDir, files[0]!), 'utf8').trim().split('\n');
   t.same(
-    lines.map((line) => (eventOf({ data: JSON.parse(line) }).payload as { n: number }).n),
+    lines.map((line) => (eventOf({ data: (JSON.parse(line) as { event: unknown }).event }).payload as { n: number }).n),
     Array.from({ length: 20 }, (_, i) => i + 1),
     "in arrival order, fsync'd",
   );
@@ -44,11 +46,35 @@ t.test('while Redis is down deliveries are spooled and acknowledged, then stored
   t.match(await again.json(), { duplicate: true }, 'a spooled event repeated after the drain is a duplicate');
 });
 
+t.test('a spooled feature delivery keeps its range of server generations: drained, the range waits for its server', async (t) => {
+  const redis = await startRedis(t);
+  const spoolDir = t.testdir();
+  const receiver = await startReceiver(t, redis, { SPOOL_DIR: spoolDir, TRUSTED_ORIGINS: 'https://gis.example.com' });
+  const body = Buffer.from(
+    JSON.stringify({
+      serviceType: 'FeatureServer',
+      changesUrl: 'https://gis.example.com/server/rest/services/Hosted/Parcels/FeatureServer/extractChanges?serverGens=[5,6]',
+      folderName: 'Hosted',
+      serviceName: 'Parcels',
+      events: [{ eventType: 'FeaturesCreated', when: 1 }],
+    }),
+  );
+  await redis.stop();
+  t.equal((await receiver.post(body, signed(body))).status, 202, 'spooled');
+  await redis.start();
+  await waitFor('the spool drained', async () => readdirSync(spoolDir).length === 0 || undefined);
+  const client = new Redis(redis.url);
+  t.teardown(() => client.disconnect());
+  t.match(await client.hget(aheadKey(receiver.prefix), 'default Hosted/Parcels.FeatureServer'), /^5\t6\thttps:\/\/gis\.example\.com\//);
+});
+
 t.test('a spool left by an earlier run is drained at start; a torn last line (never acknowledged) is skipped', async (t) => {
   const redis = await startRedis(t);
   const spoolDir = t.testdir();
   const [first, second] = [envelopeOf('gp'), envelopeOf('feature')];
-  writeFileSync(join(spoolDir, 'spool-1700000000000-000001.jsonl'), `${JSON.stringify(first)}\n${JSON.stringify(second)}\n{"id":"torn`);
+  // A line as the spool writes it, and one of its earlier format (the stored event alone).
+  const lines = [`{"ranges":[],"activity":null,"event":${JSON.stringify(first)}}`, JSON.stringify(second), '{"id":"torn'];
+  writeFileSync(join(spoolDir, 'spool-1700000000000-000001.jsonl'), lines.join('\n'));
   // Not a spool file: left alone.
   writeFileSync(join(spoolDir, 'notes.txt'), 'keep me');
   const receiver = await startReceiver(t, redis, { SPOOL_DIR: spoolDir });
@@ -64,7 +90,8 @@ t.test('the spool directory is created readable by its owner only (0700), and it
   t.teardown(() => process.umask(umask));
   const dir = join(t.testdir(), 'data', 'spool');
   const spool = new EventSpool({ dir });
-  await spool.append(JSON.stringify(envelopeOf('gp')));
+  const event = envelopeOf('gp');
+  await spool.append(accepted(event), JSON.stringify(event));
   await spool.close();
   t.equal(statSync(dir).mode & 0o777, 0o700, 'the directory');
   const files = readdirSync(dir);

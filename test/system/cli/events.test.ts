@@ -6,7 +6,7 @@ import { EventQueue } from '../../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../../src/queue/names.js';
 import { createProducerConnection } from '../../../src/redis/connection.js';
 import { runCli } from '../../helpers/cli.js';
-import { envelopeOf } from '../../helpers/envelope.js';
+import { accepted, envelopeOf } from '../../helpers/envelope.js';
 import { configFile, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -51,7 +51,7 @@ async function queues(t: Test): Promise<Queues> {
     state,
     async settle(family, wanted) {
       const item = envelopeOf(family);
-      await eventQueue.enqueue(item);
+      await eventQueue.enqueue(accepted(item));
       await waitFor(`${item.id} ${wanted}`, async () => (await state(queueNames[family], item.id)) === wanted);
       return item.id;
     },
@@ -72,7 +72,7 @@ t.test('geohook events stats prints jobs per queue and state, as JSON or a table
   const q = await queues(t);
   await q.settle('gp', 'failed');
   await q.settle('feature', 'completed');
-  await q.eventQueue.enqueue(envelopeOf('unknown'));
+  await q.eventQueue.enqueue(accepted(envelopeOf('unknown')));
   const [stats, table] = await Promise.all([json(t, ['events', 'stats'], q.env), runCli(['events', 'stats', '--table'], { env: q.env })]);
   t.same(stats, {
     'gp-events': { ...zero, failed: 1 },
@@ -89,7 +89,7 @@ t.test('geohook events stats prints jobs per queue and state, as JSON or a table
 t.test('geohook events stats --services prints each service, and --table adds them below the queues', async (t) => {
   const q = await queues(t);
   const service = { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer' };
-  await q.eventQueue.enqueue({ ...envelopeOf('gp'), service });
+  await q.eventQueue.enqueue(accepted({ ...envelopeOf('gp'), service }));
   const [services, table, servicesTable] = await Promise.all([
     json(t, ['events', 'stats', '--services'], q.env),
     runCli(['events', 'stats', '--table'], { env: q.env }),

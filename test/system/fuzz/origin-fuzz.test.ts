@@ -34,7 +34,7 @@ const serviceLocator = createServiceLocator({
   pinned: { hook: 'default', services: [PARCELS] },
   trusted: [trustedElsewhere],
 });
-const { eventQueue, prefix, connection } = await startEventQueue(t, redis, { serviceLocator });
+const { eventQueue, prefix, connection } = await startEventQueue(t, redis);
 const allowed = trustedUrls([`${emulator.url}/arcgis/`, trustedElsewhere]);
 
 const requested: string[] = [];
@@ -114,7 +114,7 @@ t.test(
         };
         const raw = Buffer.from(JSON.stringify(payload));
         await eventQueue.enqueue(
-          buildEvent({ raw, hook: 'default', contentType: 'application/json', verified: true, classified: payload }),
+          buildEvent({ raw, hook: 'default', contentType: 'application/json', verified: true, classified: payload }, serviceLocator),
         );
       }),
       { numRuns: RUNS },
@@ -129,7 +129,10 @@ t.test(
     };
     const bytes = Buffer.from(JSON.stringify(elsewhereOnly));
     await eventQueue.enqueue(
-      buildEvent({ raw: bytes, hook: 'default', contentType: 'application/json', verified: true, classified: elsewhereOnly }),
+      buildEvent(
+        { raw: bytes, hook: 'default', contentType: 'application/json', verified: true, classified: elsewhereOnly },
+        serviceLocator,
+      ),
     );
     // Real edits too, so that the server's generation moves and confirmations have something to confirm.
     const last = Math.max(await editParcels(emulator, 'FeaturesCreated', true), await editParcels(emulator, 'FeaturesUpdated', true));
