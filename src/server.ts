@@ -1,23 +1,15 @@
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { adminAuthFor } from './arcgis/online-admin.js';
-import { parseServiceName } from './arcgis/service-name.js';
-import { startBackfill } from './backfill/backfill-worker.js';
-import { checkGenerations } from './backfill/generation-check.js';
-import { startPoller } from './backfill/poller.js';
 import type { GeohookConfig } from './config/load-config.js';
-import { REGISTERED_HOOK, wantsRegistration } from './config/self-registration.js';
-import { serviceLocatorOf } from './config/service-locator.js';
+import { wantsRegistration } from './config/self-registration.js';
 import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
-import { createAlertSender } from './health/alert-sender.js';
-import { UpstreamHealth } from './health/upstream-health.js';
 import { createLogger } from './logger.js';
 import { buildReceiver } from './receiver/build-receiver.js';
-import { configuredTarget, connectRedis, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
-import { createRegistration } from './registration/create-registration.js';
+import { startRecovery, type Recovery } from './recovery/start-recovery.js';
+import { configuredTarget, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
 import type { Registration } from './registration/registration.js';
 
 /** Options of {@link startServer}. */
@@ -49,7 +41,8 @@ export interface RunningServer {
 /**
  * Starts the receiver: an embedded redis-server (AOF on) when the configuration names no Redis, the receiver on
  * `config.host:config.port`, ready once Redis answers and, when ADMIN_URL and REGISTER are set, once
- * self-registration has succeeded (it runs in the background, retried with backoff, healed on an interval).
+ * self-registration has succeeded; then recovery (`startRecovery`: backfill, poll, registration passes). Closes
+ * in the reverse order.
  */
 export async function startServer(config: GeohookConfig, options: StartServerOptions = {}): Promise<RunningServer> {
   const logger =
@@ -84,9 +77,10 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     await redis.stop();
     unlockDataDir();
   };
-  let registration: Registration | undefined;
+  // Started once the receiver listens; /readyz asks for it from the start.
+  let recovery: Recovery | undefined = undefined;
   const readinessChecks = wantsRegistration(config)
-    ? [() => (registration === undefined ? 'registration pending' : registration.notReadyReason())]
+    ? [() => (recovery?.registration === undefined ? 'registration pending' : recovery.registration.notReadyReason())]
     : [];
   const redisTarget = configuredTarget(config, redisUrl);
   const app = await buildReceiver({
@@ -95,122 +89,25 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     readinessChecks,
     ...(options.requestLogLevel === undefined ? {} : { requestLogLevel: options.requestLogLevel }),
   });
-  // Registration, upstream health and alerts: a connection of their own.
-  const registrationRedis = wantsRegistration(config) || config.alertUrl !== undefined ? createProducerConnection(redisTarget) : undefined;
-  // Outages are logged by the receiver's connection; registration sees them as failed commands and retries.
-  registrationRedis?.on('error', () => undefined);
   try {
     await app.eventQueue.ready();
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await app.close();
-    registrationRedis?.disconnect();
     await stopEmbedded();
     throw err;
   }
-  // Blocking reads: a connection of its own, retried for as long as Redis is away.
-  const backfillRedis = connectRedis(redisTarget, { maxRetriesPerRequest: null });
-  backfillRedis.on('error', () => undefined);
-  // One credentials object, so that the backfill and the watermark checks share its tokens.
-  const adminAuth = config.admin && adminAuthFor(config.admin.url, config.admin.auth);
-  const alert =
-    config.alertUrl === undefined || registrationRedis === undefined
-      ? undefined
-      : createAlertSender({
-          url: config.alertUrl,
-          debounceMs: config.alertDebounceSeconds * 1000,
-          redis: registrationRedis,
-          prefix: config.prefix,
-          logger,
-        });
-  const backfill = startBackfill({
-    connection: backfillRedis,
-    prefix: config.prefix,
-    eventQueue: app.eventQueue,
-    ...(adminAuth === undefined ? {} : { auth: adminAuth }),
-    serviceLocator: serviceLocatorOf(config),
-    logger,
-    ...(alert === undefined
-      ? {}
-      : {
-          // Polled ranges are the normal course of poll mode, not gaps worth an alert.
-          onFilled: ({ scope, serverGens, types, source }) => {
-            if (source !== 'backfill') return;
-            const text = `geohook: backfilled the edits of ${scope} in server generations (${serverGens[0]}, ${serverGens[1]}]`;
-            void alert({ event: 'gap.backfilled', service: scope, serverGens, types, text });
-          },
-        }),
-  });
-  const poller =
-    config.admin === undefined || config.admin.poll.length === 0
-      ? undefined
-      : startPoller({
-          eventQueue: app.eventQueue,
-          hook: REGISTERED_HOOK,
-          adminUrl: config.admin.url,
-          ...(adminAuth === undefined ? {} : { auth: adminAuth }),
-          services: config.admin.poll,
-          intervalMs: config.admin.pollIntervalSeconds * 1000,
-          logger,
-        });
-  let health: UpstreamHealth | undefined;
-  if (registrationRedis !== undefined && wantsRegistration(config)) {
-    const adminUrl = config.admin!.url;
-    health = new UpstreamHealth({
-      redis: registrationRedis,
-      prefix: config.prefix,
-      hook: REGISTERED_HOOK,
-      backfillQueue: () => app.eventQueue.backfillQueue(),
-      ...(alert === undefined ? {} : { alert }),
-      logger,
-    });
-    health.registerMetrics(app.metricsRegistry);
-    const upstream = health;
-    const generations = {
-      eventQueue: app.eventQueue,
-      hook: REGISTERED_HOOK,
-      adminUrl,
-      ...(adminAuth === undefined ? {} : { auth: adminAuth }),
-    };
-    registration = createRegistration(config, {
-      hookKeys: app.hookKeys,
-      redis: registrationRedis,
-      logger,
-      // Each pass records the webhooks' health and brings the watermarks of the feature services up to date:
-      // what a deactivated webhook missed is backfilled, then the alert says it recovered (also when the pass that
-      // reactivated it failed after that, and a later one completes).
-      onRegistered: async (service, outcome, client) => {
-        await upstream.observe(service, outcome, client);
-        if (parseServiceName(service).type === 'FeatureServer') await checkGenerations(service, generations);
-        await upstream.confirmRecovery(service, outcome.id);
-      },
-    });
-    // Its fail-fast connection refuses commands until it is connected: the first pass waits for it, so that
-    // start-up does not log a spurious failure (a Redis that is down is still reported and retried).
-    const started = registration;
-    const start = (): void => {
-      started?.start();
-      // Deliveries were refused while Redis was away: a pass on its return backfills what the server gave up on.
-      registrationRedis.on('ready', () => started?.passNow());
-    };
-    if (registrationRedis.status === 'ready') start();
-    else registrationRedis.once('ready', start);
-  }
+  const { eventQueue, hookKeys, metricsRegistry } = app;
+  const running = startRecovery({ config, eventQueue, hookKeys, metricsRegistry, redisTarget, logger });
+  recovery = running;
   return {
     app,
     logger,
     redis,
     redisTarget,
-    registration,
+    registration: running.registration,
     async close() {
-      await registration?.close();
-      await health?.close();
-      await poller?.close();
-      // Forced: BullMQ's graceful close can wait forever on a blocking connection that reconnected after a Redis
-      // restart (taskforcesh/bullmq#4656). A gap being filled is picked up again, and its event is the same.
-      await backfill.close(true);
-      backfillRedis.disconnect();
-      await registrationRedis?.quit().catch(() => registrationRedis.disconnect());
+      await running.close();
       await app.close();
       await stopEmbedded();
       logger.info('geohook stopped');

@@ -48,6 +48,12 @@ t.test('backfill and doctor reading a consumer or receiver module fails the lint
   );
 });
 
+t.test('src/server.ts over 160 lines fails the lint: the composition root only composes', async (t) => {
+  const code = Array.from({ length: 161 }, (_, i) => `export const line${i} = ${i};`).join('\n') + '\n';
+  t.same(await rulesBroken(code, 'src/server.ts'), ['max-lines']);
+  t.same(await rulesBroken(code, 'src/cli/probe.ts'), [], 'other files are not held to it');
+});
+
 t.test('an import cycle fails the lint', async (t) => {
   const dir = mkdtempSync(join(root, 'src', 'arcgis', 'lint-probe-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
