@@ -6,7 +6,8 @@ COPY package.json package-lock.json tsconfig.json ./
 # `npm install` is the fallback when a registry mirror lacks another platform's optional packages.
 RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 COPY src ./src
-RUN npx tsc
+COPY scripts/copy-lua.mjs ./scripts/
+RUN npm run build
 
 # Runtime stage: production dependencies and the compiled code only, as the unprivileged `node` user.
 FROM node:20-bookworm-slim

@@ -59,7 +59,7 @@ ensure_chromium() {
 
 build() {
   rm -rf dist
-  npx tsc
+  npm run --silent build
 }
 
 # Builds dist/, compiles the suite into dist-test/ (type-checking src, test, examples and harness) and lints;
@@ -72,7 +72,7 @@ build_and_check() {
   build &
   build_pid=$!
   local compiled=0
-  { rm -rf dist-test && npx tsc -p test; } || compiled=$?
+  { rm -rf dist-test && npm run --silent build:test; } || compiled=$?
   wait "$build_pid" || built=$?
   [ "$compiled" -ne 0 ] || compiled=$built
   wait "$lint_pid" || lint_status=$?
@@ -120,7 +120,7 @@ run_harness() {
   shift
   install_dependencies
   ensure_redis_server
-  npx tsc -p harness
+  npx tsc -p harness && node scripts/copy-lua.mjs dist-harness/src
   exec node "dist-harness/harness/$program" "$@"
 }
 

@@ -7,14 +7,8 @@ import { readChanges } from '../arcgis-request/extract-changes.js';
 import { createServiceSession, untrustedUrl, type ServiceSession } from '../arcgis-request/service-session.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
-import {
-  BACKFILL_LOCK_MS,
-  BACKFILL_MAX_STALLED_COUNT,
-  BACKFILL_STALLED_CHECK_MS,
-  backfillBackoff,
-  type ConfirmJobData,
-  type GapJobData,
-} from '../queue/backfill-jobs.js';
+import type { ConfirmJobData, GapJobData } from '../queue/accept-script.js';
+import { BACKFILL_LOCK_MS, BACKFILL_MAX_STALLED_COUNT, BACKFILL_STALLED_CHECK_MS, backfillBackoff } from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';

@@ -39,17 +39,6 @@ export function backfillBackoff(attemptsMade: number): number {
   return Math.min(1000 * 2 ** Math.max(0, attemptsMade - 1), BACKFILL_MAX_BACKOFF_MS);
 }
 
-/** A gap's job data, as the accept script writes it: the generations in `(from, to]` of `scope` (numbers as text). */
-export interface GapJobData {
-  scope: string;
-  hook: string;
-  serviceUrl: string;
-  from: string;
-  to: string;
-  /** Set when the gap was found by polling: its event says `source: "poll"`. */
-  source?: 'poll';
-}
-
 /**
  * A confirm job (one per scope at a time, `confirm-<sha1 of scope>`): reads the server's generation for the
  * ranges waiting ahead of it (docs/backfill.md#ranges-the-server-confirms). Tried like a gap while the server
@@ -61,10 +50,3 @@ export const confirmJobOptions: JobsOptions = Object.freeze({
   removeOnComplete: true,
   removeOnFail: true,
 });
-
-/** A confirm job's data: the scope whose ranges wait, and where its service is read. */
-export interface ConfirmJobData {
-  scope: string;
-  hook: string;
-  serviceUrl: string;
-}

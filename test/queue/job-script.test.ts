@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -96,6 +96,16 @@ const requestOf = (event: StoredEvent): EventWrite => ({
   data: JSON.stringify(event),
   ranges: [],
   activity: undefined,
+});
+
+t.test('the accept script is accept-jobs.lua, copied beside the compiled module; no .ts file of src/ holds its Lua', async (t) => {
+  const sources = (readdirSync(repoPath('src'), { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'));
+  t.ok(sources.length > 50);
+  t.same(
+    sources.filter((file) => /local function addJob|rcall\('LPUSH'/.test(readFileSync(repoPath('src', file), 'utf8'))),
+    [],
+  );
+  t.match(readFileSync(repoPath('src/queue/accept-jobs.lua'), 'utf8'), /local function addJob/);
 });
 
 t.test('package.json pins bullmq to exactly the release whose layout the script writes', async (t) => {
