@@ -17,3 +17,6 @@ export const defaultRetryPolicy: RetryPolicy = Object.freeze({
   attempts: 5,
   backoff: Object.freeze({ type: 'exponential', delayMs: 1000, jitter: 0.2 }),
 });
+
+/** The key prefix of everything geohook keeps in Redis, BullMQ's queues included (`GEOHOOK_PREFIX`). */
+export const DEFAULT_PREFIX = 'geohook';

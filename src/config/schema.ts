@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from './defaults.js';
+import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from './defaults.js';
 import { orgSettingsSchema, placementSchema, serviceName } from './org-schema.js';
 
 const hookName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
@@ -61,7 +61,7 @@ export const envSchema = z.object({
   GEOHOOK_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'letters, digits, ".", "-", "_" or "{}" (at most 64 characters)')
-    .default('geohook'),
+    .default(DEFAULT_PREFIX),
   /** Comma-separated signature keys of the `default` hook; any one verifies. */
   HOOK_SECRETS: commaList.optional(),
   /** Reject unsigned deliveries. @defaultValue true */

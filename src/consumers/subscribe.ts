@@ -3,6 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { assertClusterPrefix } from '../config/cluster-prefix.js';
+import { DEFAULT_PREFIX } from '../config/defaults.js';
 import { ConfigError } from '../errors.js';
 import type { EventFamily, GeohookEvent } from '../events/envelope.js';
 import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
@@ -112,7 +113,7 @@ export function subscribe(options: SubscribeOptions): Subscription {
   const registry = options.metrics ?? new Registry();
   const metrics = createConsumerMetrics(registry);
   const logger = options.logger ?? pino({ level: 'warn' }, pino.destination({ fd: 2, sync: false }));
-  const prefix = options.prefix ?? 'geohook';
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (options.connection instanceof Cluster) assertClusterPrefix(prefix);
   const { redis, owned } = connectionOf(options.connection);
   redis.on('error', () => undefined); // each worker reports connection trouble below

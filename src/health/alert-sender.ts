@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connection.js';
+import { alertDebounceKey } from '../redis/keys.js';
 import { alertText } from './alert-text.js';
 
 /** What an alert is about (docs/backfill.md#alerts). */
@@ -48,7 +49,7 @@ export function createAlertSender(options: AlertSenderOptions): AlertSender {
   return async (alert) => {
     try {
       if (debounceMs > 0) {
-        const first = await redis.set(`${prefix}:alerts:${alert.event}:${alert.service}`, '1', 'PX', debounceMs, 'NX');
+        const first = await redis.set(alertDebounceKey(prefix, alert.event, alert.service), '1', 'PX', debounceMs, 'NX');
         if (first === null) return log.debug({ event: alert.event, service: alert.service }, 'alert debounced');
       }
       const body = JSON.stringify({ ...alert, text: alertText(alert.text, alert.service), at: new Date().toISOString() });

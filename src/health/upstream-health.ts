@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
-import { upstreamFailuresKey, upstreamKey } from '../queue/names.js';
 import type { UpstreamState } from '../queue/service-report.js';
 import type { RedisClient } from '../redis/connection.js';
+import { upstreamFailuresKey, upstreamKey } from '../redis/keys.js';
 import type { EnsureAction } from '../registration/ensure-webhook.js';
 import type { AlertSender } from './alert-sender.js';
 

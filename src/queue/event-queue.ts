@@ -1,28 +1,20 @@
 import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { BaseLogger } from 'pino';
-import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, defaultRetryPolicy } from '../config/defaults.js';
+import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/types.js';
 import { QueueUnavailableError } from '../errors.js';
 import type { AcceptedEvent } from '../events/build-event.js';
 import type { ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
+import { activityKey, aheadKey, serverGensKey, watermarksKey } from '../redis/keys.js';
 import { backfillJobOptions } from './backfill-jobs.js';
 import { DurabilityWatch } from './durability-watch.js';
 import type { Durability } from './durability.js';
 import { JobScript, type EventWrite, type JobRequest } from './job-script.js';
 import { JobWriter } from './job-writer.js';
-import {
-  activityKey,
-  aheadKey,
-  allQueueNames,
-  backfillQueueName,
-  queueNames,
-  serverGensKey,
-  watermarksKey,
-  type QueueName,
-} from './names.js';
+import { allQueueNames, backfillQueueName, queueNames, type QueueName } from './names.js';
 import { SpoolDrain } from './spool-drain.js';
 import { EventSpool } from './spool.js';
 
@@ -104,7 +96,7 @@ export class EventQueue {
     this.dedupRetentionMs = (options.dedupRetentionSeconds ?? DEFAULT_DEDUP_RETENTION_SECONDS) * 1000;
     this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 2000;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
-    this.prefix = options.prefix ?? 'geohook';
+    this.prefix = options.prefix ?? DEFAULT_PREFIX;
     this.durability = options.durability ?? 'fast';
     const retry = options.retry ?? defaultRetryPolicy;
     this.defaultJobOptions = {

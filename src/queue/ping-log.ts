@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis/connection.js';
+import { pingsKey } from '../redis/keys.js';
 
 /** When each hook last received ArcGIS Online's test ping: the hash `<prefix>:pings`, hook name → epoch milliseconds. */
 export class PingLog {
@@ -7,7 +8,7 @@ export class PingLog {
 
   constructor(connection: RedisClient, prefix: string) {
     this.connection = connection;
-    this.key = `${prefix}:pings`;
+    this.key = pingsKey(prefix);
   }
 
   /** Records a ping of `hook` at `at` (epoch ms). */

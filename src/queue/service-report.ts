@@ -2,7 +2,7 @@ import type { ServiceName } from '../arcgis/service-name.js';
 import { parseActivityField, type ActivityKind } from '../events/service-activity.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, upstreamFailuresKey, upstreamKey, watermarksKey } from './names.js';
+import { activityKey, upstreamFailuresKey, upstreamKey, watermarksKey } from '../redis/keys.js';
 
 /** What geohook knows of a registered webhook (the Redis hash `<prefix>:upstream`, by service, as JSON). */
 export interface UpstreamState {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import type { RedisClient } from '../redis/connection.js';
+import { registrationLockKey } from '../redis/keys.js';
 import { withLock, type LockOptions } from '../redis/lock.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 import { applyOrgConfig, hasOrgConfig, type OrgConfig } from './apply-org-config.js';
@@ -152,7 +153,7 @@ export class Registration {
     for (const service of this.options.services) {
       if (this.closed) break;
       try {
-        const lockKey = `${prefix}:registration:${hook}:${service}:lock`;
+        const lockKey = registrationLockKey(prefix, hook, service);
         const { id, action } = await withLock(redis, lockKey, () => ensureWebhook(client, service, desired, this.log), this.options.lock);
         const level = action === 'unchanged' ? 'debug' : 'info';
         this.log[level]({ service, webhookId: id, action }, `webhook ${action}`);

@@ -4,8 +4,9 @@ import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import { GeohookError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
+import { generatedKeysKey, registrationLockKey } from '../redis/keys.js';
 import { withLock } from '../redis/lock.js';
-import { generatedKeysList, newGeneratedKey } from '../signature/hook-keys.js';
+import { newGeneratedKey } from '../signature/hook-keys.js';
 
 /** Options of {@link rotateKey}. */
 export interface RotateKeyOptions {
@@ -53,7 +54,7 @@ export interface RotateKeyResult {
 export async function rotateKey(options: RotateKeyOptions): Promise<RotateKeyResult> {
   const { client, redis, prefix, hookUrl, services } = options;
   const hook = options.hook ?? 'default';
-  const list = generatedKeysList(prefix, hook);
+  const list = generatedKeysKey(prefix, hook);
   const oldKey = await redis.lindex(list, 0);
   if (oldKey === null)
     throw new GeohookError('GEOHOOK_ERR_REGISTRATION', `no generated key for hook ${hook} in Redis (${list}): nothing to rotate`);
@@ -63,7 +64,7 @@ export async function rotateKey(options: RotateKeyOptions): Promise<RotateKeyRes
   await sleep(options.propagationMs ?? 10_000);
   const rotated: RotatedService[] = [];
   for (const service of services) {
-    const lockKey = `${prefix}:registration:${hook}:${service}:lock`;
+    const lockKey = registrationLockKey(prefix, hook, service);
     const webhookIds = await withLock(redis, lockKey, async () => {
       const ours = (await client.webhooks.listAll(service)).filter((webhook) => webhook.hookUrl === hookUrl);
       for (const webhook of ours) await client.webhooks.edit(service, webhook.id, { signatureKey: newKey });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { HookConfig } from '../config/load-config.js';
 import type { RedisClient } from '../redis/connection.js';
+import { generatedKeysKey } from '../redis/keys.js';
 
 /** Options of {@link HookKeys}. */
 export interface HookKeysOptions {
@@ -12,11 +13,6 @@ export interface HookKeysOptions {
 
 /** Bytes of randomness in a generated key (base64url: 43 characters). */
 export const GENERATED_KEY_BYTES = 32;
-
-/** The Redis list holding the keys generated for `hook` under `prefix`, the current key first. */
-export function generatedKeysList(prefix: string, hook: string): string {
-  return `${prefix}:hooks:${hook}:keys`;
-}
 
 /** A new random signature key of {@link GENERATED_KEY_BYTES} bytes, base64url. */
 export function newGeneratedKey(): string {
@@ -46,7 +42,7 @@ export class HookKeys {
 
   /** The Redis list holding the keys generated for `hook`. */
   redisKey(hook: string): string {
-    return generatedKeysList(this.prefix, hook);
+    return generatedKeysKey(this.prefix, hook);
   }
 
   /** The hook with every key that verifies it (configured first), or undefined for an unknown hook. */

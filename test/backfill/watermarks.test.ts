@@ -5,8 +5,9 @@ import { createServiceLocator } from '../../src/arcgis/service-locator.js';
 import { backfillEvent } from '../../src/backfill/backfill-event.js';
 import { buildEvent } from '../../src/events/build-event.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
-import { aheadKey, backfillQueueName, serverGensKey, watermarksKey } from '../../src/queue/names.js';
+import { backfillQueueName } from '../../src/queue/names.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
+import { aheadKey, serverGensKey, watermarksKey } from '../../src/redis/keys.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 

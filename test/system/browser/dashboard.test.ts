@@ -4,7 +4,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BrowserContext, Page } from 'playwright-core';
 import t, { type Test } from 'tap';
-import { serverGensKey, upstreamFailuresKey, upstreamKey } from '../../../src/queue/names.js';
+import { serverGensKey, upstreamFailuresKey, upstreamKey } from '../../../src/redis/keys.js';
 import { sign } from '../../../src/signature/sign.js';
 import { chromiumMissing, launchChromium } from '../../helpers/chromium.js';
 import { startSink } from '../../helpers/http-sink.js';

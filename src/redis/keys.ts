@@ -1,0 +1,42 @@
+/**
+ * Every Redis key geohook writes beside BullMQ's own, under the key prefix (`GEOHOOK_PREFIX`): one table of them
+ * is in docs/redis.md. BullMQ's queues keep theirs under `<prefix>:<queue>:`, and so does the accept script's
+ * dedup key of each event (`<prefix>:<queue>:de:<hook>:<event id>`).
+ */
+
+/** The hash of watermarks (highest server generation handed over, by scope). */
+export const watermarksKey = (prefix: string): string => `${prefix}:watermarks`;
+
+/**
+ * The hash of each scope's server generation as the server itself last reported it (its `changeTrackingInfo`),
+ * `<generation>\t<service URL>`: a delivered range ending past it waits for the server to confirm it (docs/backfill.md).
+ */
+export const serverGensKey = (prefix: string): string => `${prefix}:server-gens`;
+
+/** The hash of the delivered ranges waiting for their server to confirm them, by scope. */
+export const aheadKey = (prefix: string): string => `${prefix}:ahead`;
+
+/**
+ * The hash of what last happened to each service (docs/backfill.md#the-services-view): field
+ * `<activity>\t<folder>/<name>.<Type>`, value the epoch ms it last happened.
+ */
+export const activityKey = (prefix: string): string => `${prefix}:activity`;
+
+/** The hash of the registered webhooks' state, by service (docs/backfill.md#upstream-health). */
+export const upstreamKey = (prefix: string): string => `${prefix}:upstream`;
+
+/** The sorted set of a registered webhook's failed deliveries as the server reported them (score: epoch ms). */
+export const upstreamFailuresKey = (prefix: string, service: string): string => `${prefix}:upstream:failures:${service}`;
+
+/** The hash of when each hook last received ArcGIS Online's test ping: hook name → epoch ms. */
+export const pingsKey = (prefix: string): string => `${prefix}:pings`;
+
+/** The list of the signature keys generated for `hook`, the current key first. */
+export const generatedKeysKey = (prefix: string, hook: string): string => `${prefix}:hooks:${hook}:keys`;
+
+/** The lock one replica holds while it registers or rotates the webhook of `hook` on `service`. */
+export const registrationLockKey = (prefix: string, hook: string, service: string): string =>
+  `${prefix}:registration:${hook}:${service}:lock`;
+
+/** Set for the debounce window after an alert of `event` on `service` was sent, so that several receivers send one. */
+export const alertDebounceKey = (prefix: string, event: string, service: string): string => `${prefix}:alerts:${event}:${service}`;
