@@ -45,7 +45,7 @@ const layers = {
   ],
 };
 /** The composition roots at the top of `src/`, which only `cli/` (and they themselves) may import. */
-const roots = ['server.ts', 'index.ts', 'cli.ts'];
+const roots = ['server.ts', 'index.ts', 'internal.ts', 'cli.ts'];
 const everything = [...Object.keys(layers), ...roots];
 
 const layerZones = Object.entries(layers).map(([folder, allowed]) => ({

@@ -1,9 +1,13 @@
-/** geohook's public API (the emulator is the separate entry `geohook/emulator`). */
+/**
+ * geohook's public API, the names the docs document, under semver: the receiver, the configuration, the
+ * consumers' `subscribe()` and their event types, the follow-up helpers, the admin client, `rotateKey`, signing and
+ * verifying, and the errors. The emulator is the entry `geohook/emulator`; `geohook/internal` holds the parts
+ * the command line builds on, with no such promise.
+ */
 export { buildReceiver, type ReceiverOptions } from './receiver/build-receiver.js';
 export { classifyEvent, type Classification } from './events/classify-event.js';
 export { loadConfig, type GeohookConfig, type HookConfig, type ConfigOverrides } from './config/load-config.js';
-export { EventQueue, type EventQueueOptions, type EnqueueResult } from './queue/event-queue.js';
-export { configuredTarget, connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from './redis/connection.js';
+export { configuredTarget, connectRedis, type RedisClient, type RedisTarget } from './redis/connection.js';
 export { queueNames, allQueueNames, backfillQueueName, type QueueName } from './queue/names.js';
 export {
   type GeohookEvent,
@@ -21,7 +25,7 @@ export {
 } from './events/envelope.js';
 export { eventFromStored } from './events/stored-event.js';
 export { type GpJobPayload, type FeaturePayloadItem, type PayloadEvent } from './arcgis/payload.js';
-export { featureChangeTypes, type FeatureChangeType } from './arcgis/change-types.js';
+export type { FeatureChangeType } from './arcgis/change-types.js';
 export { subscribe, type SubscribeOptions, type Subscription } from './consumers/subscribe.js';
 export type { EventHandler, EventHandlers, HandlerContext } from './consumers/types.js';
 export type { ConsumeOutcome } from './consumers/consumer-metrics.js';
@@ -35,17 +39,7 @@ export {
   type JobResult,
   type GpParameterValue,
 } from './consumers/follow-up.js';
-export {
-  QueueInspector,
-  jobStates,
-  type QueueInspectorOptions,
-  type JobCounts,
-  type JobStateName,
-  type RetriedJob,
-} from './queue/queue-inspector.js';
-export type { FailedJob, FailedJobsPage, FailedJobsQuery } from './queue/failed-jobs.js';
-export type { EventJobRef, QueueSource } from './queue/find-event-job.js';
-export { sign, computeDigest } from './signature/sign.js';
+export { sign } from './signature/sign.js';
 export { verify } from './signature/verify.js';
 export { errorCodes, GeohookError, ConfigError, QueueUnavailableError, AdminApiError, AdminAuthError, type ErrorCode } from './errors.js';
 export {
@@ -61,7 +55,5 @@ export { type WebhookSettings } from './arcgis/webhook-settings.js';
 export { type CreateWebhookParams, type Webhook } from './arcgis/webhook.js';
 export { generateToken, type GenerateTokenOptions } from './arcgis-request/generate-token.js';
 export { validatePlacementPolicy, type ServicePlacementPolicy, type PlacementPolicyEntry } from './arcgis/placement-policy.js';
-export { explainPlacement, type Node, type NodeVerdict } from './arcgis/explain-placement.js';
+export { explainPlacement, type PlacementNode, type NodeVerdict } from './arcgis/explain-placement.js';
 export { rotateKey, type RotateKeyOptions, type RotateKeyResult, type RotatedService } from './registration/rotate-key.js';
-export { createLoggerOptions, type LoggerSettings } from './logger.js';
-export { RedisServer, type RedisServerOptions } from './embedded/redis-server.js';

@@ -16,7 +16,7 @@ export interface NodeTaint {
 }
 
 /** A cluster node as the scheduler sees it: its labels and taints. */
-export interface Node {
+export interface PlacementNode {
   name: string;
   labels?: Record<string, string>;
   taints?: NodeTaint[];
@@ -120,7 +120,7 @@ function tolerates(toleration: Toleration, taint: NodeTaint): boolean {
 
 const formatTaint = ({ key, value, effect }: NodeTaint): string => `${key}${value ? `=${value}` : ''}:${effect}`;
 
-function explainNode(entry: PlacementPolicyEntry, node: Node): NodeVerdict {
+function explainNode(entry: PlacementPolicyEntry, node: PlacementNode): NodeVerdict {
   const { nodeAffinity, tolerations } = entry.podPlacementPolicy;
   const labels = node.labels ?? {};
   const verdict: NodeVerdict = { node: node.name, schedulable: true, score: 0, reasons: [] };
@@ -170,6 +170,6 @@ function byPreference(a: NodeVerdict, b: NodeVerdict): number {
  * preferred terms (1 each in the ArcGIS form) and subtracts {@link PREFER_NO_SCHEDULE_PENALTY} for each
  * untolerated PreferNoSchedule taint. Verdicts come schedulable first, then by score descending, then name.
  */
-export function explainPlacement(policy: PlacementPolicyEntry, nodes: Node[]): NodeVerdict[] {
+export function explainPlacement(policy: PlacementPolicyEntry, nodes: PlacementNode[]): NodeVerdict[] {
   return nodes.map((node) => explainNode(policy, node)).sort(byPreference);
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { explainPlacement, PREFER_NO_SCHEDULE_PENALTY, type Node, type NodeVerdict } from '../../src/arcgis/explain-placement.js';
+import { explainPlacement, PREFER_NO_SCHEDULE_PENALTY, type PlacementNode, type NodeVerdict } from '../../src/arcgis/explain-placement.js';
 import type {
   MatchExpression,
   NodeAffinity,
@@ -25,7 +25,7 @@ function tolerating(...tolerations: Toleration[]): PlacementPolicyEntry {
 }
 
 /** The verdict for a single node. */
-function verdictOf(policy: PlacementPolicyEntry, node: Node): Omit<NodeVerdict, 'node'> {
+function verdictOf(policy: PlacementPolicyEntry, node: PlacementNode): Omit<NodeVerdict, 'node'> {
   const [verdict] = explainPlacement(policy, [node]);
   if (verdict === undefined) throw new Error('no verdict');
   const { node: _name, ...rest } = verdict;
@@ -115,7 +115,7 @@ t.test('an empty required selector or term matches no node', async (t) => {
 });
 
 t.test('a NoSchedule taint repels a pod without a matching toleration', async (t) => {
-  const node: Node = { name: 'n1', taints: [DEDICATED_GIS] };
+  const node: PlacementNode = { name: 'n1', taints: [DEDICATED_GIS] };
   t.strictSame(verdictOf(tolerating(), node), {
     schedulable: false,
     score: 0,
@@ -137,7 +137,7 @@ t.test('a NoExecute taint repels like NoSchedule and a valueless taint is writte
 });
 
 t.test('an Exists toleration with an empty key tolerates every taint', async (t) => {
-  const node: Node = {
+  const node: PlacementNode = {
     name: 'n1',
     taints: [DEDICATED_GIS, { key: 'maintenance', effect: 'NoExecute' }, { key: 'spot', effect: 'PreferNoSchedule' }],
   };
@@ -154,16 +154,16 @@ t.test('an Exists toleration with an empty key tolerates every taint', async (t)
 });
 
 t.test('an Equal toleration with another value or key does not tolerate the taint', async (t) => {
-  const node: Node = { name: 'n1', taints: [DEDICATED_GIS] };
+  const node: PlacementNode = { name: 'n1', taints: [DEDICATED_GIS] };
   t.equal(verdictOf(tolerating({ key: 'dedicated', operator: 'Equal', value: 'web' }), node).schedulable, false);
   t.equal(verdictOf(tolerating({ key: 'reserved', operator: 'Equal', value: 'gis' }), node).schedulable, false);
   t.equal(verdictOf(tolerating({ key: 'dedicated', operator: 'Equal' }), node).schedulable, false, 'empty value');
-  const valueless: Node = { name: 'n2', taints: [{ key: 'dedicated', effect: 'NoSchedule' }] };
+  const valueless: PlacementNode = { name: 'n2', taints: [{ key: 'dedicated', effect: 'NoSchedule' }] };
   t.equal(verdictOf(tolerating({ key: 'dedicated', operator: 'Equal' }), valueless).schedulable, true, 'both empty');
 });
 
 t.test('a toleration without an effect matches every effect and one with an effect only its own', async (t) => {
-  const node: Node = { name: 'n1', taints: [DEDICATED_GIS, { key: 'dedicated', value: 'gis', effect: 'NoExecute' }] };
+  const node: PlacementNode = { name: 'n1', taints: [DEDICATED_GIS, { key: 'dedicated', value: 'gis', effect: 'NoExecute' }] };
   t.equal(verdictOf(tolerating({ key: 'dedicated', operator: 'Equal', value: 'gis' }), node).schedulable, true);
   t.strictSame(verdictOf(tolerating({ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }), node).reasons, [
     'taint dedicated=gis:NoSchedule is tolerated',
@@ -173,7 +173,7 @@ t.test('a toleration without an effect matches every effect and one with an effe
 
 t.test('an untolerated PreferNoSchedule taint lowers the score but keeps the node schedulable', async (t) => {
   t.equal(PREFER_NO_SCHEDULE_PENALTY, 100);
-  const node: Node = {
+  const node: PlacementNode = {
     name: 'n1',
     taints: [
       { key: 'spot', value: 'true', effect: 'PreferNoSchedule' },
@@ -248,7 +248,7 @@ t.test('verdicts are sorted schedulable first, then by score descending, then by
     [],
   );
   const ssdInZoneA = { disktype: 'ssd', zone: 'a' };
-  const nodes: Node[] = [
+  const nodes: PlacementNode[] = [
     { name: 'hdd-a', labels: { disktype: 'hdd', zone: 'a' } },
     { name: 'ssd-b2', labels: { disktype: 'ssd', zone: 'b' } },
     { name: 'ssd-a-soft', labels: ssdInZoneA, taints: [{ key: 'spot', effect: 'PreferNoSchedule' }] },
