@@ -180,3 +180,8 @@ export class AdminAuthError extends AdminApiError {
     this.name = 'AdminAuthError';
   }
 }
+
+/** The message of anything thrown: an error's own, else the value as text. */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
 import { isLoopbackHost, LOOPBACK_HOST } from '../config/loopback.js';
-import type { GeohookEvent, ServiceRef } from '../events/envelope.js';
+import type { GeohookEvent } from '../events/envelope.js';
+import { serviceNameOf } from '../events/service-activity.js';
 import { createLogger, type LogFormat } from '../logger.js';
 import { describeTarget } from '../redis/connection.js';
 import { startServer, type RunningServer } from '../server.js';
@@ -27,16 +28,10 @@ function logFormatOf(config: GeohookConfig): LogFormat {
   return config.logFormat ?? (process.stdout.isTTY && process.stderr.isTTY ? 'pretty' : 'json');
 }
 
-/** The service an event names, as `folder/name.Type`. */
-function serviceOf({ folderName, serviceName, serviceType }: ServiceRef): string | undefined {
-  if (serviceName === undefined) return undefined;
-  return `${folderName === undefined || folderName === '' ? '' : `${folderName}/`}${serviceName}${serviceType === undefined ? '' : `.${serviceType}`}`;
-}
-
 /** One readable line per event on stdout, in the format of the log lines. */
 function eventLines(): (event: GeohookEvent) => void {
   const lines = createLogger({ level: 'info', format: 'pretty', fd: 1 });
-  return (event) => lines.info({ type: event.type, service: serviceOf(event.service), eventId: event.id, hook: event.hook }, 'event');
+  return (event) => lines.info({ type: event.type, service: serviceNameOf(event), eventId: event.id, hook: event.hook }, 'event');
 }
 
 /**

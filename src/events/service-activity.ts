@@ -1,5 +1,5 @@
 import { formatServiceName, type ServiceName } from '../arcgis/service-name.js';
-import type { EventFamily, StoredEvent } from './envelope.js';
+import type { EventFamily, EventFields, StoredEvent } from './envelope.js';
 
 /**
  * What happened to a service, recorded with its time in the activity hash (`<prefix>:activity`): a webhook
@@ -28,14 +28,19 @@ export function parseActivityField(field: string): ServiceActivity | undefined {
 /** The type of service each family comes from, for payloads that do not say (ArcGIS Online's). */
 const SERVICE_TYPES: Record<EventFamily, string | undefined> = { gp: 'GPServer', feature: 'FeatureServer', unknown: undefined };
 
+/** The service an event names, `folder/name.Type` (the type from its family when the payload does not say); undefined when none. */
+export function serviceNameOf({ service, family }: Pick<EventFields, 'service' | 'family'>): ServiceName | undefined {
+  const { folderName, serviceName, serviceType = SERVICE_TYPES[family] } = service;
+  return serviceType === undefined ? undefined : formatServiceName(folderName, serviceName, serviceType);
+}
+
 /**
  * What an event tells of its service: a delivery, a backfill or a poll; `undefined` when it names no service,
  * or when no signature vouches for a delivery (the hash is kept for good: no unsigned request adds to it).
  */
 export function activityOf(event: StoredEvent): ServiceActivity | undefined {
   if (event.source === undefined && !event.verified) return undefined;
-  const { folderName, serviceName, serviceType = SERVICE_TYPES[event.family] } = event.service;
-  const service = serviceType === undefined ? undefined : formatServiceName(folderName, serviceName, serviceType);
+  const service = serviceNameOf(event);
   if (service === undefined) return undefined;
   return { kind: event.source === undefined ? 'delivery' : event.source, service };
 }

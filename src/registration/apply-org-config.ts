@@ -3,6 +3,7 @@ import type { AdminClient } from '../admin/types.js';
 import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
+import { messageOf } from '../errors.js';
 
 /** The organisation settings and placement policies `GEOHOOK_CONFIG` asks registration to apply. */
 export interface OrgConfig {
@@ -10,10 +11,6 @@ export interface OrgConfig {
   settings?: Readonly<Partial<WebhookSettings>> | undefined;
   /** Placement policies by service (`placementPolicy/edit`). */
   placement?: Readonly<Record<ServiceName, ServicePlacementPolicy>> | undefined;
-}
-
-function reasonOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** True when there is something to apply. */
@@ -33,7 +30,7 @@ export async function applyOrgConfig(client: AdminClient, config: OrgConfig, log
       log.info({ settings: config.settings }, 'organisation webhook settings applied');
     } catch (err) {
       log.error({ err }, 'organisation webhook settings not applied (they need an organisation administrator)');
-      failed.push(`settings: ${reasonOf(err)}`);
+      failed.push(`settings: ${messageOf(err)}`);
     }
   }
   for (const [service, policy] of Object.entries(config.placement ?? {})) {
@@ -42,7 +39,7 @@ export async function applyOrgConfig(client: AdminClient, config: OrgConfig, log
       log.info({ service }, 'placement policy applied');
     } catch (err) {
       log.error({ err, service }, 'placement policy not applied');
-      failed.push(`placement ${service}: ${reasonOf(err)}`);
+      failed.push(`placement ${service}: ${messageOf(err)}`);
     }
   }
   return failed;

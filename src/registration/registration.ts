@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
+import { messageOf } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { registrationLockKey } from '../redis/keys.js';
 import { withLock, type LockOptions } from '../redis/lock.js';
@@ -44,10 +45,6 @@ export interface RegistrationOptions {
    * (docs/backfill.md). A failure is logged and tried again by a pass after the retry backoff.
    */
   onRegistered?: (service: ServiceName, outcome: { id: string; action: EnsureAction }, client: AdminClient) => Promise<void>;
-}
-
-function reasonOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**
@@ -116,7 +113,7 @@ export class Registration {
     const backoffMs = (n: number): number => Math.min(retryInitialMs * 2 ** n, retryMaxMs);
     const failed = await this.ensureAll().catch((err: unknown) => {
       this.log.error({ err }, 'registration failed');
-      return [reasonOf(err)];
+      return [messageOf(err)];
     });
     if (failed.length === 0) {
       if (!this.registered) this.log.info({ services: this.options.services }, 'registration done');
@@ -163,7 +160,7 @@ export class Registration {
         });
       } catch (err) {
         this.log.error({ err, service }, 'registration of a service failed');
-        failed.push(`${service}: ${reasonOf(err)}`);
+        failed.push(`${service}: ${messageOf(err)}`);
       }
     }
     return failed;

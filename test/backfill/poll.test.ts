@@ -1,9 +1,11 @@
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import t, { type Test } from 'tap';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
 import type { GeohookEvent } from '../../src/events/envelope.js';
+import { queueNames } from '../../src/queue/names.js';
 import { coverage, editParcels, PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, webhooksOf, type TestGeohook } from '../helpers/geohook.js';
@@ -85,7 +87,16 @@ t.test('three receivers and two consumers on one Redis, webhooks and polling bot
     if (n % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 350));
   }
   await waitFor('every edit consumed', () => gens.every((gen) => coverage(consumed, gen) > 0), { timeoutMs: 30_000 });
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  // What comes after any repeat: an edit only a later poll finds, consumed, and nothing left in the queue.
+  const last = await editParcels(emulator, 'FeaturesCreated', true);
+  await waitFor('a later poll consumed', () => coverage(consumed, last) > 0, { timeoutMs: 30_000 });
+  const connection = new Redis(redis.url);
+  const queue = new Queue(queueNames.feature, { connection, prefix });
+  t.teardown(async () => {
+    await queue.close();
+    connection.disconnect();
+  });
+  await waitFor('the queue drained', async () => (await queue.count()) + (await queue.getActiveCount()) === 0);
   const sources = new Set(consumed.map((event) => event.source));
   t.ok(sources.has('webhook'), `sources: ${[...sources].join(', ')}`);
   for (const gen of gens) t.equal(coverage(consumed, gen), 1, `edit ${gen} consumed once`);

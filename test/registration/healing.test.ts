@@ -39,11 +39,25 @@ t.test('the interval reactivates a deactivated webhook and recreates a deleted o
 t.test('the healing timer stops when the server closes', async (t) => {
   const emulator = await startEmulator(t);
   const config = configFile(t, { registration: { intervalSeconds: 0.1 } });
-  const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [SERVICE], uniquePrefix()), GEOHOOK_CONFIG: config });
-  await waitFor('readiness', async () => (await geohook.readyz()).status === 200);
-  await geohook.stop();
+  const stopped = await startGeohook(t, redis, { ...registrationEnv(emulator, [SERVICE], uniquePrefix()), GEOHOOK_CONFIG: config });
+  await waitFor('readiness', async () => (await stopped.readyz()).status === 200);
+  await stopped.stop();
+  const logAtStop = stopped.log();
   await emulator.admin(`services/${SERVICE}/webhooks/deleteAll`);
-  // A stopped timer has no event to await: five healing intervals pass, in which a live one would recreate it.
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  t.equal((await webhooksOf(emulator, SERVICE)).length, 0, 'nothing was recreated after close');
+  // What comes after: a live geohook on the same interval heals its own webhook three times, passes in which the
+  // stopped one, had its timer run on, would have recreated its own.
+  const live = await startGeohook(t, redis, { ...registrationEnv(emulator, [SERVICE], uniquePrefix()), GEOHOOK_CONFIG: config });
+  for (let heal = 0; heal <= 3; heal += 1) {
+    const hooks = await waitFor(`the live geohook's webhook (pass ${heal})`, async () => {
+      const found = await webhooksOf(emulator, SERVICE);
+      return found.length > 0 ? found : undefined;
+    });
+    t.same(
+      hooks.map((hook) => new URL(hook.hookUrl).port),
+      [String(live.port)],
+      `pass ${heal}: only the live geohook's webhook`,
+    );
+    await emulator.admin(`services/${SERVICE}/webhooks/deleteAll`);
+  }
+  t.equal(stopped.log(), logAtStop, 'the stopped geohook tried no pass (a live timer would log its failure)');
 });

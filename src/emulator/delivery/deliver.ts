@@ -1,5 +1,6 @@
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import type { WebhookSettings } from '../../arcgis/webhook-settings.js';
+import { messageOf } from '../../errors.js';
 import type { DeliveryAttempt, DeliveryRecord } from '../types.js';
 import type { BuiltPayload } from './build-payload.js';
 import type { PostHook } from './post-hook.js';
@@ -42,7 +43,7 @@ function describeError(err: unknown, timeoutSeconds: number, why: 'closing' | 't
   if (why === 'closing') return 'aborted: the emulator is closing';
   if (why === 'timeout') return `timeout: no answer within ${timeoutSeconds} s`;
   const code = err instanceof Error && 'code' in err ? err.code : undefined;
-  return `network error: ${typeof code === 'string' ? code : err instanceof Error ? err.message : String(err)}`;
+  return `network error: ${typeof code === 'string' ? code : messageOf(err)}`;
 }
 
 /** One POST, at most `timeoutMs` long; pushes the attempt onto the record and tells whether it got a 2xx. */
