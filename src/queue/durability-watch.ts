@@ -27,14 +27,25 @@ export class DurabilityWatch {
     if (options.connection.status === 'ready') this.check();
   }
 
-  /** The plan of the server in hand; rejects when the configured durability cannot be kept there. */
-  plan(): Promise<DurabilityPlan> | undefined {
-    return this.current;
-  }
-
-  /** True once the plan of the server in hand is known (kept or refused). */
-  settled(): boolean {
-    return this.known;
+  /**
+   * Resolves once the plan of the server in hand is known and kept (read once per connection: only the first
+   * deliveries after a connection wait, for at most `timeoutMs`); rejects when the configured durability cannot be
+   * kept there, or when the server did not say how it persists in time.
+   */
+  async planKnown(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = this.known
+      ? []
+      : [
+          new Promise<never>(
+            (_resolve, reject) => (timer = setTimeout(() => reject(new Error('Redis did not say how it persists in time')), timeoutMs)),
+          ),
+        ];
+    try {
+      await Promise.race([this.current, ...late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Why events cannot be accepted with the configured durability now; `undefined` when they can. */

@@ -258,26 +258,12 @@ export class EventQueue {
     return writer.write(request);
   }
 
-  /**
-   * Waits for the server's persistence to be known (read once per connection: only the first deliveries
-   * after a connection wait, for at most the enqueue timeout) and throws when strict cannot be kept there.
-   */
+  /** Waits for the server's persistence to be known, and throws when strict cannot be kept there. */
   private async durabilityPlan(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = this.durabilityWatch.settled()
-      ? []
-      : [
-          new Promise<never>(
-            (_resolve, reject) =>
-              (timer = setTimeout(() => reject(this.unavailable('Redis did not say how it persists in time')), this.enqueueTimeoutMs)),
-          ),
-        ];
     try {
-      await Promise.race([this.durabilityWatch.plan(), ...late]);
+      await this.durabilityWatch.planKnown(this.enqueueTimeoutMs);
     } catch (err) {
-      throw err instanceof QueueUnavailableError ? err : this.unavailable((err as Error).message, err);
-    } finally {
-      clearTimeout(timer);
+      throw this.unavailable((err as Error).message, err);
     }
   }
 
