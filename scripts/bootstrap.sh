@@ -15,7 +15,8 @@ installed=0
 install_dependencies() {
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     installed=1
-    say "installing dependencies (npm ci)"
+    local started=$SECONDS
+    say "installing dependencies (npm ci; about a minute on a fresh clone)"
     local log
     log="$(mktemp)"
     # npm's report goes to stderr: `npm run -s bench -- --json` keeps stdout for its JSON.
@@ -26,6 +27,7 @@ install_dependencies() {
       npm install --no-audit --no-fund --loglevel=error >&2
     fi
     rm -f "$log"
+    say "dependencies installed in $((SECONDS - started)) s"
   fi
 }
 
@@ -57,9 +59,19 @@ ensure_chromium() {
   say "chromium is missing: the dashboard browser test will be skipped (install it: sudo apt-get install -y chromium)"
 }
 
+# dist/.built marks the last build: dist/ is up to date while no source, setting or dependency is newer.
+build_needed() {
+  [ -f dist/.built ] || return 0
+  [ -n "$(find src scripts tsconfig.json package.json package-lock.json -newer dist/.built -print -quit)" ]
+}
+
 build() {
+  local started=$SECONDS
+  say "building dist/ (tsc)"
   rm -rf dist
   npm run --silent build
+  touch dist/.built
+  say "built in $((SECONDS - started)) s"
 }
 
 # Builds dist/, compiles the suite into dist-test/ (type-checking src, test, examples and harness) and lints;
@@ -128,7 +140,8 @@ case "$mode" in
   start)
     install_dependencies
     [ -n "${REDIS_URL:-}" ] || ensure_redis_server
-    build
+    # A second start in the same folder leaves the first one's dist/ alone, unless the sources changed.
+    if build_needed; then build; fi
     exec node dist/cli.js up "$@"
     ;;
   test)
@@ -154,7 +167,7 @@ case "$mode" in
   faults)
     # The fault suite runs `geohook serve` from dist/.
     install_dependencies
-    build
+    if build_needed; then build; fi
     run_harness faults/run.js "$@"
     ;;
   *)
