@@ -48,6 +48,7 @@ export const errorCodes = {
   GEOHOOK_ERR_BAD_REQUEST: { statusCode: 400, summary: 'The bytes received are not a valid HTTP/1.1 request; the connection is closed.' },
   GEOHOOK_ERR_INTERNAL: { statusCode: 500, summary: 'An unexpected error; the event was not acknowledged.' },
   GEOHOOK_ERR_REDIS_SERVER: { statusCode: 500, summary: 'The embedded redis-server could not be started.' },
+  GEOHOOK_ERR_PORT_IN_USE: { statusCode: 500, summary: 'A port geohook was to listen on is in use; start-up stops.' },
   GEOHOOK_ERR_SEND_FAILED: { statusCode: 500, summary: '`geohook send` could not deliver (network error or non-2xx answer).' },
   GEOHOOK_ERR_ADMIN_API: {
     statusCode: 502,
@@ -184,4 +185,17 @@ export class AdminAuthError extends AdminApiError {
 /** The message of anything thrown: an error's own, else the value as text. */
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * What a failed `listen` says to a person: a port in use is `GEOHOOK_ERR_PORT_IN_USE` naming the address and the
+ * setting that moves it; any other error is returned as it is.
+ */
+export function listenFailure(err: unknown, what: string, address: string, setting: string): unknown {
+  if ((err as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE') return err;
+  return new GeohookError(
+    'GEOHOOK_ERR_PORT_IN_USE',
+    `${what} cannot listen on ${address}: the port is in use (by another program, or another geohook); ${setting} moves it`,
+    { cause: err },
+  );
 }

@@ -6,6 +6,7 @@ import { wantsRegistration } from './config/self-registration.js';
 import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
+import { listenFailure } from './errors.js';
 import { createLogger } from './logger.js';
 import { buildReceiver } from './receiver/build-receiver.js';
 import { startRecovery, type Recovery } from './recovery/start-recovery.js';
@@ -95,7 +96,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   } catch (err) {
     await app.close();
     await stopEmbedded();
-    throw err;
+    throw listenFailure(err, 'the receiver', `${config.host}:${config.port}`, 'PORT (or --port)');
   }
   const { eventQueue, hookKeys, metricsRegistry } = app;
   const running = startRecovery({ config, eventQueue, hookKeys, metricsRegistry, redisTarget, logger });

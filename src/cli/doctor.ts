@@ -1,9 +1,10 @@
 import { Option, type Command } from 'commander';
+import { adminUnavailable } from '../admin/admin-unavailable.js';
 import { adminAuthFor } from '../arcgis/online-admin.js';
 import { loadConfig, type GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
 import type { Check } from '../doctor/check.js';
-import { adminUnavailable, hasProblems, runDoctor, type DoctorReport } from '../doctor/doctor.js';
+import { hasProblems, runDoctor, type DoctorReport } from '../doctor/doctor.js';
 import { ConfigError } from '../errors.js';
 import { PingLog } from '../queue/ping-log.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -86,7 +87,7 @@ async function runDoctorCommand(flags: DoctorFlags): Promise<void> {
     else printReport(report);
     process.exitCode = hasProblems(report) ? 1 : 0;
   } catch (err) {
-    const reason = adminUnavailable(err);
+    const reason = adminUnavailable(err, config.admin.url);
     if (reason === undefined) throw err;
     printError(reason);
     process.exitCode = ADMIN_UNAVAILABLE;

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { buildEmulator, DEFAULT_ORG_ID, loadCatalog } from 'geohook/emulator';
 import { loadEmulatorConfig } from '../config/load-config.js';
+import { listenFailure } from '../errors.js';
 import { closeOnSignal } from './close-on-signal.js';
 
 interface EmulatorFlags {
@@ -36,7 +37,10 @@ async function runEmulator(flags: EmulatorFlags): Promise<void> {
     ...(flags.catalog === undefined ? {} : { catalog: loadCatalog(flags.catalog) }),
     ...(users === undefined ? {} : { users }),
   });
-  await app.listen({ host: flags.host, port });
+  await app.listen({ host: flags.host, port }).catch(async (err: unknown) => {
+    await app.close();
+    throw listenFailure(err, 'the emulator', `${flags.host}:${port}`, '--port (or EMULATOR_PORT)');
+  });
   closeOnSignal(app.log, () => app.close());
 }
 

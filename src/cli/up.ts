@@ -1,13 +1,17 @@
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
 import { isLoopbackHost, LOOPBACK_HOST } from '../config/loopback.js';
+import { assertDataDirFree } from '../embedded/dir-lock.js';
+import { EMBEDDED_REDIS_DIR } from '../embedded/recorded-redis-url.js';
+import { listenFailure } from '../errors.js';
 import type { GeohookEvent } from '../events/envelope.js';
 import { serviceNameOf } from '../events/service-activity.js';
 import { createLogger, type LogFormat } from '../logger.js';
-import { describeTarget } from '../redis/connection.js';
+import { describeTarget, hasConfiguredRedis } from '../redis/connection.js';
 import { startServer, type RunningServer } from '../server.js';
 import { closeOnSignal } from './close-on-signal.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
@@ -55,13 +59,19 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
   const config: GeohookConfig =
     dashboardToken === undefined ? loaded : { ...loaded, dashboard: { auth: { token: dashboardToken }, changes: 'jobs' } };
 
+  // A second `geohook up` in this folder is refused before its emulator takes a port the first one holds.
+  if (!hasConfiguredRedis(config)) assertDataDirFree(resolve(EMBEDDED_REDIS_DIR));
   let emulator: FastifyInstance | undefined;
   let admin: AdminConfig | undefined = config.admin;
   if (admin === undefined) {
     const emulatorUrl = `http://127.0.0.1:${config.emulatorPort}`;
     const emulatorLog = logger.child({ component: 'emulator' }, forPerson && !debugging ? { level: 'warn' } : {});
-    emulator = await buildEmulator({ publicUrl: emulatorUrl, loggerInstance: emulatorLog, requestLogLevel: forPerson ? 'debug' : 'info' });
-    await emulator.listen({ host: '127.0.0.1', port: config.emulatorPort });
+    const app = await buildEmulator({ publicUrl: emulatorUrl, loggerInstance: emulatorLog, requestLogLevel: forPerson ? 'debug' : 'info' });
+    await app.listen({ host: '127.0.0.1', port: config.emulatorPort }).catch(async (err: unknown) => {
+      await app.close();
+      throw listenFailure(err, 'the emulator', `127.0.0.1:${config.emulatorPort}`, 'EMULATOR_PORT');
+    });
+    emulator = app;
     admin = {
       url: `${emulatorUrl}/arcgis/admin`,
       auth: { username: 'admin', password: 'admin.pass' },

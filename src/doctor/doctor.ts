@@ -1,3 +1,4 @@
+import { adminUnavailable } from '../admin/admin-unavailable.js';
 import type { AdminClient } from '../admin/types.js';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import { adminSiteUrl } from '../arcgis/rest-urls.js';
@@ -5,7 +6,7 @@ import type { ServiceName } from '../arcgis/service-name.js';
 import { trustedUrls } from '../arcgis/trusted-urls.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 import { createServiceSession } from '../arcgis-request/service-session.js';
-import { AdminApiError, AdminAuthError } from '../errors.js';
+import { AdminApiError } from '../errors.js';
 import { failed, isRed, passed, type Check } from './check.js';
 import { answersCheck, httpsCheck, settingsChecks } from './delivery-checks.js';
 import { roundTrip, type RoundTrip } from './round-trip.js';
@@ -43,17 +44,6 @@ export interface DoctorReport {
 export const hasProblems = (report: DoctorReport): boolean =>
   report.services.some(({ checks }) => checks.some(isRed)) || report.roundTrip?.ok === false;
 
-/**
- * Why doctor cannot talk to the admin API at all (exit 2): it is unreachable, or it refused the credentials.
- * `undefined` for any other error (a service the server does not know, an operation refused).
- */
-export function adminUnavailable(err: unknown): string | undefined {
-  if (!(err instanceof AdminApiError)) return undefined;
-  if (err instanceof AdminAuthError || /generateToken/i.test(err.url)) return `the admin API refused the credentials: ${err.message}`;
-  if (err.response === undefined) return `cannot reach the admin API: ${err.message}`;
-  return undefined;
-}
-
 const SIGNING_VERSION = 11.2;
 
 function versionCheck(currentVersion: unknown): Check {
@@ -69,8 +59,8 @@ function versionCheck(currentVersion: unknown): Check {
 }
 
 /** A service the server could not be asked about: a failed line, unless the admin API is down altogether. */
-function unreadable(service: ServiceName, err: unknown): Check {
-  if (adminUnavailable(err) !== undefined || !(err instanceof AdminApiError)) throw err;
+function unreadable(service: ServiceName, err: unknown, adminUrl: string): Check {
+  if (adminUnavailable(err, adminUrl) !== undefined || !(err instanceof AdminApiError)) throw err;
   if (err.serverCode === 404) return failed('service.exists', `${service} is not on the GIS server`, 'check the name (folder/name.Type)');
   return failed('service.read', `${service} could not be read: ${err.message}`, 'check the service and the admin user');
 }
@@ -98,7 +88,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     try {
       settings = await client.settings.get();
     } catch (err) {
-      if (adminUnavailable(err) !== undefined) throw err;
+      if (adminUnavailable(err, options.adminUrl) !== undefined) throw err;
       settingsError = (err as Error).message; // an administrator who is not an organization administrator
     }
   }
@@ -118,7 +108,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
         if (trip === null && webhook !== undefined) trip = await roundTrip({ ...options, service, webhook });
       }
     } catch (err) {
-      checks.push(unreadable(service, err));
+      checks.push(unreadable(service, err, options.adminUrl));
     }
     services.push({ service, checks: [...checks, ...urlChecks] });
   }

@@ -5,6 +5,33 @@ import { isRunning } from './redis-server.js';
 
 const LOCK_FILE = 'owner.pid';
 
+/** The pid of the running process that holds `dir`, if one does (a lock left by a dead one is no hold). */
+function holderOf(path: string): number | undefined {
+  let owner: number;
+  try {
+    owner = Number(readFileSync(path, 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+  return Number.isInteger(owner) && owner > 0 && isRunning(owner) ? owner : undefined;
+}
+
+const heldError = (dir: string, path: string, owner: number): GeohookError =>
+  new GeohookError(
+    'GEOHOOK_ERR_REDIS_SERVER',
+    `another geohook (pid ${owner}) runs the embedded Redis of ${dir}: stop it, run from another directory, or set REDIS_URL (remove ${path} if pid ${owner} is not geohook)`,
+  );
+
+/**
+ * Throws as {@link lockDataDir} would when another running process holds `dir`: for a start that does more
+ * (the emulator of `geohook up`) before it takes the lock.
+ */
+export function assertDataDirFree(dir: string): void {
+  const path = join(dir, LOCK_FILE);
+  const owner = holderOf(path);
+  if (owner !== undefined) throw heldError(dir, path, owner);
+}
+
 /**
  * Makes this process the only user of the embedded Redis data directory `dir`: two redis-servers appending
  * to one AOF would corrupt it. A lock left by a process that died is taken over. Returns the release.
@@ -20,13 +47,8 @@ export function lockDataDir(dir: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const owner = Number(readFileSync(path, 'utf8').trim());
-    if (Number.isInteger(owner) && owner > 0 && isRunning(owner)) {
-      throw new GeohookError(
-        'GEOHOOK_ERR_REDIS_SERVER',
-        `another geohook (pid ${owner}) runs the embedded Redis of ${dir}: stop it, run from another directory, or set REDIS_URL (remove ${path} if pid ${owner} is not geohook)`,
-      );
-    }
+    const owner = holderOf(path);
+    if (owner !== undefined) throw heldError(dir, path, owner);
     rmSync(path, { force: true }); // its owner died without releasing it
   }
   throw new GeohookError('GEOHOOK_ERR_REDIS_SERVER', `cannot lock ${dir}: it keeps changing hands`);

@@ -13,6 +13,7 @@ import { CRC_TOKEN_ALPHABET, isCrcToken, MAX_CRC_TOKEN_LENGTH } from '../signatu
 import type { HookKeys } from '../signature/hook-keys.js';
 import { sign } from '../signature/sign.js';
 import { authenticate, type SignaturePolicy } from './authenticate.js';
+import { claimedService } from './claimed-service.js';
 import { isBodyParseError, sendError, toGeohookError, unsupportedMediaType } from './error-reply.js';
 import type { FormFields } from './form-fields.js';
 import { classifiable, formPayload } from './form-payload.js';
@@ -36,6 +37,21 @@ export interface WebhookRouteOptions {
   /** Where ArcGIS Online's test pings are recorded. */
   pings: PingLog;
   metrics: ReceiverMetrics;
+}
+
+/**
+ * What the line of a delivery refused for its signature says: the hook, the service its (unverified) body names,
+ * and what to run. The usual cause is a webhook signing with another key than the receiver's.
+ */
+function keyMismatch(hook: string, raw: Buffer): Record<string, string> {
+  const claims = claimedService(raw);
+  const doctor = `geohook doctor${claims === undefined ? '' : ` --service ${claims}`}`;
+  return {
+    hook,
+    code: 'GEOHOOK_ERR_BAD_SIGNATURE',
+    ...(claims === undefined ? {} : { claims: `${claims} (unverified)` }),
+    fix: `the webhook may sign with another key than this receiver's: ${doctor} compares them; geohook sets the key of the webhooks it registered at its next registration pass`,
+  };
 }
 
 interface HookParams {
@@ -81,6 +97,8 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     const outcome = error.statusCode === 503 ? 'unavailable' : error.statusCode >= 500 ? 'error' : 'rejected';
     if (error.statusCode === 401) metrics.signatureFailures.inc({ hook, reason: error.code });
     if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error, hook }, 'delivery not stored');
+    else if (error.code === 'GEOHOOK_ERR_BAD_SIGNATURE')
+      request.log.warn(keyMismatch(hook, rawBytes(request)), 'delivery rejected: its signature matches no key of the hook');
     else request.log.info({ hook, code: error.code }, 'delivery rejected');
     count(hook, outcome, error.statusCode);
     return sendError(reply, error);

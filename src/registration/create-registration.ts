@@ -38,6 +38,7 @@ export function createRegistration(config: GeohookConfig, deps: RegistrationDepe
   const timing = config.registration;
   return new Registration({
     client,
+    adminUrl: admin.url,
     redis: deps.redis,
     hookKeys: deps.hookKeys,
     prefix: config.prefix,

@@ -18,6 +18,14 @@ export interface DesiredWebhook {
 /** What {@link ensureWebhook} did. */
 export type EnsureAction = 'created' | 'reactivated' | 'updated' | 'unchanged';
 
+/** What {@link ensureWebhook} did to a service's webhook, and why. */
+export interface EnsureOutcome {
+  id: string;
+  action: EnsureAction;
+  /** Why it changed the webhook, for the log; undefined when it did not (or created it). */
+  reason?: string;
+}
+
 /** The name geohook gives the webhooks it creates. */
 export const WEBHOOK_NAME = 'geohook';
 
@@ -46,7 +54,7 @@ export async function ensureWebhook(
   service: ServiceName,
   desired: DesiredWebhook,
   log: Logger,
-): Promise<{ id: string; action: EnsureAction }> {
+): Promise<EnsureOutcome> {
   await checkServiceExists(client, service);
   const ours = (await client.webhooks.listAll(service)).filter((webhook) => webhook.hookUrl === desired.hookUrl);
   const [kept, ...extra] = ours;
@@ -67,14 +75,17 @@ export async function ensureWebhook(
     return { id: created.id, action: 'created' };
   }
   let action: EnsureAction = 'unchanged';
+  const reasons: string[] = [];
   if (kept.signatureKey !== desired.signatureKey) {
     await client.webhooks.edit(service, kept.id, { signatureKey: desired.signatureKey });
     action = 'updated';
+    reasons.push("its signature key was not the receiver's (its deliveries were refused, 401): set to the receiver's");
   }
   if (!kept.active) {
     // activateAll is the product's way back from deactivation: it also clears the failure count.
     await client.webhooks.activateAll(service);
     action = 'reactivated';
+    reasons.push('it was deactivated (the server gives up on a webhook after failed deliveries): activated again');
   }
-  return { id: kept.id, action };
+  return { id: kept.id, action, ...(reasons.length === 0 ? {} : { reason: reasons.join('; ') }) };
 }

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
+import { adminUnavailable } from '../admin/admin-unavailable.js';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
-import { messageOf } from '../errors.js';
+import { GeohookError, messageOf } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { registrationLockKey } from '../redis/keys.js';
 import { withLock, type LockOptions } from '../redis/lock.js';
@@ -12,6 +13,8 @@ import { ensureWebhook, type EnsureAction } from './ensure-webhook.js';
 /** Options of {@link Registration}. */
 export interface RegistrationOptions {
   client: AdminClient;
+  /** The admin root the client talks to (`ADMIN_URL`), named when it cannot be used. */
+  adminUrl: string;
   /** Redis for the lock and the generated keys. */
   redis: RedisClient;
   /** The receiver's keys: a generated key is added there before any webhook is signed with it. */
@@ -111,10 +114,7 @@ export class Registration {
     const { intervalMs = 300_000, retryInitialMs = 1000, retryMaxMs = 60_000 } = this.options;
     /** The wait after the `n`th failure in a row (from 0): doubling from retryInitialMs up to retryMaxMs. */
     const backoffMs = (n: number): number => Math.min(retryInitialMs * 2 ** n, retryMaxMs);
-    const failed = await this.ensureAll().catch((err: unknown) => {
-      this.log.error({ err }, 'registration failed');
-      return [messageOf(err)];
-    });
+    const failed = await this.ensureAll().catch((err: unknown) => [this.passFailed(err)]);
     if (failed.length === 0) {
       if (!this.registered) this.log.info({ services: this.options.services }, 'registration done');
       this.registered = true;
@@ -125,11 +125,30 @@ export class Registration {
       this.schedule(this.upstreamFailed ? backoffMs(this.upstreamFailures - 1) : intervalMs);
       return;
     }
-    this.lastError = failed.join('; ');
+    const error = failed.join('; ');
     const delayMs = backoffMs(this.failures);
     this.failures += 1;
-    if (!this.closed) this.log.warn({ retryInMs: delayMs, failed: this.lastError }, 'registration incomplete: retrying');
+    // The cause once, then each retry in brief while it stays the same.
+    if (!this.closed && error === this.lastError)
+      this.log.warn({ retryInMs: delayMs }, 'registration still failing, same cause: retrying');
+    else if (!this.closed) this.log.warn({ retryInMs: delayMs, failed: error }, 'registration incomplete: retrying');
+    this.lastError = error;
     this.schedule(delayMs);
+  }
+
+  /**
+   * The reason a pass failed as a whole. The admin API that cannot be used at all (unreachable, not an admin root,
+   * no token, credentials refused) is said in one line with its fix, the error's stack left to debug; anything
+   * unexpected is logged whole.
+   */
+  private passFailed(err: unknown): string {
+    const reason = adminUnavailable(err, this.options.adminUrl);
+    if (reason === undefined) {
+      this.log.error({ err }, 'registration failed');
+      return messageOf(err);
+    }
+    this.log.debug({ err }, 'registration failed');
+    return reason;
   }
 
   /** One pass over every service; returns what failed, one reason per service. */
@@ -151,15 +170,23 @@ export class Registration {
       if (this.closed) break;
       try {
         const lockKey = registrationLockKey(prefix, hook, service);
-        const { id, action } = await withLock(redis, lockKey, () => ensureWebhook(client, service, desired, this.log), this.options.lock);
+        const { id, action, reason } = await withLock(
+          redis,
+          lockKey,
+          () => ensureWebhook(client, service, desired, this.log),
+          this.options.lock,
+        );
         const level = action === 'unchanged' ? 'debug' : 'info';
-        this.log[level]({ service, webhookId: id, action }, `webhook ${action}`);
+        this.log[level]({ service, webhookId: id, action, ...(reason === undefined ? {} : { reason }) }, `webhook ${action}`);
         await this.options.onRegistered?.(service, { id, action }, client).catch((err: unknown) => {
           this.upstreamFailed = true;
           this.log.warn({ err, service }, 'upstream check failed');
         });
       } catch (err) {
-        this.log.error({ err, service }, 'registration of a service failed');
+        // The admin API itself failing fails every service alike: the pass stops with one reason.
+        if (adminUnavailable(err, this.options.adminUrl) !== undefined) throw err;
+        if (err instanceof GeohookError) this.log.debug({ err, service }, 'registration of a service failed');
+        else this.log.error({ err, service }, 'registration of a service failed');
         failed.push(`${service}: ${messageOf(err)}`);
       }
     }

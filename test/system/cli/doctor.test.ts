@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import type { DoctorReport } from '../../../src/doctor/doctor.js';
+import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { runCli, type CliResult } from '../../helpers/cli.js';
 import { startEmulator, type TestEmulator } from '../../helpers/emulator.js';
 import { registrationEnv, startGeohook, type TestGeohook } from '../../helpers/geohook.js';
@@ -135,16 +136,47 @@ t.test('the same checks against the ArcGIS Online organization, with its test de
   t.match(report.roundTrip, { ok: true, via: 'server', recorded: true });
 });
 
-t.test('an admin API that cannot be reached, or refuses the credentials, is exit 2 with one line', async (t) => {
-  const emulator = await startEmulator(t);
-  const base = { REDIS_URL: redis.url, REGISTER: 'Tools/Buffer.GPServer' };
-  const refused = await runCli(['doctor'], {
-    env: { ...base, ADMIN_URL: emulator.baseUrl, ADMIN_USERNAME: 'admin', ADMIN_PASSWORD: 'wrong' },
-  });
-  t.equal(refused.code, 2);
-  t.match(refused.stderr, /^geohook: the admin API refused the credentials: .*Invalid username or password.*\n$/);
-  const unreachable = await runCli(['doctor'], { env: { ...base, ADMIN_URL: 'http://127.0.0.1:1/arcgis/admin', ADMIN_TOKEN: 'x' } });
-  t.equal(unreachable.code, 2);
-  t.match(unreachable.stderr, /^geohook: cannot reach the admin API: .*\n$/);
-  t.equal(unreachable.stdout, '');
-});
+t.test(
+  'an admin API that cannot be used is exit 2 with one line saying which: unreachable, not an admin root, no token, credentials refused',
+  async (t) => {
+    const emulator = await startEmulator(t);
+    const base = { REDIS_URL: redis.url, REGISTER: 'Tools/Buffer.GPServer' };
+    const credentials = { ADMIN_USERNAME: 'admin', ADMIN_PASSWORD: 'admin.pass' };
+    const nothing = await findFreePort(); // nothing listens there
+    const cases: [string, Record<string, string>, RegExp][] = [
+      [
+        'credentials refused',
+        { ADMIN_URL: emulator.baseUrl, ADMIN_USERNAME: 'admin', ADMIN_PASSWORD: 'wrong' },
+        /^geohook: the admin API at \S+ refused the credentials \(.*Invalid username or password.*\): check ADMIN_USERNAME and ADMIN_PASSWORD, or ADMIN_TOKEN\n$/,
+      ],
+      [
+        'unreachable',
+        { ADMIN_URL: `http://127.0.0.1:${nothing}/arcgis/admin`, ADMIN_TOKEN: 'x' },
+        new RegExp(
+          `^geohook: cannot reach the admin API at http://127\\.0\\.0\\.1:${nothing}/arcgis/admin: .*ECONNREFUSED.* \\(check ADMIN_URL and that the server is up\\)\\n$`,
+        ),
+      ],
+      [
+        'https against an http server',
+        { ADMIN_URL: emulator.baseUrl.replace('http:', 'https:'), ...credentials },
+        /^geohook: cannot reach the admin API at https:\S+: .* \(an https ADMIN_URL for an http server, or a certificate this machine does not trust\?\)\n$/,
+      ],
+      [
+        'not an admin root',
+        { ADMIN_URL: `${emulator.url}/arcgis`, ...credentials },
+        /^geohook: ADMIN_URL http:\S+\/arcgis is not an admin root \(.*code 404.*\): it should be the admin root, ending in \/admin, e\.g\. https:\/\/gis\.example\.com\/arcgis\/admin .*\n$/,
+      ],
+      [
+        'no token',
+        { ADMIN_URL: emulator.baseUrl },
+        /^geohook: the admin API at \S+ wants a token and got none \(.*code 499.*\): set ADMIN_USERNAME and ADMIN_PASSWORD, or ADMIN_TOKEN; .*\n$/,
+      ],
+    ];
+    for (const [name, env, line] of cases) {
+      const result = await runCli(['doctor'], { env: { ...base, ...env } });
+      t.equal(result.code, 2, `${name}: exit 2`);
+      t.match(result.stderr, line, name);
+      t.equal(result.stdout, '', `${name}: nothing on stdout`);
+    }
+  },
+);

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
@@ -22,6 +23,62 @@ t.test('a flag wins over its environment variable', async (t) => {
   const result = await runCli(['serve', '--port', '99999'], { env: { PORT: '8080' } });
   t.equal(result.code, 1);
   t.equal(result.stderr, 'geohook: PORT: a port number from 0 to 65535\n');
+});
+
+t.test('a port in use stops geohook serve and geohook up with one line naming the address and the setting that moves it', async (t) => {
+  const redis = await startRedis(t);
+  const busy = createServer();
+  busy.listen(0, '127.0.0.1');
+  await once(busy, 'listening');
+  t.teardown(() => busy.close());
+  const port = String((busy.address() as AddressInfo).port);
+
+  const serve = await runCli(['serve', '--port', port, '--host', '127.0.0.1'], { env: { REDIS_URL: redis.url } });
+  t.equal(serve.code, 1);
+  t.match(
+    serve.stderr,
+    new RegExp(
+      `(?:^|\\n)geohook: the receiver cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use .*; PORT \\(or --port\\) moves it\\n$`,
+    ),
+  );
+  t.notMatch(serve.stderr, /EADDRINUSE|at .*\.js:\d+/, 'no stack');
+
+  const up = await runCli(['up', '--port', String(await findFreePort())], { env: { REDIS_URL: redis.url, EMULATOR_PORT: port } });
+  t.equal(up.code, 1);
+  t.match(
+    up.stderr,
+    new RegExp(
+      `(?:^|\\n)geohook: the emulator cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use .*; EMULATOR_PORT moves it\\n$`,
+    ),
+  );
+  t.notMatch(up.stderr, /EADDRINUSE|at .*\.js:\d+/, 'no stack');
+});
+
+t.test('an admin API geohook serve cannot reach is said once, in one line with the value and the fix; its retries in brief', async (t) => {
+  const redis = await startRedis(t);
+  const dir = t.testdir({ 'geohook.json': JSON.stringify({ registration: { retryInitialSeconds: 0.05, retryMaxSeconds: 0.1 } }) });
+  const { child, output } = await startCli(
+    ['serve', '--port', String(await findFreePort()), '--host', '127.0.0.1'],
+    {
+      REDIS_URL: redis.url,
+      ADMIN_URL: `http://127.0.0.1:${await findFreePort()}/arcgis/admin`,
+      ADMIN_USERNAME: 'admin',
+      ADMIN_PASSWORD: 'admin.pass',
+      REGISTER: 'Tools/Buffer.GPServer,Hosted/Parcels.FeatureServer',
+      GEOHOOK_CONFIG: join(dir, 'geohook.json'),
+    },
+    /registration still failing, same cause.*\n(?:.*\n)*.*registration still failing, same cause/,
+  );
+  t.teardown(() => child.kill('SIGKILL'));
+  const lines = output().split('\n');
+  const causes = lines.filter((line) => line.includes('cannot reach the admin API at http://127.0.0.1:'));
+  t.equal(causes.length, 1, 'the cause is said once, for both services');
+  t.match(causes[0], /ECONNREFUSED.*check ADMIN_URL and that the server is up/);
+  t.notMatch(output(), /"stack"|\bat .*\.js:\d+/, 'no stack trace');
+  t.ok(
+    lines.filter((line) => line.includes('same cause')).every((line) => line.length < 300),
+    'each retry in brief',
+  );
 });
 
 t.test('geohook serve receives, then drains and exits 0 on SIGTERM', async (t) => {
@@ -90,15 +147,14 @@ t.test(
       "the consumer metrics are on the receiver's /metrics",
     );
 
-    // A second `up` in the same directory is refused in one line and exits: it must not start a second
-    // redis-server on the same AOF, nor hang with its emulator open.
-    const second = await runCli(['up', '--port', String(await findFreePort()), '--host', '127.0.0.1'], {
-      env: { EMULATOR_PORT: String(await findFreePort()) },
+    // A second `up` in the same directory, on the same ports (a second `npm start`), is refused in one line and
+    // exits: it must not start a second redis-server on the same AOF, nor stop at a port its twin holds.
+    const second = await runCli(['up', '--port', String(port), '--host', '127.0.0.1'], {
+      env: { EMULATOR_PORT: String(emulatorPort) },
       cwd: dir,
     });
     t.equal(second.code, 1);
-    // A line of its own, before or after the emulator's first log line (the two start side by side).
-    t.match(second.stderr, /(?:^|\n)geohook: another geohook \(pid \d+\) runs the embedded Redis of .*\.geohook\/redis: stop it/);
+    t.match(second.stderr, /^geohook: another geohook \(pid \d+\) runs the embedded Redis of .*\.geohook\/redis: stop it[^\n]*\n$/);
 
     // A second consumer in the same directory finds the embedded Redis (it competes with up's own printer
     // for events, so it is only checked to connect and consume).
