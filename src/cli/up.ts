@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
 import { isLoopbackHost, LOOPBACK_HOST } from '../config/loopback.js';
+import { REGISTERED_HOOK } from '../config/self-registration.js';
 import { assertDataDirFree } from '../embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from '../embedded/recorded-redis-url.js';
 import { listenFailure } from '../errors.js';
@@ -119,6 +120,14 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     );
     printNotice(
       `edit a feature: curl -s -X POST ${emulatorUrl}/emulator/services/Hosted/Parcels.FeatureServer/edits -H 'content-type: application/json' -d '{"changeType":"FeaturesCreated"}'`,
+    );
+  }
+  // The key registration generated (none was configured): what `geohook send` needs to sign as the webhooks do.
+  const generatedKey =
+    config.hooks.get(REGISTERED_HOOK)?.secrets[0] === undefined ? server.app.hookKeys.get(REGISTERED_HOOK)?.secrets[0] : undefined;
+  if (generatedKey !== undefined) {
+    printNotice(
+      `signing key  ${generatedKey}  (the webhooks sign with it: geohook send --key ${generatedKey} ${config.publicUrl}/webhooks/default FILE)`,
     );
   }
   printNotice(

@@ -34,6 +34,29 @@ function describeIssue(issue: z.core.$ZodIssue, source: string): string {
   return `${name}: ${issue.message}`;
 }
 
+/** What a right value of a variable looks like, named when a wrong one is refused. */
+const EXAMPLES: Readonly<Record<string, string>> = {
+  ADMIN_URL: 'https://gis.example.com/arcgis/admin (ArcGIS Online: https://services.arcgis.com/<orgId>/ArcGIS/rest/admin)',
+  PUBLIC_URL: 'https://geohook.example.com',
+  TOKEN_URL: 'https://gis.example.com/portal/sharing/rest/generateToken',
+  ALERT_URL: 'https://hooks.slack.com/services/…',
+  TRUSTED_ORIGINS: 'https://gis2.example.com,https://services.arcgis.com/<orgId>/ArcGIS/',
+  REDIS_URL: 'redis://redis.internal:6379',
+  REGISTER: 'Tools/Buffer.GPServer,Hosted/Parcels.FeatureServer',
+};
+
+/** Variables whose values are never repeated in a message: they hold secrets (a Redis URL may hold its password). */
+const SECRET = /SECRET|PASSWORD|TOKEN$|KEY|USERS|REDIS_URL/;
+
+/** A refused variable in one line: what it must be, an example, and the value it had (unless it is a secret). */
+function describeVariable(issue: z.core.$ZodIssue, merged: Record<string, string | undefined>): string {
+  const name = String(issue.path[0] ?? '');
+  const value = merged[name];
+  const example = EXAMPLES[name] === undefined ? '' : `, e.g. ${EXAMPLES[name]}`;
+  const got = value === undefined || SECRET.test(name) ? '' : ` (got ${JSON.stringify(value)})`;
+  return `${describeIssue(issue, 'environment')}${example}${got}`;
+}
+
 /** The variables a schema reads, overrides first; blank values count as unset. */
 function variables(schema: z.ZodObject, env: NodeJS.ProcessEnv, overrides: ConfigOverrides): Record<string, string | undefined> {
   const merged: Record<string, string | undefined> = {};
@@ -46,7 +69,7 @@ function variables(schema: z.ZodObject, env: NodeJS.ProcessEnv, overrides: Confi
 
 function parseVariables<S extends z.ZodObject>(schema: S, merged: Record<string, string | undefined>): z.output<S> {
   const parsed = schema.safeParse(merged);
-  if (!parsed.success) throw new ConfigError(describeIssue(parsed.error.issues[0]!, 'environment'));
+  if (!parsed.success) throw new ConfigError(describeVariable(parsed.error.issues[0]!, merged));
   return parsed.data;
 }
 

@@ -13,6 +13,19 @@ const fastifyCodes: Record<string, { code: ErrorCode; message?: string }> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'GEOHOOK_ERR_BAD_PAYLOAD' },
 };
 
+/**
+ * A body over the limit: its size when it was announced (`content-length`), the limit, and the setting that
+ * raises it.
+ */
+export function bodyTooLarge(limitBytes: number, contentLength: string | undefined): GeohookError {
+  const size = Number(contentLength);
+  const body = Number.isSafeInteger(size) && size > limitBytes ? `the body (${size} bytes)` : 'the body';
+  return new GeohookError(
+    'GEOHOOK_ERR_BODY_TOO_LARGE',
+    `${body} is larger than MAX_BODY_BYTES (${limitBytes} bytes): raise MAX_BODY_BYTES to take it`,
+  );
+}
+
 /** A delivery in neither accepted content type (Fastify's parsers refuse most; an empty body reaches the route). */
 export function unsupportedMediaType(): GeohookError {
   return new GeohookError('GEOHOOK_ERR_UNSUPPORTED_MEDIA_TYPE', `unsupported content type: ${UNSUPPORTED}`);

@@ -14,7 +14,7 @@ import type { HookKeys } from '../signature/hook-keys.js';
 import { sign } from '../signature/sign.js';
 import { authenticate, type SignaturePolicy } from './authenticate.js';
 import { claimedService } from './claimed-service.js';
-import { isBodyParseError, sendError, toGeohookError, unsupportedMediaType } from './error-reply.js';
+import { bodyTooLarge, isBodyParseError, sendError, toGeohookError, unsupportedMediaType } from './error-reply.js';
 import type { FormFields } from './form-fields.js';
 import { classifiable, formPayload } from './form-payload.js';
 import type { ReceiverMetrics } from './metrics.js';
@@ -119,6 +119,8 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
         : new GeohookError(auth.code, auth.message);
       return reject(request, reply, error);
     }
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return reject(request, reply, bodyTooLarge(options.maxBodyBytes, request.headers['content-length']));
     return reject(request, reply, toGeohookError(err));
   });
 

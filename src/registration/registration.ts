@@ -129,8 +129,7 @@ export class Registration {
     const delayMs = backoffMs(this.failures);
     this.failures += 1;
     // The cause once, then each retry in brief while it stays the same.
-    if (!this.closed && error === this.lastError)
-      this.log.warn({ retryInMs: delayMs }, 'registration still failing, same cause: retrying');
+    if (!this.closed && error === this.lastError) this.log.warn({ retryInMs: delayMs }, 'registration still failing, same cause: retrying');
     else if (!this.closed) this.log.warn({ retryInMs: delayMs, failed: error }, 'registration incomplete: retrying');
     this.lastError = error;
     this.schedule(delayMs);

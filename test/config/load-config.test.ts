@@ -68,17 +68,26 @@ t.test('REQUIRE_SIGNATURE accepts true, false, 1, 0, yes and no', async (t) => {
   }
 });
 
+t.test('a refused variable is named with an example and the value it had, unless the value is a secret', async (t) => {
+  t.equal(
+    configError({ ADMIN_URL: 'gis.example.com/arcgis/admin' }).message,
+    'ADMIN_URL: an http(s) URL, e.g. https://gis.example.com/arcgis/admin (ArcGIS Online: https://services.arcgis.com/<orgId>/ArcGIS/rest/admin) (got "gis.example.com/arcgis/admin")',
+  );
+  const secret = configError({ METRICS_TOKEN: 'short-secret' });
+  t.equal(secret.message, 'METRICS_TOKEN: a token of at least 16 characters', 'a secret is not repeated');
+});
+
 t.test('REQUIRE_SIGNATURE refuses any other word', async (t) => {
   const err = configError({ REQUIRE_SIGNATURE: 'maybe' });
   assertConfigError(t, err, 'REQUIRE_SIGNATURE:');
-  t.equal(err.message, 'REQUIRE_SIGNATURE: true or false');
+  t.equal(err.message, 'REQUIRE_SIGNATURE: true or false (got "maybe")');
 });
 
 t.test('PORT must be a port number', async (t) => {
   for (const port of ['abc', '70000', '-1', '80.5']) {
     const err = configError({ PORT: port });
     assertConfigError(t, err, 'PORT:');
-    t.equal(err.message, 'PORT: a port number from 0 to 65535', port);
+    t.equal(err.message, `PORT: a port number from 0 to 65535 (got "${port}")`, port);
   }
   t.equal(loadConfig({ PORT: '65535' }).port, 65535);
   t.equal(loadConfig({ PORT: '0' }).port, 0);
@@ -87,14 +96,18 @@ t.test('PORT must be a port number', async (t) => {
 t.test('MAX_BODY_BYTES below 1024 is refused', async (t) => {
   const err = configError({ MAX_BODY_BYTES: '1023' });
   assertConfigError(t, err, 'MAX_BODY_BYTES:');
-  t.equal(err.message, 'MAX_BODY_BYTES: a whole number of bytes from 1024 to 104857600');
+  t.equal(err.message, 'MAX_BODY_BYTES: a whole number of bytes from 1024 to 104857600 (got "1023")');
   t.equal(loadConfig({ MAX_BODY_BYTES: '1024' }).maxBodyBytes, 1024);
 });
 
 t.test('REDIS_URL must be a redis:// or rediss:// URL', async (t) => {
   const err = configError({ REDIS_URL: 'http://x' });
   assertConfigError(t, err, 'REDIS_URL:');
-  t.equal(err.message, 'REDIS_URL: a redis:// or rediss:// URL');
+  t.equal(
+    err.message,
+    'REDIS_URL: a redis:// or rediss:// URL, e.g. redis://redis.internal:6379',
+    'its value unsaid: it may hold a password',
+  );
   t.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl, 'redis://127.0.0.1:6379');
   t.equal(loadConfig({ REDIS_URL: 'rediss://cache.example.com:6380/2' }).redisUrl, 'rediss://cache.example.com:6380/2');
 });
@@ -105,7 +118,7 @@ t.test('LOG_FORMAT is json or pretty, and unset by default (each command decides
   t.equal(loadConfig({ LOG_FORMAT: 'json' }).logFormat, 'json');
   const err = configError({ LOG_FORMAT: 'text' });
   assertConfigError(t, err, 'LOG_FORMAT:');
-  t.equal(err.message, 'LOG_FORMAT: json or pretty');
+  t.equal(err.message, 'LOG_FORMAT: json or pretty (got "text")');
 });
 
 t.test('PUBLIC_URL loses its trailing slash', async (t) => {

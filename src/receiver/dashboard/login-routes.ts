@@ -17,7 +17,9 @@ export interface LoginRouteOptions {
   secureCookie?: boolean;
 }
 
-const WRONG_TOKEN = '<p role="alert" data-code="GEOHOOK_ERR_DASHBOARD_AUTH">That is not the dashboard token.</p>';
+const WRONG_TOKEN =
+  '<p role="alert" data-code="GEOHOOK_ERR_DASHBOARD_AUTH">That is not the dashboard token. <code>geohook up</code> makes a new one ' +
+  'each time it starts: open the dashboard link it printed last (DASHBOARD_TOKEN keeps one token across starts).</p>';
 const tooManyAttempts = (waitSeconds: number): string =>
   `<p role="alert" data-code="GEOHOOK_ERR_DASHBOARD_RATE_LIMITED">Too many wrong tokens from this address: try again in ${waitSeconds} s.</p>`;
 const SIGNED_OUT = '<p role="status">Signed out.</p>';

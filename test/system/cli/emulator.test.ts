@@ -51,7 +51,7 @@ t.test('a bad --catalog, EMULATOR_PORT or EMULATOR_USERS stops the emulator with
   t.equal(catalog.code, 1);
   t.match(catalog.stderr, /^geohook: --catalog: .*catalog\.json at \[0\.type\]: a service type such as GPServer or FeatureServer\n$/);
   const port = await runCli(['emulator'], { env: { EMULATOR_PORT: 'seventy' } });
-  t.equal(port.stderr, 'geohook: EMULATOR_PORT: a port number from 0 to 65535\n');
+  t.equal(port.stderr, 'geohook: EMULATOR_PORT: a port number from 0 to 65535 (got "seventy")\n');
   const users = await runCli(['emulator'], { env: { EMULATOR_USERS: 'justaname' } });
   t.match(users.stderr, /^geohook: EMULATOR_USERS: "justaname" is not user:password:role/);
 });

@@ -16,13 +16,13 @@ t.setTimeout(2 * 60_000);
 t.test('an invalid variable stops geohook serve with one line naming it', async (t) => {
   const result = await runCli(['serve'], { env: { PORT: 'eighty' } });
   t.equal(result.code, 1);
-  t.equal(result.stderr, 'geohook: PORT: a port number from 0 to 65535\n');
+  t.equal(result.stderr, 'geohook: PORT: a port number from 0 to 65535 (got "eighty")\n');
 });
 
 t.test('a flag wins over its environment variable', async (t) => {
   const result = await runCli(['serve', '--port', '99999'], { env: { PORT: '8080' } });
   t.equal(result.code, 1);
-  t.equal(result.stderr, 'geohook: PORT: a port number from 0 to 65535\n');
+  t.equal(result.stderr, 'geohook: PORT: a port number from 0 to 65535 (got "99999")\n');
 });
 
 t.test('a port in use stops geohook serve and geohook up with one line naming the address and the setting that moves it', async (t) => {

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
+import { sign } from '../../../src/signature/sign.js';
 import { CLI } from '../../helpers/cli.js';
 import { repoPath } from '../../helpers/paths.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -32,6 +33,7 @@ function normalised(lines: string[]): string[] {
       .replace(/\b[0-9a-f]{64}\b/g, 'EVENT-ID')
       .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, 'WEBHOOK-ID')
       .replace(/token=[A-Za-z0-9_-]+/g, 'token=TOKEN')
+      .replace(/\b[A-Za-z0-9_-]{43}\b/g, 'SIGNING-KEY')
       .replace(/Redis \d+\.\d+\.\d+/g, 'Redis VERSION'),
   );
 }
@@ -72,6 +74,19 @@ t.test(
     });
     await waitFor('the event line', async () => /event gp\.job\.succeeded/.test(stdout));
 
+    // The signing key printed signs a delivery the receiver takes as the webhooks' own.
+    const key = /^signing key {2}(\S+) {2}/m.exec(stderr)?.[1];
+    t.ok(key, 'the generated signing key is printed');
+    const body = '{"serviceType":"GPServer","jobId":"by-hand","events":[{"eventType":"esriJobSucceeded"}]}';
+    const signed = await fetch(`http://127.0.0.1:${port}/webhooks/default`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service': sign(key!, body) },
+      body,
+    });
+    t.equal(signed.status, 202, 'a delivery signed with it is accepted');
+    const byHand = ((await signed.json()) as { id: string }).id;
+    await waitFor('its event line', async () => stdout.includes(byHand));
+
     // The sign-in link opens the dashboard.
     const link = /^dashboard {2}(http\S+)$/m.exec(stderr)?.[1];
     t.ok(link, 'the dashboard sign-in link is printed');
@@ -85,13 +100,14 @@ t.test(
 
     const expected = normalised(readmeOutput());
     const isEventLine = (line: string): boolean => / INFO: event /.test(line);
-    const shownStderr = lines(stderr).filter((line) => !/shutting down|geohook stopped|dashboard login/.test(line));
+    const shown = (text: string): string[] => lines(text).filter((line) => !line.includes(byHand));
+    const shownStderr = shown(stderr).filter((line) => !/shutting down|geohook stopped|dashboard login/.test(line));
     t.same(
       normalised(shownStderr),
       expected.filter((line) => !isEventLine(line)),
       'stderr is what the README shows',
     );
-    t.same(normalised(lines(stdout)), expected.filter(isEventLine), 'stdout holds one readable line per event');
+    t.same(normalised(shown(stdout)), expected.filter(isEventLine), 'stdout holds one readable line per event');
     t.notMatch(stderr, /incoming request|request completed/, 'request logs wait for LOG_LEVEL=debug');
     t.notMatch(stderr + stdout, /"level":/, 'no JSON log lines');
   },
