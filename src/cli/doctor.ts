@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { adminUnavailable } from '../admin/admin-unavailable.js';
 import { adminAuthFor } from '../arcgis/online-admin.js';
-import { loadConfig, type GeohookConfig } from '../config/load-config.js';
+import { loadConfig, type ConfigOverrides, type GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
 import type { Check } from '../doctor/check.js';
 import { hasProblems, runDoctor, type DoctorReport } from '../doctor/doctor.js';
@@ -13,6 +13,7 @@ import { addAdminOptions, clientOf, receiverOverrides, type ReceiverFlags } from
 import { configOption } from './config-options.js';
 import { printError, printJson, printLine, printNotice } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
+import { readUpRecord } from './up-record.js';
 
 interface DoctorFlags extends ReceiverFlags {
   service?: string[];
@@ -60,9 +61,22 @@ async function receiverState(config: GeohookConfig, redis: RedisClient | undefin
   return { keys: hookKeys.get(REGISTERED_HOOK)?.secrets ?? [], lastPing: async () => (await pings.lastPings())[REGISTERED_HOOK] };
 }
 
+/** The overrides a flag sets (an unset flag leaves the value below it). */
+const definedOf = (overrides: ConfigOverrides): ConfigOverrides =>
+  Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined));
+
 async function runDoctorCommand(flags: DoctorFlags): Promise<void> {
-  const config = loadConfig(process.env, { ...receiverOverrides(flags), GEOHOOK_CONFIG: flags.config });
-  if (config.admin === undefined) throw new ConfigError('ADMIN_URL: required (the admin root of the GIS server), or pass --admin-url');
+  const overrides = { ...receiverOverrides(flags), GEOHOOK_CONFIG: flags.config };
+  // With no admin root given, the `geohook up` running here is checked: what it registered, on its emulator.
+  const up = (overrides.ADMIN_URL ?? process.env.ADMIN_URL)?.trim() ? undefined : readUpRecord();
+  if (up !== undefined)
+    printNotice(`geohook: checking the geohook up running in this directory (pid ${up.pid}): its emulator at ${up.settings.ADMIN_URL}`);
+  const config = loadConfig(process.env, up === undefined ? overrides : { ...up.settings, ...definedOf(overrides) });
+  if (config.admin === undefined) {
+    throw new ConfigError(
+      'ADMIN_URL: required (the admin root of the GIS server), or pass --admin-url; with no flags, doctor checks a geohook up running in this directory',
+    );
+  }
   const services = flags.service ?? config.admin.register;
   if (services.length === 0) throw new ConfigError('no service to check: pass --service, or set REGISTER');
   let redis: RedisClient | undefined;

@@ -18,9 +18,14 @@ import { closeOnSignal } from './close-on-signal.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
 import { startEventPrinter } from './event-printer.js';
 import { printNotice } from './print.js';
+import { recordUp } from './up-record.js';
 
 /** The services `geohook up` registers on in its own emulator. */
 const DEMO_SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];
+
+/** The emulator's administrator, whom the demo registers as, and its organization administrator, whom doctor checks as. */
+const DEMO_ADMIN = { username: 'admin', password: 'admin.pass' };
+const DEMO_ORG_ADMIN = { username: 'orgadmin', password: 'orgadmin.pass' };
 
 async function waitForRegistration(reason: () => string | undefined, timeoutMs: number): Promise<string | undefined> {
   const deadline = Date.now() + timeoutMs;
@@ -75,7 +80,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     emulator = app;
     admin = {
       url: `${emulatorUrl}/arcgis/admin`,
-      auth: { username: 'admin', password: 'admin.pass' },
+      auth: DEMO_ADMIN,
       register: DEMO_SERVICES,
       poll: [],
       pollIntervalSeconds: 30,
@@ -98,7 +103,20 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     logger,
     ...(forPerson ? { print: eventLines() } : {}),
   });
+  // With its own emulator, what it registered is recorded for a `geohook doctor` run beside it with no flags
+  // (never credentials of a real server: with ADMIN_URL set, doctor reads the same environment).
+  const forget =
+    emulator === undefined
+      ? undefined
+      : recordUp({
+          ADMIN_URL: admin.url,
+          ADMIN_USERNAME: DEMO_ORG_ADMIN.username,
+          ADMIN_PASSWORD: DEMO_ORG_ADMIN.password,
+          REGISTER: DEMO_SERVICES.join(','),
+          PUBLIC_URL: config.publicUrl,
+        });
   closeOnSignal(logger, async () => {
+    forget?.();
     await printer.close();
     await server.close();
     await emulator?.close();

@@ -156,6 +156,17 @@ t.test(
     t.equal(second.code, 1);
     t.match(second.stderr, /^geohook: another geohook \(pid \d+\) runs the embedded Redis of .*\.geohook\/redis: stop it[^\n]*\n$/);
 
+    // geohook doctor with no flags, beside it, checks what it registered on its emulator.
+    const doctor = await runCli(['doctor'], { cwd: dir });
+    t.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+    t.match(
+      doctor.stderr,
+      /^geohook: checking the geohook up running in this directory \(pid \d+\): its emulator at http:\/\/127\.0\.0\.1:\d+\/arcgis\/admin\n/,
+    );
+    t.match(doctor.stdout, /^Tools\/Buffer\.GPServer\n(?:.*\n)*Hosted\/Parcels\.FeatureServer\n/);
+    t.match(doctor.stdout, /round trip: ✓ /);
+    t.notMatch(doctor.stdout, /[✗!] /, "all green: checked as the emulator's organization administrator");
+
     // A second consumer in the same directory finds the embedded Redis (it competes with up's own printer
     // for events, so it is only checked to connect and consume).
     const consumer = await startCli(['consume', '--type', 'feature.*'], {}, /"queues":\["feature-events"\].*"msg":"consuming/, dir);
