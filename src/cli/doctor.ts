@@ -95,6 +95,7 @@ async function runDoctorCommand(flags: DoctorFlags): Promise<void> {
       hookUrl: `${config.publicUrl}/webhooks/${REGISTERED_HOOK}`,
       changeTypes: config.admin.changeTypes,
       signatureHeader: config.signatureHeaders[0]!,
+      receiver: up === undefined ? 'serve' : 'up',
       ...(await receiverState(config, redis)),
     });
     if (flags.json === true) printJson(report);

@@ -64,7 +64,7 @@ export function httpsCheck(hookUrl: string): Check {
 }
 
 /** Something answers HTTP at the hookUrl. */
-export async function answersCheck(hookUrl: string): Promise<Check> {
+export async function answersCheck(hookUrl: string, receiver: 'up' | 'serve'): Promise<Check> {
   try {
     const response = await fetch(hookUrl, { signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) });
     await response.body?.cancel();
@@ -73,7 +73,9 @@ export async function answersCheck(hookUrl: string): Promise<Check> {
     return failed(
       'hook-url.answers',
       `nothing answers at ${hookUrl} (${reasonOf(err, ANSWER_TIMEOUT_MS)})`,
-      'start geohook serve, and set PUBLIC_URL to the URL the GIS server reaches it at',
+      receiver === 'up'
+        ? 'start geohook up (npm start) again'
+        : 'start geohook serve, and set PUBLIC_URL to the URL the GIS server reaches it at',
     );
   }
 }

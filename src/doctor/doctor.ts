@@ -31,6 +31,11 @@ export interface DoctorOptions {
   keys: readonly string[] | undefined;
   /** The default hook's last recorded test ping, epoch ms (`<prefix>:pings`). */
   lastPing: () => Promise<number | undefined>;
+  /**
+   * How the receiver checked was started, for the fixes: `up` for the `geohook up` running beside doctor (its
+   * registration set by itself), `serve` otherwise (REGISTER and PUBLIC_URL). @defaultValue 'serve'
+   */
+  receiver?: 'up' | 'serve';
 }
 
 /** What `geohook doctor --json` prints. */
@@ -92,7 +97,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       settingsError = (err as Error).message; // an administrator who is not an organization administrator
     }
   }
-  const urlChecks = [httpsCheck(options.hookUrl), await answersCheck(options.hookUrl)];
+  const urlChecks = [httpsCheck(options.hookUrl), await answersCheck(options.hookUrl, options.receiver ?? 'serve')];
   const expectation = { ...options, settings, now: Date.now() };
 
   const services: DoctorReport['services'] = [];

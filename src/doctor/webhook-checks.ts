@@ -18,7 +18,15 @@ export interface WebhookExpectation {
   settings: WebhookSettings | undefined;
   /** Now, epoch ms. */
   now: number;
+  /** How the receiver checked was started (see `DoctorOptions.receiver`). @defaultValue 'serve' */
+  receiver?: 'up' | 'serve';
 }
+
+/** The registration that sets a webhook right, as the receiver was started. */
+const registrationFix = (receiver: 'up' | 'serve' | undefined): string =>
+  receiver === 'up'
+    ? 'the geohook up running here does it at its next registration pass (restart it to do it now)'
+    : 'a geohook serve with this REGISTER does it at its next registration pass (registration.intervalSeconds)';
 
 /** The webhook checks of a service, and geohook's webhook when there is one. */
 export interface WebhookChecks {
@@ -28,8 +36,13 @@ export interface WebhookChecks {
 
 const DAY_MS = 86_400_000;
 
-function keyCheck(service: ServiceName, webhook: Webhook, keys: readonly string[] | undefined): Check {
-  const fix = 'run geohook serve with this REGISTER: its next registration pass sets the key it holds (or: geohook admin rotate-key)';
+function keyCheck(
+  service: ServiceName,
+  webhook: Webhook,
+  keys: readonly string[] | undefined,
+  receiver: 'up' | 'serve' | undefined,
+): Check {
+  const fix = `set the key the receiver holds: ${registrationFix(receiver)}; or geohook admin rotate-key`;
   if (webhook.signatureKey === '')
     return failed('webhook.signature-key', `geohook's webhook on ${service} has no signature key: its deliveries are unsigned`, fix);
   if (keys === undefined) {
@@ -57,7 +70,7 @@ function changeTypesCheck(service: ServiceName, webhook: Webhook, configured: re
 }
 
 /** Failed deliveries in the deactivation window, against the number that deactivates the webhook. */
-async function failuresCheck(service: ServiceName, webhook: Webhook, expectation: WebhookExpectation): Promise<Check> {
+async function failuresCheck(service: ServiceName, webhook: Webhook, expectation: WebhookExpectation, keyHeld: boolean): Promise<Check> {
   const { client, settings, now } = expectation;
   let statuses: { invoked: boolean; invokedTimestamp: number }[];
   try {
@@ -74,7 +87,9 @@ async function failuresCheck(service: ServiceName, webhook: Webhook, expectation
   return failed(
     'webhook.failures',
     `${count} failed deliver${count === 1 ? 'y' : 'ies'} in the last ${days} days: ${left} more and the server deactivates the webhook (${limit} in ${days} days)`,
-    `make the receiver answer within notificationTimeOutInSeconds (see settings.timeout), then clear the count: geohook admin activate-all ${service}`,
+    keyHeld
+      ? `make the receiver answer within notificationTimeOutInSeconds (see settings.timeout), then clear the count: geohook admin activate-all ${service}`
+      : `they are refused signatures (401: see webhook.signature-key); once the key is right, clear the count: geohook admin activate-all ${service}`,
     left <= 1 ? 'error' : 'warning',
   );
 }
@@ -96,7 +111,9 @@ export async function checkWebhook(service: ServiceName, expectation: WebhookExp
         failed(
           'webhook.registered',
           `no webhook on ${service} points at this receiver (${hookUrl}); ${seen}`,
-          `run geohook serve with REGISTER including ${service} and PUBLIC_URL set to the URL the GIS server reaches it at: it creates the webhook and heals it`,
+          expectation.receiver === 'up'
+            ? `${registrationFix('up')}; it registers only the services of its emulator`
+            : `run geohook serve with REGISTER including ${service} and PUBLIC_URL set to the URL the GIS server reaches it at: it creates the webhook and heals it`,
         ),
       ],
       webhook: undefined,
@@ -107,9 +124,12 @@ export async function checkWebhook(service: ServiceName, expectation: WebhookExp
     webhook.active
       ? passed('webhook.active', 'the webhook is active')
       : failed('webhook.active', `the webhook on ${service} is deactivated`, `geohook admin activate-all ${service}`),
-    keyCheck(service, webhook, expectation.keys),
   ];
+  const key = keyCheck(service, webhook, expectation.keys, expectation.receiver);
+  checks.push(key);
   if (parseServiceName(service).type === 'FeatureServer') checks.push(changeTypesCheck(service, webhook, expectation.changeTypes));
-  if (client.product === 'enterprise') checks.push(await failuresCheck(service, webhook, expectation));
+  // Unless the keys could not be read, a key mismatch explains failed deliveries: they were refused (401).
+  const keyHeld = key.ok || expectation.keys === undefined;
+  if (client.product === 'enterprise') checks.push(await failuresCheck(service, webhook, expectation, keyHeld));
   return { checks, webhook };
 }

@@ -34,7 +34,8 @@ t.test('the hookUrl: HTTPS or loopback, and something answers', async (t) => {
   t.match(httpsCheck('http://[::1]:8080/webhooks/default'), { ok: true, message: /loopback/ });
   t.match(httpsCheck('http://hooks.example.com/webhooks/default'), { ok: false, severity: 'warning', fix: /TLS proxy/ });
   const closed = `http://127.0.0.1:${await findFreePort()}/webhooks/default`;
-  t.match(await answersCheck(closed), { ok: false, severity: 'error', message: /ECONNREFUSED/ });
+  t.match(await answersCheck(closed, 'serve'), { ok: false, severity: 'error', message: /ECONNREFUSED/, fix: /start geohook serve/ });
+  t.match(await answersCheck(closed, 'up'), { fix: 'start geohook up (npm start) again' }, 'the fix fits how geohook was started');
 });
 
 t.test('a non-hosted feature service: sync, versioned data and archiving are checked, with their fixes', async (t) => {

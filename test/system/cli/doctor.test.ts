@@ -114,6 +114,17 @@ t.test('the round trip fails with a line that says why: the receiver down, or a 
   t.match(wrongKey.report.roundTrip, { ok: false, status: 401, message: /refused the signature.*different key/ });
   t.match(problems(wrongKey.report, 'Tools/Buffer.GPServer')['webhook.signature-key'], { message: /does not hold/ });
 
+  // A job whose delivery is refused: the failure's fix blames the key, not the receiver's speed.
+  await emulator.control('services/Tools/Buffer.GPServer/jobs', { outcome: 'succeeded' });
+  await waitFor('the delivery refused', async () => {
+    const { deliveries } = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as { deliveries: { outcome: string }[] };
+    return deliveries.some((delivery) => delivery.outcome === 'failed');
+  });
+  const refused = await doctor(env, ['Tools/Buffer.GPServer']);
+  t.match(problems(refused.report, 'Tools/Buffer.GPServer')['webhook.failures'], {
+    fix: /^they are refused signatures \(401: see webhook\.signature-key\)/,
+  });
+
   await geohook.stop();
   const down = await doctor(env, ['Tools/Buffer.GPServer']);
   t.equal(down.result.code, 1);
