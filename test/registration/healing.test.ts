@@ -23,6 +23,19 @@ t.test('the interval reactivates a deactivated webhook and recreates a deleted o
   });
   t.equal(reactivated.length, 1);
   t.equal(reactivated[0]?.id, registered?.id, 'the same webhook is active again');
+  // The server shows the webhook active before geohook logs what it did.
+  await waitFor('the repair logged, saying why', async () =>
+    /"action":"reactivated","reason":"it was deactivated[^"]*","msg":"webhook reactivated"/.test(geohook.log()),
+  );
+
+  // A key someone typed on the server: set back to the receiver's, saying why.
+  await emulator.admin(`services/${SERVICE}/webhooks/${registered!.id}/edit`, { signatureKey: 'the-wrong-key-someone-typed' });
+  await waitFor('the key set back', async () => (await webhooksOf(emulator, SERVICE))[0]?.signatureKey === registered?.signatureKey);
+  await waitFor('the update logged, saying why', async () =>
+    /"action":"updated","reason":"its signature key was not the receiver's \(its deliveries were refused, 401\)[^"]*","msg":"webhook updated"/.test(
+      geohook.log(),
+    ),
+  );
 
   await emulator.admin(`services/${SERVICE}/webhooks/deleteAll`);
   t.equal((await webhooksOf(emulator, SERVICE)).length, 0, 'deleted');
