@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { EventFields, GeohookEvent, StoredEvent } from './envelope.js';
+import { serviceNameOf } from './service-activity.js';
 
 /** The body of a stored event: the exact bytes as text, UTF-8 when they are valid UTF-8, else base64. */
 export function storedBody(raw: Buffer): Pick<StoredEvent, 'bodyEncoding' | 'body'> {
@@ -34,15 +35,28 @@ export function eventFromStored(stored: StoredEvent): GeohookEvent {
 }
 
 /**
- * Job data as people are shown it (the dashboard): a stored event as its consumer gets it, with `payload`
- * and `rawBody`; anything else (a job geohook did not write) as it is.
+ * Job data as people are shown it (the dashboard): a stored event as its consumer gets it, with its `payload`
+ * but not the `rawBody` bytes in base64, which no person reads; anything else (a job geohook did not write) as it is.
  */
 export function readableJobData(data: unknown): unknown {
   const stored = data as Partial<StoredEvent> | null;
   if (typeof stored?.body !== 'string' || (stored.bodyEncoding !== 'utf8' && stored.bodyEncoding !== 'base64')) return data;
   try {
-    return eventFromStored(stored as StoredEvent);
+    const { rawBody: _rawBody, ...readable } = eventFromStored(stored as StoredEvent);
+    return readable;
   } catch {
     return data;
   }
+}
+
+/**
+ * A job's title as people are shown it (the dashboard): `<type> · <service> · <short id>` for a stored event,
+ * its name otherwise.
+ */
+export function readableJobName(job: { name?: string; data?: unknown }): string {
+  const event = job.data as Partial<StoredEvent> | null | undefined;
+  if (typeof event?.id !== 'string' || typeof event.type !== 'string' || event.service === undefined || event.family === undefined)
+    return job.name ?? '';
+  const service = serviceNameOf({ service: event.service, family: event.family });
+  return [event.type, service, event.id.slice(0, 12)].filter((part) => part !== undefined).join(' · ');
 }

@@ -185,6 +185,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
       changes: config.dashboard.changes,
       eventQueue,
       services: () => readServiceReports(connection, config.prefix),
+      staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
       secureCookie: config.publicUrl.startsWith('https://'),
     });
   }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { eventFromStored, readableJobData, storedBody } from '../../src/events/stored-event.js';
+import { eventFromStored, readableJobData, readableJobName, storedBody } from '../../src/events/stored-event.js';
 import { envelopeOf } from '../helpers/envelope.js';
 
 t.test('the body is stored once: as UTF-8 text when the bytes are valid UTF-8, else as base64', async (t) => {
@@ -27,7 +27,15 @@ t.test('a stored event reads back with its exact bytes and its payload', async (
 
 t.test('the dashboard shows a stored event as consumers get it, and anything else as it is', async (t) => {
   const stored = envelopeOf('gp', 'default', '{"n":1}');
-  t.match(readableJobData(stored), { id: stored.id, payload: { n: 1 }, rawBody: Buffer.from('{"n":1}').toString('base64') });
+  t.match(readableJobData(stored), { id: stored.id, payload: { n: 1 } });
+  t.notOk('rawBody' in (readableJobData(stored) as object), 'the payload, not its bytes in base64');
+  const gp = { ...stored, service: { folderName: 'Tools', serviceName: 'Buffer', serviceType: 'GPServer' } };
+  t.equal(
+    readableJobName({ name: gp.type, data: gp }),
+    `gp.job.failed · Tools/Buffer.GPServer · ${stored.id.slice(0, 12)}`,
+    'a readable title',
+  );
+  t.equal(readableJobName({ name: 'gap', data: { scope: 's' } }), 'gap', 'any other job by its name');
   for (const other of [{ hello: 'world' }, null, 'text', { body: 1, bodyEncoding: 'utf8' }, { body: 'x', bodyEncoding: 'hex' }]) {
     t.equal(readableJobData(other), other, JSON.stringify(other));
   }

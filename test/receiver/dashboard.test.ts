@@ -151,7 +151,7 @@ t.test('login page: the right token sets an HttpOnly SameSite=Strict cookie hold
 
   const accepted = await login(receiver, TOKEN);
   t.equal(accepted.status, 303);
-  t.equal(accepted.headers.get('location'), '/ui/');
+  t.equal(accepted.headers.get('location'), '/ui/services', 'the services page is the first page');
   const setCookie = accepted.headers.get('set-cookie') ?? '';
   t.match(setCookie, /^geohook_dashboard=\d+\.[\w-]{43}; Path=\/ui; Max-Age=28800; HttpOnly; SameSite=Strict$/);
   t.notOk(setCookie.includes(TOKEN), 'the cookie does not hold the token');
@@ -165,7 +165,7 @@ t.test('a sign-in link (/ui/login?token=…) signs in like the form; a wrong or 
   const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
   const accepted = await fetch(`${receiver.url}/ui/login?token=${TOKEN}`, { redirect: 'manual' });
   t.equal(accepted.status, 303);
-  t.equal(accepted.headers.get('location'), '/ui/');
+  t.equal(accepted.headers.get('location'), '/ui/services', 'the services page is the first page');
   const cookie = (accepted.headers.get('set-cookie') ?? '').split(';')[0]!;
   t.equal((await get(receiver, '/ui/', { cookie })).status, 200, 'the cookie opens the board');
   for (const query of [`token=${TOKEN}-wrong`, 'token=', `token=${TOKEN}&token=${TOKEN}`]) {
@@ -496,4 +496,23 @@ t.test('basic mode: wrong passwords are slowed down the same way', async (t) => 
   t.equal(refused.status, 429);
   t.match(JSON.parse(refused.body), { code: 'GEOHOOK_ERR_DASHBOARD_RATE_LIMITED' });
   t.equal((await get(receiver, '/ui/api/queues')).status, 401, 'a request without credentials is no guess: a plain 401');
+});
+
+t.test('the services page lists the recent events, of one service when asked; the board fetches nothing from outside', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  for (const name of ['enterprise-gp-succeeded.json', 'enterprise-feature-created.json']) {
+    const body = fixture(name);
+    t.equal((await receiver.post(body, { 'x-service': sign(TEST_KEY, body) })).status, 202, name);
+  }
+  const events = (body: string): string[] =>
+    [...body.matchAll(/<tr data-event="[0-9a-f]{64}"><td>[^<]*<\/td><td>([^<]+)<\/td>/g)].map((match) => match[1]!);
+  const all = await get(receiver, '/ui/services', BEARER);
+  t.equal(all.status, 200);
+  t.same(events(all.body).sort(), ['feature.FeaturesCreated', 'gp.job.succeeded'], 'every event, newest first');
+  const one = await get(receiver, `/ui/services?service=${encodeURIComponent('Tools/Buffer.GPServer')}`, BEARER);
+  t.same(events(one.body), ['gp.job.succeeded'], 'the events of one service');
+  t.match(one.body, /Recent events: Tools\/Buffer\.GPServer · <a href="\/ui\/services">every service<\/a>/);
+  const board = await get(receiver, '/ui/', BEARER);
+  t.equal(board.status, 200);
+  t.notMatch(board.body, /fonts\.googleapis\.com/, "Bull Board's web font link is taken out");
 });

@@ -4,9 +4,10 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DashboardAuth, DashboardChanges } from '../../config/load-config.js';
 import { DashboardRateLimitError, GeohookError, QueueUnavailableError } from '../../errors.js';
-import { readableJobData } from '../../events/stored-event.js';
+import { readableJobData, readableJobName } from '../../events/stored-event.js';
 import type { EventQueue } from '../../queue/event-queue.js';
 import { allQueueNames } from '../../queue/names.js';
+import { recentEvents } from '../../queue/recent-events.js';
 import type { ServiceReport } from '../../queue/service-report.js';
 import { sendError, sendNotFound } from '../error-reply.js';
 import { allowsChange } from './change-policy.js';
@@ -26,6 +27,11 @@ export interface DashboardOptions {
   eventQueue: EventQueue;
   /** What the services view shows (`readServiceReports`). */
   services: () => Promise<ServiceReport[]>;
+  /**
+   * A webhook state older than this (ms) is shown stale: no registration pass checked it lately.
+   * @defaultValue three registration intervals of 300 s
+   */
+  staleAfterMs?: number;
   /** Session cookies are Secure even over plain HTTP (TLS ends at a proxy). @defaultValue false */
   secureCookie?: boolean;
 }
@@ -36,6 +42,12 @@ interface BoardOptions extends DashboardOptions {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Three registration passes of the default interval. */
+const DEFAULT_STALE_AFTER_MS = 3 * 300_000;
+
+const WEB_FONT = 'fonts.googleapis.com';
+const WEB_FONT_LINK = /<link[^>]*fonts\.googleapis\.com[^>]*>\s*/g;
 
 /**
  * A browser marks each request with where it comes from. Cookies and basic-auth credentials ride along
@@ -59,6 +71,10 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
   const serverAdapter = new FastifyAdapter().setBasePath(prefix);
   const uiConfig = { boardTitle: 'geohook', miscLinks: [{ text: 'Services', url: `${prefix}/services` }] };
   const bullBoard = createBullBoard({ queues: [], serverAdapter, options: { uiConfig } });
+  // Bull Board's page asks Google for its font: geohook runs offline, and fetches nothing from outside.
+  app.addHook('onSend', async (_request, _reply, payload) =>
+    typeof payload === 'string' && payload.includes(WEB_FONT) ? payload.replace(WEB_FONT_LINK, '') : payload,
+  );
 
   // The queues exist only once Redis was first reached, which may be long after start-up: the board
   // takes them on the first API call that finds them.
@@ -70,6 +86,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
         const adapter = new BullMQAdapter(eventQueue.queue(name), adapterOptions);
         // Jobs hold the stored form: the board shows each event with its payload, as consumers get it.
         adapter.setFormatter('data', readableJobData);
+        adapter.setFormatter('name', readableJobName);
         return adapter;
       }),
       new BullMQAdapter(eventQueue.backfillQueue(), adapterOptions),
@@ -110,7 +127,12 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
   });
 
   await app.register(serverAdapter.registerPlugin());
-  await app.register(servicesPage, { services: options.services, boardPath: prefix });
+  await app.register(servicesPage, {
+    services: options.services,
+    recent: (query) => recentEvents(eventQueue, query),
+    staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
+    boardPath: prefix,
+  });
 }
 
 /**

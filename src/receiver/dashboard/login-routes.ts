@@ -63,7 +63,7 @@ function sendPage(reply: FastifyReply, statusCode: number, error: string): Fasti
 /**
  * `GET <prefix>/login`, a form asking for the dashboard token, and `POST <prefix>/login`, which checks it
  * and sets a session cookie holding an HMAC of the token (HttpOnly, SameSite=Strict, Path=<prefix>,
- * Secure over HTTPS or when `secureCookie`) before redirecting to the board. `GET <prefix>/login?token=…`
+ * Secure over HTTPS or when `secureCookie`) before redirecting to the services page. `GET <prefix>/login?token=…`
  * signs in the same way: the link `geohook up` prints. `<prefix>/logout` (GET or POST) clears the cookie
  * in the browser; changing the token ends every session. Wrong tokens are counted per address by `limiter`,
  * which answers 429 with `Retry-After` while an address must wait.
@@ -83,7 +83,7 @@ export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptio
     const expiresAtSeconds = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
     return reply
       .header('set-cookie', sessionCookie(request, createSession(options.token, expiresAtSeconds), SESSION_SECONDS))
-      .redirect(`${app.prefix}/`, 303);
+      .redirect(`${app.prefix}/services`, 303);
   };
 
   app.get('/login', async (request: FastifyRequest<{ Querystring: { token?: unknown } }>, reply) =>

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { QueueUnavailableError } from '../../errors.js';
+import type { RecentEvent, RecentEventsQuery } from '../../queue/recent-events.js';
 import { serviceColumns, serviceReportRow, type ServiceReport, type ServiceRow } from '../../queue/service-report.js';
 import { sendError } from '../error-reply.js';
 
@@ -7,6 +8,10 @@ import { sendError } from '../error-reply.js';
 export interface ServicesPageOptions {
   /** Reads every service's report from Redis. */
   services: () => Promise<ServiceReport[]>;
+  /** Reads the newest events across the queues. */
+  recent: (query: RecentEventsQuery) => Promise<RecentEvent[]>;
+  /** A webhook state older than this (ms) is stale: no registration pass checked it lately (an earlier run's). */
+  staleAfterMs: number;
   /** The dashboard's prefix, for the link back to the queues. */
   boardPath: string;
 }
@@ -35,16 +40,57 @@ const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => 
 /** `2026-11-25T17:40:12.345Z` → `2026-11-25 17:40:12`, the page saying once that times are UTC. */
 const shortTime = (iso: string): string => iso.replace('T', ' ').replace(/\.\d+Z$/, '');
 
-function rowHtml(report: ServiceReport): string {
+/** Epoch milliseconds of 2000 to 2100: a server generation that reads as a time (ArcGIS's usually do). */
+const asTime = (generation: string): string => {
+  const value = Number(generation);
+  return value >= 946_684_800_000 && value < 4_102_444_800_000 ? `${generation} (${shortTime(new Date(value).toISOString())})` : generation;
+};
+
+/** The link that lists a service's events. */
+const serviceLink = (service: string, boardPath: string): string =>
+  `<a href="${escapeHtml(boardPath)}/services?service=${encodeURIComponent(service)}">${escapeHtml(service)}</a>`;
+
+function rowHtml(report: ServiceReport, page: PageContext): string {
   const row = serviceReportRow(report);
-  const state = report.webhook === undefined ? '' : report.webhook.active ? 'ok' : 'bad';
+  const checkedAt = report.webhook === undefined ? undefined : Date.parse(report.webhook.checkedAt);
+  const stale = checkedAt !== undefined && page.now - checkedAt > page.staleAfterMs;
+  const state = report.webhook === undefined ? '' : stale ? 'stale' : report.webhook.active ? 'ok' : 'bad';
   const cells = serviceColumns.map((key) => {
-    const text = key.startsWith('last') && row[key] !== '' ? shortTime(row[key]) : row[key];
+    if (key === 'service') return `<td data-column="service">${serviceLink(row.service, page.boardPath)}</td>`;
+    const text =
+      key === 'webhook' && stale
+        ? `stale: not checked since ${shortTime(report.webhook!.checkedAt)}`
+        : key === 'watermark'
+          ? row.watermark.replace(/\d{13,}/g, asTime)
+          : key.startsWith('last') && row[key] !== ''
+            ? shortTime(row[key])
+            : row[key];
     const mark =
       key === 'webhook' && state !== '' ? ` class="${state}"` : key === 'failures24h' && report.recentFailures > 0 ? ' class="bad"' : '';
     return `<td data-column="${key}"${mark}>${escapeHtml(text)}</td>`;
   });
-  return `<tr data-service="${escapeHtml(report.service)}">${cells.join('')}</tr>`;
+  return `<tr data-service="${escapeHtml(report.service)}"${stale ? ' class="stale"' : ''}>${cells.join('')}</tr>`;
+}
+
+/** One line of the recent events: when, what, from which service, and where its job is. */
+function eventHtml(event: RecentEvent, boardPath: string): string {
+  const source = event.source === 'webhook' ? (event.verified ? 'webhook' : 'webhook, unsigned') : event.source;
+  const job = `${escapeHtml(boardPath)}/queue/${event.queue}/${event.id}`;
+  return (
+    `<tr data-event="${event.id}"><td>${shortTime(event.receivedAt)}</td><td>${escapeHtml(event.type)}</td>` +
+    `<td>${event.service === undefined ? '' : serviceLink(event.service, boardPath)}</td>` +
+    `<td><a href="${job}" title="${event.id}">${event.id.slice(0, 12)}</a></td><td>${source}</td>` +
+    `<td class="${event.state === 'failed' ? 'bad' : ''}">${event.state}</td></tr>`
+  );
+}
+
+/** What a page is drawn for. */
+interface PageContext {
+  boardPath: string;
+  staleAfterMs: number;
+  now: number;
+  /** The service the recent events are filtered by. */
+  service?: string;
 }
 
 const STYLE = `
@@ -56,43 +102,64 @@ th, td { text-align: left; padding: .45rem .7rem; border-bottom: 1px solid #e5e7
 th { background: #f3f4f6; font-weight: 600; white-space: normal; }
 td.ok { color: #047857; font-weight: 600; }
 td.bad { color: #b91c1c; font-weight: 600; }
+td.stale, tr.stale td { color: #6b7280; }
+nav { display: flex; gap: 1rem; }
+h2 { font-size: 1.1rem; margin: 2rem 0 .5rem; }
 p.note { color: #6b7280; }`;
 
-/** The whole page: a table of the services, or a line saying why there is none yet. */
-export function servicesHtml(reports: readonly ServiceReport[], boardPath: string): string {
-  const body =
+/** The whole page: the services and their webhooks, then the recent events (of one service, when filtered). */
+export function servicesHtml(reports: readonly ServiceReport[], events: readonly RecentEvent[], page: PageContext): string {
+  const { boardPath, service } = page;
+  const services =
     reports.length === 0
       ? '<p class="empty">No service yet: one is listed once geohook registers its webhook, receives a signed delivery for it, or polls it.</p>'
-      : `<table><thead><tr>${serviceColumns.map((key) => `<th>${HEADINGS[key]}</th>`).join('')}</tr></thead><tbody>${reports.map(rowHtml).join('')}</tbody></table>`;
+      : `<table id="services"><thead><tr>${serviceColumns.map((key) => `<th>${HEADINGS[key]}</th>`).join('')}</tr></thead><tbody>${reports.map((report) => rowHtml(report, page)).join('')}</tbody></table>`;
+  const filter =
+    service === undefined ? 'every service' : `${escapeHtml(service)} · <a href="${escapeHtml(boardPath)}/services">every service</a>`;
+  const recent =
+    events.length === 0
+      ? '<p class="empty">No event yet.</p>'
+      : `<table id="events"><thead><tr><th>Received</th><th>Type</th><th>Service</th><th>Event</th><th>Source</th><th>State</th></tr></thead><tbody>${events.map((event) => eventHtml(event, boardPath)).join('')}</tbody></table>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>geohook · services</title>
 <meta http-equiv="refresh" content="${SERVICES_REFRESH_SECONDS}"><style>${STYLE}</style></head>
-<body><header><h1>Services</h1><a href="${escapeHtml(boardPath)}/">Queues</a></header>
-${body}
-<p class="note">Times are UTC; the page reloads every ${SERVICES_REFRESH_SECONDS} s. Upstream failures are the failed deliveries the GIS server reports for geohook's webhook (ArcGIS Enterprise); the watermark is the highest server generation handed to consumers (on ArcGIS Online, each layer's, as layer: generation).</p>
+<body><header><h1>Services</h1><nav><a href="${escapeHtml(boardPath)}/services">Services and recent events</a><a href="${escapeHtml(boardPath)}/">Queues (jobs, retries, dead letters)</a></nav></header>
+${services}
+<h2>Recent events: ${filter}</h2>
+${recent}
+<p class="note">Times are UTC; the page reloads every ${SERVICES_REFRESH_SECONDS} s. A webhook is stale when no registration pass checked it lately (a service of an earlier run). Upstream failures are the failed deliveries the GIS server reports for geohook's webhook (ArcGIS Enterprise); the watermark is the highest server generation handed to consumers (on ArcGIS Online, each layer's, as layer: generation), with the time it reads as.</p>
 </body></html>
 `;
 }
 
 /**
- * `GET <prefix>/services`: each service's webhook state, last delivery, upstream failures, watermark, last
- * backfill and poll (docs/backfill.md#the-services-view), behind the dashboard's credentials.
+ * `GET <prefix>/services`, the page a sign-in lands on: each service's webhook state (stale when no pass checked
+ * it lately), last delivery, upstream failures, watermark, last backfill and poll (docs/backfill.md#the-services-view),
+ * then the recent events, of one service with `?service=`; behind the dashboard's credentials.
  */
 export async function servicesPage(app: FastifyInstance, options: ServicesPageOptions): Promise<void> {
-  app.get('/services', async (_request, reply) => {
+  app.get<{ Querystring: { service?: string } }>('/services', async (request, reply) => {
+    const service = typeof request.query.service === 'string' && request.query.service !== '' ? request.query.service : undefined;
     let reports: ServiceReport[];
+    let events: RecentEvent[];
     try {
-      reports = await options.services();
+      [reports, events] = await Promise.all([options.services(), options.recent(service === undefined ? {} : { service })]);
     } catch (err) {
       return sendError(
         reply,
         new QueueUnavailableError(`cannot read the services from Redis: ${(err as Error).message}`, 5, { cause: err }),
       );
     }
+    const page = {
+      boardPath: options.boardPath,
+      staleAfterMs: options.staleAfterMs,
+      now: Date.now(),
+      ...(service === undefined ? {} : { service }),
+    };
     return reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-store')
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
-      .send(servicesHtml(reports, options.boardPath));
+      .send(servicesHtml(reports, events, page));
   });
 }

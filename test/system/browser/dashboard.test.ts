@@ -26,8 +26,12 @@ const skip = chromiumMissing();
 async function openPage(context: BrowserContext): Promise<{ page: Page; failures: string[] }> {
   context.setDefaultTimeout(15_000);
   const page = await context.newPage();
-  await page.route(/^https?:\/\/(?!127\.0\.0\.1)/, (route) => route.abort());
   const failures: string[] = [];
+  // Nothing may be fetched from outside: geohook runs offline.
+  await page.route(/^https?:\/\/(?!127\.0\.0\.1)/, async (route) => {
+    failures.push(`outside: ${route.request().url()}`);
+    await route.abort();
+  });
   page.on('response', (response) => {
     if (response.status() >= 400) failures.push(`${response.status()} ${response.request().method()} ${response.url()}`);
   });
@@ -71,11 +75,11 @@ t.test('token mode: log in, see the event, retry its failed job from the Failed 
   t.equal(new URL(page.url()).pathname, '/ui/login', 'an anonymous visit lands on the login page');
   await page.fill('#token', TOKEN);
   await page.click('button[type=submit]');
-  await page.waitForURL(`${receiver.url}/ui/`);
+  await page.waitForURL(`${receiver.url}/ui/services`);
   await page.goto(`${receiver.url}/ui/queue/gp-events?status=waiting`);
   await page.getByRole('link', { name: jobId }).waitFor();
-  await page.getByText('gp.job.succeeded', { exact: true }).waitFor();
-  t.pass('the enqueued event is on the board: its job id and name');
+  await page.getByText(`gp.job.succeeded · Tools/Buffer.GPServer · ${jobId.slice(0, 12)}`, { exact: true }).waitFor();
+  t.pass('the enqueued event is on the board: its job id, and a readable title (type, service, short id)');
 
   await failNextJob(redis.url, receiver.prefix);
   await page.getByRole('link', { name: 'FAILED', exact: true }).click();
@@ -146,6 +150,13 @@ t.test('services view: the board links to it, and it shows each service as Redis
     JSON.stringify({ webhookId: 'w1', active: true, deactivations: 1, checkedAt: now }),
   );
   await raw.zadd(upstreamFailuresKey(receiver.prefix, parcels), now - 60_000, String(now - 60_000));
+  // A service an earlier run registered: no pass has checked its webhook for a day.
+  const checkedAt = now - 86_400_000;
+  await raw.hset(
+    upstreamKey(receiver.prefix),
+    'Hosted/Stale.FeatureServer',
+    JSON.stringify({ webhookId: 'w0', active: true, deactivations: 0, checkedAt }),
+  );
   const browser = await launchChromium(t);
   const { page, failures } = await openPage(await browser.newContext({ httpCredentials: credentials }));
 
@@ -162,8 +173,19 @@ t.test('services view: the board links to it, and it shows each service as Redis
   };
   t.match(await cells(parcels), { mode: 'webhook', webhook: 'active, deactivated 1×', failures24h: '1', lastDelivery: '' });
   t.match(await cells('Tools/Buffer.GPServer'), { mode: 'webhook', webhook: '', lastDelivery: /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/ });
-  t.match(await cells('ServiceName.FeatureServer'), { watermark: '1730385704443', lastDelivery: /^\d{4}-/ });
-  t.equal(await page.locator('tbody tr').count(), 3, 'one row per service');
+  t.match(await cells('ServiceName.FeatureServer'), {
+    watermark: /^1730385704443 \(2024-10-31 \d\d:\d\d:\d\d\)$/,
+    lastDelivery: /^\d{4}-/,
+  });
+  t.equal(await page.locator('#services tbody tr').count(), 4, 'one row per service');
+  t.match(await cells('Hosted/Stale.FeatureServer'), { webhook: /^stale: not checked since \d{4}-/ }, "an earlier run's service is stale");
+
+  // The recent events, newest first, and those of one service through its link.
+  t.equal(await page.locator('#events tbody tr').count(), 2, 'both events are listed');
+  await page.locator('#services').getByRole('link', { name: 'Tools/Buffer.GPServer' }).click();
+  await page.waitForURL(/services\?service=Tools%2FBuffer\.GPServer$/);
+  const listed = await page.locator('#events tbody tr td:nth-child(2)').allTextContents();
+  t.same(listed, ['gp.job.succeeded'], 'filtered by service');
   mkdirSync(dirname(SERVICES_SCREENSHOT), { recursive: true });
   await page.screenshot({ path: SERVICES_SCREENSHOT, fullPage: true });
   t.same(failures, [], 'every request succeeded');
@@ -184,8 +206,8 @@ t.test('a signed-in board cannot be framed by a page of the same site (another p
   const browser = await launchChromium(t);
   const { page } = await openPage(await browser.newContext());
   await page.goto(`${receiver.url}/ui/login?token=${TOKEN}`);
-  await page.waitForURL(`${receiver.url}/ui/`);
-  t.equal(await page.title(), 'geohook', 'signed in: the board opens at the top level');
+  await page.waitForURL(`${receiver.url}/ui/services`);
+  t.equal(await page.title(), 'geohook · services', 'signed in: the services page opens at the top level');
 
   // The frames have loaded (or been refused) once the network is quiet.
   await page.goto(attacker.url, { waitUntil: 'networkidle' });
