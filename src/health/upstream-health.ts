@@ -77,6 +77,7 @@ export class UpstreamHealth {
       active: true,
       deactivations: (before?.deactivations ?? 0) + (deactivated ? 1 : 0),
       checkedAt: now,
+      product: client.product,
       ...(deactivated ? { deactivatedAt: now } : {}),
     };
     await redis.hset(this.stateKey, service, JSON.stringify(state));

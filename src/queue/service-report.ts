@@ -17,6 +17,8 @@ export interface UpstreamState {
   deactivatedAt?: number;
   /** When the edits it missed were last backfilled after a deactivation, epoch ms. */
   recoveredAt?: number;
+  /** The product whose admin API registered it: ArcGIS Enterprise or an ArcGIS Online organization. */
+  product?: 'enterprise' | 'online';
 }
 
 /** How a service's edits reach geohook. */
@@ -37,6 +39,7 @@ export interface ServiceReport {
     checkedAt: string;
     deactivatedAt?: string;
     recoveredAt?: string;
+    product?: 'enterprise' | 'online';
   };
   /** The last signed delivery received for the service (new or a repeat). */
   lastDeliveryAt?: string;
@@ -119,6 +122,7 @@ export async function readServiceReports(redis: RedisClient, prefix: string, now
             checkedAt: isoTime(state.checkedAt)!,
             deactivatedAt: isoTime(state.deactivatedAt),
             recoveredAt: isoTime(state.recoveredAt),
+            product: state.product,
           }),
         lastDeliveryAt: isoTime(seen.delivery),
         recentFailures,

@@ -46,6 +46,8 @@ const asTime = (generation: string): string => {
   return value >= 946_684_800_000 && value < 4_102_444_800_000 ? `${generation} (${shortTime(new Date(value).toISOString())})` : generation;
 };
 
+const PRODUCTS = { enterprise: 'ArcGIS Enterprise', online: 'ArcGIS Online' } as const;
+
 /** The link that lists a service's events. */
 const serviceLink = (service: string, boardPath: string): string =>
   `<a href="${escapeHtml(boardPath)}/services?service=${encodeURIComponent(service)}">${escapeHtml(service)}</a>`;
@@ -56,7 +58,12 @@ function rowHtml(report: ServiceReport, page: PageContext): string {
   const stale = checkedAt !== undefined && page.now - checkedAt > page.staleAfterMs;
   const state = report.webhook === undefined ? '' : stale ? 'stale' : report.webhook.active ? 'ok' : 'bad';
   const cells = serviceColumns.map((key) => {
-    if (key === 'service') return `<td data-column="service">${serviceLink(row.service, page.boardPath)}</td>`;
+    if (key === 'service') {
+      // ArcGIS Online's layers keep their own generations: a service with layer watermarks is an Online one too.
+      const product = report.webhook?.product ?? (report.layerWatermarks === undefined ? undefined : 'online');
+      const tag = product === undefined ? '' : ` <span class="product">${PRODUCTS[product]}</span>`;
+      return `<td data-column="service">${serviceLink(row.service, page.boardPath)}${tag}</td>`;
+    }
     const text =
       key === 'webhook' && stale
         ? `stale: not checked since ${shortTime(report.webhook!.checkedAt)}`
@@ -103,6 +110,7 @@ th { background: #f3f4f6; font-weight: 600; white-space: normal; }
 td.ok { color: #047857; font-weight: 600; }
 td.bad { color: #b91c1c; font-weight: 600; }
 td.stale, tr.stale td { color: #6b7280; }
+span.product { color: #6b7280; font-size: .85em; margin-left: .4rem; }
 nav { display: flex; gap: 1rem; }
 h2 { font-size: 1.1rem; margin: 2rem 0 .5rem; }
 p.note { color: #6b7280; }`;

@@ -155,7 +155,7 @@ t.test('services view: the board links to it, and it shows each service as Redis
   await raw.hset(
     upstreamKey(receiver.prefix),
     'Hosted/Stale.FeatureServer',
-    JSON.stringify({ webhookId: 'w0', active: true, deactivations: 0, checkedAt }),
+    JSON.stringify({ webhookId: 'w0', active: true, deactivations: 0, checkedAt, product: 'online' }),
   );
   const browser = await launchChromium(t);
   const { page, failures } = await openPage(await browser.newContext({ httpCredentials: credentials }));
@@ -178,7 +178,11 @@ t.test('services view: the board links to it, and it shows each service as Redis
     lastDelivery: /^\d{4}-/,
   });
   t.equal(await page.locator('#services tbody tr').count(), 4, 'one row per service');
-  t.match(await cells('Hosted/Stale.FeatureServer'), { webhook: /^stale: not checked since \d{4}-/ }, "an earlier run's service is stale");
+  t.match(
+    await cells('Hosted/Stale.FeatureServer'),
+    { service: 'Hosted/Stale.FeatureServer ArcGIS Online', webhook: /^stale: not checked since \d{4}-/ },
+    "an earlier run's service is stale; each registered service says its product",
+  );
 
   // The recent events, newest first, and those of one service through its link.
   t.equal(await page.locator('#events tbody tr').count(), 2, 'both events are listed');
