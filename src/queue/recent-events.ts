@@ -27,16 +27,18 @@ export interface RecentEventsQuery {
   limit?: number;
 }
 
-/** Jobs read per queue and state: enough for `limit` events of one service among the others. */
+/** Jobs read per queue and state for one service's events: enough for `limit` of them among the others'. */
 const SCAN = 200;
 
 /** The newest events across the event queues, in every state, newest first (the dashboard's recent events). */
 export async function recentEvents(queues: QueueSource, query: RecentEventsQuery = {}): Promise<RecentEvent[]> {
   const limit = query.limit ?? 50;
+  // The newest `limit` of all are among the newest `limit` of each queue and state.
+  const scan = query.service === undefined ? limit : SCAN;
   const lists = await Promise.all(
     allQueueNames.flatMap((name) =>
       STATES.map(async (state) => {
-        const jobs = await queues.queue(name).getJobs([state], 0, SCAN - 1);
+        const jobs = await queues.queue(name).getJobs([state], 0, scan - 1);
         return jobs.flatMap((job) => {
           const event = job.data as Partial<StoredEvent> | null;
           if (typeof event?.id !== 'string' || typeof event.type !== 'string' || event.service === undefined) return [];

@@ -81,12 +81,14 @@ function rowHtml(report: ServiceReport, page: PageContext): string {
 
 /** One line of the recent events: when, what, from which service, and where its job is. */
 function eventHtml(event: RecentEvent, boardPath: string): string {
+  // Any producer on the prefix may have written a job: every field of its data is escaped.
   const source = event.source === 'webhook' ? (event.verified ? 'webhook' : 'webhook, unsigned') : event.source;
-  const job = `${escapeHtml(boardPath)}/queue/${event.queue}/${event.id}`;
+  const id = escapeHtml(event.id);
+  const job = escapeHtml(`${boardPath}/queue/${event.queue}/${encodeURIComponent(event.id)}`);
   return (
-    `<tr data-event="${event.id}"><td>${shortTime(event.receivedAt)}</td><td>${escapeHtml(event.type)}</td>` +
+    `<tr data-event="${id}"><td>${escapeHtml(shortTime(event.receivedAt))}</td><td>${escapeHtml(event.type)}</td>` +
     `<td>${event.service === undefined ? '' : serviceLink(event.service, boardPath)}</td>` +
-    `<td><a href="${job}" title="${event.id}">${event.id.slice(0, 12)}</a></td><td>${source}</td>` +
+    `<td><a href="${job}" title="${id}">${escapeHtml(event.id.slice(0, 12))}</a></td><td>${escapeHtml(source)}</td>` +
     `<td class="${event.state === 'failed' ? 'bad' : ''}">${event.state}</td></tr>`
   );
 }
