@@ -33,7 +33,7 @@ function normalised(lines: string[]): string[] {
       .replace(/\b[0-9a-f]{64}\b/g, 'EVENT-ID')
       .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, 'WEBHOOK-ID')
       .replace(/token=[A-Za-z0-9_-]+/g, 'token=TOKEN')
-      .replace(/\b[A-Za-z0-9_-]{43}\b/g, 'SIGNING-KEY')
+      .replace(/(?<![\w-])[\w-]{43}(?![\w-])/g, 'SIGNING-KEY')
       .replace(/Redis \d+\.\d+\.\d+/g, 'Redis VERSION'),
   );
 }
