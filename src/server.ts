@@ -88,6 +88,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     config: { ...config, redisUrl },
     loggerInstance: logger,
     readinessChecks,
+    readinessDetails: () => (recovery?.registration === undefined ? undefined : { registration: recovery.registration.summary() }),
     ...(options.requestLogLevel === undefined ? {} : { requestLogLevel: options.requestLogLevel }),
   });
   try {

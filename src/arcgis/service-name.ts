@@ -9,6 +9,12 @@ export type ServiceName = string;
  */
 export const configuredServiceName = /^([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server$/;
 
+/** True for an entry of REGISTER with a `*` or `?`: it names the services of the catalogue it matches. */
+export const isPattern = (entry: string): boolean => /[*?]/.test(entry);
+
+/** What REGISTER accepts: a configured service name, or a pattern of them with `*` or `?` (`Hosted/*`, `*.FeatureServer`). */
+export const registerPattern = /^(?:([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server|(?=[^/]*\/?[^/]*$)(?=.*[*?])[A-Za-z0-9_*?./-]+)$/;
+
 /**
  * A folder or service name as ArcGIS makes them: letters (any script), digits, `_` and `-`. A payload naming
  * anything else names no service geohook tracks or reports (docs/events.md#the-envelope).

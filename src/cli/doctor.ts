@@ -8,6 +8,7 @@ import { hasProblems, runDoctor, type DoctorReport } from '../doctor/doctor.js';
 import { ConfigError } from '../errors.js';
 import { PingLog } from '../queue/ping-log.js';
 import type { RedisClient } from '../redis/connection.js';
+import { readFailingServices } from '../redis/failing-services.js';
 import { HookKeys } from '../signature/hook-keys.js';
 import { addAdminOptions, clientOf, receiverOverrides, type ReceiverFlags } from './admin/flags.js';
 import { configOption } from './config-options.js';
@@ -44,6 +45,12 @@ function printReport(report: DoctorReport): void {
     printLine('server, receiver and delivery settings');
     shared.forEach(printCheck);
   }
+  if (report.total > report.services.length) {
+    printLine(
+      `${report.services.length} of the ${report.total} services REGISTER names were checked one by one: those not on the server, ` +
+        'those the receiver could not register, and one for the round trip (--service checks another)',
+    );
+  }
   const trip = report.roundTrip;
   printLine(
     trip === null
@@ -52,13 +59,21 @@ function printReport(report: DoctorReport): void {
   );
 }
 
-/** The keys the receivers hold for the default hook, and its last test ping; both `undefined` without Redis. */
+/**
+ * The keys the receivers hold for the default hook, its last test ping and the services they could not register;
+ * the keys `undefined` without Redis.
+ */
 async function receiverState(config: GeohookConfig, redis: RedisClient | undefined) {
-  if (redis === undefined) return { keys: undefined, lastPing: async () => undefined };
+  if (redis === undefined) return { keys: undefined, lastPing: async () => undefined, failing: [] };
   const hookKeys = new HookKeys({ hooks: config.hooks, prefix: config.prefix });
   await hookKeys.load(redis);
   const pings = new PingLog(redis, config.prefix);
-  return { keys: hookKeys.get(REGISTERED_HOOK)?.secrets ?? [], lastPing: async () => (await pings.lastPings())[REGISTERED_HOOK] };
+  const failing = (await readFailingServices(redis, config.prefix, REGISTERED_HOOK)).map((state) => state.service);
+  return {
+    keys: hookKeys.get(REGISTERED_HOOK)?.secrets ?? [],
+    lastPing: async () => (await pings.lastPings())[REGISTERED_HOOK],
+    failing,
+  };
 }
 
 /** The overrides a flag sets (an unset flag leaves the value below it). */

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import type { AdminAuth } from '../arcgis/admin-auth.js';
+import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
+import { isPattern } from '../arcgis/service-name.js';
 import { ConfigError } from '../errors.js';
 import { assertClusterPrefix } from './cluster-prefix.js';
 import { deepFreeze, frozenMap } from './freeze.js';
@@ -148,9 +150,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   }
   if (
     vars.ADMIN_URL === undefined &&
-    (vars.ADMIN_TOKEN !== undefined || vars.ADMIN_USERNAME !== undefined || vars.REGISTER !== undefined || vars.POLL !== undefined)
+    (vars.ADMIN_TOKEN !== undefined ||
+      vars.ADMIN_USERNAME !== undefined ||
+      vars.REGISTER !== undefined ||
+      vars.POLL !== undefined ||
+      parsedFile.data.register.length > 0)
   ) {
-    throw new ConfigError('ADMIN_URL: required with ADMIN_TOKEN, ADMIN_USERNAME, REGISTER or POLL (an http(s) URL of the admin root)');
+    throw new ConfigError(
+      'ADMIN_URL: required with ADMIN_TOKEN, ADMIN_USERNAME, REGISTER, register or POLL (an http(s) URL of the admin root)',
+    );
+  }
+  const patterns = [...(vars.REGISTER ?? []), ...parsedFile.data.register].filter(isPattern);
+  if (vars.ADMIN_URL !== undefined && isOnlineAdminRoot(vars.ADMIN_URL) && patterns.length > 0) {
+    throw new ConfigError(
+      `REGISTER: patterns are resolved with ArcGIS Enterprise's findServices, which ArcGIS Online has not: name its hosted feature layers one by one (got "${patterns[0]}")`,
+    );
   }
   const auth: AdminAuth | undefined =
     vars.ADMIN_TOKEN !== undefined
@@ -198,7 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
         : {
             url: vars.ADMIN_URL,
             auth,
-            register: vars.REGISTER ?? [],
+            register: [...new Set([...(vars.REGISTER ?? []), ...parsedFile.data.register])],
             poll: vars.POLL ?? [],
             pollIntervalSeconds: vars.POLL_INTERVAL_SECONDS,
             changeTypes: vars.CHANGE_TYPES,

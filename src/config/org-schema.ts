@@ -1,10 +1,18 @@
 import { z } from 'zod';
 import { validatePlacementPolicy, type ServicePlacementPolicy } from '../arcgis/placement-policy.js';
-import { configuredServiceName } from '../arcgis/service-name.js';
+import { configuredServiceName, registerPattern } from '../arcgis/service-name.js';
 import { webhookSettingBounds, type WebhookSettings } from '../arcgis/webhook-settings.js';
 
 /** `folder/name.Type` or `name.Type`. */
 export const serviceName = z.string().regex(configuredServiceName, 'services as folder/name.Type or name.Type');
+
+/**
+ * What REGISTER and `register` take: a service name, or a pattern of them with `*` (any characters, `/` included)
+ * and `?` (one), such as `Hosted/*` or `*.FeatureServer`, resolved against the server's catalogue.
+ */
+export const registerEntry = z
+  .string()
+  .regex(registerPattern, 'services as folder/name.Type or name.Type, or patterns of them with * and ? (e.g. Hosted/*, *.FeatureServer)');
 
 /** One organisation webhook setting: an integer within the bounds the admin API accepts. */
 const setting = (name: keyof WebhookSettings) => {

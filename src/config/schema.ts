@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from './defaults.js';
-import { orgSettingsSchema, placementSchema, serviceName } from './org-schema.js';
+import { orgSettingsSchema, placementSchema, registerEntry, serviceName } from './org-schema.js';
 
 const hookName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
 
@@ -98,8 +98,11 @@ export const envSchema = z.object({
    * URL prefixes, comma-separated (docs/backfill.md#where-gaps-are-filled).
    */
   TRUSTED_ORIGINS: commaList.pipe(z.array(trustedUrl)).optional(),
-  /** Services to register the `default` hook on: `folder/name.Type` or `name.Type`, comma-separated. */
-  REGISTER: commaList.pipe(z.array(serviceName)).optional(),
+  /**
+   * Services to register the `default` hook on: `folder/name.Type` or `name.Type`, or patterns of them (`Hosted/*`,
+   * `*.FeatureServer`), comma-separated; added to `register` of GEOHOOK_CONFIG.
+   */
+  REGISTER: commaList.pipe(z.array(registerEntry)).optional(),
   /** Port of the emulator `geohook up` starts when ADMIN_URL is unset. @defaultValue 7080 */
   EMULATOR_PORT: port.default(7080),
   /** Enables the queue dashboard at `/ui`, protected by this bearer token (at least 16 characters). */
@@ -337,7 +340,12 @@ export const configFileSchema = z
     placement: placementSchema.default({}),
     /** Seconds between two reloads of the generated signature keys from Redis (picks up a key rotation). @defaultValue 5 */
     keyReloadSeconds: z.number().min(0.05).max(3600).default(5),
-    /** Self-registration (REGISTER): how often it heals, and how it backs off after a failure. */
+    /**
+     * Services to register the `default` hook on, beside REGISTER's (which an environment caps at 128 KiB): names
+     * and patterns (docs/registration.md#many-services).
+     */
+    register: z.array(registerEntry).default([]),
+    /** Self-registration (REGISTER): how often it heals, how many services at once, and how it backs off after a failure. */
     registration: z
       .object({
         /** Seconds between two checks of the registered webhooks. @defaultValue 300 */
@@ -346,9 +354,11 @@ export const configFileSchema = z
         retryInitialSeconds: z.number().min(0.01).max(3600).default(1),
         /** Longest wait between two failed registrations. @defaultValue 60 */
         retryMaxSeconds: z.number().min(0.01).max(3600).default(60),
+        /** Services a pass checks at once (each with its own admin requests). @defaultValue 16 */
+        concurrency: z.number().int('a whole number').min(1, 'from 1 to 256').max(256, 'from 1 to 256').default(16),
       })
       .strict()
-      .default({ intervalSeconds: 300, retryInitialSeconds: 1, retryMaxSeconds: 60 }),
+      .default({ intervalSeconds: 300, retryInitialSeconds: 1, retryMaxSeconds: 60, concurrency: 16 }),
   })
   .strict();
 

@@ -23,7 +23,7 @@ export interface HookConfig {
 export interface AdminConfig {
   readonly url: string;
   readonly auth: AdminAuth | undefined;
-  /** Services to register the `default` hook on (REGISTER). */
+  /** Services to register the `default` hook on, and patterns of them (REGISTER, then `register` of GEOHOOK_CONFIG). */
   readonly register: readonly string[];
   /** Feature services polled for edits (POLL), webhook or not. */
   readonly poll: readonly string[];
@@ -135,10 +135,12 @@ export interface DashboardConfig {
   readonly changes: DashboardChanges;
 }
 
-/** How often self-registration heals and how it backs off after a failure. */
+/** How often self-registration heals, how many services it checks at once, and how it backs off after a failure. */
 export interface RegistrationTiming {
-  /** Seconds between two checks once registered. @defaultValue 300 */
+  /** Seconds from the start of a pass to the start of the next. @defaultValue 300 */
   readonly intervalSeconds: number;
+  /** Services a pass checks at once. @defaultValue 16 */
+  readonly concurrency: number;
   /** First wait after a failure, doubled each time. @defaultValue 1 */
   readonly retryInitialSeconds: number;
   /** Longest wait after a failure. @defaultValue 60 */

@@ -10,7 +10,8 @@ import { AdminApiError } from '../errors.js';
 import { failed, isRed, passed, type Check } from './check.js';
 import { answersCheck, httpsCheck, settingsChecks } from './delivery-checks.js';
 import { roundTrip, type RoundTrip } from './round-trip.js';
-import { checkService } from './service-checks.js';
+import { selectServices } from './select-services.js';
+import { checkService, missingFix } from './service-checks.js';
 import { checkWebhook } from './webhook-checks.js';
 
 /** Options of {@link runDoctor}. */
@@ -20,7 +21,10 @@ export interface DoctorOptions {
   adminUrl: string;
   /** ADMIN_URL's credentials, for the services' REST resources (as `adminAuthFor` gives them). */
   auth: ResolvedAdminAuth | undefined;
+  /** REGISTER's entries (names and patterns), or the services `--service` names. */
   services: readonly ServiceName[];
+  /** The services the receiver recorded as failing to register (`<prefix>:registration:<hook>:failing`). @defaultValue [] */
+  failing?: readonly ServiceName[];
   /** `$PUBLIC_URL/webhooks/default`. */
   hookUrl: string;
   /** CHANGE_TYPES. */
@@ -41,6 +45,8 @@ export interface DoctorOptions {
 /** What `geohook doctor --json` prints. */
 export interface DoctorReport {
   services: { service: ServiceName; checks: Check[] }[];
+  /** Services REGISTER names (patterns resolved), of which `services` lists those checked (see `selectServices`). */
+  total: number;
   /** `null` when no service has geohook's webhook to send through. */
   roundTrip: RoundTrip | null;
 }
@@ -100,9 +106,13 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const urlChecks = [httpsCheck(options.hookUrl), await answersCheck(options.hookUrl, options.receiver ?? 'serve')];
   const expectation = { ...options, settings, now: Date.now() };
 
-  const services: DoctorReport['services'] = [];
+  const selection = await selectServices(client, options.services, options.failing ?? []);
+  const services: DoctorReport['services'] = selection.missing.map((service) => ({
+    service,
+    checks: [version, failed('service.exists', `${service} is not on the GIS server`, missingFix(service)), ...urlChecks],
+  }));
   let trip: RoundTrip | null = null;
-  for (const service of options.services) {
+  for (const service of selection.services) {
     const checks = [version];
     try {
       const found = await checkService(service, context);
@@ -122,5 +132,5 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     const delivery = settingsChecks(settings, trip?.ackMs, settingsError);
     for (const { checks } of services) checks.push(...delivery);
   }
-  return { services, roundTrip: trip };
+  return { services, total: selection.total, roundTrip: trip };
 }

@@ -54,6 +54,10 @@ async function findRecord(client: AdminClient, service: ServiceName): Promise<Se
   return named.find((record) => record.type === type) ?? named[0];
 }
 
+/** The fix of a service the GIS server does not have. */
+export const missingFix = (service: ServiceName): string =>
+  `check the name (folder/name.Type): geohook admin find --name ${parseServiceName(service).name}`;
+
 /** GPServer: only asynchronous geoprocessing services take webhooks. */
 function gpChecks(service: ServiceName, record: ServiceRecord): Check[] {
   const executionType = (record.properties as { executionType?: unknown } | undefined)?.executionType;
@@ -123,11 +127,8 @@ export async function checkService(service: ServiceName, context: ServiceCheckCo
   const online = context.client.product === 'online';
   if (!online) {
     const record = await findRecord(context.client, service);
-    if (record === undefined) {
-      const { name } = parseServiceName(service);
-      const fix = `check the name (folder/name.Type): geohook admin find --name ${name}`;
-      return { checks: [failed('service.exists', `${service} is not on the GIS server`, fix)], takesWebhooks: false };
-    }
+    if (record === undefined)
+      return { checks: [failed('service.exists', `${service} is not on the GIS server`, missingFix(service))], takesWebhooks: false };
     const found = `${record.folderName === '' ? '' : `${record.folderName}/`}${record.serviceName}.${record.type}`;
     const exists = passed('service.exists', `${found} is on the GIS server`);
     if (record.type !== type || (type !== 'GPServer' && type !== 'FeatureServer')) {

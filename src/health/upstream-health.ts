@@ -68,7 +68,8 @@ export class UpstreamHealth {
   async observe(service: ServiceName, outcome: RegistrationOutcome, client: AdminClient): Promise<number> {
     const { redis } = this.options;
     const now = Date.now();
-    const fresh = await this.recordFailures(service, outcome.id, client);
+    // A webhook just created has no failed delivery to read.
+    const fresh = outcome.action === 'created' ? 0 : await this.recordFailures(service, outcome.id, client);
     const before = await this.state(service);
     const deactivated = outcome.action === 'reactivated';
     const state: UpstreamState = {
@@ -122,7 +123,12 @@ export class UpstreamHealth {
   /** Gauges of every service's state, read from Redis at scrape time. */
   registerMetrics(registry: Registry): void {
     const states = (): Promise<Record<ServiceName, UpstreamState>> => this.states();
-    const failureCount = (service: ServiceName): Promise<number> => this.options.redis.zcard(this.failuresKey(service));
+    // One round trip for every service's count.
+    const failureCounts = async (services: ServiceName[]): Promise<number[]> => {
+      const pipeline = this.options.redis.pipeline();
+      for (const service of services) pipeline.zcard(this.failuresKey(service));
+      return ((await pipeline.exec()) ?? []).map(([err, count]) => (err === null ? Number(count) : 0));
+    };
     new Gauge({
       name: 'geohook_upstream_webhook_active',
       help: 'Whether the registered webhook of a service is active after the last registration pass',
@@ -156,7 +162,9 @@ export class UpstreamHealth {
       registers: [registry],
       async collect() {
         try {
-          for (const service of Object.keys(await states())) this.set({ service }, await failureCount(service));
+          const services = Object.keys(await states());
+          const counts = await failureCounts(services);
+          services.forEach((service, index) => this.set({ service }, counts[index]!));
         } catch {
           // Redis is unreachable: keep the last values.
         }

@@ -9,6 +9,7 @@ import { EventQueue } from '../queue/event-queue.js';
 import { PingLog } from '../queue/ping-log.js';
 import { readServiceReports } from '../queue/service-report.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
+import { readFailingServices } from '../redis/failing-services.js';
 import { HookKeys } from '../signature/hook-keys.js';
 import { clientErrorHandler } from './client-error.js';
 import { capConnections, enforceFirstRequestDeadlines } from './connection-guards.js';
@@ -31,6 +32,8 @@ export interface ReceiverOptions {
   loggerInstance?: FastifyBaseLogger;
   /** Further readiness conditions for `/readyz`: each returns a reason while not ready. */
   readinessChecks?: ReadonlyArray<() => string | undefined>;
+  /** What `/readyz` adds to its answer, ready or not (self-registration's services). */
+  readinessDetails?: () => Record<string, unknown> | undefined;
   /** The level of the per-request log lines ("incoming request", "request completed"). @defaultValue 'info' */
   requestLogLevel?: 'info' | 'debug';
 }
@@ -173,6 +176,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     connection,
     registry: metrics.registry,
     readinessChecks: [() => eventQueue.durabilityIssue(), ...(options.readinessChecks ?? [])],
+    ...(options.readinessDetails === undefined ? {} : { readinessDetails: options.readinessDetails }),
     ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken }),
   });
   if (config.dashboard !== undefined) {
@@ -185,6 +189,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
       changes: config.dashboard.changes,
       eventQueue,
       services: () => readServiceReports(connection, config.prefix),
+      failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
       staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
       secureCookie: config.publicUrl.startsWith('https://'),
     });

@@ -13,6 +13,8 @@ export interface HealthRouteOptions {
   pingTimeoutMs?: number;
   /** Further readiness conditions (start-up registration, …): a reason when not ready, else undefined. */
   readinessChecks?: ReadonlyArray<() => string | undefined>;
+  /** What `/readyz` adds to its answer, ready or not. */
+  readinessDetails?: () => Record<string, unknown> | undefined;
   /** The bearer token `/metrics` requires (METRICS_TOKEN). @defaultValue undefined: `/metrics` is open */
   metricsToken?: string;
 }
@@ -45,8 +47,9 @@ export async function healthRoutes(app: FastifyInstance, options: HealthRouteOpt
     const reason =
       (await pingRedis(options.connection, pingTimeoutMs)) ??
       options.readinessChecks?.map((check) => check()).find((result) => result !== undefined);
-    if (reason !== undefined) return reply.code(503).send({ status: 'not ready', reason });
-    return { status: 'ready' };
+    const details = options.readinessDetails?.() ?? {};
+    if (reason !== undefined) return reply.code(503).send({ status: 'not ready', reason, ...details });
+    return { status: 'ready', ...details };
   });
 
   const { metricsToken } = options;

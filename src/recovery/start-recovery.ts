@@ -14,6 +14,7 @@ import { UpstreamHealth } from '../health/upstream-health.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from '../redis/connection.js';
 import { createRegistration } from '../registration/create-registration.js';
+import { registerRegistrationMetrics } from '../registration/registration-metrics.js';
 import type { Registration } from '../registration/registration.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 
@@ -150,6 +151,7 @@ function startPasses(
       await health.confirmRecovery(service, outcome.id);
     },
   });
+  if (registration !== undefined) registerRegistrationMetrics(options.metricsRegistry, () => registration.summary());
   // Its fail-fast connection refuses commands until it is connected: the first pass waits for it, so that start-up
   // does not log a spurious failure (a Redis that is down is still reported and retried).
   const start = (): void => {

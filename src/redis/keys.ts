@@ -38,5 +38,8 @@ export const generatedKeysKey = (prefix: string, hook: string): string => `${pre
 export const registrationLockKey = (prefix: string, hook: string, service: string): string =>
   `${prefix}:registration:${hook}:${service}:lock`;
 
+/** The hash of the services self-registration could not register for `hook`: service → why, since when, next retry (JSON). */
+export const registrationFailingKey = (prefix: string, hook: string): string => `${prefix}:registration:${hook}:failing`;
+
 /** Set for the debounce window after an alert of `event` on `service` was sent, so that several receivers send one. */
 export const alertDebounceKey = (prefix: string, event: string, service: string): string => `${prefix}:alerts:${event}:${service}`;

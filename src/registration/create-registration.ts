@@ -50,6 +50,7 @@ export function createRegistration(config: GeohookConfig, deps: RegistrationDepe
     org: { settings: admin.settings, placement: admin.placement },
     logger: deps.logger,
     intervalMs: timing.intervalSeconds * 1000,
+    concurrency: timing.concurrency,
     retryInitialMs: timing.retryInitialSeconds * 1000,
     retryMaxMs: timing.retryMaxSeconds * 1000,
     ...(deps.onRegistered === undefined ? {} : { onRegistered: deps.onRegistered }),

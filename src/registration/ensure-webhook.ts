@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { AdminClient } from '../admin/types.js';
 import { parseServiceName } from '../arcgis/service-name.js';
 import type { ServiceName } from '../arcgis/service-name.js';
-import type { CreateWebhookParams } from '../arcgis/webhook.js';
+import type { CreateWebhookParams, Webhook } from '../arcgis/webhook.js';
 import { GeohookError } from '../errors.js';
 
 /** What geohook wants registered on a service. */
@@ -45,17 +45,31 @@ async function checkServiceExists(client: AdminClient, service: ServiceName): Pr
 }
 
 /**
+ * The outcome when a listing of the service's webhooks (the organisation-wide one) shows exactly one with
+ * `desired.hookUrl`, active and signed with `desired.signatureKey`: nothing to change, no request to make.
+ * Undefined when something is to be done, which {@link ensureWebhook} does.
+ */
+export function settledWebhook(listed: readonly Webhook[], desired: DesiredWebhook): EnsureOutcome | undefined {
+  const ours = listed.filter((webhook) => webhook.hookUrl === desired.hookUrl);
+  const [only] = ours;
+  if (ours.length !== 1 || only === undefined || !only.active || only.signatureKey !== desired.signatureKey) return undefined;
+  return { id: only.id, action: 'unchanged' };
+}
+
+/**
  * Makes sure `service` has exactly one webhook with `desired.hookUrl`, active and signed with
  * `desired.signatureKey`: adopts the one that exists (deleting extra copies), reactivates it, sets the key,
- * or creates it. Run it under the registration lock so that replicas do not create one each.
+ * or creates it. Run it under the registration lock so that replicas do not create one each. `exists`: the
+ * catalogue already showed the service, so findServices is not asked again.
  */
 export async function ensureWebhook(
   client: AdminClient,
   service: ServiceName,
   desired: DesiredWebhook,
   log: Logger,
+  exists = false,
 ): Promise<EnsureOutcome> {
-  await checkServiceExists(client, service);
+  if (!exists) await checkServiceExists(client, service);
   const ours = (await client.webhooks.listAll(service)).filter((webhook) => webhook.hookUrl === desired.hookUrl);
   const [kept, ...extra] = ours;
   for (const duplicate of extra) {

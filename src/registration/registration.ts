@@ -1,21 +1,25 @@
+import pMap from 'p-map';
 import type { Logger } from 'pino';
 import { adminUnavailable } from '../admin/admin-unavailable.js';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
+import type { Webhook } from '../arcgis/webhook.js';
 import { GeohookError, messageOf } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { registrationLockKey } from '../redis/keys.js';
 import { withLock, type LockOptions } from '../redis/lock.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 import { applyOrgConfig, hasOrgConfig, type OrgConfig } from './apply-org-config.js';
-import { ensureWebhook, type EnsureAction } from './ensure-webhook.js';
+import { ensureWebhook, settledWebhook, type DesiredWebhook, type EnsureAction, type EnsureOutcome } from './ensure-webhook.js';
+import { planPass } from './plan-pass.js';
+import { ServiceStates, type RegistrationSummary } from './service-states.js';
 
 /** Options of {@link Registration}. */
 export interface RegistrationOptions {
   client: AdminClient;
   /** The admin root the client talks to (`ADMIN_URL`), named when it cannot be used. */
   adminUrl: string;
-  /** Redis for the lock and the generated keys. */
+  /** Redis for the lock, the generated keys and the failing services. */
   redis: RedisClient;
   /** The receiver's keys: a generated key is added there before any webhook is signed with it. */
   hookKeys: HookKeys;
@@ -23,8 +27,8 @@ export interface RegistrationOptions {
   prefix: string;
   /** The hook registered (`default`). */
   hook: string;
-  /** Services, each `folder/name.Type` or `name.Type`. */
-  services: readonly ServiceName[];
+  /** Services, each `folder/name.Type` or `name.Type`, and patterns of them (`Hosted/*`), resolved at each pass. */
+  services: readonly string[];
   /** `$PUBLIC_URL/webhooks/<hook>`. */
   hookUrl: string;
   /** The configured key to register; `undefined`: a generated one kept in Redis. */
@@ -32,8 +36,10 @@ export interface RegistrationOptions {
   /** Feature-service triggers. */
   changeTypes: readonly string[];
   logger: Logger;
-  /** Pause between two checks once registered. @defaultValue 300000 */
+  /** From the start of a pass to the start of the next. @defaultValue 300000 */
   intervalMs?: number;
+  /** Services checked at once. @defaultValue 16 */
+  concurrency?: number;
   /** First pause after a failure; doubled each time up to retryMaxMs. @defaultValue 1000 */
   retryInitialMs?: number;
   /** @defaultValue 60000 */
@@ -45,38 +51,52 @@ export interface RegistrationOptions {
   /**
    * Called after each service's webhook was checked (or created, reactivated, updated), with the client that
    * did it: geohook records the webhook's health and brings the service's watermarks up to date there
-   * (docs/backfill.md). A failure is logged and tried again by a pass after the retry backoff.
+   * (docs/backfill.md). A failure is logged and the service tried again on its own after the retry backoff.
    */
   onRegistered?: (service: ServiceName, outcome: { id: string; action: EnsureAction }, client: AdminClient) => Promise<void>;
 }
 
+/** The organisation-wide webhook list of a service, or `undefined` when the server has none. */
+type Listed = readonly Webhook[] | undefined;
+
 /**
  * Registers the receiver's hook on each service at start-up, then checks again on an interval so that a
- * deleted webhook is recreated and a deactivated one reactivated. Failures are logged and retried with
- * backoff; they never throw out of the timer.
+ * deleted webhook is recreated and a deactivated one reactivated (docs/registration.md). A pass resolves the
+ * services once (findServices, the organisation-wide webhook list) and checks them a bounded number at a time;
+ * a service that fails is tried again on its own with backoff, and never holds the others back. Failures are
+ * logged; they never throw out of the timer.
  */
 export class Registration {
   private readonly options: RegistrationOptions;
   private readonly log: Logger;
+  private readonly states: ServiceStates;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private closed = false;
-  private registered = false;
-  private lastError: string | undefined;
-  private failures = 0;
-  /** Passes in a row in which an `onRegistered` call failed: the next pass comes after a backoff, not the interval. */
-  private upstreamFailures = 0;
-  private upstreamFailed = false;
+  /** Whether a pass has tried every service once. */
+  private tried = false;
+  /** Why the last full pass could not work at all (the admin API unusable, organisation settings refused). */
+  private passError: string | undefined;
+  private passFailures = 0;
+  private nextPassAt = 0;
   private orgApplied = false;
+  private desired: DesiredWebhook | undefined;
+  private lastPassMs: number | undefined;
 
   constructor(options: RegistrationOptions) {
     this.options = options;
     this.log = options.logger.child({ component: 'registration', hook: options.hook });
+    this.states = new ServiceStates({
+      redis: options.redis,
+      prefix: options.prefix,
+      hook: options.hook,
+      backoffMs: (n) => this.backoffMs(n),
+    });
   }
 
-  /** Starts the first pass now; later passes follow on their own. */
+  /** Starts the first pass now; later passes and retries follow on their own. */
   start(): void {
-    this.schedule(0);
+    this.schedule();
   }
 
   /**
@@ -85,14 +105,22 @@ export class Registration {
    */
   passNow(): void {
     if (this.running !== undefined || this.closed) return;
-    clearTimeout(this.timer);
-    this.schedule(0);
+    this.nextPassAt = 0;
+    this.schedule();
   }
 
-  /** Why `/readyz` is not ready yet: undefined once every service was registered once. */
+  /**
+   * Why `/readyz` is not ready yet: undefined once a pass has tried every service, registered or not (those that
+   * are not are in {@link summary}).
+   */
   notReadyReason(): string | undefined {
-    if (this.registered) return undefined;
-    return this.lastError === undefined ? 'registration pending' : `registration failed: ${this.lastError}`;
+    if (this.tried && this.passError === undefined) return undefined;
+    return this.passError === undefined ? 'registration pending' : `registration failed: ${this.passError}`;
+  }
+
+  /** Where registration stands, service by service. */
+  summary(): RegistrationSummary {
+    return { ...this.states.summary(), ...(this.lastPassMs === undefined ? {} : { lastPassSeconds: this.lastPassMs / 1000 }) };
   }
 
   /** Stops the timer and waits for a pass in progress. */
@@ -102,37 +130,58 @@ export class Registration {
     await this.running;
   }
 
-  private schedule(delayMs: number): void {
+  private backoffMs(failures: number): number {
+    const { retryInitialMs = 1000, retryMaxMs = 60_000 } = this.options;
+    return Math.min(retryInitialMs * 2 ** failures, retryMaxMs);
+  }
+
+  /** The next run: the full pass when it is due, else the retries of failed services when one is. */
+  private schedule(): void {
     if (this.closed) return;
+    clearTimeout(this.timer);
+    const retryAt = this.states.nextRetryAt() ?? Infinity;
+    const delayMs = Math.max(0, Math.min(this.nextPassAt, retryAt) - Date.now());
     this.timer = setTimeout(() => {
-      this.running = this.pass().finally(() => (this.running = undefined));
+      const run = Date.now() >= this.nextPassAt ? this.pass() : this.retry();
+      this.running = run.finally(() => {
+        this.running = undefined;
+        this.schedule();
+      });
     }, delayMs);
     this.timer.unref();
   }
 
+  /** A full pass: every service, the interval counted from its start. */
   private async pass(): Promise<void> {
-    const { intervalMs = 300_000, retryInitialMs = 1000, retryMaxMs = 60_000 } = this.options;
-    /** The wait after the `n`th failure in a row (from 0): doubling from retryInitialMs up to retryMaxMs. */
-    const backoffMs = (n: number): number => Math.min(retryInitialMs * 2 ** n, retryMaxMs);
-    const failed = await this.ensureAll().catch((err: unknown) => [this.passFailed(err)]);
-    if (failed.length === 0) {
-      if (!this.registered) this.log.info({ services: this.options.services }, 'registration done');
-      this.registered = true;
-      this.lastError = undefined;
-      this.failures = 0;
-      this.upstreamFailures = this.upstreamFailed ? this.upstreamFailures + 1 : 0;
-      // A failed watermark check (the GIS server's REST side, or Redis just back) is tried again soon.
-      this.schedule(this.upstreamFailed ? backoffMs(this.upstreamFailures - 1) : intervalMs);
-      return;
+    const startedAt = Date.now();
+    this.nextPassAt = startedAt + (this.options.intervalMs ?? 300_000);
+    try {
+      await this.ensureAll();
+      this.lastPassMs = Date.now() - startedAt;
+      this.passFailures = 0;
+      this.passError = undefined;
+    } catch (err) {
+      const error = this.passFailed(err);
+      const delayMs = this.backoffMs(this.passFailures);
+      this.passFailures += 1;
+      this.nextPassAt = Date.now() + delayMs;
+      // The cause once, then each retry in brief while it stays the same.
+      if (this.closed) return;
+      if (error === this.passError) this.log.warn({ retryInMs: delayMs }, 'registration still failing, same cause: retrying');
+      else this.log.warn({ retryInMs: delayMs, failed: error }, 'registration incomplete: retrying');
+      this.passError = error;
     }
-    const error = failed.join('; ');
-    const delayMs = backoffMs(this.failures);
-    this.failures += 1;
-    // The cause once, then each retry in brief while it stays the same.
-    if (!this.closed && error === this.lastError) this.log.warn({ retryInMs: delayMs }, 'registration still failing, same cause: retrying');
-    else if (!this.closed) this.log.warn({ retryInMs: delayMs, failed: error }, 'registration incomplete: retrying');
-    this.lastError = error;
-    this.schedule(delayMs);
+  }
+
+  /** The services whose retry is due, on their own. */
+  private async retry(): Promise<void> {
+    try {
+      await this.ensureEach(this.states.due(Date.now()), () => undefined, false);
+    } catch (err) {
+      // The admin API unusable: the next full pass says why.
+      this.log.debug({ err }, 'retry of failed services stopped');
+      this.nextPassAt = Math.min(this.nextPassAt, Date.now() + this.backoffMs(this.passFailures));
+    }
   }
 
   /**
@@ -142,53 +191,102 @@ export class Registration {
    */
   private passFailed(err: unknown): string {
     const reason = adminUnavailable(err, this.options.adminUrl);
-    if (reason === undefined) {
-      this.log.error({ err }, 'registration failed');
-      return messageOf(err);
+    if (reason !== undefined) {
+      this.log.debug({ err }, 'registration failed');
+      return reason;
     }
-    this.log.debug({ err }, 'registration failed');
-    return reason;
+    if (!(err instanceof GeohookError && err.code === 'GEOHOOK_ERR_REGISTRATION')) this.log.error({ err }, 'registration failed');
+    return messageOf(err);
   }
 
-  /** One pass over every service; returns what failed, one reason per service. */
-  private async ensureAll(): Promise<string[]> {
-    const { redis, hookKeys, hook, prefix, client } = this.options;
+  /** One pass over every service; throws when the admin API cannot be used or the organisation settings were refused. */
+  private async ensureAll(): Promise<void> {
+    const { redis, hookKeys, hook, client, adminUrl } = this.options;
     const signatureKey = this.options.configuredKey ?? (await hookKeys.ensureGenerated(redis, hook));
     // Keys another replica generated (or a rotation added) verify here too.
     await hookKeys.load(redis);
-    const desired = { hookUrl: this.options.hookUrl, signatureKey, changeTypes: this.options.changeTypes };
-    const failed: string[] = [];
-    this.upstreamFailed = false;
+    this.desired = { hookUrl: this.options.hookUrl, signatureKey, changeTypes: this.options.changeTypes };
     const org = this.options.org;
+    let orgFailed: string[] = [];
     if (!this.orgApplied && org !== undefined && hasOrgConfig(org)) {
-      const orgFailed = await applyOrgConfig(client, org, this.log);
-      failed.push(...orgFailed);
+      orgFailed = await applyOrgConfig(client, org, this.log);
       this.orgApplied = orgFailed.length === 0;
     }
-    for (const service of this.options.services) {
-      if (this.closed) break;
-      try {
-        const lockKey = registrationLockKey(prefix, hook, service);
-        const { id, action, reason } = await withLock(
-          redis,
-          lockKey,
-          () => ensureWebhook(client, service, desired, this.log),
-          this.options.lock,
-        );
-        const level = action === 'unchanged' ? 'debug' : 'info';
-        this.log[level]({ service, webhookId: id, action, ...(reason === undefined ? {} : { reason }) }, `webhook ${action}`);
-        await this.options.onRegistered?.(service, { id, action }, client).catch((err: unknown) => {
-          this.upstreamFailed = true;
-          this.log.warn({ err, service }, 'upstream check failed');
-        });
-      } catch (err) {
-        // The admin API itself failing fails every service alike: the pass stops with one reason.
-        if (adminUnavailable(err, this.options.adminUrl) !== undefined) throw err;
-        if (err instanceof GeohookError) this.log.debug({ err, service }, 'registration of a service failed');
-        else this.log.error({ err, service }, 'registration of a service failed');
-        failed.push(`${service}: ${messageOf(err)}`);
-      }
+    const plan = await planPass(client, this.options.services, adminUrl, this.log);
+    await this.states.plan([...plan.services, ...plan.missing], plan.unmatched);
+    for (const pattern of plan.unmatched) this.log.warn({ pattern }, 'a REGISTER pattern matched no service on the GIS server');
+    for (const service of plan.missing) await this.serviceFailed(service, `service ${service} not found on the GIS server`);
+    const listed = (service: ServiceName): Listed => (plan.webhooks === undefined ? undefined : (plan.webhooks.get(service) ?? []));
+    await this.ensureEach(plan.services, listed, plan.catalogued);
+    if (!this.tried) {
+      const { registered, failingCount } = this.states.summary();
+      this.log.info({ registered, failing: failingCount }, 'registration done');
     }
-    return failed;
+    this.tried = true;
+    if (orgFailed.length > 0) throw new GeohookError('GEOHOOK_ERR_REGISTRATION', orgFailed.join('; '));
+  }
+
+  /** Ensures each of `services`, a bounded number at a time; stops at, and throws, an admin API that cannot be used. */
+  private async ensureEach(services: readonly ServiceName[], listed: (service: ServiceName) => Listed, catalogued: boolean): Promise<void> {
+    let unusable: unknown;
+    await pMap(
+      services,
+      async (service) => {
+        if (unusable !== undefined || this.closed) return;
+        try {
+          await this.ensureOne(service, listed(service), catalogued);
+        } catch (err) {
+          unusable = err;
+        }
+      },
+      { concurrency: this.options.concurrency ?? 16 },
+    );
+    if (unusable !== undefined) throw unusable;
+  }
+
+  /**
+   * One service: nothing to do when the organisation's list shows its webhook settled; otherwise, under the
+   * service's lock, {@link ensureWebhook}. Then its health check. Its own failure is recorded and retried; the admin
+   * API failing (every service alike) is thrown.
+   */
+  private async ensureOne(service: ServiceName, listed: Listed, exists: boolean): Promise<void> {
+    const { redis, hook, prefix, client } = this.options;
+    const desired = this.desired!;
+    let outcome: EnsureOutcome;
+    try {
+      outcome =
+        (listed && settledWebhook(listed, desired)) ??
+        (await withLock(
+          redis,
+          registrationLockKey(prefix, hook, service),
+          () => ensureWebhook(client, service, desired, this.log, exists),
+          this.options.lock,
+        ));
+    } catch (err) {
+      if (adminUnavailable(err, this.options.adminUrl) !== undefined) throw err;
+      if (!(err instanceof GeohookError)) this.log.error({ err, service }, 'registration of a service failed');
+      await this.serviceFailed(service, messageOf(err));
+      return;
+    }
+    const { id, action, reason } = outcome;
+    const level = action === 'unchanged' ? 'debug' : 'info';
+    this.log[level]({ service, webhookId: id, action, ...(reason === undefined ? {} : { reason }) }, `webhook ${action}`);
+    const healthy = await (this.options.onRegistered?.(service, { id, action }, client) ?? Promise.resolve()).then(
+      () => true,
+      (err: unknown) => {
+        this.log.warn({ err, service }, 'upstream check failed');
+        return false;
+      },
+    );
+    await this.states.succeeded(service, healthy);
+  }
+
+  /** Records a service that could not be registered: its cause once, then in brief while it stays the same. */
+  private async serviceFailed(service: ServiceName, reason: string): Promise<void> {
+    const before = this.states.reasonOf(service);
+    const state = await this.states.failed(service, reason);
+    const retryInMs = state.retryAt - Date.now();
+    if (before === reason) this.log.debug({ service, retryInMs }, 'service still not registered, same cause: retrying it alone');
+    else this.log.warn({ service, reason, retryInMs }, 'service not registered: retrying it alone');
   }
 }

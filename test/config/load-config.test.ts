@@ -319,12 +319,49 @@ t.test('HOOK_SECRETS wins over the secrets of a default hook in the file', async
   });
 });
 
-t.test('registration timing defaults to a 300 s interval and a 1 s backoff doubling to 60 s, and the file may change it', async (t) => {
-  t.strictSame(loadConfig({}).registration, { intervalSeconds: 300, retryInitialSeconds: 1, retryMaxSeconds: 60 });
-  const path = configFile(t, JSON.stringify({ registration: { intervalSeconds: 0.5 } }));
-  t.strictSame(loadConfig({ GEOHOOK_CONFIG: path }).registration, { intervalSeconds: 0.5, retryInitialSeconds: 1, retryMaxSeconds: 60 });
-  const bad = configFile(t, JSON.stringify({ registration: { intervalSeconds: 0 } }));
-  t.throws(() => loadConfig({ GEOHOOK_CONFIG: bad }), { code: 'GEOHOOK_ERR_CONFIG', message: /registration\.intervalSeconds/ });
+t.test(
+  'registration timing defaults to a 300 s interval, 16 services at once and a 1 s backoff doubling to 60 s, and the file may change it',
+  async (t) => {
+    const defaults = { intervalSeconds: 300, retryInitialSeconds: 1, retryMaxSeconds: 60, concurrency: 16 };
+    t.strictSame(loadConfig({}).registration, defaults);
+    const path = configFile(t, JSON.stringify({ registration: { intervalSeconds: 0.5, concurrency: 4 } }));
+    t.strictSame(loadConfig({ GEOHOOK_CONFIG: path }).registration, { ...defaults, intervalSeconds: 0.5, concurrency: 4 });
+    const bad = configFile(t, JSON.stringify({ registration: { intervalSeconds: 0 } }));
+    t.throws(() => loadConfig({ GEOHOOK_CONFIG: bad }), { code: 'GEOHOOK_ERR_CONFIG', message: /registration\.intervalSeconds/ });
+    const many = configFile(t, JSON.stringify({ registration: { concurrency: 1000 } }));
+    t.throws(() => loadConfig({ GEOHOOK_CONFIG: many }), {
+      code: 'GEOHOOK_ERR_CONFIG',
+      message: /registration\.concurrency: from 1 to 256/,
+    });
+  },
+);
+
+t.test('services to register come from REGISTER and the file, names and patterns, each once', async (t) => {
+  const admin = { ADMIN_URL: 'https://gis.example.com/arcgis/admin' };
+  const path = configFile(
+    t,
+    JSON.stringify({ register: ['Hosted/*', 'Tools/Buffer.GPServer', '*.FeatureServer', 'Hosted/Parcel?.FeatureServer'] }),
+  );
+  t.strictSame(loadConfig({ ...admin, REGISTER: 'Tools/Buffer.GPServer,Roads.FeatureServer', GEOHOOK_CONFIG: path }).admin?.register, [
+    'Tools/Buffer.GPServer',
+    'Roads.FeatureServer',
+    'Hosted/*',
+    '*.FeatureServer',
+    'Hosted/Parcel?.FeatureServer',
+  ]);
+  t.throws(() => loadConfig({ GEOHOOK_CONFIG: path }), { code: 'GEOHOOK_ERR_CONFIG', message: /ADMIN_URL: required with .*register/ });
+  // configFile rewrites the one file of the test.
+  const bad = configFile(t, JSON.stringify({ register: ['Hosted/Parcels'] }));
+  t.throws(() => loadConfig({ ...admin, GEOHOOK_CONFIG: bad }), {
+    code: 'GEOHOOK_ERR_CONFIG',
+    message: /register\.0: services as folder\/name\.Type/,
+  });
+  t.throws(() => loadConfig({ ...admin, REGISTER: 'a/b/*' }), { code: 'GEOHOOK_ERR_CONFIG', message: /REGISTER/ });
+  const online = { ADMIN_URL: 'https://services9.arcgis.com/AbCdEf/arcgis/rest/admin' };
+  t.throws(() => loadConfig({ ...online, REGISTER: 'Hosted/*' }), {
+    code: 'GEOHOOK_ERR_CONFIG',
+    message: /patterns are resolved with ArcGIS Enterprise's findServices, which ArcGIS Online has not.*\(got "Hosted\/\*"\)/,
+  });
 });
 
 t.test('the retry policy defaults to 5 attempts with exponential backoff from 1 s, and the file may change it', async (t) => {

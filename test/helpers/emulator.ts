@@ -14,11 +14,17 @@ export interface TestEmulator {
   admin(path: string, params?: Record<string, string>, user?: string): Promise<Record<string, unknown>>;
   /** POSTs JSON to a control endpoint (`/emulator/...`). */
   control(path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** `<METHOD> <path>` of every request the emulator received, in order. */
+  requests: string[];
 }
 
 /** Starts an emulator on a free loopback port, closed at teardown. */
 export async function startEmulator(t: Test, options: EmulatorOptions = {}): Promise<TestEmulator> {
   const app = await buildEmulator({ logLevel: 'silent', ...options });
+  const requests: string[] = [];
+  app.addHook('onRequest', async (request) => {
+    requests.push(`${request.method} ${request.url}`);
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => app.close());
   const address = app.server.address();
@@ -40,6 +46,7 @@ export async function startEmulator(t: Test, options: EmulatorOptions = {}): Pro
     url,
     baseUrl,
     token,
+    requests,
     async admin(path, params = {}, user = 'admin') {
       const post = async (): Promise<Record<string, unknown>> => {
         const form = new URLSearchParams({ f: 'json', ...params });

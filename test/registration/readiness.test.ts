@@ -59,23 +59,42 @@ t.test('/readyz is 503 while the GIS server is down, the receiver keeps serving,
   t.notOk(geohook.log().includes('admin.pass'), 'the password never reaches the log');
 });
 
-t.test('an unknown service in REGISTER is reported by /readyz while the others are registered', async (t) => {
+t.test('an unknown service in REGISTER is listed by /readyz, retried alone, and keeps neither the others nor readiness back', async (t) => {
   const emulator = await startEmulator(t);
   const env = {
     ...registrationEnv(emulator, ['Tools/Nowhere.GPServer', 'Tools/Buffer.GPServer'], uniquePrefix()),
     GEOHOOK_CONFIG: configFile(t, fastRetries),
   };
   const geohook = await startGeohook(t, redis, env);
-  const ready = await waitFor('the failure to be reported', async () => {
-    const answer = await geohook.readyz();
-    return answer.reason?.startsWith('registration failed') === true ? answer : undefined;
+  await waitFor('readiness', async () => (await geohook.readyz()).status === 200);
+  const answer = (await (await fetch(`${geohook.url}/readyz`)).json()) as { registration: Record<string, unknown> };
+  t.strictSame(answer.registration, {
+    services: 2,
+    registered: 1,
+    failing: [{ service: 'Tools/Nowhere.GPServer', reason: 'service Tools/Nowhere.GPServer not found on the GIS server' }],
+    failingCount: 1,
+    unmatched: [],
+    lastPassSeconds: answer.registration.lastPassSeconds,
   });
-  t.equal(ready.status, 503);
-  t.match(ready.reason, /Tools\/Nowhere\.GPServer: service Tools\/Nowhere\.GPServer not found/);
-  t.notMatch(ready.reason, /Buffer/, 'the known service is not blamed');
-  await waitFor('the known service to be registered', async () => (await webhooksOf(emulator, 'Tools/Buffer.GPServer')).length === 1);
-  t.equal((await fetch(`${geohook.url}/healthz`)).status, 200, 'the process keeps serving');
-  t.equal((await geohook.readyz()).status, 503, 'and stays not ready');
+  t.equal((await webhooksOf(emulator, 'Tools/Buffer.GPServer')).length, 1, 'the known service is registered');
+  t.match(
+    geohook.log(),
+    /"service":"Tools\/Nowhere.GPServer","reason":"service Tools\/Nowhere.GPServer not found on the GIS server","retryInMs":\d+,"msg":"service not registered: retrying it alone"/,
+  );
+  // Retried alone: the emulator sees findServices for the missing service only, never the known one's webhooks again.
+  const before = emulator.requests.length;
+  await waitFor('two retries of the missing service', async () =>
+    emulator.requests.slice(before).filter((request) => request.includes('findServices')).length >= 2 ? true : undefined,
+  );
+  const since = emulator.requests.slice(before);
+  t.notOk(
+    since.some((request) => request.includes('Buffer.GPServer')),
+    'the registered service is not walked again by the retries',
+  );
+  t.match(geohook.log(), /"msg":"service still not registered, same cause: retrying it alone"/);
+  const metrics = await (await fetch(`${geohook.url}/metrics`)).text();
+  t.match(metrics, /geohook_registration_services\{state="failing"\} 1/);
+  t.match(metrics, /geohook_registration_failing\{service="Tools\/Nowhere.GPServer"\} 1/);
 });
 
 t.test('a rejected token is reported without crashing', async (t) => {

@@ -9,6 +9,7 @@ import type { EventQueue } from '../../queue/event-queue.js';
 import { allQueueNames } from '../../queue/names.js';
 import { recentEvents } from '../../queue/recent-events.js';
 import type { ServiceReport } from '../../queue/service-report.js';
+import type { FailingService } from '../../redis/failing-services.js';
 import { sendError, sendNotFound } from '../error-reply.js';
 import { allowsChange } from './change-policy.js';
 import { denyFraming } from './frame-headers.js';
@@ -27,6 +28,8 @@ export interface DashboardOptions {
   eventQueue: EventQueue;
   /** What the services view shows (`readServiceReports`). */
   services: () => Promise<ServiceReport[]>;
+  /** The services self-registration could not register (`readFailingServices`). @defaultValue none */
+  failing?: () => Promise<FailingService[]>;
   /**
    * A webhook state older than this (ms) is shown stale: no registration pass checked it lately.
    * @defaultValue three registration intervals of 300 s
@@ -129,6 +132,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
   await app.register(serverAdapter.registerPlugin());
   await app.register(servicesPage, {
     services: options.services,
+    failing: options.failing ?? (async () => []),
     recent: (query) => recentEvents(eventQueue, query),
     staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     boardPath: prefix,

@@ -2,12 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import { QueueUnavailableError } from '../../errors.js';
 import type { RecentEvent, RecentEventsQuery } from '../../queue/recent-events.js';
 import { serviceColumns, serviceReportRow, type ServiceReport, type ServiceRow } from '../../queue/service-report.js';
+import type { FailingService } from '../../redis/failing-services.js';
 import { sendError } from '../error-reply.js';
 
 /** Options of {@link servicesPage}. */
 export interface ServicesPageOptions {
   /** Reads every service's report from Redis. */
   services: () => Promise<ServiceReport[]>;
+  /** Reads the services self-registration could not register. */
+  failing: () => Promise<FailingService[]>;
   /** Reads the newest events across the queues. */
   recent: (query: RecentEventsQuery) => Promise<RecentEvent[]>;
   /** A webhook state older than this (ms) is stale: no registration pass checked it lately (an earlier run's). */
@@ -100,6 +103,23 @@ interface PageContext {
   now: number;
   /** The service the recent events are filtered by. */
   service?: string;
+  /** The services self-registration could not register. @defaultValue none */
+  failing?: readonly FailingService[];
+}
+
+/** The services self-registration could not register, with why and when it tries again; nothing when there is none. */
+function failingHtml(failing: readonly FailingService[]): string {
+  if (failing.length === 0) return '';
+  const rows = failing.map(
+    (state) =>
+      `<tr data-failing="${escapeHtml(state.service)}"><td>${escapeHtml(state.service)}</td><td class="bad">${escapeHtml(state.reason)}</td>` +
+      `<td>${escapeHtml(shortTime(new Date(state.since).toISOString()))}</td><td>${state.failures}</td>` +
+      `<td>${escapeHtml(shortTime(new Date(state.retryAt).toISOString()))}</td></tr>`,
+  );
+  return (
+    `<h2>Not registered (${failing.length})</h2><table id="failing"><thead><tr><th>Service</th><th>Why</th><th>Failing since</th>` +
+    `<th>Attempts</th><th>Next attempt</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+  );
 }
 
 const STYLE = `
@@ -134,6 +154,7 @@ export function servicesHtml(reports: readonly ServiceReport[], events: readonly
 <html lang="en"><head><meta charset="utf-8"><title>geohook · services</title>
 <meta http-equiv="refresh" content="${SERVICES_REFRESH_SECONDS}"><style>${STYLE}</style></head>
 <body><header><h1>Services</h1><nav><a href="${escapeHtml(boardPath)}/services">Services and recent events</a><a href="${escapeHtml(boardPath)}/">Queues (jobs, retries, dead letters)</a></nav></header>
+${failingHtml(page.failing ?? [])}
 ${services}
 <h2>Recent events: ${filter}</h2>
 ${recent}
@@ -152,8 +173,13 @@ export async function servicesPage(app: FastifyInstance, options: ServicesPageOp
     const service = typeof request.query.service === 'string' && request.query.service !== '' ? request.query.service : undefined;
     let reports: ServiceReport[];
     let events: RecentEvent[];
+    let failing: FailingService[];
     try {
-      [reports, events] = await Promise.all([options.services(), options.recent(service === undefined ? {} : { service })]);
+      [reports, events, failing] = await Promise.all([
+        options.services(),
+        options.recent(service === undefined ? {} : { service }),
+        options.failing(),
+      ]);
     } catch (err) {
       return sendError(
         reply,
@@ -170,6 +196,6 @@ export async function servicesPage(app: FastifyInstance, options: ServicesPageOp
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-store')
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
-      .send(servicesHtml(reports, events, page));
+      .send(servicesHtml(reports, events, { ...page, failing }));
   });
 }

@@ -1,0 +1,53 @@
+import { formatServiceName, isPattern, type ServiceName } from '../arcgis/service-name.js';
+import type { ServiceRecord } from './types.js';
+
+/** The service types that take webhooks: a pattern matches only these. */
+const WEBHOOK_TYPES: ReadonlySet<string> = new Set(['FeatureServer', 'GPServer']);
+
+/**
+ * The pattern as a regular expression: `*` stands for any characters, `/` included (`*.FeatureServer` is every
+ * feature service, in any folder), `?` for one character; the rest is literal.
+ */
+export function patternRegExp(pattern: string): RegExp {
+  const source = [...pattern].map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[.+^${}()|[\]\\]/, '\\$&'))).join('');
+  return new RegExp(`^${source}$`);
+}
+
+/** `folder/name.Type` of a findServices record; the root folder (`/` or empty) is none. */
+export const recordServiceName = (record: ServiceRecord): ServiceName | undefined =>
+  formatServiceName(record.folderName === '/' ? '' : record.folderName, record.serviceName, record.type);
+
+/** What the configured entries name on a server. */
+export interface ResolvedServices {
+  /** The services to register: the named ones the catalogue has, and every webhook-capable one a pattern matches. */
+  services: ServiceName[];
+  /** Named services the catalogue does not have. */
+  missing: ServiceName[];
+  /** Patterns that matched no service. */
+  unmatched: string[];
+}
+
+/**
+ * Resolves REGISTER's entries (service names and patterns, see {@link patternRegExp}) against the server's catalogue
+ * (one findServices call): each service once, in the catalogue's order after the named ones.
+ */
+export function resolveServices(entries: readonly string[], catalogue: readonly ServiceRecord[]): ResolvedServices {
+  const known = catalogue.flatMap((record) => recordServiceName(record) ?? []);
+  const knownSet = new Set(known);
+  const named = entries.filter((entry) => !isPattern(entry));
+  const patterns = entries.filter(isPattern).map((pattern) => ({ pattern, regExp: patternRegExp(pattern), matched: false }));
+  const services = new Set(named.filter((service) => knownSet.has(service)));
+  for (const service of known) {
+    if (!WEBHOOK_TYPES.has(service.slice(service.lastIndexOf('.') + 1))) continue;
+    for (const pattern of patterns) {
+      if (!pattern.regExp.test(service)) continue;
+      pattern.matched = true;
+      services.add(service);
+    }
+  }
+  return {
+    services: [...services],
+    missing: named.filter((service) => !knownSet.has(service)),
+    unmatched: patterns.filter((pattern) => !pattern.matched).map((pattern) => pattern.pattern),
+  };
+}
