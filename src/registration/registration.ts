@@ -79,7 +79,10 @@ export class Registration {
   private passError: string | undefined;
   private passFailures = 0;
   private nextPassAt = 0;
+  /** Whether the organisation settings and placement policies are applied (or there are none to apply). */
   private orgApplied = false;
+  /** Why they were refused, and when they are applied again on their own. */
+  private orgError: { reason: string; failures: number; retryAt: number } | undefined;
   private desired: DesiredWebhook | undefined;
   private lastPassMs: number | undefined;
 
@@ -114,8 +117,9 @@ export class Registration {
    * are not are in {@link summary}).
    */
   notReadyReason(): string | undefined {
-    if (this.tried && this.passError === undefined) return undefined;
-    return this.passError === undefined ? 'registration pending' : `registration failed: ${this.passError}`;
+    const error = this.passError ?? this.orgError?.reason;
+    if (this.tried && error === undefined) return undefined;
+    return error === undefined ? 'registration pending' : `registration failed: ${error}`;
   }
 
   /** Where registration stands, service by service. */
@@ -139,7 +143,7 @@ export class Registration {
   private schedule(): void {
     if (this.closed) return;
     clearTimeout(this.timer);
-    const retryAt = this.states.nextRetryAt() ?? Infinity;
+    const retryAt = Math.min(this.states.nextRetryAt() ?? Infinity, this.orgError?.retryAt ?? Infinity);
     const delayMs = Math.max(0, Math.min(this.nextPassAt, retryAt) - Date.now());
     this.timer = setTimeout(() => {
       const run = Date.now() >= this.nextPassAt ? this.pass() : this.retry();
@@ -173,9 +177,10 @@ export class Registration {
     }
   }
 
-  /** The services whose retry is due, on their own. */
+  /** The services whose retry is due, on their own, and the organisation settings when theirs is. */
   private async retry(): Promise<void> {
     try {
+      if (this.orgError !== undefined && this.orgError.retryAt <= Date.now()) await this.applyOrg();
       await this.ensureEach(this.states.due(Date.now()), () => undefined, false);
     } catch (err) {
       // The admin API unusable: the next full pass says why.
@@ -195,7 +200,7 @@ export class Registration {
       this.log.debug({ err }, 'registration failed');
       return reason;
     }
-    if (!(err instanceof GeohookError && err.code === 'GEOHOOK_ERR_REGISTRATION')) this.log.error({ err }, 'registration failed');
+    this.log.error({ err }, 'registration failed');
     return messageOf(err);
   }
 
@@ -206,12 +211,7 @@ export class Registration {
     // Keys another replica generated (or a rotation added) verify here too.
     await hookKeys.load(redis);
     this.desired = { hookUrl: this.options.hookUrl, signatureKey, changeTypes: this.options.changeTypes };
-    const org = this.options.org;
-    let orgFailed: string[] = [];
-    if (!this.orgApplied && org !== undefined && hasOrgConfig(org)) {
-      orgFailed = await applyOrgConfig(client, org, this.log);
-      this.orgApplied = orgFailed.length === 0;
-    }
+    if (!this.orgApplied) await this.applyOrg();
     const plan = await planPass(client, this.options.services, adminUrl, this.log);
     await this.states.plan([...plan.services, ...plan.missing], plan.unmatched);
     for (const pattern of plan.unmatched) this.log.warn({ pattern }, 'a REGISTER pattern matched no service on the GIS server');
@@ -223,7 +223,22 @@ export class Registration {
       this.log.info({ registered, failing: failingCount }, 'registration done');
     }
     this.tried = true;
-    if (orgFailed.length > 0) throw new GeohookError('GEOHOOK_ERR_REGISTRATION', orgFailed.join('; '));
+  }
+
+  /**
+   * Applies the organisation settings and placement policies until they succeed once; while they are refused, the
+   * receiver is not ready and they are applied again on their own after the backoff.
+   */
+  private async applyOrg(): Promise<void> {
+    const org = this.options.org;
+    const failed = org !== undefined && hasOrgConfig(org) ? await applyOrgConfig(this.options.client, org, this.log) : [];
+    this.orgApplied = failed.length === 0;
+    if (this.orgApplied) {
+      this.orgError = undefined;
+      return;
+    }
+    const failures = (this.orgError?.failures ?? 0) + 1;
+    this.orgError = { reason: failed.join('; '), failures, retryAt: Date.now() + this.backoffMs(failures - 1) };
   }
 
   /** Ensures each of `services`, a bounded number at a time; stops at, and throws, an admin API that cannot be used. */
