@@ -79,6 +79,8 @@ export class Registration {
   private passError: string | undefined;
   private passFailures = 0;
   private nextPassAt = 0;
+  /** No retry before this (epoch ms): the admin API could not be used by the last one. */
+  private retriesPausedUntil = 0;
   /** Whether the organisation settings and placement policies are applied (or there are none to apply). */
   private orgApplied = false;
   /** Why they were refused, and when they are applied again on their own. */
@@ -143,7 +145,10 @@ export class Registration {
   private schedule(): void {
     if (this.closed) return;
     clearTimeout(this.timer);
-    const retryAt = Math.min(this.states.nextRetryAt() ?? Infinity, this.orgError?.retryAt ?? Infinity);
+    const retryAt = Math.max(
+      Math.min(this.states.nextRetryAt() ?? Infinity, this.orgError?.retryAt ?? Infinity),
+      this.retriesPausedUntil,
+    );
     const delayMs = Math.max(0, Math.min(this.nextPassAt, retryAt) - Date.now());
     this.timer = setTimeout(() => {
       const run = Date.now() >= this.nextPassAt ? this.pass() : this.retry();
@@ -183,9 +188,10 @@ export class Registration {
       if (this.orgError !== undefined && this.orgError.retryAt <= Date.now()) await this.applyOrg();
       await this.ensureEach(this.states.due(Date.now()), () => undefined, false);
     } catch (err) {
-      // The admin API unusable: the next full pass says why.
+      // The admin API unusable: the next full pass, sooner, says why; the retries wait for it.
       this.log.debug({ err }, 'retry of failed services stopped');
-      this.nextPassAt = Math.min(this.nextPassAt, Date.now() + this.backoffMs(this.passFailures));
+      this.retriesPausedUntil = Date.now() + this.backoffMs(this.passFailures);
+      this.nextPassAt = Math.min(this.nextPassAt, this.retriesPausedUntil);
     }
   }
 

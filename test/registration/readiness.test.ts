@@ -95,6 +95,13 @@ t.test('an unknown service in REGISTER is listed by /readyz, retried alone, and 
   const metrics = await (await fetch(`${geohook.url}/metrics`)).text();
   t.match(metrics, /geohook_registration_services\{state="failing"\} 1/);
   t.match(metrics, /geohook_registration_failing\{service="Tools\/Nowhere.GPServer"\} 1/);
+
+  // The GIS server gone: the missing service's retries wait for the admin API, at the pass's backoff, not in a loop.
+  await emulator.app.close();
+  const stopped = (): number => geohook.log().split('retry of failed services stopped').length - 1;
+  await waitFor('a retry to meet the unreachable admin API', () => stopped() >= 1 || undefined);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  t.ok(stopped() < 20, `retries paused while the admin API cannot be used (${stopped()} in about a second, backoff 0.05 to 0.2 s)`);
 });
 
 t.test('a rejected token is reported without crashing', async (t) => {
