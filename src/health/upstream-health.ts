@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
@@ -9,6 +8,8 @@ import type { RedisClient } from '../redis/connection.js';
 import { upstreamFailuresKey, upstreamKey } from '../redis/keys.js';
 import type { EnsureAction } from '../registration/ensure-webhook.js';
 import type { AlertSender } from './alert-sender.js';
+import { createPendingScopes } from './pending-scopes.js';
+import { createRecoveryWatch, type RecoveryWatch } from './recovery-watch.js';
 
 /** Options of {@link UpstreamHealth}. */
 export interface UpstreamHealthOptions {
@@ -35,8 +36,6 @@ export interface RegistrationOutcome {
   action: EnsureAction;
 }
 
-const PENDING_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;
-
 /**
  * Watches the registered webhooks from each registration pass (docs/backfill.md#upstream-health): keeps
  * their state and the delivery failures the server reports (`notificationStatus`, which the server clears on
@@ -46,14 +45,20 @@ const PENDING_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-
 export class UpstreamHealth {
   private readonly options: UpstreamHealthOptions;
   private readonly log: Logger;
-  private readonly recoveries = new Set<Promise<void>>();
-  /** Services whose recovery is being confirmed by this receiver. */
-  private readonly recovering = new Set<ServiceName>();
-  private readonly abort = new AbortController();
+  /** The services whose recovery this receiver is confirming, one loop for all. */
+  private readonly recovering: RecoveryWatch;
 
   constructor(options: UpstreamHealthOptions) {
     this.options = options;
     this.log = options.logger.child({ component: 'upstream-health' });
+    this.recovering = createRecoveryWatch({
+      pendingScopes: createPendingScopes(options.backfillQueue, options.redis),
+      hook: options.hook,
+      onRecovered: (service, webhookId) => this.recovered(service, webhookId),
+      logger: this.log,
+      timeoutMs: options.recoveryTimeoutMs ?? 600_000,
+      pollMs: options.recoveryPollMs ?? 500,
+    });
   }
 
   private get stateKey(): string {
@@ -174,8 +179,7 @@ export class UpstreamHealth {
 
   /** Waits for the recoveries in progress to end (they stop waiting for their gaps). */
   async close(): Promise<void> {
-    this.abort.abort();
-    await Promise.all(this.recoveries);
+    await this.recovering.close();
   }
 
   /** Keeps the failures `notificationStatus` lists (none on ArcGIS Online, which has no such operation). */
@@ -205,46 +209,28 @@ export class UpstreamHealth {
     return Number(added);
   }
 
-  private track(recovery: Promise<void>): void {
-    this.recoveries.add(recovery);
-    void recovery.finally(() => this.recoveries.delete(recovery));
-  }
-
   /**
    * At the end of a pass, once the watermarks were brought up to date: when the server deactivated the webhook
    * since the last confirmed recovery (found in this pass, or in one that failed after it), sends
-   * `webhook.recovered` as soon as no gap of the service waits to be filled (in the background; {@link close}
-   * stops the wait). Otherwise, or while such a wait is running, does nothing.
+   * `webhook.recovered` as soon as no gap of the service waits to be filled (in the background, one loop for
+   * every service recovering; {@link close} stops the wait). Otherwise, or while such a wait is running, does nothing.
    */
   async confirmRecovery(service: ServiceName, webhookId: string): Promise<void> {
     if (this.recovering.has(service)) return;
     const state = await this.state(service);
     if (state?.deactivatedAt === undefined || (state.recoveredAt ?? 0) >= state.deactivatedAt) return;
-    this.recovering.add(service);
-    this.track(this.recoverAfterBackfill(service, webhookId).finally(() => this.recovering.delete(service)));
+    this.recovering.add(service, webhookId);
   }
 
-  private async recoverAfterBackfill(service: ServiceName, webhookId: string): Promise<void> {
-    const { recoveryTimeoutMs = 600_000, recoveryPollMs = 500, hook } = this.options;
-    const scope = `${hook} ${service}`;
-    const deadline = Date.now() + recoveryTimeoutMs;
-    try {
-      for (;;) {
-        const pending = await this.options.backfillQueue().getJobs([...PENDING_STATES]);
-        if (!pending.some((job) => String(job.data?.scope).startsWith(scope))) break;
-        if (Date.now() > deadline) return this.log.warn({ service }, 'the gaps of a reactivated webhook are still being filled');
-        await sleep(recoveryPollMs, undefined, { signal: this.abort.signal });
-      }
-      const state = await this.state(service);
-      if (state !== undefined) await this.options.redis.hset(this.stateKey, service, JSON.stringify({ ...state, recoveredAt: Date.now() }));
-      await this.options.alert?.({
-        event: 'webhook.recovered',
-        service,
-        webhookId,
-        text: `geohook: the webhook on ${service} is active again and the edits it missed are backfilled`,
-      });
-    } catch (err) {
-      if (!this.abort.signal.aborted) this.log.warn({ err, service }, 'recovery not confirmed');
-    }
+  /** Records that `service` recovered and alerts it. */
+  private async recovered(service: ServiceName, webhookId: string): Promise<void> {
+    const state = await this.state(service);
+    if (state !== undefined) await this.options.redis.hset(this.stateKey, service, JSON.stringify({ ...state, recoveredAt: Date.now() }));
+    await this.options.alert?.({
+      event: 'webhook.recovered',
+      service,
+      webhookId,
+      text: `geohook: the webhook on ${service} is active again and the edits it missed are backfilled`,
+    });
   }
 }

@@ -101,6 +101,74 @@ t.test('a reactivated webhook is alerted as deactivated, and as recovered once n
   t.equal(alerts.received.length, 2, 'confirmed once: a later pass sends nothing');
 });
 
+/** Counts the commands each client sends to the Redis at `url` (by `host:port`), as MONITOR sees them; commands scripts run are left out. */
+async function commandsByClient(t: Test, url: string): Promise<Map<string, number>> {
+  // No ready check: an INFO answered after MONITOR began would break ioredis's command queue.
+  const raw = new Redis(url, { enableReadyCheck: false });
+  const monitor = await raw.monitor();
+  const counts = new Map<string, number>();
+  monitor.on('monitor', (_time: string, _args: string[], source: string) => counts.set(source, (counts.get(source) ?? 0) + 1));
+  t.teardown(() => {
+    monitor.disconnect();
+    raw.disconnect();
+  });
+  return counts;
+}
+
+t.test('recovering many services at once costs Redis a few commands per service, not one per service and pending gap', async (t) => {
+  const own = await startRedis(t);
+  const alerts = await startSink(t, answerWith(200));
+  const connection = new Redis(own.url);
+  const prefix = uniquePrefix();
+  const backfill = new Queue('backfill', { connection, prefix });
+  const logger = pino({ level: 'silent' });
+  const alert = createAlertSender({ url: alerts.url, debounceMs: 0, redis: connection, prefix, logger });
+  const health = new UpstreamHealth({
+    redis: connection,
+    prefix,
+    hook: 'default',
+    backfillQueue: () => backfill,
+    alert,
+    logger,
+    recoveryPollMs: 20,
+  });
+  const producer = new Redis(own.url);
+  const gaps = new Queue('backfill', { connection: producer, prefix });
+  t.teardown(async () => {
+    await health.close();
+    await Promise.all([backfill.close(), gaps.close()]);
+    connection.disconnect();
+    producer.disconnect();
+  });
+  const services = Array.from({ length: 200 }, (_, n) => `Scale/Svc${String(n).padStart(3, '0')}.FeatureServer`);
+  const online = { product: 'online' } as never;
+  const jobs = await gaps.addBulk(
+    services.map((service) => ({
+      name: 'gap',
+      data: { scope: `default ${service}`, hook: 'default', serviceUrl: 'http://x', from: '1', to: '2' },
+    })),
+  );
+  for (const service of services) await health.observe(service, { id: service, action: 'reactivated' }, online);
+  await waitFor('the deactivated alerts', () => alerts.received.length === services.length);
+
+  const counts = await commandsByClient(t, own.url);
+  await gaps.getJobCounts(); // once MONITOR sees this, it sees what follows
+  await waitFor('MONITOR on', () => counts.size > 0);
+  for (const service of services) await health.confirmRecovery(service, service);
+  // The gaps are filled 20 at a time; each batch's services recover before the next is filled.
+  for (let batch = 0; batch < services.length; batch += 20) {
+    await Promise.all(jobs.slice(batch, batch + 20).map((job) => job.remove()));
+    await waitFor(`the recovered alerts of batch ${batch / 20}`, () => alerts.received.length === services.length + batch + 20);
+  }
+  const recovered = alerts.received
+    .slice(services.length)
+    .map((request) => (JSON.parse(request.body.toString()) as { service: string }).service);
+  t.same(recovered.sort(), services, 'every service recovered, once');
+  const commands = counts.get(`127.0.0.1:${connection.stream.localPort}`) ?? 0;
+  t.ok(commands > 0, "the recovery's connection was seen");
+  t.ok(commands <= 20 * services.length, `${commands} commands for ${services.length} services: at most 20 per service`);
+});
+
 t.test('a recovery is confirmed by a later pass when the pass that reactivated the webhook failed halfway', async (t) => {
   const alerts = await startSink(t, answerWith(200));
   const { health } = await healthOn(t, alerts.url, 0, 20);
