@@ -21,7 +21,10 @@ function layersOf(params: Params): number[] | undefined {
   return list;
 }
 
-/** The `extractChanges` parameters the emulator honours; `returnInserts`, `returnUpdates`, `returnDeletes` default to true. */
+/**
+ * The `extractChanges` parameters the emulator honours; `returnInserts`, `returnUpdates`, `returnDeletes` default to
+ * true, `returnIdsOnly` and `async` to false.
+ */
 export function readChangesQuery(params: Params): ChangesQuery & { async: boolean } {
   params.requiredString('serverGens');
   const serverGens = params.json('serverGens');
@@ -35,6 +38,7 @@ export function readChangesQuery(params: Params): ChangesQuery & { async: boolea
     returnInserts: params.boolean('returnInserts') ?? true,
     returnUpdates: params.boolean('returnUpdates') ?? true,
     returnDeletes: params.boolean('returnDeletes') ?? true,
+    returnIdsOnly: params.boolean('returnIdsOnly') ?? false,
     async: params.boolean('async') ?? false,
   };
 }
@@ -78,6 +82,16 @@ function netChanges(edits: readonly FiredEdit[]): Map<number, { change: FeatureC
   return net;
 }
 
+/** A layer's changes as ids only (`returnIdsOnly=true`): `{adds, updates, deletes}`, each list asked for. */
+function layerIds(edits: readonly FiredEdit[], query: ChangesQuery): Record<string, number[]> {
+  const ids: { adds?: number[]; updates?: number[]; deletes?: number[] } = {};
+  if (query.returnInserts) ids.adds = [];
+  if (query.returnUpdates) ids.updates = [];
+  if (query.returnDeletes) ids.deletes = [];
+  for (const [objectId, { change }] of netChanges(edits)) ids[change === 'deleteIds' ? 'deletes' : change]?.push(objectId);
+  return ids;
+}
+
 function layerEdits(edits: readonly FiredEdit[], query: ChangesQuery): Record<string, unknown> {
   const features: { adds?: PointFeature[]; updates?: PointFeature[]; deleteIds?: number[] } = {};
   if (query.returnInserts) features.adds = [];
@@ -93,7 +107,8 @@ function layerEdits(edits: readonly FiredEdit[], query: ChangesQuery): Record<st
 /**
  * The answer of `extractChanges` for `service`: the edits fired with a server generation in
  * `(serverGens[0], serverGens[1]]`, one entry per layer asked for (without `layers`: per layer with edits in
- * the range), and each layer's newest server generation. A range holding no edit gives empty lists.
+ * the range), and each layer's newest server generation; with `returnIdsOnly`, each layer's object ids
+ * (`objectIds: {adds, updates, deletes}`) in place of its features. A range holding no edit gives empty lists.
  */
 export function extractChanges(history: FiredHistory, service: string, query: ChangesQuery): Record<string, unknown> {
   const [from, to] = query.serverGens;
@@ -103,12 +118,9 @@ export function extractChanges(history: FiredHistory, service: string, query: Ch
     layerServerGens: layers.map((id) => ({ id, serverGen: history.latestGen(service, id) ?? to })),
     transportType: 'esriTransportTypeEmbedded',
     responseType: 'esriDataChangesResponseTypeEdits',
-    edits: layers.map((id) => ({
-      id,
-      features: layerEdits(
-        inRange.filter((edit) => edit.layerId === id),
-        query,
-      ),
-    })),
+    edits: layers.map((id) => {
+      const edits = inRange.filter((edit) => edit.layerId === id);
+      return query.returnIdsOnly ? { id, objectIds: layerIds(edits, query) } : { id, features: layerEdits(edits, query) };
+    }),
   };
 }

@@ -97,6 +97,8 @@ export interface ChangesQuery {
   returnInserts: boolean;
   returnUpdates: boolean;
   returnDeletes: boolean;
+  /** `returnIdsOnly`: each layer's `objectIds: {adds, updates, deletes}` in place of its features. */
+  returnIdsOnly: boolean;
 }
 
 /** An asynchronous `extractChanges` (`async=true`): its status URL answers once `InProgress`, then `Completed`. */

@@ -216,6 +216,34 @@ t.test('returnInserts, returnUpdates and returnDeletes=false leave those lists o
   ]);
 });
 
+t.test("returnIdsOnly=true answers each layer's objectIds {adds, updates, deletes}: the ids of the full answer", async (t) => {
+  const emulator = await startEmulator(t);
+  const resource = await rest(t, emulator, `${PARCELS}`);
+  t.match(resource.extractChangesCapabilities, { supportsReturnIdsOnly: true, supportsServerGens: true }, 'advertised');
+  await fire(emulator, 'FeaturesCreated', 0);
+  await fire(emulator, 'FeaturesCreated', 1);
+  const [from] = await fire(emulator, 'FeaturesUpdated', 0);
+  await fire(emulator, 'FeaturesDeleted', 1);
+  const [, to] = await fire(emulator, 'FeaturesCreated', 0);
+  const full = await changes(t, emulator, [from, to]);
+  const idsOnly = await changes(t, emulator, [from, to], { returnIdsOnly: 'true' });
+  const objectIds = (features: Json[]) => features.map((feature) => feature.attributes.objectid);
+  t.same(
+    idsOnly.edits,
+    full.edits.map((layer: Json) => ({
+      id: layer.id,
+      objectIds: { adds: objectIds(layer.features.adds), updates: objectIds(layer.features.updates), deletes: layer.features.deleteIds },
+    })),
+  );
+  const kinds = ['adds', 'updates', 'deletes'].filter((kind) => idsOnly.edits.some((layer: Json) => layer.objectIds[kind].length > 0));
+  t.same(kinds, ['adds', 'updates', 'deletes'], 'every kind of change');
+  t.same(idsOnly.layerServerGens, full.layerServerGens);
+  t.same(Object.keys((await changes(t, emulator, [from, to], { returnIdsOnly: 'true', returnInserts: 'false' })).edits[0].objectIds), [
+    'updates',
+    'deletes',
+  ]);
+});
+
 t.test('extractChanges with async=true answers a statusUrl: InProgress, then Completed with a resultUrl', async (t) => {
   const emulator = await startEmulator(t);
   const gens = await fire(emulator, 'FeaturesDeleted', 0);

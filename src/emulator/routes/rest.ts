@@ -15,6 +15,19 @@ type JobParams = ServiceParams & { task: string; jobId: string };
 type ParameterParams = JobParams & { kind: string; param: string };
 type ExtractParams = ServiceParams & { extractId: string };
 
+/** What a change-tracked feature service's `extractChanges` supports, as its resource says (the emulator's subset). */
+const EXTRACT_CHANGES_CAPABILITIES = Object.freeze({
+  supportsReturnIdsOnly: true,
+  supportsReturnExtentOnly: false,
+  supportsReturnAttachments: false,
+  supportsLayerQueries: false,
+  supportsGeometry: false,
+  supportsFeatureReturn: true,
+  supportsReturnHasGeometryUpdates: false,
+  supportsFieldsToCompare: false,
+  supportsServerGens: true,
+});
+
 /** The request's URL path (no query), for the URLs an answer points to. */
 const pathOf = (request: FastifyRequest): string => request.url.split('?')[0]!.replace(/\/+$/, '');
 
@@ -91,7 +104,10 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
       syncEnabled: service.syncEnabled === true,
       capabilities: service.capabilities ?? '',
       ...(changeTracking
-        ? { changeTrackingInfo: { lastSyncDate: now, layerServerGens: layers.map(({ id }) => history.layerServerGen(key, id, now)) } }
+        ? {
+            changeTrackingInfo: { lastSyncDate: now, layerServerGens: layers.map(({ id }) => history.layerServerGen(key, id, now)) },
+            extractChangesCapabilities: EXTRACT_CHANGES_CAPABILITIES,
+          }
         : {}),
       layers,
       tables: [],
