@@ -16,6 +16,8 @@ export interface LayerChanges {
   /** Layer id. */
   id: number;
   features: { adds: EsriFeature[]; updates: EsriFeature[]; deleteIds: (number | string)[] };
+  /** The ids of the changed features, when the server answered ids only (`returnIdsOnly=true`); `features` is then empty. */
+  objectIds?: { adds: (number | string)[]; updates: (number | string)[]; deletes: (number | string)[] };
 }
 
 /** What `extractChanges` answered for one `changesUrl` of a feature event. */
@@ -37,6 +39,10 @@ export function httpUrl(value: unknown, what: string): URL {
   return url;
 }
 
+/** The ids of a list: numbers (object ids) or strings (global ids); anything else is left out. */
+const idList = (value: unknown): (number | string)[] =>
+  listOf(value).filter((id): id is number | string => typeof id === 'number' || typeof id === 'string');
+
 function layerChangesOf(value: unknown, url: URL, body: JsonObject): LayerChanges {
   if (!isObject(value) || typeof value.id !== 'number') throw unexpected(url.href, "layer 'id' in 'edits'", body);
   const features = isObject(value.features) ? value.features : {};
@@ -45,8 +51,13 @@ function layerChangesOf(value: unknown, url: URL, body: JsonObject): LayerChange
       if (!isObject(feature) || !isObject(feature.attributes)) throw unexpected(url.href, `feature 'attributes' in '${name}'`, body);
       return feature as unknown as EsriFeature;
     });
-  const deleteIds = listOf(features.deleteIds).filter((id): id is number | string => typeof id === 'number' || typeof id === 'string');
-  return { id: value.id, features: { adds: featureList('adds'), updates: featureList('updates'), deleteIds } };
+  const changes: LayerChanges = {
+    id: value.id,
+    features: { adds: featureList('adds'), updates: featureList('updates'), deleteIds: idList(features.deleteIds) },
+  };
+  if (!isObject(value.objectIds)) return changes;
+  const { adds, updates, deletes } = value.objectIds;
+  return { ...changes, objectIds: { adds: idList(adds), updates: idList(updates), deletes: idList(deletes) } };
 }
 
 /**

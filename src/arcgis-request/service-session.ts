@@ -17,8 +17,10 @@ export interface ServiceSessionOptions {
   timeoutMs?: number;
   /** The whole session: every request and every wait between polls. @defaultValue 60000 */
   deadlineMs?: number;
-  /** Wait between two polls of a job still running. @defaultValue 1000 */
+  /** Wait between two polls of a job still running (the first, when it grows up to `maxPollIntervalMs`). @defaultValue 1000 */
   pollIntervalMs?: number;
+  /** The longest wait between two polls: each wait doubles up to it. @defaultValue pollIntervalMs (the wait does not grow) */
+  maxPollIntervalMs?: number;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
 }
@@ -37,7 +39,7 @@ export interface ServiceSession {
    * (signed storage) is followed with GET and no token, at most three times.
    */
   download(url: URL, namedBy: URL): Promise<Record<string, unknown>>;
-  /** Reads `url` until `done(answer)`, waiting `pollIntervalMs` between reads, within the deadline. */
+  /** Reads `url` until `done(answer)`, waiting `pollIntervalMs` between reads (doubling up to `maxPollIntervalMs`), within the deadline. */
   poll(url: URL, namedBy: URL | undefined, done: (answer: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
 }
 
@@ -69,6 +71,7 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
   const timeoutMs = options.timeoutMs ?? 10_000;
   const deadlineMs = options.deadlineMs ?? 60_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  const maxPollIntervalMs = Math.max(pollIntervalMs, options.maxPollIntervalMs ?? pollIntervalMs);
   const deadline = Date.now() + deadlineMs;
   const tokens = providerOf(options.auth, fetchFn, timeoutMs);
 
@@ -129,10 +132,10 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
     read,
     download: (url, namedBy) => request(url, namedBy, true),
     async poll(url, namedBy, done) {
-      for (;;) {
+      for (let waitMs = pollIntervalMs; ; waitMs = Math.min(waitMs * 2, maxPollIntervalMs)) {
         const answer = await read(url, namedBy);
         if (done(answer)) return answer;
-        await sleep(Math.min(pollIntervalMs, remainingMs()));
+        await sleep(Math.min(waitMs, remainingMs()));
       }
     },
   };

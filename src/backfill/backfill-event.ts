@@ -3,16 +3,18 @@ import { buildStoredEvent, type AcceptedEvent } from '../events/build-event.js';
 import type { StoredEvent } from '../events/envelope.js';
 import { activityOf } from '../events/service-activity.js';
 
-/** The change type of each list of `extractChanges`, in the order events name them. */
+/** The change type of each list of `extractChanges` (its features', then its ids-only answer's), in the order events name them. */
 const changeTypes = [
-  ['adds', 'FeaturesCreated'],
-  ['updates', 'FeaturesUpdated'],
-  ['deleteIds', 'FeaturesDeleted'],
+  ['adds', 'adds', 'FeaturesCreated'],
+  ['updates', 'updates', 'FeaturesUpdated'],
+  ['deleteIds', 'deletes', 'FeaturesDeleted'],
 ] as const;
 
-/** The change types `extractChanges` found over every layer; none when the range holds no edit. */
+/** The change types `extractChanges` found over every layer, as features or as ids only; none when the range holds no edit. */
 export function changeTypesFound(edits: readonly LayerChanges[]): string[] {
-  return changeTypes.filter(([list]) => edits.some((layer) => layer.features[list].length > 0)).map(([, type]) => type);
+  return changeTypes
+    .filter(([features, ids]) => edits.some((layer) => layer.features[features].length > 0 || (layer.objectIds?.[ids].length ?? 0) > 0))
+    .map(([, , type]) => type);
 }
 
 /** What a backfilled range is about. */

@@ -3,8 +3,7 @@ import type { Logger } from 'pino';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { parseServiceName } from '../arcgis/service-name.js';
-import { readChanges } from '../arcgis-request/extract-changes.js';
-import { createServiceSession, untrustedUrl, type ServiceSession } from '../arcgis-request/service-session.js';
+import { createServiceSession, untrustedUrl, type ServiceSession, type ServiceSessionOptions } from '../arcgis-request/service-session.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import type { ConfirmJobData, GapJobData } from '../queue/accept-script.js';
@@ -12,7 +11,8 @@ import { BACKFILL_LOCK_MS, BACKFILL_MAX_STALLED_COUNT, BACKFILL_STALLED_CHECK_MS
 import type { EventQueue } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
-import { backfillEvent, changeTypesFound } from './backfill-event.js';
+import { backfillEvent } from './backfill-event.js';
+import { readGapChanges } from './gap-changes.js';
 import { readServerGens, scopeGeneration } from './server-generations.js';
 
 /** Options of {@link startBackfill}. */
@@ -28,8 +28,13 @@ export interface BackfillOptions {
   /** The URLs a gap may be filled at: a gap whose service is elsewhere fails for good, unsent. */
   serviceLocator: ServiceLocator;
   logger: Logger;
-  /** Gaps filled at once. @defaultValue 2 */
+  /** Gaps filled at once (BACKFILL_CONCURRENCY). @defaultValue 16 */
   concurrency?: number;
+  /**
+   * The longest fill of one gap, every request and every wait for an asynchronous `extractChanges` included (each
+   * request still has 10 s); past it the try fails and is retried (BACKFILL_TIMEOUT_SECONDS). @defaultValue 1800000
+   */
+  fillTimeoutMs?: number;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
   /** Called when a gap held edits and their event was enqueued (the `gap.backfilled` alert). */
@@ -55,12 +60,8 @@ export interface GapOutcome {
   duplicate: boolean;
 }
 
-/** The layer ids of a feature service, from its REST resource. */
-async function layerIdsOf(session: ServiceSession, serviceUrl: URL): Promise<number[]> {
-  const resource = await session.read(serviceUrl);
-  const layers = Array.isArray(resource.layers) ? (resource.layers as { id?: unknown }[]) : [];
-  return layers.map((layer) => layer.id).filter((id): id is number => Number.isSafeInteger(id));
-}
+/** How an asynchronous `extractChanges` is polled: soon at first (most complete fast), then less and less often. */
+const FILL_POLLING = { pollIntervalMs: 100, maxPollIntervalMs: 5000 } as const;
 
 /**
  * Fills the gaps the accept script finds (docs/backfill.md): for each, asks the feature service's
@@ -76,11 +77,16 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
   const { intervalMs = 1000, refuseAfterMs = 60_000 } = options.confirmation ?? {};
 
   /** A session for the service at `serviceUrl`, or an error that fails the job for good when no configuration trusts it. */
-  function sessionFor(hook: string, serviceUrl: URL): ServiceSession {
+  function sessionFor(
+    hook: string,
+    serviceUrl: URL,
+    timing: Pick<ServiceSessionOptions, 'deadlineMs' | 'pollIntervalMs' | 'maxPollIntervalMs'> = {},
+  ): ServiceSession {
     const trusted = options.serviceLocator.trusted(hook);
     // Written by the accept script from a trusted URL; checked again, as Redis is not the configuration.
     if (!trusted.trusts(serviceUrl)) throw new UnrecoverableError(untrustedUrl(serviceUrl, trusted).message);
     return createServiceSession({
+      ...timing,
       trusted,
       ...(options.auth === undefined ? {} : { auth: options.auth }),
       ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
@@ -123,16 +129,21 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     const { service, layerId } = parseScope(scope);
     const { folder: folderName = '', name: serviceName } = parseServiceName(service);
     const serviceUrl = new URL(job.data.serviceUrl);
-    const session = sessionFor(hook, serviceUrl);
-    const layers = layerId === undefined ? await layerIdsOf(session, serviceUrl) : [layerId];
-    const url = new URL(`${serviceUrl.href}/extractChanges`);
-    url.searchParams.set('serverGens', `[${from},${to}]`);
-    url.searchParams.set('layers', `[${layers.join(',')}]`);
-    const changes = await readChanges(session, url);
-    const types = changeTypesFound(changes.edits);
+    // No 60-s session: a large range can take the server minutes. BullMQ renews the job's lock meanwhile.
+    const session = sessionFor(hook, serviceUrl, { deadlineMs: options.fillTimeoutMs ?? 1_800_000, ...FILL_POLLING });
+    const { changesUrl, types } = await readGapChanges(session, { serviceUrl, from, to, layerId });
     if (types.length === 0) return { types, duplicate: false };
     const { source = 'backfill' } = job.data;
-    const accepted = backfillEvent({ hook, folderName, serviceName, layerId, changesUrl: url.href, when: job.timestamp, types, source });
+    const accepted = backfillEvent({
+      hook,
+      folderName,
+      serviceName,
+      layerId,
+      changesUrl: changesUrl.href,
+      when: job.timestamp,
+      types,
+      source,
+    });
     const { duplicate } = await eventQueue.enqueue(accepted);
     const serverGens: [number, number] = [Number(from), Number(to)];
     log.info({ scope, serverGens, types, duplicate }, 'gap backfilled');
@@ -145,7 +156,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
   const worker = new Worker<GapJobData | ConfirmJobData, GapOutcome | undefined>(backfillQueueName, run, {
     connection: options.connection,
     prefix: options.prefix,
-    concurrency: options.concurrency ?? 2,
+    concurrency: options.concurrency ?? 16,
     maxStalledCount: BACKFILL_MAX_STALLED_COUNT,
     lockDuration: BACKFILL_LOCK_MS,
     stalledInterval: BACKFILL_STALLED_CHECK_MS,

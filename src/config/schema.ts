@@ -122,6 +122,10 @@ export const envSchema = z.object({
     .transform(Number)
     .pipe(z.number().min(0.1, 'a number of seconds from 0.1 to 86400').max(86_400, 'a number of seconds from 0.1 to 86400'))
     .default(30),
+  /** Gaps each receiver fills at once (docs/backfill.md#how-it-works). @defaultValue 16 */
+  BACKFILL_CONCURRENCY: wholeNumber(1, 256, 'a whole number from 1 to 256').default(16),
+  /** The longest fill of one gap, in seconds, asynchronous `extractChanges` included. @defaultValue 1800 */
+  BACKFILL_TIMEOUT_SECONDS: wholeNumber(10, 86_400, 'a whole number of seconds from 10 to 86400').default(1800),
   /** Where alerts about the registered webhooks are POSTed (docs/backfill.md#alerts); unset: none are sent. */
   ALERT_URL: httpUrl.optional(),
   /** Shortest time between two alerts of one kind about one service. @defaultValue 300 */

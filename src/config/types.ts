@@ -73,6 +73,8 @@ export interface GeohookConfig {
   /** Completed jobs kept for inspection and replay (the dedup window does not depend on them). */
   readonly completedJobs: { readonly ageSeconds: number; readonly count: number };
   readonly admin: AdminConfig | undefined;
+  /** How gaps are filled: how many at once (BACKFILL_CONCURRENCY), and the longest fill of one (BACKFILL_TIMEOUT_SECONDS). */
+  readonly backfill: { readonly concurrency: number; readonly timeoutSeconds: number };
   /** Where alerts about the registered webhooks are POSTed (ALERT_URL); `undefined`: none are sent. */
   readonly alertUrl: string | undefined;
   /** Shortest time between two alerts of one kind about one service (ALERT_DEBOUNCE_SECONDS). */

@@ -76,6 +76,8 @@ export function startRecovery(options: RecoveryOptions): Recovery {
     ...(auth === undefined ? {} : { auth }),
     serviceLocator: serviceLocatorOf(config),
     logger,
+    concurrency: config.backfill.concurrency,
+    fillTimeoutMs: config.backfill.timeoutSeconds * 1000,
     ...(alert === undefined ? {} : { onFilled: gapAlerts(alert) }),
   });
   const poller = startPoll(options, auth);

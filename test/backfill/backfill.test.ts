@@ -219,7 +219,7 @@ t.test('a failed extractChanges is retried with backoff until the range is backf
   );
   t.same(backfilled.changes?.serverGens, [gens[0], gens[1]]);
   t.same(backfilled.types, ['feature.FeaturesCreated']);
-  t.equal(refused, 2 + 3, 'the token, the layers and extractChanges read once it worked');
+  t.equal(refused, 2 + 6, 'once it worked: the token, the service, the extractChanges job, its status twice, its result');
   const gaps = new Queue(backfillQueueName, { connection, prefix });
   t.teardown(() => gaps.close());
   const [gap] = await gaps.getJobs(['completed']);
@@ -356,4 +356,83 @@ t.test("a gap whose receiver died mid-fill is filled by another within seconds, 
     { timeoutMs: 28_000 },
   );
   t.same(event?.changes?.serverGens, [from, to]);
+});
+
+/** A fetch that records the URL of every request, and answers those `answer` returns a body for itself. */
+function recordingFetch(answer: (url: URL) => unknown = () => undefined) {
+  const urls: URL[] = [];
+  const recorded: typeof fetch = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    urls.push(url);
+    const body = answer(url);
+    return body === undefined ? fetch(input, init) : Promise.resolve(Response.json(body));
+  };
+  return { fetch: recorded, urls, extractChanges: () => urls.filter((url) => url.pathname.endsWith('/extractChanges')) };
+}
+
+/** A gap on the emulator's parcels holding an add, an update and a delete (on two layers), waiting on a fresh queue. */
+async function gapOfEveryChange(t: Test) {
+  const emulator = await startEmulator(t);
+  const { eventQueue, connection, prefix } = await startEventQueue(t, redis);
+  const edit = async (changeType: string, layerId: number) =>
+    (await emulator.control(`services/${PARCELS}/edits`, { changeType, layerId, lose: true })).body.serverGens as [number, number];
+  await edit('FeaturesCreated', 0);
+  await edit('FeaturesCreated', 1);
+  const [from] = await edit('FeaturesUpdated', 0);
+  await edit('FeaturesDeleted', 1);
+  const [, to] = await edit('FeaturesCreated', 0);
+  const gaps = new Queue<GapJobData>(backfillQueueName, { connection, prefix });
+  t.teardown(() => gaps.close());
+  const serviceUrl = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
+  await gaps.add(
+    'gap',
+    { scope: `default ${PARCELS}`, hook: 'default', serviceUrl, from: String(from), to: String(to) },
+    backfillJobOptions,
+  );
+  return { emulator, eventQueue, prefix, from, to };
+}
+
+t.test('a gap is read as ids only, in an asynchronous job, and its adds, updates and deletes are all found', async (t) => {
+  const { emulator, eventQueue, prefix, from, to } = await gapOfEveryChange(t);
+  const recording = recordingFetch();
+  backfillWorker(t, emulator.url, { prefix, eventQueue, fetch: recording.fetch });
+  const [event] = await waitFor('the range backfilled', async () => {
+    const events = await featureEvents(eventQueue);
+    return events.length === 1 ? events : undefined;
+  });
+  t.same(event?.types, ['feature.FeaturesCreated', 'feature.FeaturesUpdated', 'feature.FeaturesDeleted']);
+  const asked = recording.extractChanges().map((url) => Object.fromEntries(url.searchParams));
+  t.same(
+    asked,
+    [{ serverGens: `[${from},${to}]`, layers: '[0,1]', async: 'true', returnIdsOnly: 'true' }],
+    'once, ids only, asynchronously',
+  );
+  t.ok(
+    recording.urls.some((url) => url.pathname.endsWith('/result')),
+    "the job's result read",
+  );
+  const changesUrl = new URL(event!.changes!.url);
+  t.same(
+    Object.fromEntries(changesUrl.searchParams),
+    { serverGens: `[${from},${to}]`, layers: '[0,1]' },
+    "the event's changesUrl gives the features",
+  );
+});
+
+t.test('an ids-only answer with no id is checked once in full: a server answering ids only with empty lists loses no edit', async (t) => {
+  const { emulator, eventQueue, prefix, from, to } = await gapOfEveryChange(t);
+  const empty = { layerServerGens: [], edits: [0, 1].map((id) => ({ id, objectIds: { adds: [], updates: [], deletes: [] } })) };
+  const recording = recordingFetch((url) => (url.searchParams.get('returnIdsOnly') === 'true' ? empty : undefined));
+  backfillWorker(t, emulator.url, { prefix, eventQueue, fetch: recording.fetch });
+  const [event] = await waitFor('the range backfilled', async () => {
+    const events = await featureEvents(eventQueue);
+    return events.length === 1 ? events : undefined;
+  });
+  t.same(event?.changes?.serverGens, [from, to]);
+  t.same(event?.types, ['feature.FeaturesCreated', 'feature.FeaturesUpdated', 'feature.FeaturesDeleted'], 'found by the full answer');
+  t.same(
+    recording.extractChanges().map((url) => url.searchParams.get('returnIdsOnly')),
+    ['true', null],
+    'ids only, then once without',
+  );
 });

@@ -516,3 +516,16 @@ t.test('METRICS_TOKEN: unset by default (/metrics is open), else a token of at l
   t.equal(loadConfig({ METRICS_TOKEN: 'metrics-token-0123456789' }).metricsToken, 'metrics-token-0123456789');
   assertConfigError(t, configError({ METRICS_TOKEN: 'short' }), 'METRICS_TOKEN: a token of at least 16 characters');
 });
+
+t.test(
+  'gaps are filled 16 at a time, each within 1800 s, unless BACKFILL_CONCURRENCY and BACKFILL_TIMEOUT_SECONDS say otherwise',
+  async (t) => {
+    t.same(loadConfig({}).backfill, { concurrency: 16, timeoutSeconds: 1800 });
+    t.same(loadConfig({ BACKFILL_CONCURRENCY: '64', BACKFILL_TIMEOUT_SECONDS: '7200' }).backfill, {
+      concurrency: 64,
+      timeoutSeconds: 7200,
+    });
+    t.match(configError({ BACKFILL_CONCURRENCY: '0' }).message, /BACKFILL_CONCURRENCY/);
+    t.match(configError({ BACKFILL_TIMEOUT_SECONDS: '5' }).message, /BACKFILL_TIMEOUT_SECONDS/);
+  },
+);
