@@ -1,12 +1,19 @@
 -- geohook's accept script: the acknowledgement's write, for a batch of accepted events (see job-writer.ts).
 -- Loaded by accept-script.ts, which declares its constants as locals before this text: SCRIPT_QUEUES, HEADER,
--- PER_REQUEST, RESERVE, CONFIRM, MAX_AHEAD, MAX_ACTIVITY_FIELDS.
+-- PER_REQUEST, RESERVE, CONFIRM, MAX_AHEAD, MAX_GAPS, MAX_ACTIVITY_FIELDS.
 --
--- One call answers, per event, a repeat from the hook's dedup key, or from the watermarks when every range of
--- server generations the event covers was handed over already (docs/backfill.md), or else writes the BullMQ job
--- and tracks its ranges. The job id is the event id, unless a job already holds it (the same bytes on another
--- hook, or a job kept past the window): then `<event id>-<hook>-<time>`. A range is handed over already when it
--- ends at or below its watermark, or is exactly a range waiting for its server (a second webhook's delivery).
+-- One call answers, per event, a repeat from its dedup key, or from the watermarks when every range of server
+-- generations the event covers was handed over already (docs/backfill.md), or else writes the BullMQ job and
+-- tracks its ranges. The job id is the event id, unless a job already holds it (the same bytes on another hook, or
+-- a job kept past the window): then `<event id>-<hook>-<time>`. A range is handed over already when it ends at or
+-- below its watermark (unless it lies in a gap no worker took yet: then it fills it), or is exactly a range
+-- waiting for its server (a second webhook's delivery).
+--
+-- The dedup key (`<prefix>:de:` and 16 bytes of the SHA-256 of hook and event id) is written only for an event a
+-- repeat of which its ranges would not show: one without ranges, or with a range that could not wait for its
+-- server (the list full). A range waiting for its server carries the digest: when it is refused, the key is
+-- written then, for the rest of the window. The key of the earlier layout (`<queue prefix>de:<hook>:<event id>`)
+-- is still read, so that keys written before an upgrade keep answering for their window.
 --
 -- A range counts (moves its watermark) only once its server vouched for it: when it ends at or below the scope's
 -- server generation, as the server itself last reported it at the range's service URL (`server-gens`,
@@ -14,7 +21,10 @@
 -- backfill queue (id `confirm-<sha1 of scope>`, one at a time) reads the server's generation; the ranges it covers
 -- then count in order, those it never covers are refused by the worker after a while. So no payload moves a
 -- watermark past what the server has. A counted range that starts past its watermark leaves a gap: a job on the
--- backfill queue (id `gap-<sha1>` of scope and gap, once) for the generations in between.
+-- backfill queue (id `gap-<sha1>` of scope and gap, once) for the generations in between, delayed by the gap delay
+-- when a delivery revealed it, and listed in `gaps` (by scope, `from\tto` lines, at most MAX_GAPS). A counted range
+-- that overlaps a gap no worker took yet (no `processedOn`) takes its generations out of it: the gap's job is
+-- removed and a job is written for each part still uncovered, so no generation reaches consumers twice.
 --
 -- The jobs are those BullMQ's `addStandardJob` writes for a job with an id of its own (the layout of the release
 -- job-script.ts pins): the hash (`name`, `data`, `opts` as `cjson` encodes them, `timestamp`, `delay`,
@@ -25,21 +35,23 @@
 -- Each request may also name an activity (`<what>\t<service>`): its field of the activity hash is set to the
 -- time, whatever the answer (a new field only while the hash has fewer than MAX_ACTIVITY_FIELDS).
 --
--- KEYS: the watermarks, the activity, the server generations and the ranges ahead (hashes). The queues' keys are
+-- KEYS: the watermarks, the activity, the server generations, the ranges ahead and the gaps (hashes). The queues' keys are
 -- made here from their key prefixes (as BullMQ's own scripts make a job's keys): on a Redis Cluster they share
 -- the prefix's hash tag.
 -- ARGV: 1 dedup window (ms), 2 the time (ms), 3 the same in base 36, 4 BullMQ's msgpacked job options, 5 those of
--- gap jobs, 6 those of confirm jobs, 7-10 the key prefixes (`<prefix>:<queue>:`) of the three event queues and
--- the backfill queue, then PER_REQUEST per request: queue (1-3, the order of those prefixes; or RESERVE or
--- CONFIRM), event id, hook, job name, job data (of CONFIRM: the time before which a range still ahead is refused,
--- ms; empty: none is), ranges (`scope\tfrom\tto\tserviceUrl\tsource` lines; empty for none), activity (empty
--- for none).
+-- gap jobs, 6 those of confirm jobs, 7 those of delayed gap jobs, 8 the gap delay (ms; 0: none), 9 the dedup keys'
+-- prefix, 10-13 the key prefixes
+-- (`<prefix>:<queue>:`) of the three event queues and the backfill queue, then PER_REQUEST per request: queue (1-3,
+-- the order of those prefixes; or RESERVE or CONFIRM), event id, hook, job name, job data (of CONFIRM: the time
+-- before which a range still ahead is refused, ms; empty: none is), ranges (`scope\tfrom\tto\tserviceUrl\tsource`
+-- lines; empty for none), activity (empty for none), the dedup digest (16 bytes; empty for RESERVE and CONFIRM).
 -- Returns one answer per request: 0 for a repeat, 1 for a new job (and for RESERVE), 2 for a range handed over
 -- already; CONFIRM answers `<ranges still ahead>\n<refused from\tto lines>`.
 
 local rcall = redis.call
-local dedupMs, timestamp, time36 = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local watermarks, activity, serverGens, ahead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local dedupMs, timestamp, time36 = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local gapDelay, dedupPrefix = tonumber(ARGV[8]), ARGV[9]
+local watermarks, activity, serverGens, ahead, gaps = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- Job options, unpacked at first use: the event queues share theirs, gap and confirm jobs have their own.
 local options = {}
 local function optionsOf(arg)
@@ -57,71 +69,67 @@ local function queueOf(q)
   end
   return queue
 end
--- BullMQ's addStandardJob for a job with an id of its own (and the queue's options, or opts).
-local function addJob(queue, jobId, name, data, opts)
-  local prefix = queue.prefix
-  if queue.added == 0 then
-    local meta = prefix .. 'meta'
-    queue.maxEvents = rcall('HGET', meta, 'opts.maxLenEvents')
-    if not queue.maxEvents then
-      queue.maxEvents = 10000
-      rcall('HSET', meta, 'opts.maxLenEvents', queue.maxEvents)
-    end
-    local attributes = rcall('HMGET', meta, 'paused', 'concurrency')
-    local held = attributes[1] and true or (attributes[2] and rcall('LLEN', prefix .. 'active') >= tonumber(attributes[2]))
-    if not held then rcall('ZADD', prefix .. 'marker', 0, '0') end
+-- The queue's meta as BullMQ reads it per job (the events stream's length), once per queue and call.
+local function prepare(queue)
+  if queue.maxEvents then return end
+  local meta = queue.prefix .. 'meta'
+  queue.maxEvents = rcall('HGET', meta, 'opts.maxLenEvents')
+  if not queue.maxEvents then
+    queue.maxEvents = 10000
+    rcall('HSET', meta, 'opts.maxLenEvents', queue.maxEvents)
   end
+end
+-- BullMQ's addStandardJob for a job with an id of its own (and the queue's options, or opts); with a delay (ms,
+-- the one opts hold), its addDelayedJob.
+local function addJob(queue, jobId, name, data, opts, delay)
+  local prefix = queue.prefix
+  prepare(queue)
   local jobOpts = opts or queue.opts
   jobOpts['jobId'] = jobId
-  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', cjson.encode(jobOpts), 'timestamp', timestamp, 'delay', 0, 'priority', 0)
+  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', cjson.encode(jobOpts), 'timestamp', timestamp, 'delay', delay or 0, 'priority', 0)
   rcall('XADD', queue.events, '*', 'event', 'added', 'jobId', jobId, 'name', name)
-  rcall('LPUSH', prefix .. 'wait', jobId)
-  rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'waiting', 'jobId', jobId)
+  if delay then
+    -- The score bakes in an order among the jobs due in the same millisecond; the marker says when the next is due.
+    local delayed, at = prefix .. 'delayed', timestamp + delay
+    local score, last = at * 0x1000, (at + 1) * 0x1000 - 1
+    local top = rcall('ZREVRANGEBYSCORE', delayed, last, score, 'WITHSCORES', 'LIMIT', 0, 1)
+    if top[2] then score = math.min(tonumber(top[2]) + 1, last) end
+    rcall('ZADD', delayed, score, jobId)
+    rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'delayed', 'jobId', jobId, 'delay', at)
+    local next = rcall('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+    rcall('ZADD', prefix .. 'marker', tonumber(next[2]) / 0x1000, '1')
+  else
+    if not queue.marked then
+      local attributes = rcall('HMGET', prefix .. 'meta', 'paused', 'concurrency')
+      local held = attributes[1] and true or (attributes[2] and rcall('LLEN', prefix .. 'active') >= tonumber(attributes[2]))
+      if not held then rcall('ZADD', prefix .. 'marker', 0, '0') end
+      queue.marked = true
+    end
+    rcall('LPUSH', prefix .. 'wait', jobId)
+    rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'waiting', 'jobId', jobId)
+  end
   queue.added = queue.added + 1
 end
+-- BullMQ's removeJob for a job no worker took yet (delayed or waiting).
+local function removeJob(queue, jobId)
+  local prefix = queue.prefix
+  prepare(queue)
+  local prev = 'delayed'
+  if rcall('ZREM', prefix .. 'delayed', jobId) == 0 then
+    rcall('LREM', prefix .. 'wait', 1, jobId)
+    prev = 'wait'
+  end
+  rcall('DEL', prefix .. jobId, prefix .. jobId .. ':logs')
+  rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'removed', 'jobId', jobId, 'prev', prev)
+end
 local RANGE = '([^\t\n]+)\t(%d+)\t(%d+)\t([^\t\n]*)\t([^\n]*)'
-local AHEAD = '(%d+)\t(%d+)\t([^\t\n]*)\t([^\t\n]*)\t(%d+)'
--- True when some range is neither below its watermark nor the very range of one waiting for its server.
-local function fresh(ranges)
-  if ranges == '' then return true end
-  for scope, from, to in string.gmatch(ranges, RANGE) do
-    local mark = rcall('HGET', watermarks, scope)
-    if not mark or tonumber(to) > tonumber(mark) then
-      local waiting = rcall('HGET', ahead, scope)
-      if not waiting or not string.find('\n' .. waiting, '\n' .. from .. '\t' .. to .. '\t', 1, true) then return true end
-    end
-  end
-  return false
+local AHEAD = '^(%d+)\t(%d+)\t([^\t]*)\t([^\t]*)\t(%d+)\t?(%x*)$'
+local GAP = '(%d+)\t(%d+)'
+local function hex(bytes)
+  return (string.gsub(bytes, '.', function(c) return string.format('%02x', string.byte(c)) end))
 end
--- A range the server vouched for moves its watermark; one starting past it leaves a gap for the backfill.
-local function count(scope, from, to, url, source, hook)
-  local mark = rcall('HGET', watermarks, scope)
-  if mark and tonumber(to) <= tonumber(mark) then return end
-  if mark and tonumber(from) > tonumber(mark) then
-    local jobId = 'gap-' .. redis.sha1hex(scope .. '\t' .. mark .. '\t' .. from)
-    local gaps = queueOf(SCRIPT_QUEUES)
-    if rcall('EXISTS', gaps.prefix .. jobId) == 0 then
-      local gap = { scope = scope, hook = hook, serviceUrl = url, from = mark, to = from }
-      if source ~= '' then gap['source'] = source end
-      addJob(gaps, jobId, 'gap', cjson.encode(gap))
-    end
-  end
-  rcall('HSET', watermarks, scope, to)
-end
--- A range past the server's generation waits for it, and a confirm job (one at a time) goes to read it.
-local function pend(scope, from, to, url, source, hook)
-  local lines = rcall('HGET', ahead, scope)
-  local line = from .. '\t' .. to .. '\t' .. url .. '\t' .. source .. '\t' .. timestamp
-  if not lines then
-    rcall('HSET', ahead, scope, line)
-  elseif select(2, string.gsub(lines, '\n', '')) + 1 < MAX_AHEAD then
-    rcall('HSET', ahead, scope, lines .. '\n' .. line)
-  end
-  local confirms = queueOf(SCRIPT_QUEUES)
-  local jobId = 'confirm-' .. redis.sha1hex(scope)
-  if rcall('EXISTS', confirms.prefix .. jobId) == 0 then
-    addJob(confirms, jobId, 'confirm', cjson.encode({ scope = scope, hook = hook, serviceUrl = url }), optionsOf(6))
-  end
+local function unhex(text)
+  return (string.gsub(text, '%x%x', function(cc) return string.char(tonumber(cc, 16)) end))
 end
 -- A scope's server generation as last read, and the URL of the service it was read at.
 local function serverGenOf(scope)
@@ -130,9 +138,135 @@ local function serverGenOf(scope)
   local gen, url = string.match(value, '^(%d+)\t(.*)$')
   return tonumber(gen), url
 end
+local function gapId(scope, from, to)
+  return 'gap-' .. redis.sha1hex(scope .. '\t' .. from .. '\t' .. to)
+end
+-- True while no worker took the gap job: it may still change.
+local function untaken(queue, jobId)
+  local key = queue.prefix .. jobId
+  return rcall('EXISTS', key) == 1 and rcall('HEXISTS', key, 'processedOn') == 0
+end
+-- True when (from, to] lies in a gap of scope that no worker took yet, and the server vouched for the range (it
+-- would count: at or below the generation the server reported at its URL).
+local function fills(scope, from, to, url)
+  local lines = rcall('HGET', gaps, scope)
+  from, to = tonumber(from), tonumber(to)
+  if not lines or from >= to then return false end
+  for gapFrom, gapTo in string.gmatch(lines, GAP) do
+    if tonumber(gapFrom) <= from and to <= tonumber(gapTo) then
+      local gen, at = serverGenOf(scope)
+      return gen ~= nil and at == url and to <= gen and untaken(queueOf(SCRIPT_QUEUES), gapId(scope, gapFrom, gapTo))
+    end
+  end
+  return false
+end
+-- A gap's job (gap: its data, from and to replaced), delayed by the gap delay when delayed, listed in the gaps of
+-- its scope (lines: those listed).
+local function addGap(gap, from, to, delayed, lines)
+  local queue, jobId = queueOf(SCRIPT_QUEUES), gapId(gap.scope, from, to)
+  if rcall('EXISTS', queue.prefix .. jobId) == 1 then return end
+  gap.from, gap.to = from, to
+  if delayed and gapDelay > 0 then
+    addJob(queue, jobId, 'gap', cjson.encode(gap), optionsOf(7), gapDelay)
+  else
+    addJob(queue, jobId, 'gap', cjson.encode(gap))
+  end
+  if #lines >= MAX_GAPS then
+    -- Full: those a worker took are dropped; when none was, the new one is not listed (nothing fills it).
+    local left = {}
+    for _, line in ipairs(lines) do
+      if untaken(queue, gapId(gap.scope, string.match(line, GAP))) then left[#left + 1] = line end
+    end
+    for i = #lines, 1, -1 do lines[i] = left[i] end
+    if #lines >= MAX_GAPS then return end
+  end
+  lines[#lines + 1] = from .. '\t' .. to
+end
+local function gapLines(scope)
+  local lines = {}
+  for line in string.gmatch(rcall('HGET', gaps, scope) or '', '[^\n]+') do lines[#lines + 1] = line end
+  return lines
+end
+local function saveGapLines(scope, lines)
+  if #lines == 0 then rcall('HDEL', gaps, scope) else rcall('HSET', gaps, scope, table.concat(lines, '\n')) end
+end
+-- Takes (from, to], handed to consumers, out of the gaps of scope no worker took yet: each it overlaps is replaced
+-- by a job per part it leaves uncovered (delayed again when it was). A gap a worker took is left as it is.
+local function cover(scope, from, to)
+  local listed = rcall('HGET', gaps, scope)
+  if not listed then return end
+  local queue, low, high = queueOf(SCRIPT_QUEUES), tonumber(from), tonumber(to)
+  local lines, changed = {}, false
+  for gapFrom, gapTo in string.gmatch(listed, GAP) do
+    local jobId = gapId(scope, gapFrom, gapTo)
+    if tonumber(gapFrom) < high and low < tonumber(gapTo) and untaken(queue, jobId) then
+      changed = true
+      local job = rcall('HMGET', queue.prefix .. jobId, 'data', 'delay')
+      local gap, delay = cjson.decode(job[1]), tonumber(job[2]) > 0
+      removeJob(queue, jobId)
+      if tonumber(gapFrom) < low then addGap(gap, gapFrom, from, delay, lines) end
+      if high < tonumber(gapTo) then addGap(gap, to, gapTo, delay, lines) end
+    else
+      lines[#lines + 1] = gapFrom .. '\t' .. gapTo
+    end
+  end
+  if changed then saveGapLines(scope, lines) end
+end
+-- True when some range is new: neither below its watermark (but for one filling a gap) nor the very range of one
+-- waiting for its server.
+local function fresh(ranges)
+  if ranges == '' then return true end
+  for scope, from, to, url in string.gmatch(ranges, RANGE) do
+    local mark = rcall('HGET', watermarks, scope)
+    if not mark or tonumber(to) > tonumber(mark) then
+      local waiting = rcall('HGET', ahead, scope)
+      if not waiting or not string.find('\n' .. waiting, '\n' .. from .. '\t' .. to .. '\t', 1, true) then return true end
+    elseif fills(scope, from, to, url) then
+      return true
+    end
+  end
+  return false
+end
+-- A range the server vouched for moves its watermark; one starting past it leaves a gap for the backfill (delayed
+-- when a delivery revealed it), one starting below it takes its generations out of the gaps no worker took yet.
+local function count(scope, from, to, url, source, hook, delayed)
+  local mark = rcall('HGET', watermarks, scope)
+  if mark and tonumber(to) <= tonumber(mark) then return end
+  if mark and tonumber(from) > tonumber(mark) then
+    local gap = { scope = scope, hook = hook, serviceUrl = url }
+    if source ~= '' then gap['source'] = source end
+    local lines = gapLines(scope)
+    addGap(gap, mark, from, delayed, lines)
+    saveGapLines(scope, lines)
+  elseif mark and tonumber(from) < tonumber(mark) then
+    cover(scope, from, mark)
+  end
+  rcall('HSET', watermarks, scope, to)
+end
+-- A range past the server's generation waits for it (with the digest of its event's dedup key), and a confirm job
+-- (one at a time) goes to read it. False when the list of the scope is full: the range is not kept.
+local function pend(scope, from, to, url, source, hook, digest)
+  local lines = rcall('HGET', ahead, scope)
+  local line = from .. '\t' .. to .. '\t' .. url .. '\t' .. source .. '\t' .. timestamp .. '\t' .. hex(digest)
+  local kept = true
+  if not lines then
+    rcall('HSET', ahead, scope, line)
+  elseif select(2, string.gsub(lines, '\n', '')) + 1 < MAX_AHEAD then
+    rcall('HSET', ahead, scope, lines .. '\n' .. line)
+  else
+    kept = false
+  end
+  local confirms = queueOf(SCRIPT_QUEUES)
+  local jobId = 'confirm-' .. redis.sha1hex(scope)
+  if rcall('EXISTS', confirms.prefix .. jobId) == 0 then
+    addJob(confirms, jobId, 'confirm', cjson.encode({ scope = scope, hook = hook, serviceUrl = url }), optionsOf(6))
+  end
+  return kept
+end
 -- Records a scope's server generation, read at url, and counts, in order, the ranges waiting that it now covers
 -- (those announced for that server). Those still ahead stay, but for ranges first seen before refuseBefore (when
--- given): refused. Returns what stays and what was refused.
+-- given): refused, and their event's dedup key written for the rest of its window. Returns what stays and what was
+-- refused.
 local function confirm(scope, gen, url, hook, refuseBefore)
   local known, knownUrl = serverGenOf(scope)
   gen = tonumber(gen)
@@ -145,29 +279,45 @@ local function confirm(scope, gen, url, hook, refuseBefore)
   local lines = rcall('HGET', ahead, scope)
   if not lines then return 0, '' end
   local covered, left, refused = {}, {}, {}
-  for from, to, at, source, seen in string.gmatch(lines, AHEAD) do
-    if tonumber(to) <= gen and at == url then
+  for line in string.gmatch(lines, '[^\n]+') do
+    local from, to, at, source, seen, digest = string.match(line, AHEAD)
+    if not from then
+      -- (not a line this script writes: dropped)
+    elseif tonumber(to) <= gen and at == url then
       covered[#covered + 1] = { from, to, at, source }
     elseif refuseBefore and tonumber(seen) < refuseBefore then
       refused[#refused + 1] = from .. '\t' .. to
+      local window = tonumber(seen) + dedupMs - timestamp
+      if digest ~= '' and window > 0 then rcall('SET', dedupPrefix .. unhex(digest), 1, 'PX', window) end
     else
-      left[#left + 1] = table.concat({ from, to, at, source, seen }, '\t')
+      left[#left + 1] = line
     end
   end
   table.sort(covered, function(x, y) return tonumber(x[1]) < tonumber(y[1]) end)
-  for _, range in ipairs(covered) do count(scope, range[1], range[2], range[3], range[4], hook) end
+  for _, range in ipairs(covered) do count(scope, range[1], range[2], range[3], range[4], hook, true) end
   if #left == 0 then rcall('HDEL', ahead, scope) else rcall('HSET', ahead, scope, table.concat(left, '\n')) end
   return #left, table.concat(refused, '\n')
 end
--- A delivery's ranges: those the generation of their server covers count now, the others wait for it.
-local function track(ranges, hook)
+-- A delivery's ranges: those the generation of their server covers count now, the others wait for it; one below
+-- its watermark that lies in a gap no worker took yet fills it. True when a repeat of the event would be answered
+-- by its ranges alone: it has some, and every one was kept (counted, waiting, handed over already).
+local function track(ranges, hook, digest)
+  if ranges == '' then return false end
+  local visible = true
   for scope, from, to, url, source in string.gmatch(ranges, RANGE) do
     local mark = rcall('HGET', watermarks, scope)
     if not mark or tonumber(to) > tonumber(mark) then
       local gen, at = serverGenOf(scope)
-      if gen and at == url and tonumber(to) <= gen then count(scope, from, to, url, source, hook) else pend(scope, from, to, url, source, hook) end
+      if gen and at == url and tonumber(to) <= gen then
+        count(scope, from, to, url, source, hook, true)
+      elseif not pend(scope, from, to, url, source, hook, digest) then
+        visible = false
+      end
+    elseif fills(scope, from, to, url) then
+      cover(scope, from, to)
     end
   end
+  return visible
 end
 -- An activity of a service, recorded with the time.
 local function record(field)
@@ -175,11 +325,11 @@ local function record(field)
     rcall('HSET', activity, field, timestamp)
   end
 end
--- Ranges the server reported itself: they raise its generations and count.
+-- Ranges the server reported itself: they raise its generations and count (their gaps due at once).
 local function reserve(ranges, hook)
   for scope, from, to, url, source in string.gmatch(ranges, RANGE) do
     confirm(scope, to, url, hook, nil)
-    count(scope, from, to, url, source, hook)
+    count(scope, from, to, url, source, hook, false)
   end
   return 1
 end
@@ -193,24 +343,24 @@ local function confirmAll(ranges, hook, refuseBefore)
   end
   return left .. '\n' .. table.concat(refused, '\n')
 end
--- The job id of a new event, or nil for a repeat within the window (the hook's dedup key is there). One look for
--- the dedup key and a job holding the event id; the dedup key alone when one is there.
-local function newJobId(queue, dedupKey, eventId, hook)
-  local found = rcall('EXISTS', dedupKey, queue.prefix .. eventId)
-  if found == 2 or (found == 1 and rcall('EXISTS', dedupKey) == 1) then return nil end
+-- The job id of a new event, or nil for a repeat within the window (its dedup key is there, or the key of the
+-- earlier layout). One look for the dedup keys and a job holding the event id; the dedup keys alone when one
+-- of the three is there.
+local function newJobId(queue, dedupKey, legacyKey, eventId, hook)
+  local found = rcall('EXISTS', dedupKey, legacyKey, queue.prefix .. eventId)
+  if found >= 2 or (found == 1 and rcall('EXISTS', dedupKey, legacyKey) == 1) then return nil end
   return found == 0 and eventId or (eventId .. '-' .. hook .. '-' .. time36)
 end
 -- An event: 0 a repeat, 2 its ranges handed over already, 1 a new job (its ranges tracked).
-local function accept(queue, eventId, hook, name, data, ranges)
-  local dedupKey = queue.prefix .. 'de:' .. hook .. ':' .. eventId
-  local jobId = newJobId(queue, dedupKey, eventId, hook)
+local function accept(queue, eventId, hook, name, data, ranges, digest)
+  local dedupKey = dedupPrefix .. digest
+  local jobId = newJobId(queue, dedupKey, queue.prefix .. 'de:' .. hook .. ':' .. eventId, eventId, hook)
   if not jobId then return 0 end
   if not fresh(ranges) then return 2 end
   addJob(queue, jobId, name, data)
   -- Only a complete job marks the event seen: when Redis fails the script midway, the retry writes it. The key's
-  -- presence is the mark; 1 is Redis's smallest value (a shared integer) for the 24 h it is kept.
-  rcall('SET', dedupKey, 1, 'PX', dedupMs)
-  track(ranges, hook)
+  -- presence is the mark; 1 is Redis's smallest value (a shared integer) for the window it is kept.
+  if not track(ranges, hook, digest) then rcall('SET', dedupKey, 1, 'PX', dedupMs) end
   return 1
 end
 
@@ -224,7 +374,7 @@ for i = 0, (#ARGV - HEADER) / PER_REQUEST - 1 do
   elseif q == CONFIRM then
     answers[i + 1] = confirmAll(ranges, hook, ARGV[a + 5] ~= '' and tonumber(ARGV[a + 5]) or nil)
   else
-    answers[i + 1] = accept(queueOf(q), ARGV[a + 2], hook, ARGV[a + 4], ARGV[a + 5], ranges)
+    answers[i + 1] = accept(queueOf(q), ARGV[a + 2], hook, ARGV[a + 4], ARGV[a + 5], ranges, ARGV[a + 8])
   end
 end
 for _, queue in pairs(queues) do

@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 const SCRIPT_QUEUES = 4;
 
 /** Values per request in ARGV. */
-const PER_REQUEST = 7;
+const PER_REQUEST = 8;
 
-/** Values in ARGV before the requests': six settings, then the key prefix of each queue. */
-const HEADER = 6 + SCRIPT_QUEUES;
+/** Values in ARGV before the requests': nine settings, then the key prefix of each queue. */
+const HEADER = 9 + SCRIPT_QUEUES;
 
 /** What a request asks of the script, in its first value (the event queues are 1 to 3). */
 export const Operation = {
@@ -20,10 +20,20 @@ export const Operation = {
 /** Longest list of ranges one scope may have waiting for its server (a bound on what invented ranges can hold). */
 const MAX_AHEAD = 1000;
 
+/**
+ * Most gaps listed per scope for deliveries to fill (those a worker took are dropped when it is full): a gap
+ * past it is filled by the backfill alone.
+ */
+const MAX_GAPS = 100;
+
 /** Most services the activity hash records: a new one past this is not recorded (a bound on invented names). */
 const MAX_ACTIVITY_FIELDS = 10_000;
 
-/** A gap's job data, as the accept script writes it (`count`): the generations in `(from, to]` of `scope` (numbers as text). */
+/**
+ * A gap's job data, as the accept script writes it (`addGap`): the generations in `(from, to]` of `scope` (numbers
+ * as text). A delivery that comes before a worker takes the job takes its range out: the job is then replaced by
+ * one per part left.
+ */
 export interface GapJobData {
   scope: string;
   hook: string;
@@ -49,6 +59,7 @@ const constants = {
   RESERVE: Operation.reserve,
   CONFIRM: Operation.confirm,
   MAX_AHEAD,
+  MAX_GAPS,
   MAX_ACTIVITY_FIELDS,
 };
 

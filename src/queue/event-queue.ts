@@ -8,7 +8,7 @@ import type { AcceptedEvent } from '../events/build-event.js';
 import type { ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, aheadKey, serverGensKey, watermarksKey } from '../redis/keys.js';
+import { activityKey, aheadKey, dedupKey, gapsKey, serverGensKey, watermarksKey } from '../redis/keys.js';
 import { backfillJobOptions } from './backfill-jobs.js';
 import { DurabilityWatch } from './durability-watch.js';
 import type { Durability } from './durability.js';
@@ -26,6 +26,12 @@ export interface EventQueueOptions {
   prefix?: string;
   /** How long an event id is remembered per hook. @defaultValue 86400 */
   dedupRetentionSeconds?: number;
+  /**
+   * How long a gap a delivery revealed waits before the backfill may fill it, ms: a delivery that was only late
+   * (deliveries of a busy service overtake each other) fills it meanwhile, at no cost to the server.
+   * @defaultValue 1000
+   */
+  gapDelayMs?: number;
   /** Longest wait for Redis to store an event before giving up. @defaultValue 2000 */
   enqueueTimeoutMs?: number;
   /** Completed jobs kept for inspection and replay. @defaultValue `{ ageSeconds: 86400, count: 10000 }` */
@@ -71,7 +77,8 @@ export interface EnqueueResult {
  * Puts events on the three BullMQ queues (docs/events.md): job name = event type, job id = event id, job
  * data = the stored event. An event is acknowledged once a script call (events are written in batches, see
  * {@link JobWriter}) has made it a BullMQ job, or recognised it as a repeat: the same event on the same
- * hook within the retention window is stored once (the hook's dedup key outlives the job). When the id is
+ * hook within the retention window is stored once (its dedup key outlives the job; a verified feature event whose
+ * ranges of server generations show a repeat needs none, see docs/backfill.md). When the id is
  * already a job (the same bytes on another hook, or a job kept past the window), the job id becomes
  * `<event id>-<hook>-<time>` so that no accepted event is dropped.
  */
@@ -84,6 +91,7 @@ export class EventQueue {
   private writer: JobWriter | undefined;
   private script: JobScript | undefined;
   private readonly dedupRetentionMs: number;
+  private readonly gapDelayMs: number;
   private readonly enqueueTimeoutMs: number;
   private readonly retryAfterSeconds: number;
   private readonly durability: Durability;
@@ -94,6 +102,7 @@ export class EventQueue {
   constructor(options: EventQueueOptions) {
     this.connection = options.connection;
     this.dedupRetentionMs = (options.dedupRetentionSeconds ?? DEFAULT_DEDUP_RETENTION_SECONDS) * 1000;
+    this.gapDelayMs = options.gapDelayMs ?? DEFAULT_GAP_DELAY_MS;
     this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 2000;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
@@ -143,7 +152,10 @@ export class EventQueue {
       activityKey: activityKey(prefix),
       serverGensKey: serverGensKey(prefix),
       aheadKey: aheadKey(prefix),
+      gapsKey: gapsKey(prefix),
+      dedupKeyPrefix: dedupKey(prefix, ''),
       dedupMs: this.dedupRetentionMs,
+      gapDelayMs: this.gapDelayMs,
     });
     this.writer = new JobWriter({
       connection,
@@ -282,6 +294,9 @@ export class EventQueue {
     await Promise.all([...(this.queues?.values() ?? []), this.backfill].map((queue) => queue?.close()));
   }
 }
+
+/** How long a gap a delivery revealed waits before the backfill may fill it. */
+const DEFAULT_GAP_DELAY_MS = 1000;
 
 /**
  * Events per script call under strict durability: each turn of Redis's event loop is an fsync there, so

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
 import type { Result } from 'ioredis';
@@ -35,7 +36,7 @@ const UNSUPPORTED_OPTIONS: readonly (keyof JobsOptions)[] = [
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** `numberOfKeys` first: 4, the watermarks, the activity, the server generations and the ranges ahead. */
+    /** `numberOfKeys` first: 5, the watermarks, the activity, the server generations, the ranges ahead and the gaps. */
     geohookAcceptJobs(numberOfKeys: number, ...keysAndArgs: (string | number | Buffer)[]): Result<(number | string)[], Context>;
   }
 }
@@ -84,19 +85,19 @@ const rangeLines = (ranges: readonly TrackedRange[]): string =>
 const TEMPLATE_ID = 'geohook-template';
 
 /**
- * BullMQ's encoding of `queue`'s default job options with a job id, exactly as `queue.add` sends it to
- * its script (refused when the options are beyond the script's layout): captured by running BullMQ's own
- * job insert against a client that only records the call (BullMQ makes the call synchronously, before its
- * first await).
+ * BullMQ's encoding of `queue`'s default job options with a job id (and a delay, ms, when one is given), exactly
+ * as `queue.add` sends it to its script (refused when the options are beyond the script's layout): captured by
+ * running BullMQ's own job insert against a client that only records the call (BullMQ makes the call
+ * synchronously, before its first await).
  */
-function encodedJobOptions(queue: Queue, jobOptions: JobsOptions = queue.defaultJobOptions): Buffer {
+function encodedJobOptions(queue: Queue, jobOptions: JobsOptions = queue.defaultJobOptions, delay = 0): Buffer {
   const unsupported = UNSUPPORTED_OPTIONS.filter((option) => jobOptions[option] !== undefined);
   if (unsupported.length > 0)
     throw new GeohookError(
       'GEOHOOK_ERR_CONFIG',
       `the accept script cannot write jobs with ${unsupported.join(', ')} (queue ${queue.name})`,
     );
-  const job = new Job(queue, TEMPLATE_ID, undefined, { ...jobOptions, jobId: TEMPLATE_ID }, TEMPLATE_ID);
+  const job = new Job(queue, TEMPLATE_ID, undefined, { ...jobOptions, jobId: TEMPLATE_ID, ...(delay > 0 ? { delay } : {}) }, TEMPLATE_ID);
   let options: unknown;
   const recorder = {
     runCommand(_command: string, args: unknown[]): Promise<string> {
@@ -124,9 +125,22 @@ export interface JobScriptOptions {
   serverGensKey: string;
   /** The hash of the ranges waiting for their server to confirm them, by scope. */
   aheadKey: string;
+  /** The hash of the gaps a delivery may still fill, by scope. */
+  gapsKey: string;
+  /** What every dedup key begins with: `<prefix>:de:` (see `dedupKey`). */
+  dedupKeyPrefix: string;
   /** How long an event id is remembered per hook, ms. */
   dedupMs: number;
+  /** How long a gap a delivery revealed waits before a worker may take it, ms (0: none). @defaultValue 0 */
+  gapDelayMs?: number;
 }
+
+/**
+ * The dedup digest of an event on a hook: 16 bytes of the SHA-256 of both, the end of its dedup key. 128 bits keep
+ * an accidental collision out of reach, and a chosen one would need a second preimage.
+ */
+export const dedupDigest = (hook: string, eventId: string): Buffer =>
+  createHash('sha256').update(hook).update('\n').update(eventId).digest().subarray(0, 16);
 
 /** The accept script bound to its queues, watermarks and dedup window. */
 export class JobScript {
@@ -137,6 +151,9 @@ export class JobScript {
   private readonly options: Buffer;
   private readonly gapOptions: Buffer;
   private readonly confirmOptions: Buffer;
+  private readonly delayedGapOptions: Buffer;
+  private readonly gapDelayMs: number;
+  private readonly dedupKeyPrefix: string;
 
   constructor(connection: RedisClient, options: JobScriptOptions) {
     if (bullmqVersion !== BULLMQ_VERSION) {
@@ -147,12 +164,15 @@ export class JobScript {
     }
     if (typeof connection.geohookAcceptJobs !== 'function') connection.defineCommand('geohookAcceptJobs', { lua: acceptLua });
     this.connection = connection;
-    this.keys = [options.watermarksKey, options.activityKey, options.serverGensKey, options.aheadKey];
+    this.keys = [options.watermarksKey, options.activityKey, options.serverGensKey, options.aheadKey, options.gapsKey];
     this.queuePrefixes = [...options.queues, options.backfillQueue].map((queue) => queue.toKey(''));
     this.dedupMs = options.dedupMs;
     this.options = encodedJobOptions(options.queues[0]!);
     this.gapOptions = encodedJobOptions(options.backfillQueue);
     this.confirmOptions = encodedJobOptions(options.backfillQueue, confirmJobOptions);
+    this.gapDelayMs = options.gapDelayMs ?? 0;
+    this.delayedGapOptions = encodedJobOptions(options.backfillQueue, options.backfillQueue.defaultJobOptions, this.gapDelayMs);
+    this.dedupKeyPrefix = options.dedupKeyPrefix;
   }
 
   /**
@@ -169,6 +189,9 @@ export class JobScript {
       this.options,
       this.gapOptions,
       this.confirmOptions,
+      this.delayedGapOptions,
+      this.gapDelayMs,
+      this.dedupKeyPrefix,
       ...this.queuePrefixes,
     ];
     // Every activity of a call gets the same time: each field is sent once, with its first event.
@@ -181,9 +204,10 @@ export class JobScript {
       const lines = ranges.length === 0 ? '' : rangeLines(ranges);
       if ('operation' in request) {
         const refuseBefore = request.refuseBefore === undefined ? '' : String(request.refuseBefore);
-        args.push(Operation[request.operation], '', hook, '', refuseBefore, lines, fresh ? field : '');
+        args.push(Operation[request.operation], '', hook, '', refuseBefore, lines, fresh ? field : '', '');
       } else {
-        args.push(request.queue + 1, request.eventId, hook, request.name, request.data, lines, fresh ? field : '');
+        const digest = dedupDigest(hook, request.eventId);
+        args.push(request.queue + 1, request.eventId, hook, request.name, request.data, lines, fresh ? field : '', digest);
       }
     }
     return this.connection.geohookAcceptJobs(this.keys.length, ...this.keys, ...args);

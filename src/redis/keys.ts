@@ -1,8 +1,14 @@
 /**
  * Every Redis key geohook writes beside BullMQ's own, under the key prefix (`GEOHOOK_PREFIX`): one table of them
- * is in docs/redis.md. BullMQ's queues keep theirs under `<prefix>:<queue>:`, and so does the accept script's
- * dedup key of each event (`<prefix>:<queue>:de:<hook>:<event id>`).
+ * is in docs/redis.md. BullMQ's queues keep theirs under `<prefix>:<queue>:`.
  */
+
+/**
+ * The dedup key of an event on a hook, kept for the dedup window: `digest` is 16 bytes of the SHA-256 of hook and
+ * event id (`dedupDigest`), appended by the accept script. An event whose ranges of server generations show a
+ * repeat has none (docs/backfill.md).
+ */
+export const dedupKey = (prefix: string, digest: string): string => `${prefix}:de:${digest}`;
 
 /** The hash of watermarks (highest server generation handed over, by scope). */
 export const watermarksKey = (prefix: string): string => `${prefix}:watermarks`;
@@ -15,6 +21,12 @@ export const serverGensKey = (prefix: string): string => `${prefix}:server-gens`
 
 /** The hash of the delivered ranges waiting for their server to confirm them, by scope. */
 export const aheadKey = (prefix: string): string => `${prefix}:ahead`;
+
+/**
+ * The hash of the gaps a late delivery may still fill, by scope: `<from>\t<to>` lines, one per gap job (at most
+ * 100 per scope); a line whose job a worker took is dropped when it is next read.
+ */
+export const gapsKey = (prefix: string): string => `${prefix}:gaps`;
 
 /**
  * The hash of what last happened to each service (docs/backfill.md#the-services-view): field

@@ -11,7 +11,7 @@ import { EventQueue } from '../../src/queue/event-queue.js';
 import { BULLMQ_VERSION, JobScript, type EventWrite, type RangesWrite } from '../../src/queue/job-script.js';
 import { allQueueNames } from '../../src/queue/names.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
-import { activityKey, aheadKey, serverGensKey, watermarksKey } from '../../src/redis/keys.js';
+import { activityKey, aheadKey, dedupKey, gapsKey, serverGensKey, watermarksKey } from '../../src/redis/keys.js';
 import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { repoPath } from '../helpers/paths.js';
 import { uniquePrefix } from '../helpers/receiver.js';
@@ -58,6 +58,7 @@ function sameWrites(
 /** An event queue and, beside it, the BullMQ queues `queue.add` writes the reference jobs to. */
 async function setUp(
   t: Test,
+  gapDelayMs = 0,
 ): Promise<{ eventQueue: EventQueue; script: JobScript; reference: (name: string) => Queue; prefixes: [string, string] }> {
   const ours = uniquePrefix();
   const bullmqs = uniquePrefix();
@@ -72,7 +73,10 @@ async function setUp(
     activityKey: activityKey(ours),
     serverGensKey: serverGensKey(ours),
     aheadKey: aheadKey(ours),
+    gapsKey: gapsKey(ours),
+    dedupKeyPrefix: dedupKey(ours, ''),
     dedupMs: 60_000,
+    gapDelayMs,
   });
   const references = new Map<string, Queue>();
   const reference = (name: string): Queue => {
@@ -227,3 +231,49 @@ t.test("BullMQ's Worker and QueueEvents, and the dashboard, take such a job as t
     payload: JSON.parse(event.body),
   });
 });
+
+t.test(
+  "a delayed gap written by geohook's script equals the job queue.add writes with that delay; a late delivery removes it as BullMQ would",
+  async (t) => {
+    const { script, reference, prefixes } = await setUp(t, 1500);
+    const scope = 'default Hosted/Parcels.FeatureServer';
+    const serviceUrl = 'http://gis.test/arcgis/rest/services/Hosted/Parcels/FeatureServer';
+    const event = (from: number, to: number): EventWrite => ({
+      ...requestOf(envelopeOf('feature')),
+      queue: 1,
+      ranges: [{ scope, from, to, serviceUrl }],
+    });
+    t.same(await script.write([{ operation: 'confirm', hook: 'default', ranges: [{ scope, from: 50, to: 50, serviceUrl }] }]), ['0\n']);
+    t.same(await script.write([event(10, 11), event(20, 21)]), [1, 1]);
+    t.same(await raw.llen(`${prefixes[0]}:backfill:wait`), 0, 'nothing waiting');
+    const [gapId] = (await raw.zrange(`${prefixes[0]}:backfill:delayed`, '0', '-1')) as [string];
+    t.match(gapId, /^gap-[0-9a-f]{40}$/, 'the gap is delayed');
+    const gap = JSON.parse((await raw.hget(`${prefixes[0]}:backfill:${gapId}`, 'data'))!) as unknown;
+    t.same(gap, { scope, hook: 'default', serviceUrl, from: '11', to: '20' });
+    await reference('backfill').add('gap', gap, { jobId: gapId, delay: 1500 });
+
+    const [mine, theirs] = await Promise.all(prefixes.map((prefix) => written(prefix, [gapId], 'backfill')));
+    // The times differ by the moment each was written: each is compared within 5 s, the rest exactly.
+    const due = async (prefix: string) => {
+      const [, score] = await raw.zrange(`${prefix}:backfill:delayed`, '0', '-1', 'WITHSCORES');
+      return Number(score) / 0x1000;
+    };
+    const [myDue, theirDue] = await Promise.all(prefixes.map(due));
+    t.ok(Math.abs(myDue! - theirDue!) < 5000, 'due at the same moment');
+    const [myMarker, theirMarker] = [mine!.marker, theirs!.marker].map((marker) => (marker as string[]).flat());
+    t.equal(myMarker![0], theirMarker![0]);
+    t.equal(Number(myMarker![1]), myDue, 'the marker says when');
+    const streamOf = (events: unknown) => (events as string[][]).map((fields) => fields.filter((_, i) => fields[i - 1] !== 'delay'));
+    t.same(streamOf(mine!.events), streamOf(theirs!.events), 'events: the same but for the due time');
+    sameWrites(t, { ...mine!, marker: [], events: [] }, { ...theirs!, marker: [], events: [] }, (text) => JSON.parse(text) as unknown);
+
+    // A late delivery covering the whole gap: the job goes, as BullMQ's removeJob takes a delayed job away.
+    await reference('backfill').remove(gapId);
+    const fill: EventWrite = { ...event(11, 20) };
+    t.same(await script.write([fill]), [1]);
+    const [afterMine, afterTheirs] = await Promise.all(prefixes.map((prefix) => written(prefix, [gapId], 'backfill')));
+    t.same(afterMine!.jobs, [{}], 'no job hash');
+    t.same(await raw.zcard(`${prefixes[0]}:backfill:delayed`), 0, 'not delayed');
+    t.same(streamOf(afterMine!.events), streamOf(afterTheirs!.events), "the stream says 'removed', as BullMQ's");
+  },
+);

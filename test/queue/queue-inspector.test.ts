@@ -6,9 +6,11 @@ import type { RetryPolicy } from '../../src/config/types.js';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import type { StoredEvent } from '../../src/events/envelope.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
+import { dedupDigest } from '../../src/queue/job-script.js';
 import { queueNames, type QueueName } from '../../src/queue/names.js';
 import { QueueInspector } from '../../src/queue/queue-inspector.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
+import { dedupKey } from '../../src/redis/keys.js';
 import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -176,8 +178,8 @@ t.test('replay consumes a completed event again with the same id and data; dedup
   worker(t, s, 'feature-events', async (job) => void seen.push({ id: job.id, data: job.data }));
   const done = envelopeOf('feature');
   await settle(s, [done], 'completed');
-  const queue = s.eventQueue.queue('feature-events');
-  t.equal(await s.connection.exists(queue.toKey(`de:default:${done.id}`)), 1, 'the dedup key is live');
+  const digest = dedupDigest('default', done.id);
+  t.equal(await s.connection.exists(Buffer.concat([Buffer.from(dedupKey(s.prefix, '')), digest])), 1, 'the dedup key is live');
   t.same(await s.inspector.replay(done.id), {
     queue: 'feature-events',
     jobId: done.id,
