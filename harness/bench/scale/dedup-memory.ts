@@ -49,9 +49,10 @@ const usedMemory = async (redis: Redis): Promise<number> => Number(/used_memory:
 /**
  * Bytes of Redis memory each consumed event keeps, for one case on a fresh prefix of `redisUrl`.
  *
- * Method: a receiver (`buildReceiver`, in process) takes `2 × events` distinct signed deliveries of one service, in
- * order, and a BullMQ worker consumes them all. `used_memory` is read once the first `events` are consumed and
- * again once the rest are: the difference divided by `events` is what each consumed event keeps. What is bounded
+ * Method: a receiver (`buildReceiver`, in process) takes `2 × events` distinct signed deliveries of one service, sent
+ * in order 32 at a time (a few overtake each other, as on a busy service), and a BullMQ worker consumes them all. `used_memory` is read once the first `events` are consumed and
+ * again once the rest are: the difference divided by the events stored meanwhile (deliveries answered `duplicate`
+ * are not) is what each consumed event keeps. What is bounded
  * regardless of the count (the completed jobs kept, 1,000 here; the events streams, ~10,000 entries; the hashes
  * of one service) is full before the first reading, so it cancels out. The service's server generation is read
  * first (as a registration pass does), so that ranges count at once.
@@ -67,6 +68,8 @@ async function measureCase(redisUrl: string, prefix: string, events: number, ran
   const app = await buildReceiver({ config: { ...config, completedJobs: { ageSeconds: 86_400, count: COMPLETED_KEPT } } });
   const redis = new Redis(redisUrl);
   let consumed = 0;
+  // Deliveries stored as new: those the worker must consume (a repeat, or a range handed over already, is not).
+  let stored = 0;
   const worker = new Worker('feature-events', async () => void consumed++, { connection: { url: redisUrl }, prefix, concurrency: 50 });
   try {
     await app.eventQueue.ready();
@@ -86,16 +89,16 @@ async function measureCase(redisUrl: string, prefix: string, events: number, ran
             body,
           });
           if (response.status !== 202) throw new Error(`delivery answered ${response.status}: ${await response.text()}`);
-          await response.arrayBuffer();
+          if (!((await response.json()) as { duplicate: boolean }).duplicate) stored++;
         }
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, lane));
     };
-    const settle = async (count: number): Promise<number> => {
+    const settle = async (): Promise<number> => {
       const queue = app.eventQueue.queue('feature-events');
       for (;;) {
         const { waiting = 0, active = 0 } = await queue.getJobCounts('waiting', 'active');
-        if (consumed >= count && waiting + active === 0) break;
+        if (consumed >= stored && waiting + active === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       // Completed jobs past the count kept are removed as the worker completes later ones; wait for the bound.
@@ -107,10 +110,11 @@ async function measureCase(redisUrl: string, prefix: string, events: number, ran
       return usedMemory(redis);
     };
     await send(FIRST_GEN + events);
-    const before = await settle(events);
+    const before = await settle();
+    const storedBefore = stored;
     await send(FIRST_GEN + 2 * events);
-    const after = await settle(2 * events);
-    return (after - before) / events;
+    const after = await settle();
+    return (after - before) / (stored - storedBefore);
   } finally {
     await worker.close();
     await app.close();
