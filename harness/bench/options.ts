@@ -21,12 +21,21 @@ export interface BenchOptions {
   emulatorWebhooks: number;
   /** Edits made on a registered feature service while the receiver is down, backfilled when it is back. */
   backfillEdits: number;
+  /** Run only the scale section (a large organization: registration, recovery, dedup memory, backfill bytes). */
+  scale: boolean;
+  /** Services of the scale section's registration; half as many deactivated in its recovery. */
+  scaleServices: number;
   /** Profile the geohook case's server, the end-to-end consumer and the emulator (`--cpu-prof`) and print their top frames. */
   cpuProf: boolean;
 }
 
 export const usage = `npm run bench -- [options]
 
+  --scale                 only the scale section (a large organization; a few minutes): readiness and a pass of
+                          1,000 services behind a slow admin API, recovery of 500 deactivated webhooks, dedup
+                          memory per consumed event, backfill bytes per point edit
+  --scale-services N      services the scale section registers (default 1000); half as many recover,
+                          20 events per service measure the dedup memory
   --quick                 short run (3 rounds × 2 s after 0.5 s of warm-up, e2e 10,000, emulator 4,000), under a minute
   --json                  print one JSON object on stdout (progress goes to stderr)
   --durability MODE       fast (AOF, fsync every second; default) or strict (fsync at every write);
@@ -74,6 +83,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       'emulator-webhooks': { type: 'string' },
       'backfill-edits': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
+      scale: { type: 'boolean', default: false },
+      'scale-services': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -94,5 +105,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     emulatorWebhooks: whole('emulator-webhooks', values['emulator-webhooks'], 20, 1),
     backfillEdits: whole('backfill-edits', values['backfill-edits'], 1000, 1),
     cpuProf: values['cpu-prof'],
+    scale: values.scale,
+    scaleServices: whole('scale-services', values['scale-services'], 1000, 2),
   };
 }

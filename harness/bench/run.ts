@@ -12,6 +12,7 @@ import { parseOptions, usage, type BenchOptions } from './options.js';
 import { BODY_BYTES } from './payloads.js';
 import { profileFiles, topFrames } from './profile/top-frames.js';
 import { evaluateTargets, formatReport, perRoundRatios, summarizeCase, type BenchReport } from './report.js';
+import { formatScale, runScale } from './scale/run-scale.js';
 
 /**
  * `npm run bench`: in one run, bare Fastify, the naive receiver, geohook's receiver and geohook's receiver
@@ -72,9 +73,28 @@ function checkEmulator(emulator: EmulatorResult, problems: string[]): void {
   if (emulator.signed !== emulator.received) problems.push(`emulator: ${emulator.received - emulator.signed} deliveries arrived unsigned`);
 }
 
+/** `--scale`: the scale section alone; `{ scale }` with `--json`. */
+async function mainScale(options: BenchOptions): Promise<number> {
+  const services = options.scaleServices;
+  const scale = await runScale(
+    {
+      registrationServices: services,
+      recoveryServices: Math.ceil(services / 2),
+      dedupEvents: services * 20,
+      backfillEdits: options.backfillEdits,
+    },
+    log,
+  );
+  const missed = scale.targets.filter((target) => !target.met);
+  for (const target of missed) log(`target not met: ${target.name}: ${target.value} (goal ${target.goal})`);
+  process.stdout.write(options.json ? `${JSON.stringify({ scale })}\n` : formatScale(scale));
+  return 0;
+}
+
 async function main(): Promise<number> {
   const options = await startTool(parseOptions, usage, log);
   if (typeof options === 'number') return options;
+  if (options.scale) return mainScale(options);
   const startedAtMs = Date.now();
   const loadBefore = loadavg();
   if (loadBefore[0]! > 0.5)

@@ -145,10 +145,7 @@ export class Registration {
   private schedule(): void {
     if (this.closed) return;
     clearTimeout(this.timer);
-    const retryAt = Math.max(
-      Math.min(this.states.nextRetryAt() ?? Infinity, this.orgError?.retryAt ?? Infinity),
-      this.retriesPausedUntil,
-    );
+    const retryAt = Math.max(Math.min(this.states.nextRetryAt() ?? Infinity, this.orgError?.retryAt ?? Infinity), this.retriesPausedUntil);
     const delayMs = Math.max(0, Math.min(this.nextPassAt, retryAt) - Date.now());
     this.timer = setTimeout(() => {
       const run = Date.now() >= this.nextPassAt ? this.pass() : this.retry();

@@ -16,8 +16,13 @@ import { startLatencyProxy } from './latency-proxy.js';
 export interface RecoveryResult {
   /** From the second start of `geohook serve` until every service has `recoveredAt`. */
   recoverySeconds: number;
-  /** Redis commands processed meanwhile (this measure's own polls left out), per service. */
+  /**
+   * Redis commands geohook sent meanwhile, per service, as MONITOR sees them: one per script call, the commands
+   * scripts run left out (this measure's own polls too).
+   */
   recoveryRedisOps: number;
+  /** Every command Redis processed meanwhile, per service: those scripts run included (BullMQ's, the accept script's). */
+  recoveryRedisCommandsTotal: number;
   services: number;
 }
 
@@ -138,6 +143,16 @@ export async function measureRecovery(options: RecoveryOptions): Promise<Recover
       return webhooks.filter((hook) => !hook.active).length === count ? true : undefined;
     });
 
+    // No ready check: an INFO answered after MONITOR began would break ioredis's command queue.
+    const raw = new Redis(redis.url, { enableReadyCheck: false });
+    const monitor = await raw.monitor();
+    let sent = 0;
+    monitor.on('monitor', (_time: string, _args: string[], source: string) => {
+      if (source !== 'lua') sent += 1;
+    });
+    await reader.ping();
+    await until('MONITOR on', timeoutMs, async () => (sent > 0 ? true : undefined), 10);
+    sent = 0;
     let ownCommands = 1; // the INFO below
     const before = await commandsProcessed(reader);
     const startedAt = Date.now();
@@ -157,7 +172,10 @@ export async function measureRecovery(options: RecoveryOptions): Promise<Recover
     );
     const recoverySeconds = (Date.now() - startedAt) / 1000;
     const commands = (await commandsProcessed(reader)) - before - ownCommands;
-    return { recoverySeconds, recoveryRedisOps: commands / count, services: count };
+    const geohookSent = sent - ownCommands - 1; // and the INFO after
+    monitor.disconnect();
+    raw.disconnect();
+    return { recoverySeconds, recoveryRedisOps: geohookSent / count, recoveryRedisCommandsTotal: commands / count, services: count };
   } finally {
     await running?.stop();
     reader.disconnect();

@@ -95,3 +95,23 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   t.ok(report.backfill.secondsAfterStart > 0);
   t.same(report.problems, []);
 });
+
+t.test('the scale section (--scale --json, ten services) prints every figure of a large organization under `scale`', async (t) => {
+  const args = ['--scale', '--scale-services', '10', '--backfill-edits', '20', '--json'];
+  const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 1024 * 1024 });
+  const { scale } = JSON.parse(stdout) as { scale: Record<string, unknown> & { registration: { services: number }; targets: unknown[] } };
+  for (const field of [
+    'readySeconds',
+    'passSeconds',
+    'recoverySeconds',
+    'recoveryRedisOps',
+    'recoveryRedisCommandsTotal',
+    'bytesPerConsumedEvent',
+    'bytesPerConsumedEventUnranged',
+    'backfillBytesPerEdit',
+  ]) {
+    t.ok(typeof scale[field] === 'number' && Number.isFinite(scale[field]) && (scale[field] as number) > 0, `${field}: ${scale[field]}`);
+  }
+  t.equal(scale.registration.services, 10);
+  t.equal(scale.targets.length, 6, 'each figure against its goal');
+});
