@@ -6,11 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { buildEmulator } from '../../../src/emulator/build-emulator.js';
-import type { CatalogService } from '../../../src/emulator/types.js';
 import { upstreamKey } from '../../../src/redis/keys.js';
 import { onCleanup } from '../../cleanup.js';
 import { startRedis } from '../redis.js';
 import { startLatencyProxy } from './latency-proxy.js';
+import { scaleCatalog } from './scale-catalog.js';
 
 /** What {@link measureRecovery} found. */
 export interface RecoveryResult {
@@ -81,15 +81,8 @@ async function commandsProcessed(redis: Redis): Promise<number> {
 export async function measureRecovery(options: RecoveryOptions): Promise<RecoveryResult> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const { services: count, extractDelayMs, timeoutMs = 600_000 } = options;
-  const names = Array.from({ length: count }, (_, n) => `Svc${String(n).padStart(5, '0')}`);
-  const catalog: CatalogService[] = names.map((serviceName) => ({
-    folderName: 'Scale',
-    serviceName,
-    type: 'FeatureServer',
-    hosted: true,
-    capabilities: 'Create,Delete,Query,Update,Editing,ChangeTracking',
-    syncEnabled: false,
-  }));
+  const catalog = scaleCatalog(count);
+  const names = catalog.map((service) => service.serviceName);
   const redis = await startRedis('fast');
   const emulatorPort = await findFreePort();
   const proxy = await startLatencyProxy({
