@@ -116,12 +116,12 @@ export class Registration {
 
   /**
    * Why `/readyz` is not ready yet: undefined once a pass has tried every service, registered or not (those that
-   * are not are in {@link summary}).
+   * are not are in {@link summary}), unless the organisation settings or placement policies were refused.
    */
   notReadyReason(): string | undefined {
-    const error = this.passError ?? this.orgError?.reason;
-    if (this.tried && error === undefined) return undefined;
-    return error === undefined ? 'registration pending' : `registration failed: ${error}`;
+    if (this.passError !== undefined) return `registration failed: ${this.passError}`;
+    if (!this.tried) return 'registration pending';
+    return this.orgError === undefined ? undefined : `registration failed: ${this.orgError.reason}`;
   }
 
   /** Where registration stands, service by service. */
