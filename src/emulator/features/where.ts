@@ -165,10 +165,12 @@ function compileCondition(condition: Condition, resolve: (operand: Operand) => R
  * numbers (integers exactly, as `bigint` past 2^53), `DATE 'YYYY-MM-DD'` and `TIMESTAMP 'YYYY-MM-DD HH:MI:SS'`
  * (UTC). Keywords and field names are case-insensitive; text is compared case-sensitively, GUIDs with or without
  * braces in any case. A comparison with null is unknown, and a row matches only when the clause is true.
+ * Not read (a 400): arithmetic, functions (`UPPER`, `CURRENT_TIMESTAMP`, `CAST`…), `ESCAPE`,
+ * and `NULL` anywhere but `IS [NOT] NULL`.
  *
  * @param fields - the layer's fields, which name the fields the clause may read and give their types
- * @throws AdminError 400 ("'where' parameter is invalid") for an unknown field, a syntax error, values that do not
- *   compare (text with a number), or a clause over 10,000 characters or nested over 100 levels deep
+ * @throws AdminError 400 ("'where' parameter is invalid") for an unknown field, a syntax error, an empty clause,
+ *   values that do not compare (text with a number), or a clause over 10,000 characters or nested over 100 levels
  */
 export function compileWhere(where: string, fields: readonly FieldDefinition[]): (attributes: Row) => boolean {
   const byName = new Map(fields.map((field) => [field.name.toLowerCase(), field]));

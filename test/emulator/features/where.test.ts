@@ -355,6 +355,10 @@ t.test('syntax errors are 400s saying what was expected', async (t) => {
   rejects(t, 'count = - x', /expected a field or a value, found '-'/);
   rejects(t, 'AND = 1', /expected a field or a value, found 'AND'/);
   rejects(t, 'count = NULL', /found 'NULL'/);
+  rejects(t, "UPPER(name) = 'X'", /expected an operator, found '\('/);
+  rejects(t, 'count + 1 = 2', /expected an operator, found '\+'/);
+  rejects(t, 'seen > CURRENT_TIMESTAMP', /unknown field 'CURRENT_TIMESTAMP'/);
+  rejects(t, "name LIKE 'a!%' ESCAPE '!'", /unexpected 'ESCAPE'/);
   rejects(t, '', /empty/);
   rejects(t, '   ', /empty/);
 });
