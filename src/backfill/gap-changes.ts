@@ -21,11 +21,13 @@ export interface GapChanges {
 
 type Resource = Record<string, unknown>;
 
-/** The layer ids of a feature service's REST resource. */
+/** The ids of a feature service's layers and tables (a related table's edits are change-tracked too), from its REST resource. */
 const layerIdsOf = (resource: Resource): number[] =>
-  (Array.isArray(resource.layers) ? (resource.layers as { id?: unknown }[]) : [])
+  [resource.layers, resource.tables]
+    .flatMap((list) => (Array.isArray(list) ? (list as { id?: unknown }[]) : []))
     .map((layer) => layer.id)
-    .filter((id): id is number => Number.isSafeInteger(id));
+    .filter((id): id is number => Number.isSafeInteger(id))
+    .sort((a, b) => a - b);
 
 /** Whether the service's `extractChanges` answers ids only (`extractChangesCapabilities.supportsReturnIdsOnly`). */
 const answersIdsOnly = (resource: Resource): boolean =>

@@ -26,7 +26,7 @@ function hostNames(value: string, previous: string[]): string[] {
 }
 
 async function runEmulator(flags: EmulatorFlags): Promise<void> {
-  const { port, users } = loadEmulatorConfig(process.env, { EMULATOR_PORT: flags.port });
+  const { port, users, tokenSeconds } = loadEmulatorConfig(process.env, { EMULATOR_PORT: flags.port });
   const app = await buildEmulator({
     // --port 0: the URLs in payloads use the port the emulator got, known once it listens.
     ...(flags.publicUrl !== undefined ? { publicUrl: flags.publicUrl } : port === 0 ? {} : { publicUrl: `http://${flags.host}:${port}` }),
@@ -36,6 +36,7 @@ async function runEmulator(flags: EmulatorFlags): Promise<void> {
     allowedHosts: [flags.host, ...flags.allowedHost],
     ...(flags.catalog === undefined ? {} : { catalog: loadCatalog(flags.catalog) }),
     ...(users === undefined ? {} : { users }),
+    ...(tokenSeconds === undefined ? {} : { tokenSeconds }),
   });
   await app.listen({ host: flags.host, port }).catch(async (err: unknown) => {
     await app.close();

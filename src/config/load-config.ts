@@ -223,8 +223,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   });
 }
 
-/** Reads and validates the configuration of `geohook emulator` (EMULATOR_PORT, EMULATOR_USERS) once. */
+/** Reads and validates the configuration of `geohook emulator` (EMULATOR_PORT, EMULATOR_USERS, EMULATOR_TOKEN_SECONDS) once. */
 export function loadEmulatorConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): EmulatorConfig {
   const vars = parseVariables(emulatorEnvSchema, variables(emulatorEnvSchema, env, overrides));
-  return deepFreeze({ port: vars.EMULATOR_PORT, users: vars.EMULATOR_USERS });
+  return deepFreeze({ port: vars.EMULATOR_PORT, users: vars.EMULATOR_USERS, tokenSeconds: vars.EMULATOR_TOKEN_SECONDS });
 }

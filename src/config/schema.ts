@@ -152,6 +152,8 @@ export const emulatorEnvSchema = z.object({
   EMULATOR_PORT: port.default(7080),
   /** The emulator's users, `user:password:role,…`; unset: admin, orgadmin and viewer. */
   EMULATOR_USERS: emulatorUsers.optional(),
+  /** Lifetime of the tokens the emulator issues, in seconds, whatever `expiration` asks; unset: as asked. */
+  EMULATOR_TOKEN_SECONDS: z.coerce.number().int().min(1).max(1_296_000).optional(),
 });
 
 /** One hook of the `GEOHOOK_CONFIG` file. */

@@ -173,4 +173,6 @@ export interface EmulatorConfig {
   readonly port: number;
   /** `undefined`: the built-in users. */
   readonly users: readonly EmulatorUser[] | undefined;
+  /** EMULATOR_TOKEN_SECONDS: the lifetime of every token issued; `undefined`: as `generateToken` asks. */
+  readonly tokenSeconds: number | undefined;
 }

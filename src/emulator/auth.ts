@@ -21,20 +21,30 @@ export class TokenStore {
   private readonly users: readonly EmulatorUser[];
   private readonly clock: Clock;
   private readonly tokens = new Map<string, { user: EmulatorUser; expires: number }>();
+  private readonly lifetimeMs: number | undefined;
 
-  constructor(users: readonly EmulatorUser[], clock: Clock) {
+  /** `tokenSeconds`: the lifetime of every token issued, whatever `expiration` asks (EMULATOR_TOKEN_SECONDS). */
+  constructor(users: readonly EmulatorUser[], clock: Clock, tokenSeconds?: number) {
     this.users = users;
     this.clock = clock;
+    this.lifetimeMs = tokenSeconds === undefined ? undefined : tokenSeconds * 1000;
   }
 
-  /** `generateToken`: a token valid for `expirationMinutes`, or undefined for wrong credentials. */
+  /** `generateToken`: a token valid for `expirationMinutes` (or the emulator's token lifetime), or undefined for wrong credentials. */
   generate(username: string, password: string, expirationMinutes: number): { token: string; expires: number } | undefined {
     const user = this.users.find((candidate) => candidate.username === username);
     if (user === undefined || !sameText(user.password, password)) return undefined;
     const token = randomBytes(24).toString('base64url');
-    const expires = this.clock.now() + expirationMinutes * 60_000;
+    const expires = this.clock.now() + (this.lifetimeMs ?? expirationMinutes * 60_000);
     this.tokens.set(token, { user, expires });
     return { token, expires };
+  }
+
+  /** Makes every token issued so far expired: each answers 498 from now on. Returns how many there were. */
+  expireAll(): number {
+    const now = this.clock.now();
+    for (const entry of this.tokens.values()) entry.expires = Math.min(entry.expires, now);
+    return this.tokens.size;
   }
 
   /** The user behind `token`, or a 499 (missing) / 498 (invalid or expired) admin error. */

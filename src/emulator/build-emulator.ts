@@ -12,6 +12,8 @@ import { createHostCheck, isLoopbackHost } from './host-check.js';
 import { sendAdmin } from './respond.js';
 import { controlRoutes } from './routes/control.js';
 import { discoveryRoutes } from './routes/discovery.js';
+import { storageRoutes } from './routes/extract-changes.js';
+import { layerDefinitionRoutes } from './routes/layer-definition.js';
 import { onlineRoutes, onlineSettingsRoutes } from './routes/online.js';
 import { placementRoutes } from './routes/placement.js';
 import { restRoutes } from './routes/rest.js';
@@ -55,6 +57,8 @@ export interface EmulatorOptions {
   logLevel?: string;
   /** A logger to use instead. */
   loggerInstance?: FastifyBaseLogger;
+  /** The lifetime of every token issued, in seconds, whatever `generateToken` asks (EMULATOR_TOKEN_SECONDS). @defaultValue as asked */
+  tokenSeconds?: number;
   /** The level of the per-request log lines ("incoming request", "request completed"). @defaultValue 'info' */
   requestLogLevel?: 'info' | 'debug';
 }
@@ -160,7 +164,12 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
     logger: app.log,
     ...(options.secondsToMs === undefined ? {} : { secondsToMs: options.secondsToMs }),
   });
-  const context: EmulatorContext = { store, tokens: new TokenStore(options.users ?? defaultUsers, clock), clock, engine };
+  const context: EmulatorContext = {
+    store,
+    tokens: new TokenStore(options.users ?? defaultUsers, clock, options.tokenSeconds),
+    clock,
+    engine,
+  };
 
   guardHosts(app, [...(options.allowedHosts ?? []), ...hostOf(options.publicUrl)]);
   app.setErrorHandler<FastifyError | AdminError>((err, request, reply) => {
@@ -183,18 +192,22 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
       await admin.register(serviceRoutes, context);
       await admin.register(placementRoutes, context);
       await admin.register(updateDefinitionRoutes, { ...context, answer: { status: 'success' } });
+      await admin.register(layerDefinitionRoutes, { ...context, answer: { status: 'success' } });
     },
     { prefix: '/arcgis/admin' },
   );
   await app.register(updateDefinitionRoutes, { ...context, answer: { success: true }, prefix: '/arcgis/rest/admin' });
+  await app.register(layerDefinitionRoutes, { ...context, answer: { success: true }, prefix: '/arcgis/rest/admin' });
   const online = `/${orgId}/ArcGIS/rest/admin`;
   await app.register(updateDefinitionRoutes, { ...context, answer: { success: true }, prefix: online });
+  await app.register(layerDefinitionRoutes, { ...context, answer: { success: true }, prefix: online });
   await app.register(onlineRoutes, { ...context, prefix: `${online}/services` });
   await app.register(onlineSettingsRoutes, { ...context, prefix: online });
   await app.register(restRoutes, { ...context, publicUrl, prefix: '/arcgis/rest/services' });
   // The organization's hosted services are the catalogue's: their extractChanges reports the same edits.
-  await app.register(restRoutes, { ...context, publicUrl, prefix: `/${orgId}/ArcGIS/rest/services` });
+  await app.register(restRoutes, { ...context, publicUrl, online: true, prefix: `/${orgId}/ArcGIS/rest/services` });
   await app.register(controlRoutes, { ...context, clock });
+  await app.register(storageRoutes, context);
   app.addHook('onClose', async () => engine.close());
   return app;
 }

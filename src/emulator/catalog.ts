@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { layerSchema } from './features/definition-schema.js';
+import { parcelsLayers, roadsLayers } from './features/layer-schemas.js';
 import type { CatalogService } from './types.js';
 
 /** The default catalogue (docs/emulator.md). */
@@ -14,6 +16,7 @@ export const defaultCatalog: readonly CatalogService[] = [
     hosted: true,
     capabilities: 'Create,Delete,Query,Update,Editing,ChangeTracking',
     syncEnabled: false,
+    layers: parcelsLayers(),
   },
   {
     folderName: 'Hosted',
@@ -22,6 +25,7 @@ export const defaultCatalog: readonly CatalogService[] = [
     hosted: true,
     capabilities: 'Create,Delete,Query,Update,Editing',
     syncEnabled: false,
+    layers: roadsLayers(),
   },
   {
     folderName: 'Hosted',
@@ -47,6 +51,8 @@ const serviceSchema = z
     hosted: z.boolean().exactOptional(),
     versioned: z.boolean().exactOptional(),
     archiving: z.boolean().exactOptional(),
+    layers: z.array(layerSchema).min(1).exactOptional(),
+    extractChanges: z.enum(['enterprise-11', 'enterprise-10.6.1']).exactOptional(),
   })
   .strict();
 

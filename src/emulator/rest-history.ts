@@ -1,15 +1,11 @@
-import type { ExtractJob, FeatureChange, FiredEdit, FiredJob } from './types.js';
+import type { ChangesAnswer } from './features/extract-changes.js';
+import type { ExtractJob, FiredJob } from './types.js';
 
-/** Records kept of each kind (jobs, edits, extract jobs); the oldest are forgotten first. */
+/** Records kept of each kind (GP jobs, extract jobs, stored results); the oldest are forgotten first. */
 export const DEFAULT_HISTORY_SIZE = 10_000;
 
-/** The list of `extractChanges` an edit of `changeType` lands in; undefined for attachment and schema changes. */
-const changeOf: Readonly<Record<string, FeatureChange>> = {
-  FeaturesCreated: 'adds',
-  FeaturesUpdated: 'updates',
-  FeaturesEdited: 'updates',
-  FeaturesDeleted: 'deleteIds',
-};
+/** How long an `extractChanges` result stays on the storage path. @defaultValue 10 minutes */
+export const RESULT_TTL_MS = 600_000;
 
 function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   map.delete(key);
@@ -18,17 +14,14 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
 }
 
 /**
- * What the emulator fired, so that the REST resources the payloads point to (`statusURL`, `changesUrl`)
- * answer with those very jobs and edits. Bounded: the last `max` of each kind are kept.
+ * What the REST resources of the payloads point to: the GP jobs fired (`statusURL`), the asynchronous
+ * `extractChanges` jobs and their results on the storage path. Bounded: the last `max` of each kind are kept.
  */
 export class FiredHistory {
   readonly #max: number;
   readonly #jobs = new Map<string, FiredJob>();
-  readonly #edits: FiredEdit[] = [];
   readonly #extracts = new Map<string, ExtractJob>();
-  /** The last object id used, by `service#layer`. */
-  readonly #objectIds = new Map<string, number>();
-  #lastWhen = Number.NEGATIVE_INFINITY;
+  readonly #results = new Map<string, { answer: ChangesAnswer; expires: number }>();
 
   constructor(max = DEFAULT_HISTORY_SIZE) {
     this.#max = Math.max(1, max);
@@ -42,74 +35,23 @@ export class FiredHistory {
     return this.#jobs.get(jobId);
   }
 
-  /**
-   * Records an edit of `service` fired at `now`. Its `when` is strictly after the previous edit's, so each
-   * edit has a generation of its own (`when + 1`) and a range from the generation before it to its own
-   * selects it alone, as consecutive deliveries' `serverGens` chain on the product. A creation adds a feature
-   * with the next object id; an update or deletion touches the layer's newest feature (object id 1 when the
-   * layer has none yet).
-   */
-  recordEdit(service: string, changeType: string, layerId: number, now: number): FiredEdit {
-    const when = Math.max(now, this.#lastWhen + 1);
-    this.#lastWhen = when;
-    const edit: FiredEdit = {
-      service,
-      layerId,
-      changeType,
-      when,
-      serverGen: when + 1,
-      serviceGenBefore: this.latestServiceGen(service) ?? when,
-      layerGenBefore: this.latestGen(service, layerId) ?? when,
-    };
-    const change = changeOf[changeType];
-    if (change !== undefined) {
-      const layer = `${service}#${layerId}`;
-      const last = this.#objectIds.get(layer) ?? 0;
-      const objectId = change === 'adds' || last === 0 ? last + 1 : last;
-      remember(this.#objectIds, layer, objectId, this.#max);
-      edit.feature = { change, objectId };
-    }
-    this.#edits.push(edit);
-    if (this.#edits.length > this.#max) this.#edits.splice(0, this.#edits.length - this.#max);
-    return edit;
-  }
-
-  /** The edits of `service` with `from < serverGen <= to`, oldest first. */
-  editsBetween(service: string, from: number, to: number): FiredEdit[] {
-    return this.#edits.filter((edit) => edit.service === service && edit.serverGen > from && edit.serverGen <= to);
-  }
-
-  /** The server generation of the layer's newest edit kept, if any. */
-  latestGen(service: string, layerId: number): number | undefined {
-    return this.#edits.findLast((edit) => edit.service === service && edit.layerId === layerId)?.serverGen;
-  }
-
-  /** The server generation of the service's newest edit kept, if any. */
-  latestServiceGen(service: string): number | undefined {
-    return this.#edits.findLast((edit) => edit.service === service)?.serverGen;
-  }
-
-  /** The layers of `service` with edits kept, in order of their ids. */
-  editedLayers(service: string): number[] {
-    return [...new Set(this.#edits.filter((edit) => edit.service === service).map((edit) => edit.layerId))].sort((a, b) => a - b);
-  }
-
-  /**
-   * A layer's `changeTrackingInfo.layerServerGens` entry at `now`: `serverGen` is its newest edit's generation,
-   * or, for a layer without edits, a generation no later edit can have (`now`, or the last edit's `when`);
-   * `minServerGen` is the generation before its oldest edit kept (what `extractChanges` can still return).
-   */
-  layerServerGen(service: string, layerId: number, now: number): { id: number; minServerGen: number; serverGen: number } {
-    const serverGen = this.latestGen(service, layerId) ?? Math.max(now, this.#lastWhen);
-    const oldest = this.#edits.find((edit) => edit.service === service && edit.layerId === layerId);
-    return { id: layerId, minServerGen: oldest?.when ?? serverGen, serverGen };
-  }
-
   recordExtract(job: ExtractJob): void {
     remember(this.#extracts, job.id, job, this.#max);
   }
 
   extract(id: string): ExtractJob | undefined {
     return this.#extracts.get(id);
+  }
+
+  /** Puts a result on the storage path under `id` until `expires` (epoch ms). */
+  storeResult(id: string, answer: ChangesAnswer, expires: number): void {
+    remember(this.#results, id, { answer, expires }, this.#max);
+  }
+
+  /** The result stored under `id`, unless it expired by `now` (then it is forgotten). */
+  result(id: string, now: number): ChangesAnswer | undefined {
+    const stored = this.#results.get(id);
+    if (stored !== undefined && stored.expires <= now) this.#results.delete(id);
+    return stored === undefined || stored.expires <= now ? undefined : stored.answer;
   }
 }

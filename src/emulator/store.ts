@@ -6,6 +6,7 @@ import {
 } from '../arcgis/webhook-settings.js';
 import { type OnlineWebhook, type Webhook } from '../arcgis/webhook.js';
 import { AdminError } from './admin-error.js';
+import { FeatureStore } from './features/feature-store.js';
 import { FiredHistory } from './rest-history.js';
 import { type CatalogService } from './types.js';
 
@@ -14,13 +15,15 @@ export const serviceKey = (service: CatalogService): string => `${service.folder
 
 /**
  * The emulator's state: the catalogue (with its mutable definitions), webhooks, settings, placement, and the
- * jobs and edits fired (which the REST resources of the payloads report).
+ * features of its feature services, and the GP jobs and extract jobs the REST resources report.
  */
 export class EmulatorStore {
   readonly services: CatalogService[];
   readonly webhooks = new Map<string, Webhook>();
   readonly placementPolicies = new Map<string, unknown>();
   readonly history = new FiredHistory();
+  /** Every feature service's layers and features, and the server generation counter. */
+  readonly features = new FeatureStore();
   settings: WebhookSettings = { ...defaultWebhookSettings };
   /** The ArcGIS Online organization's hosted feature layer webhooks, by globalId, and their settings. */
   readonly onlineWebhooks = new Map<string, OnlineWebhook>();

@@ -1,3 +1,7 @@
+import type { ChangesAnswer } from './features/extract-changes.js';
+import type { ExtractChangesProfile } from './features/extract-profiles.js';
+import type { LayerDefinition } from './features/types.js';
+
 /** The records the admin-API emulator keeps, besides the webhook records and settings of `src/arcgis/`. */
 
 /** A service type of the catalogue. */
@@ -19,6 +23,10 @@ export interface CatalogService {
   hosted?: boolean;
   versioned?: boolean;
   archiving?: boolean;
+  /** Feature services: its layers and tables. @defaultValue one point layer named after the service */
+  layers?: LayerDefinition[];
+  /** Feature services: what `extractChanges` supports. @defaultValue 'enterprise-11' */
+  extractChanges?: Exclude<ExtractChangesProfile, 'online'>;
 }
 
 /** What fired: a GP job outcome or a feature-service change. */
@@ -26,7 +34,8 @@ export type EmulatorEvent =
   | { kind: 'gp'; outcome: 'succeeded' | 'failed' | 'canceled'; jobId: string; taskName: string }
   | {
       kind: 'feature';
-      changeType: string;
+      /** The change types the edit made that the webhook asked for, in the order they were made. */
+      changeTypes: readonly string[];
       layerId: number;
       /** The server generations `changesUrl` asks `extractChanges` for: `[the generation before the edit, the edit's]`. */
       serverGens: readonly [number, number];
@@ -68,45 +77,18 @@ export interface FiredJob {
   submitted: number;
 }
 
-/** What an edit did to one feature: the `extractChanges` list it lands in. */
-export type FeatureChange = 'adds' | 'updates' | 'deleteIds';
-
-/** A feature-service edit the emulator fired, as `extractChanges` reports it. */
-export interface FiredEdit {
-  /** The service's key, `folder/name.FeatureServer`. */
-  service: string;
-  layerId: number;
-  changeType: string;
-  /** When the edit was made (epoch ms): `events[0].when` of the payload. */
-  when: number;
-  /** The server generation of the edit (`when + 1`): `serverGens=[from,to]` selects it when `from < serverGen <= to`. */
-  serverGen: number;
-  /** The service's generation before the edit (its previous edit's, or `when` for its first): ArcGIS Enterprise's `serverGens[0]`. */
-  serviceGenBefore: number;
-  /** The layer's generation before the edit (its previous edit's, or `when` for its first): ArcGIS Online's `serverGens[0]`. */
-  layerGenBefore: number;
-  /** The feature it touched; none for attachment and schema changes. */
-  feature?: { change: FeatureChange; objectId: number };
-}
-
-/** What an `extractChanges` call asks for. */
-export interface ChangesQuery {
-  serverGens: readonly [from: number, to: number];
-  /** Layer ids; undefined means every layer with edits in the range. */
-  layers: readonly number[] | undefined;
-  returnInserts: boolean;
-  returnUpdates: boolean;
-  returnDeletes: boolean;
-  /** `returnIdsOnly`: each layer's `objectIds: {adds, updates, deletes}` in place of its features. */
-  returnIdsOnly: boolean;
-}
-
-/** An asynchronous `extractChanges` (`async=true`): its status URL answers once `InProgress`, then `Completed`. */
+/** An asynchronous `extractChanges` (`async=true`): its status URL answers once `InProgress`, then how it ended. */
 export interface ExtractJob {
   id: string;
+  /** The service's key, `folder/name.FeatureServer`. */
   service: string;
-  query: ChangesQuery;
   submitted: number;
   /** Status requests answered so far. */
   polls: number;
+  /** The answer, taken when the job was submitted; absent when it failed. */
+  answer?: ChangesAnswer;
+  /** Why it failed, as its status says. */
+  failure?: string;
+  /** Once completed: its result's id on the storage path. */
+  resultId?: string;
 }

@@ -5,7 +5,7 @@ import { DeliveryEngine } from '../../src/emulator/delivery/delivery-engine.js';
 import { type EmulatorEvent } from '../../src/emulator/types.js';
 import { webhookRecord } from '../helpers/webhook-record.js';
 
-const created: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesCreated', layerId: 0, serverGens: [1, 2] };
+const created: EmulatorEvent = { kind: 'feature', changeTypes: ['FeaturesCreated'], layerId: 0, serverGens: [1, 2] };
 const hook = webhookRecord();
 
 /**

@@ -18,7 +18,7 @@ const webhook = (id: string, hookUrl: string, fields: Partial<Webhook>): Webhook
   webhookRecord({ id, name: `hook-${id}`, signatureKey: TEST_KEY, hookUrl, created: NOW, modified: NOW, ...fields });
 
 const gpSucceeded: EmulatorEvent = { kind: 'gp', outcome: 'succeeded', jobId: 'jobe2e', taskName: 'Buffer' };
-const featuresUpdated: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesUpdated', layerId: 0, serverGens: [1, 2] };
+const featuresUpdated: EmulatorEvent = { kind: 'feature', changeTypes: ['FeaturesUpdated'], layerId: 0, serverGens: [1, 2] };
 const cases = [
   {
     name: 'GP as JSON',

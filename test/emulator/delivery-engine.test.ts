@@ -21,7 +21,7 @@ const answer = (status: number) => (response: ServerResponse) => response.writeH
 const webhook = (id: string, hookUrl: string, fields: Partial<Webhook> = {}): Webhook =>
   webhookRecord({ id, name: `hook-${id}`, hookUrl, ...fields });
 
-const created: EmulatorEvent = { kind: 'feature', changeType: 'FeaturesCreated', layerId: 0, serverGens: [1, 2] };
+const created: EmulatorEvent = { kind: 'feature', changeTypes: ['FeaturesCreated'], layerId: 0, serverGens: [1, 2] };
 
 /** An engine that skips the waits between attempts; closed at teardown. */
 function engineFor(t: Test, settings: Partial<WebhookSettings> = {}, options: Partial<DeliveryEngineOptions> = {}) {

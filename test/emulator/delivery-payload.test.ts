@@ -26,7 +26,7 @@ const gpHook = (fields: Partial<Webhook> = {}): Webhook =>
 const gp = (outcome: 'succeeded' | 'failed' | 'canceled'): EmulatorEvent => ({ kind: 'gp', outcome, jobId: 'j42', taskName: 'Buffer' });
 const feature = (changeType: string, serverGens: readonly [number, number] = [WHEN, WHEN + 1]): EmulatorEvent => ({
   kind: 'feature',
-  changeType,
+  changeTypes: [changeType],
   layerId: 0,
   serverGens,
 });

@@ -64,7 +64,7 @@ t.test('a feature edit fires only the active webhooks whose changeTypes match', 
   await create('edited', 'FeaturesEdited');
   await create('deleted-only', 'FeaturesDeleted');
   await create('inactive', '*', 'false');
-  const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType: 'FeaturesUpdated', layerId: 2 });
+  const fired = await emulator.control('services/Hosted/Parcels.FeatureServer/edits', { changeType: 'FeaturesUpdated', layerId: 1 });
   t.equal((fired.body.deliveries as unknown[]).length, 2, '* and FeaturesEdited match FeaturesUpdated');
   const delivered = await settle(emulator, 2);
   const listed = (await emulator.admin('services/Hosted/Parcels.FeatureServer/webhooks')).webhooks as { id: string; name: string }[];

@@ -62,7 +62,7 @@ t.test('an edit reaches geohook as ArcGIS Online sends it, JSON or form, and its
     name: 'as-form',
     contentType: 'application/x-www-form-urlencoded',
   });
-  const fired = await emulator.control(EDITS, { changeType: 'FeaturesUpdated', layerId: 2 });
+  const fired = await emulator.control(EDITS, { changeType: 'FeaturesUpdated', layerId: 1 });
   t.equal(fired.status, 200);
   const serverGens = fired.body.layerGens as [number, number];
   const [json, form] = (await Promise.all(
@@ -75,13 +75,13 @@ t.test('an edit reaches geohook as ArcGIS Online sends it, JSON or form, and its
     t.same(data.changes, {
       url: `${emulator.url}/geohookOrg/ArcGIS/rest/services/Parcels/FeatureServer/extractChanges?serverGens=[${serverGens.join(',')}]&async=true&returnAttachments=false`,
       serverGens,
-      layerId: 2,
+      layerId: 1,
     });
   }
   const raw = Buffer.from(String(json.rawBody), 'base64').toString();
   t.match(
     raw,
-    /^\[\{"name":"geohook","layerId":2,"orgId":"geohookOrg","serviceName":"Parcels","lastUpdatedTime":\d+,"changesUrl":"http%3a%2f%2f127\.0\.0\.1%3a/,
+    /^\[\{"name":"geohook","layerId":1,"orgId":"geohookOrg","serviceName":"Parcels","lastUpdatedTime":\d+,"changesUrl":"http%3a%2f%2f127\.0\.0\.1%3a/,
   );
   const formRaw = Buffer.from(String(form.rawBody), 'base64').toString();
   const [payload, field] = formRaw.slice('payload='.length).split('&x-esriHook-Signature=');

@@ -35,7 +35,7 @@ function payloadArray(hook: OnlineWebhook, event: OnlineEvent, options: BuildOnl
       serviceName: hook.serviceName,
       lastUpdatedTime: options.when,
       changesUrl: onlineEncoded(changesUrl),
-      events: [event.changeType],
+      events: [...event.changeTypes],
     },
   ];
 }
@@ -49,7 +49,7 @@ export function buildOnlinePayload(hook: OnlineWebhook, event: OnlineEvent, opti
   const items = payloadArray(hook, event, options);
   const json = hook.payloadFormat === 'pjson' ? JSON.stringify(items, null, 2) : JSON.stringify(items);
   const signature = hook.signatureKey === '' ? undefined : sign(hook.signatureKey, json);
-  const eventType = event.kind === 'ping' ? 'NoContent' : event.changeType;
+  const eventType = event.kind === 'ping' ? 'NoContent' : event.changeTypes.join(',');
   const built: BuiltPayload = {
     body: Buffer.from(json),
     contentType: hook.contentType,

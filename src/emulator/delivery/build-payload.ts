@@ -18,7 +18,7 @@ export interface BuiltPayload {
   signature?: string;
   /** The header the signature travels in: `x-service` (Enterprise, as the spec names it) or `x-esriHook-Signature` (ArcGIS Online). */
   signatureHeader: string;
-  /** The `eventType` the payload reports (`esriJobSucceeded`, `FeaturesCreated`…). */
+  /** The `eventType` the payload reports (`esriJobSucceeded`, `FeaturesCreated`…; several joined by commas). */
   eventType: string;
 }
 
@@ -58,7 +58,7 @@ function payloadObject(webhook: Webhook, event: EmulatorEvent, options: BuildPay
     id: webhook.id,
     folderName: webhook.folderName,
     serviceName: webhook.serviceName,
-    events: [{ eventType: event.changeType, when: options.when }],
+    events: event.changeTypes.map((eventType) => ({ eventType, when: options.when })),
   };
 }
 
@@ -72,7 +72,7 @@ export function buildPayload(webhook: Webhook, event: EmulatorEvent, options: Bu
   const json = webhook.payloadFormat === 'pjson' ? JSON.stringify(payload, null, 2) : JSON.stringify(payload);
   const text = webhook.contentType === 'application/x-www-form-urlencoded' ? `payload=${encodeURIComponent(json)}` : json;
   const body = Buffer.from(text, 'utf8');
-  const eventType = event.kind === 'gp' ? gpEventTypes[event.outcome] : event.changeType;
+  const eventType = event.kind === 'gp' ? gpEventTypes[event.outcome] : event.changeTypes.join(',');
   const built: BuiltPayload = { body, contentType: webhook.contentType, eventType, signatureHeader: 'x-service' };
   if (webhook.signatureKey !== '') built.signature = sign(webhook.signatureKey, body);
   return built;

@@ -1,45 +1,35 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError } from '../admin-error.js';
 import { requestToken, serviceRoute, type EmulatorContext, type ServiceParams } from '../context.js';
 import { Params } from '../params.js';
 import { sendAdmin, sendRestError, toRestError } from '../respond.js';
-import { extractChanges, readChangesQuery } from '../rest-changes.js';
 import { jobParameter, jobStatus } from '../rest-gp.js';
 import { serviceKey } from '../store.js';
 import type { FiredJob } from '../types.js';
-import { capabilitySet } from '../validate-webhook.js';
-import { EMULATED_VERSION } from './discovery.js';
+import { extractChangesRoutes } from './extract-changes.js';
+import type { FeatureRoutesContext } from './feature-context.js';
+import { featureEditRoutes } from './feature-edits.js';
+import { featureQueryRoutes } from './feature-query.js';
+import { featureServiceRoutes } from './feature-service.js';
 
 type JobParams = ServiceParams & { task: string; jobId: string };
 type ParameterParams = JobParams & { kind: string; param: string };
-type ExtractParams = ServiceParams & { extractId: string };
 
-/** What a change-tracked feature service's `extractChanges` supports, as its resource says (the emulator's subset). */
-const EXTRACT_CHANGES_CAPABILITIES = Object.freeze({
-  supportsReturnIdsOnly: true,
-  supportsReturnExtentOnly: false,
-  supportsReturnAttachments: false,
-  supportsLayerQueries: false,
-  supportsGeometry: false,
-  supportsFeatureReturn: true,
-  supportsReturnHasGeometryUpdates: false,
-  supportsFieldsToCompare: false,
-  supportsServerGens: true,
-});
-
-/** The request's URL path (no query), for the URLs an answer points to. */
+/** The request's URL path (no query). */
 const pathOf = (request: FastifyRequest): string => request.url.split('?')[0]!.replace(/\/+$/, '');
 
 /**
  * The REST resources clients and payloads point to, under `/arcgis/rest/services` (register with that
- * prefix; the Online organization's too): a feature service's own resource, GP job status and parameters
- * (`statusURL`), and feature services' `extractChanges` (`changesUrl`), also asynchronous. Every request
+ * prefix; the Online organization's too, with `online`): GP job status and parameters (`statusURL`), and
+ * feature services with their features (resources, query, editing, `extractChanges`). Every request
  * needs a valid token of any user, in the query, the form or a bearer header; errors are answered in the
  * REST shape with HTTP 200, never with a stack.
  */
-export async function restRoutes(app: FastifyInstance, context: EmulatorContext & { publicUrl: () => string }): Promise<void> {
-  const { store, clock, tokens } = context;
+export async function restRoutes(
+  app: FastifyInstance,
+  context: EmulatorContext & { publicUrl: () => string; online?: boolean },
+): Promise<void> {
+  const { store, tokens } = context;
   const history = store.history;
 
   app.setErrorHandler<FastifyError | AdminError>((err, request, reply) => {
@@ -81,88 +71,11 @@ export async function restRoutes(app: FastifyInstance, context: EmulatorContext 
     return sendAdmin(request, reply, parameter);
   });
 
-  /** A feature service of the catalogue and its layers: layer 0 and every layer edits were fired on. */
-  const featureLayers = (request: FastifyRequest<{ Params: ServiceParams }>) => {
-    const service = store.service(request.params.folder, `${request.params.service}.FeatureServer`);
-    const key = serviceKey(service);
-    const ids = [...new Set([0, ...history.editedLayers(key)])].sort((a, b) => a - b);
-    const layers = ids.map((id) => ({ id, name: id === 0 ? service.serviceName : `${service.serviceName}_${id}` }));
-    return { service, key, layers };
-  };
-
-  // The feature service's own resource, as clients read it before they call its operations; with change
-  // tracking, each layer's server generations.
-  route<ServiceParams>('/FeatureServer', async (request, reply) => {
-    const { service, key, layers } = featureLayers(request);
-    const changeTracking = capabilitySet(service).has('changetracking');
-    const now = clock.now();
-    return sendAdmin(request, reply, {
-      currentVersion: EMULATED_VERSION,
-      serviceDescription: '',
-      hasVersionedData: service.versioned === true || service.branchVersioned === true,
-      supportsDisconnectedEditing: false,
-      syncEnabled: service.syncEnabled === true,
-      capabilities: service.capabilities ?? '',
-      ...(changeTracking
-        ? {
-            changeTrackingInfo: { lastSyncDate: now, layerServerGens: layers.map(({ id }) => history.layerServerGen(key, id, now)) },
-            extractChangesCapabilities: EXTRACT_CHANGES_CAPABILITIES,
-          }
-        : {}),
-      layers,
-      tables: [],
-    });
-  });
-
-  // A layer's own resource: how its data is versioned and archived, which decides whether a non-hosted
-  // service takes webhooks.
-  route<ServiceParams & { layer: string }>('/FeatureServer/:layer', async (request, reply) => {
-    const { service, layers } = featureLayers(request);
-    const layer = /^\d+$/.test(request.params.layer) ? layers.find(({ id }) => id === Number(request.params.layer)) : undefined;
-    if (layer === undefined) throw new AdminError(404, 'Layer not found.', `No layer ${request.params.layer} in ${service.serviceName}.`);
-    return sendAdmin(request, reply, {
-      currentVersion: EMULATED_VERSION,
-      ...layer,
-      type: 'Feature Layer',
-      capabilities: service.capabilities ?? '',
-      isDataVersioned: service.versioned === true || service.branchVersioned === true,
-      isDataBranchVersioned: service.branchVersioned === true,
-      isDataArchived: service.archiving === true,
-    });
-  });
-
-  const featureService = (request: FastifyRequest<{ Params: ServiceParams }>): string =>
-    serviceKey(store.service(request.params.folder, `${request.params.service}.FeatureServer`));
-
-  route<ServiceParams>('/FeatureServer/extractChanges', async (request, reply) => {
-    const service = featureService(request);
-    const { async, ...query } = readChangesQuery(Params.of(request));
-    if (!async) return sendAdmin(request, reply, extractChanges(history, service, query));
-    const id = randomBytes(16).toString('hex');
-    history.recordExtract({ id, service, query, submitted: clock.now(), polls: 0 });
-    const statusUrl = `${context.publicUrl()}${pathOf(request).replace(/\/extractChanges$/, '')}/jobs/${id}`;
-    return sendAdmin(request, reply, { statusUrl });
-  });
-
-  const extractOf = (request: FastifyRequest<{ Params: ExtractParams }>) => {
-    const job = history.extract(request.params.extractId);
-    if (job === undefined || job.service !== featureService(request))
-      throw new AdminError(404, `Job '${request.params.extractId}' not found.`);
-    return job;
-  };
-
-  route<ExtractParams>('/FeatureServer/jobs/:extractId', async (request, reply) => {
-    const job = extractOf(request);
-    job.polls += 1;
-    const status = { submissionTime: job.submitted, lastUpdatedTime: clock.now() };
-    // The first request sees the job running, as a client polling the real product usually does.
-    if (job.polls === 1) return sendAdmin(request, reply, { status: 'InProgress', ...status });
-    return sendAdmin(request, reply, { status: 'Completed', ...status, resultUrl: `${context.publicUrl()}${pathOf(request)}/result` });
-  });
-
-  route<ExtractParams>('/FeatureServer/jobs/:extractId/result', async (request, reply) => {
-    const job = extractOf(request);
-    if (job.polls < 2) throw new AdminError(400, 'Unable to complete operation.', `Job '${job.id}' has not completed.`);
-    return sendAdmin(request, reply, extractChanges(history, job.service, job.query));
-  });
+  // The routes below inherit this plugin's prefix: the context passed on must not carry it again.
+  const { clock, engine, publicUrl, online = false } = context;
+  const features: FeatureRoutesContext = { store, tokens, clock, engine, publicUrl, online };
+  await app.register(featureServiceRoutes, features);
+  await app.register(featureQueryRoutes, features);
+  await app.register(featureEditRoutes, features);
+  await app.register(extractChangesRoutes, features);
 }

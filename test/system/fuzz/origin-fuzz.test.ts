@@ -39,12 +39,25 @@ const { eventQueue, prefix, connection } = await startEventQueue(t, redis);
 const allowed = trustedUrls([`${emulator.url}/arcgis/`, trustedElsewhere]);
 
 const requested: string[] = [];
+/** Requests that carried a credential (a token in the query or the form, or an authorization header). */
+const credentialed: string[] = [];
+const carriesCredential = (url: string, init?: RequestInit): boolean => {
+  const headers = new Headers(init?.headers);
+  const form = typeof init?.body === 'string' || init?.body instanceof URLSearchParams ? String(init.body) : '';
+  return (
+    new URL(url).searchParams.has('token') ||
+    /(^|&)token=/.test(form) ||
+    headers.has('authorization') ||
+    headers.has('x-esri-authorization')
+  );
+};
 /** The other trusted server, at generation 0: whatever is announced of it stays ahead, and is refused. */
 const elsewhere = (): Response =>
   Response.json({ token: 't', layers: [{ id: 0 }], changeTrackingInfo: { layerServerGens: [{ id: 0, serverGen: 0 }] }, edits: [] });
 const recording: typeof fetch = async (input, init) => {
   const url = String(input instanceof Request ? input.url : input);
   requested.push(url);
+  if (carriesCredential(url, init)) credentialed.push(url);
   if (url.startsWith(emulator.url)) return fetch(input, init);
   if (new URL(url).origin === new URL(trustedElsewhere).origin) return elsewhere();
   throw new TypeError('fetch failed');
@@ -148,8 +161,16 @@ t.test(
       { timeoutMs: 30_000 },
     );
 
-    const strays = requested.filter((url) => !allowed.trusts(new URL(url)));
-    t.same(strays, [], `${requested.length} requests, every one to a trusted URL`);
+    // Beyond the trusted URLs, only the result files the trusted server's own answers named (its storage path),
+    // read without any credential.
+    const named = (url: string): boolean => url.startsWith(`${emulator.url}/emulator/storage/`);
+    const strays = requested.filter((url) => !allowed.trusts(new URL(url)) && !named(url));
+    t.same(strays, [], `${requested.length} requests, every one to a trusted URL or a result the server named`);
+    t.same(
+      credentialed.filter((url) => !allowed.trusts(new URL(url))),
+      [],
+      'a credential went to trusted URLs only',
+    );
     t.ok(
       requested.some((url) => url.startsWith(emulator.url)),
       'the worker did read the trusted server',

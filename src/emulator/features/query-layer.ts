@@ -1,0 +1,128 @@
+import { AdminError, invalidParameter } from '../admin-error.js';
+import type { Params } from '../params.js';
+import type { Row } from './change-log.js';
+import type { FeatureLayer } from './feature-layer.js';
+import { intersectsEnvelope, normalizeWkid, parseEnvelope, project } from './geometry.js';
+import type { Envelope, FieldDefinition } from './types.js';
+import { compileWhere } from './where.js';
+
+/** What a layer's `query` answers: rows, their ids, or their count. */
+export type QueryAnswer =
+  | { kind: 'count'; count: number }
+  | { kind: 'ids'; objectIds: number[] }
+  | {
+      kind: 'rows';
+      rows: Row[];
+      fields: FieldDefinition[];
+      returnGeometry: boolean;
+      outSR: number | undefined;
+      exceededTransferLimit: boolean;
+    };
+
+const invalidQuery = (reason: string): AdminError => new AdminError(400, 'Unable to complete operation.', reason);
+
+/** `outFields`: `*` (or none) for every field, else the named ones (the object id field always comes too). */
+function outFieldsOf(params: Params, layer: FeatureLayer): FieldDefinition[] {
+  const text = params.string('outFields')?.trim() ?? '*';
+  const { fields, objectIdField } = layer.definition;
+  if (text === '' || text === '*') return fields;
+  const names = new Set(text.split(',').map((name) => name.trim().toLowerCase()));
+  for (const name of names) {
+    if (!fields.some((field) => field.name.toLowerCase() === name))
+      throw invalidQuery(`'outFields' names a field '${name}' the layer does not have.`);
+  }
+  return fields.filter((field) => field.name === objectIdField || names.has(field.name.toLowerCase()));
+}
+
+/** `orderByFields`: `field [ASC|DESC], …`, compared as the fields' values, nulls first in ascending order. */
+function comparatorOf(params: Params, layer: FeatureLayer): (a: Row, b: Row) => number {
+  const text = params.string('orderByFields')?.trim() ?? '';
+  const keys = (text === '' ? [layer.definition.objectIdField] : text.split(',')).map((part) => {
+    const [name = '', direction = 'ASC', ...rest] = part.trim().split(/\s+/);
+    const field = layer.definition.fields.find((candidate) => candidate.name.toLowerCase() === name.toLowerCase());
+    if (field === undefined || rest.length > 0 || !/^(asc|desc)$/i.test(direction))
+      throw invalidQuery(`'orderByFields' is invalid at '${part.trim()}'.`);
+    return { name: field.name, sign: direction.toUpperCase() === 'DESC' ? -1 : 1 };
+  });
+  return (a, b) => {
+    for (const { name, sign } of keys) {
+      const [x, y] = [a.attributes[name] ?? null, b.attributes[name] ?? null];
+      if (x === y) continue;
+      if (x === null) return -sign;
+      if (y === null) return sign;
+      return (x < y ? -1 : x > y ? 1 : 0) * sign;
+    }
+    return 0;
+  };
+}
+
+/** The `geometry` envelope in the layer's spatial reference, if the request gives one. */
+function envelopeOf(params: Params, layer: FeatureLayer): Envelope | undefined {
+  if (!params.has('geometry')) return undefined;
+  params.oneOf('geometryType', ['esriGeometryEnvelope']);
+  params.oneOf('spatialRel', ['esriSpatialRelIntersects', 'esriSpatialRelEnvelopeIntersects']);
+  const { envelope, wkid } = parseEnvelope(params.string('geometry'), 'geometry');
+  const own = layer.definition.spatialReference === undefined ? undefined : normalizeWkid(layer.definition.spatialReference);
+  const from = params.has('inSR') ? normalizeWkid(params.string('inSR')) : wkid;
+  if (own === undefined || from === undefined || from === own) return envelope;
+  const corners = project(
+    {
+      paths: [
+        [
+          [envelope.xmin, envelope.ymin],
+          [envelope.xmax, envelope.ymax],
+        ],
+      ],
+    },
+    from,
+    own,
+    'inSR',
+  ) as { paths: number[][][] };
+  const [[x1, y1], [x2, y2]] = corners.paths[0] as [[number, number], [number, number]];
+  return { xmin: Math.min(x1, x2), ymin: Math.min(y1, y2), xmax: Math.max(x1, x2), ymax: Math.max(y1, y2) };
+}
+
+/** `objectIds`: a comma-separated list of object ids. */
+function objectIdsOf(params: Params): Set<number> | undefined {
+  const text = params.string('objectIds')?.trim();
+  if (text === undefined || text === '') return undefined;
+  const ids = text.split(',').map((item) => Number(item.trim()));
+  if (!ids.every((id) => Number.isSafeInteger(id) && id > 0))
+    throw invalidParameter('objectIds', 'must be a comma-separated list of object ids');
+  return new Set(ids);
+}
+
+/**
+ * A layer's `query`: rows matching `where`, `objectIds` and a `geometry` envelope, ordered by `orderByFields` (the
+ * object id by default), paged by `resultOffset` and `resultRecordCount` within the layer's `maxRecordCount`
+ * (`exceededTransferLimit` when more remain); or only their ids (`returnIdsOnly`) or count (`returnCountOnly`).
+ */
+export function queryLayer(params: Params, layer: FeatureLayer): QueryAnswer {
+  const where = compileWhere(params.string('where')?.trim() || '1=1', layer.definition.fields);
+  const objectIds = objectIdsOf(params);
+  const envelope = envelopeOf(params, layer);
+  const matching: Row[] = [];
+  for (const [objectId, row] of layer.rows()) {
+    if (objectIds !== undefined && !objectIds.has(objectId)) continue;
+    if (!where(row.attributes)) continue;
+    if (envelope !== undefined && (row.geometry === null || !intersectsEnvelope(row.geometry, envelope))) continue;
+    matching.push(row);
+  }
+  if (params.boolean('returnCountOnly') === true) return { kind: 'count', count: matching.length };
+  const comparator = comparatorOf(params, layer);
+  if (params.has('orderByFields')) matching.sort(comparator);
+  const { objectIdField, maxRecordCount } = layer.definition;
+  if (params.boolean('returnIdsOnly') === true)
+    return { kind: 'ids', objectIds: matching.map((row) => row.attributes[objectIdField] as number) };
+  const offset = params.integer('resultOffset', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+  const count = Math.min(params.integer('resultRecordCount', 1, Number.MAX_SAFE_INTEGER) ?? maxRecordCount, maxRecordCount);
+  const rows = matching.slice(offset, offset + count);
+  return {
+    kind: 'rows',
+    rows,
+    fields: outFieldsOf(params, layer),
+    returnGeometry: layer.definition.type !== 'Table' && params.boolean('returnGeometry') !== false,
+    outSR: params.has('outSR') ? normalizeWkid(params.string('outSR')) : undefined,
+    exceededTransferLimit: offset + rows.length < matching.length,
+  };
+}

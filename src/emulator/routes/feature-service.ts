@@ -1,0 +1,78 @@
+import type { FastifyInstance } from 'fastify';
+import type { ServiceParams } from '../context.js';
+import { serviceRoute } from '../context.js';
+import { sendAdmin } from '../respond.js';
+import { capabilitySet } from '../validate-webhook.js';
+import { EMULATED_VERSION } from './discovery.js';
+import { addressedLayer, addressedService, type FeatureRoutesContext } from './feature-context.js';
+
+/**
+ * A feature service's resource (its layers and tables, and with change tracking each layer's server generations
+ * and what `extractChanges` supports) and each layer's resource (its definition: fields with domains, object id and
+ * GlobalID fields, editor tracking, relationships, geometry type, and how its data is versioned and archived).
+ */
+export async function featureServiceRoutes(app: FastifyInstance, context: FeatureRoutesContext): Promise<void> {
+  const { store, clock } = context;
+
+  serviceRoute<ServiceParams>(
+    app,
+    ['GET', 'POST'],
+    '/FeatureServer',
+    async (request, reply) => {
+      const { service, features, capabilities } = addressedService(context, request);
+      const now = clock.now();
+      const entry = (layer: { id: number; definition: { name: string } }) => ({ id: layer.id, name: layer.definition.name });
+      return sendAdmin(request, reply, {
+        currentVersion: EMULATED_VERSION,
+        serviceDescription: '',
+        hasVersionedData: service.versioned === true || service.branchVersioned === true,
+        supportsDisconnectedEditing: false,
+        supportsApplyEditsWithGlobalIds: true,
+        syncEnabled: service.syncEnabled === true,
+        capabilities: service.capabilities ?? '',
+        maxRecordCount: Math.max(...features.layers.map((layer) => layer.definition.maxRecordCount)),
+        ...(capabilitySet(service).has('changetracking')
+          ? {
+              changeTrackingInfo: {
+                lastSyncDate: now,
+                layerServerGens: features.layers.map((layer) => store.features.layerServerGen(features, layer, now)),
+              },
+              extractChangesCapabilities: capabilities,
+            }
+          : {}),
+        layers: features.layers.filter((layer) => layer.definition.type !== 'Table').map(entry),
+        tables: features.layers.filter((layer) => layer.definition.type === 'Table').map(entry),
+      });
+    },
+    '',
+  );
+
+  serviceRoute<ServiceParams & { layer: string }>(
+    app,
+    ['GET', 'POST'],
+    '/FeatureServer/:layer',
+    async (request, reply) => {
+      const { service, features } = addressedService(context, request);
+      const { definition } = addressedLayer(features, request.params.layer);
+      return sendAdmin(request, reply, {
+        currentVersion: EMULATED_VERSION,
+        ...definition,
+        capabilities: service.capabilities ?? '',
+        hasAttachments: false,
+        supportsApplyEditsWithGlobalIds: true,
+        supportedQueryFormats: 'JSON',
+        standardMaxRecordCount: definition.maxRecordCount,
+        advancedQueryCapabilities: {
+          supportsPagination: true,
+          supportsOrderBy: true,
+          supportsQueryWithResultType: false,
+          supportsReturningQueryExtent: false,
+        },
+        isDataVersioned: service.versioned === true || service.branchVersioned === true,
+        isDataBranchVersioned: service.branchVersioned === true,
+        isDataArchived: service.archiving === true,
+      });
+    },
+    '',
+  );
+}
