@@ -21,6 +21,10 @@ export interface BenchOptions {
   emulatorWebhooks: number;
   /** Edits made on a registered feature service while the receiver is down, backfilled when it is back. */
   backfillEdits: number;
+  /** Features the emulator's feature store adds in one generation and reads back with extractChanges. */
+  emulatorFeatures: number;
+  /** Run only the emulator's feature-store section. */
+  features: boolean;
   /** Run only the scale section (a large organization: registration, recovery, dedup memory, backfill bytes). */
   scale: boolean;
   /** Services of the scale section's registration; half as many deactivated in its recovery. */
@@ -48,6 +52,9 @@ export const usage = `npm run bench -- [options]
   --emulator-deliveries N signed deliveries fired by the emulator (default 20000)
   --emulator-webhooks N   webhooks on the GP service, each fired job goes to all (default 20)
   --backfill-edits N      edits missed while the receiver is down, backfilled when it is back (default 1000)
+  --emulator-features N   Parcels the emulator adds in one generation (bulk), then reads back with an
+                          asynchronous extractChanges; its peak RSS is reported (default 100000; quick 10000)
+  --features              only that feature-store section (seconds)
   --cpu-prof              profile geohook's server, the end-to-end consumer and the emulator (bench-profiles/), print their top 15 frames
   --help`;
 
@@ -82,6 +89,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       'emulator-deliveries': { type: 'string' },
       'emulator-webhooks': { type: 'string' },
       'backfill-edits': { type: 'string' },
+      'emulator-features': { type: 'string' },
+      features: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
       'scale-services': { type: 'string' },
@@ -104,6 +113,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     emulatorDeliveries: whole('emulator-deliveries', values['emulator-deliveries'], quick ? 4_000 : 20_000, 1),
     emulatorWebhooks: whole('emulator-webhooks', values['emulator-webhooks'], 20, 1),
     backfillEdits: whole('backfill-edits', values['backfill-edits'], 1000, 1),
+    emulatorFeatures: whole('emulator-features', values['emulator-features'], quick ? 10_000 : 100_000, 1),
+    features: values.features,
     cpuProf: values['cpu-prof'],
     scale: values.scale,
     scaleServices: whole('scale-services', values['scale-services'], 1000, 2),

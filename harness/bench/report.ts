@@ -1,5 +1,6 @@
 import type { BackfillResult } from './backfill-outage.js';
 import type { EmulatorResult } from './emulator-fanout.js';
+import type { EmulatorFeaturesResult } from './emulator-features.js';
 import type { EndToEndResult } from './end-to-end.js';
 import type { CaseName, RoundResult } from './http-cases.js';
 import { formatFrames, type ProfileSummary } from './profile/top-frames.js';
@@ -86,6 +87,7 @@ export interface BenchReport {
   rounds: RoundResult[];
   e2e: EndToEndResult;
   emulator: EmulatorResult;
+  emulatorFeatures: EmulatorFeaturesResult;
   backfill: BackfillResult;
   targets: Target[];
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
@@ -176,6 +178,14 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
       met: emulator.deliveriesPerSec >= 2000,
     },
   ];
+}
+
+/** One line on the emulator's feature store under volume. */
+export function formatEmulatorFeatures(result: EmulatorFeaturesResult): string {
+  return (
+    `emulator features: bulk of ${thousands(result.features)} Parcels in ${fixed(result.bulkSeconds, 1)} s; asynchronous extractChanges of them ` +
+    `(${thousands(result.resultRows)} rows, ${fixed(result.resultMiB)} MiB) in ${fixed(result.extractSeconds, 1)} s; emulator RSS ${fixed(result.idleRssMib)} MiB idle, peak ${fixed(result.peakRssMib)} MiB`
+  );
 }
 
 /** The human report: the case table, the rounds, end to end, emulator, targets, problems. */
@@ -290,6 +300,7 @@ export function formatReport(report: BenchReport): string {
     `emulator: ${thousands(emulator.received)}/${thousands(emulator.deliveries)} signed deliveries (${emulator.webhooks} webhooks × ${thousands(emulator.jobs)} GP jobs) at ${thousands(emulator.deliveriesPerSec)}/s; ` +
       `jobs fired in ${fixed(emulator.fireSeconds, 1)} s; emulator CPU ${fixed(emulator.emulatorCpuPct)} %, peak RSS ${fixed(emulator.emulatorRssMb)} MiB`,
   );
+  lines.push(formatEmulatorFeatures(report.emulatorFeatures));
   lines.push(
     `backfill: ${thousands(backfill.edits)} edits made while the receiver was down were an event ${fixed(backfill.secondsAfterStart, 2)} s after it started again; ` +
       `${backfill.events} events, each edit in exactly one: ${backfill.coveredOnce ? 'yes' : 'NO'}`,

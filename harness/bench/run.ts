@@ -5,13 +5,14 @@ import { cleanUp, startTool } from '../cleanup.js';
 import { runBackfillAfterOutage, type BackfillResult } from './backfill-outage.js';
 import { GEOHOOK_LOG_LEVEL } from './cases/case-names.js';
 import { runEmulatorFanOut, type EmulatorResult } from './emulator-fanout.js';
+import { runEmulatorFeatures, type EmulatorFeaturesResult } from './emulator-features.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 import { caseSpecs, runCaseRound, type RoundResult } from './http-cases.js';
 import { Child } from './ipc.js';
 import { parseOptions, usage, type BenchOptions } from './options.js';
 import { BODY_BYTES } from './payloads.js';
 import { profileFiles, topFrames } from './profile/top-frames.js';
-import { evaluateTargets, formatReport, perRoundRatios, summarizeCase, type BenchReport } from './report.js';
+import { evaluateTargets, formatEmulatorFeatures, formatReport, perRoundRatios, summarizeCase, type BenchReport } from './report.js';
 import { formatScale, runScale } from './scale/run-scale.js';
 
 /**
@@ -73,6 +74,24 @@ function checkEmulator(emulator: EmulatorResult, problems: string[]): void {
   if (emulator.signed !== emulator.received) problems.push(`emulator: ${emulator.received - emulator.signed} deliveries arrived unsigned`);
 }
 
+/** The emulator's feature store: every feature added must come back in the extractChanges result. */
+async function measureFeatures(count: number, problems: string[]): Promise<EmulatorFeaturesResult> {
+  log(`emulator features: bulk of ${count.toLocaleString('en-US')} Parcels, then an asynchronous extractChanges of them`);
+  const result = await runEmulatorFeatures(count);
+  if (result.resultRows !== result.features)
+    problems.push(`emulator features: extractChanges gave ${result.resultRows} of ${result.features} rows`);
+  return result;
+}
+
+/** `--features`: the emulator's feature-store section alone; `{ emulatorFeatures }` with `--json`. */
+async function mainFeatures(options: BenchOptions): Promise<number> {
+  const problems: string[] = [];
+  const emulatorFeatures = await measureFeatures(options.emulatorFeatures, problems);
+  for (const problem of problems) log(`PROBLEM: ${problem}`);
+  process.stdout.write(options.json ? `${JSON.stringify({ emulatorFeatures })}\n` : `${formatEmulatorFeatures(emulatorFeatures)}\n`);
+  return problems.length > 0 ? 1 : 0;
+}
+
 /** `--scale`: the scale section alone; `{ scale }` with `--json`. */
 async function mainScale(options: BenchOptions): Promise<number> {
   const services = options.scaleServices;
@@ -95,6 +114,7 @@ async function main(): Promise<number> {
   const options = await startTool(parseOptions, usage, log);
   if (typeof options === 'number') return options;
   if (options.scale) return mainScale(options);
+  if (options.features) return mainFeatures(options);
   const startedAtMs = Date.now();
   const loadBefore = loadavg();
   if (loadBefore[0]! > 0.5)
@@ -108,6 +128,7 @@ async function main(): Promise<number> {
   const loader = await Child.start('loader', 'workers/loader.js', { args: [String(poolSize)], readyTimeoutMs: 300_000 });
   let e2e: EndToEndResult;
   let emulator: EmulatorResult;
+  let emulatorFeatures: EmulatorFeaturesResult;
   let backfill: BackfillResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
@@ -146,6 +167,7 @@ async function main(): Promise<number> {
       ...(profileDir === undefined ? {} : { execArgv: ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'emulator')] }),
     });
     checkEmulator(emulator, problems);
+    emulatorFeatures = await measureFeatures(options.emulatorFeatures, problems);
     log(`backfill: ${options.backfillEdits.toLocaleString('en-US')} edits while the receiver is down, then it starts again`);
     backfill = await runBackfillAfterOutage({ edits: options.backfillEdits, timeoutMs: 120_000 });
     if (!backfill.coveredOnce) problems.push('backfill: an edit missed during the outage is not in exactly one event');
@@ -184,6 +206,7 @@ async function main(): Promise<number> {
     rounds,
     e2e,
     emulator,
+    emulatorFeatures,
     backfill,
     ...(profileDir === undefined
       ? {}
