@@ -36,6 +36,8 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     '200',
     '--backfill-edits',
     '50',
+    '--emulator-features',
+    '300',
     '--json',
   ];
   const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], {
@@ -62,6 +64,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
       cpuPerEventUs: Record<string, number>;
     };
     emulator: { deliveries: number; received: number; deliveriesPerSec: number };
+    emulatorFeatures: { features: number; resultRows: number; peakRssMib: number; idleRssMib: number };
     backfill: { edits: number; secondsAfterStart: number; events: number; coveredOnce: boolean };
     problems: string[];
   };
@@ -91,9 +94,29 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   );
   t.equal(report.emulator.received, report.emulator.deliveries, 'every emulator delivery reached the sink');
   t.ok(report.emulator.deliveriesPerSec > 0);
+  t.match(report.emulatorFeatures, { features: 300, resultRows: 300 }, 'every feature added came back from extractChanges');
+  t.ok(report.emulatorFeatures.peakRssMib >= report.emulatorFeatures.idleRssMib && report.emulatorFeatures.idleRssMib > 0);
   t.match(report.backfill, { edits: 50, events: 2, coveredOnce: true }, 'the edits missed while down: one backfilled event');
   t.ok(report.backfill.secondsAfterStart > 0);
   t.same(report.problems, []);
+});
+
+t.test('the feature-store section (--features --json) prints the bulk, the extractChanges and the memory', async (t) => {
+  const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', '--features', '--emulator-features', '200', '--json'], {
+    cwd: root,
+    env,
+    maxBuffer: 1024 * 1024,
+  });
+  t.match(JSON.parse(stdout), {
+    emulatorFeatures: {
+      features: 200,
+      resultRows: 200,
+      bulkSeconds: Number,
+      extractSeconds: Number,
+      resultMiB: Number,
+      peakRssMib: Number,
+    },
+  });
 });
 
 t.test('the scale section (--scale --json, ten services) prints every figure of a large organization under `scale`', async (t) => {
