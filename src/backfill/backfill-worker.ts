@@ -7,10 +7,18 @@ import { createServiceSession, untrustedUrl, type ServiceSession, type ServiceSe
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import type { ConfirmJobData, GapJobData } from '../queue/accept-script.js';
-import { BACKFILL_LOCK_MS, BACKFILL_MAX_STALLED_COUNT, BACKFILL_STALLED_CHECK_MS, backfillBackoff } from '../queue/backfill-jobs.js';
+import {
+  BACKFILL_LOCK_MS,
+  BACKFILL_MAX_STALLED_COUNT,
+  BACKFILL_STALLED_CHECK_MS,
+  backfillBackoff,
+  confirmJobId,
+  confirmJobOptions,
+} from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
+import { aheadKey } from '../redis/keys.js';
 import { backfillEvent } from './backfill-event.js';
 import { readGapChanges } from './gap-changes.js';
 import { readServerGens, scopeGeneration } from './server-generations.js';
@@ -169,6 +177,18 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
       { err, scope: job?.data.scope, serverGens, attempt: job?.attemptsMade },
       err instanceof UnrecoverableError ? `${what} refused` : `${what} failed: retrying`,
     );
+  });
+  // A range announced while the scope's confirm job was finishing (its read done, the job not yet removed) made no
+  // new job: once the job is gone, a scope with ranges still waiting gets one, so none waits for a later delivery.
+  worker.on('completed', (job) => {
+    if (job.name !== 'confirm') return;
+    const { scope } = job.data as ConfirmJobData;
+    void options.connection
+      .hexists(aheadKey(options.prefix), scope)
+      .then(async (waiting) => {
+        if (waiting === 1) await eventQueue.backfillQueue().add('confirm', job.data, { ...confirmJobOptions, jobId: confirmJobId(scope) });
+      })
+      .catch((err: unknown) => log.warn({ err, scope }, 'confirmation not requeued: the next delivery or pass will'));
   });
   worker.on('error', (err) => log.error({ err }, 'backfill worker error'));
   return worker;

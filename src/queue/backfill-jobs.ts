@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 
 /** Longest wait between two tries of a gap whose `extractChanges` failed. */
@@ -50,3 +51,6 @@ export const confirmJobOptions: JobsOptions = Object.freeze({
   removeOnComplete: true,
   removeOnFail: true,
 });
+
+/** The id of a scope's confirm job, as the accept script names it (`confirm-<sha1 of scope>`). */
+export const confirmJobId = (scope: string): string => `confirm-${createHash('sha1').update(scope).digest('hex')}`;
