@@ -80,9 +80,14 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   };
   // Started once the receiver listens; /readyz asks for it from the start.
   let recovery: Recovery | undefined = undefined;
-  const readinessChecks = wantsRegistration(config)
-    ? [() => (recovery?.registration === undefined ? 'registration pending' : recovery.registration.notReadyReason())]
-    : [];
+  const readinessChecks = [
+    ...(wantsRegistration(config)
+      ? [() => (recovery?.registration === undefined ? 'registration pending' : recovery.registration.notReadyReason())]
+      : []),
+    ...((config.admin?.changes.services.length ?? 0) > 0
+      ? [() => (recovery === undefined ? 'change events pending' : recovery.changes?.notReadyReason())]
+      : []),
+  ];
   const redisTarget = configuredTarget(config, redisUrl);
   const app = await buildReceiver({
     config: { ...config, redisUrl },

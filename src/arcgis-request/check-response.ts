@@ -14,7 +14,12 @@ export interface AdminAnswer {
   location?: string;
   /** Strings that must not appear in an error (the token sent, a password). @defaultValue [] */
   secrets?: readonly string[];
+  /** How the body's JSON is read (a change file's BigInteger values kept exact). @defaultValue JSON.parse */
+  parse?: JsonParser;
 }
+
+/** Reads JSON text; throws on text that is not JSON. */
+export type JsonParser = (text: string) => unknown;
 
 type JsonObject = Record<string, unknown>;
 
@@ -42,9 +47,9 @@ function errorIn(body: unknown): { code: number | undefined; messages: string[] 
   return undefined;
 }
 
-function parse(text: string): { ok: true; value: unknown } | { ok: false } {
+function parse(text: string, parser: JsonParser = JSON.parse): { ok: true; value: unknown } | { ok: false } {
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: parser(text) };
   } catch {
     return { ok: false };
   }
@@ -61,7 +66,7 @@ function fail(answer: AdminAnswer, code: number | undefined, messages: string[],
 
 /** The JSON of a successful answer, or the `AdminApiError` an error answer stands for (see {@link checkResponse}). */
 function checkAnswer(answer: AdminAnswer): unknown {
-  const parsed = parse(answer.body);
+  const parsed = parse(answer.body, answer.parse);
   const reported = parsed.ok ? errorIn(parsed.value) : undefined;
   const excerpt = answer.body.length > 500 ? `${answer.body.slice(0, 500)}…` : answer.body;
   if (answer.status >= 300 && answer.status <= 399) {

@@ -1,6 +1,6 @@
 import { decodePayloadUrl } from '../arcgis/changes-url.js';
 import { GeohookError } from '../errors.js';
-import { unexpected } from './check-response.js';
+import { unexpected, type JsonParser } from './check-response.js';
 import type { ServiceSession } from './service-session.js';
 
 type JsonObject = Record<string, unknown>;
@@ -62,10 +62,11 @@ function layerChangesOf(value: unknown, url: URL, body: JsonObject): LayerChange
 
 /**
  * Reads `url` (`extractChanges`) in `session`: an asynchronous answer (`statusUrl`) is polled until `Completed`,
- * then its `resultUrl` downloaded (a redirect to signed storage is followed without the token).
+ * then its `resultUrl` downloaded (a redirect to signed storage is followed without the token). `parse` reads the
+ * answers' JSON (`JSON.parse` by default).
  */
-export async function readChanges(session: ServiceSession, url: URL): Promise<FeatureChanges> {
-  let body = await session.read(url);
+export async function readChanges(session: ServiceSession, url: URL, parse?: JsonParser): Promise<FeatureChanges> {
+  let body = await session.read(url, undefined, parse);
   if (body.statusUrl !== undefined) {
     const statusUrl = httpUrl(body.statusUrl, 'the extractChanges statusUrl');
     const done = await session.poll(statusUrl, url, (status) => {
@@ -74,7 +75,7 @@ export async function readChanges(session: ServiceSession, url: URL): Promise<Fe
         throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', `extractChanges job ${statusUrl.pathname} ended ${String(status.status)}`);
       return state === 'completed';
     });
-    body = await session.download(httpUrl(done.resultUrl, 'the extractChanges resultUrl'), url);
+    body = await session.download(httpUrl(done.resultUrl, 'the extractChanges resultUrl'), url, parse);
   }
   if (!Array.isArray(body.edits)) throw unexpected(url.href, "'edits' array", body);
   const layerServerGens = listOf(body.layerServerGens).filter(

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import type { TrustedUrls } from '../arcgis/trusted-urls.js';
 import { AdminAuthError, GeohookError } from '../errors.js';
-import { checkResponse, type AdminAnswer } from './check-response.js';
+import { checkResponse, type AdminAnswer, type JsonParser } from './check-response.js';
 import { encodeParams } from './encode-params.js';
 import { createTokenProvider, type TokenProvider } from './token-provider.js';
 import { getJson, networkError, postForm } from './transport.js';
@@ -33,12 +33,12 @@ export interface ServiceSession {
    * job's status, a pre-signed result): with GET, and no token. Anything else is refused, unsent
    * (`GEOHOOK_ERR_UNTRUSTED_URL`). No request follows a redirect.
    */
-  read(url: URL, namedBy?: URL): Promise<Record<string, unknown>>;
+  read(url: URL, namedBy?: URL, parse?: JsonParser): Promise<Record<string, unknown>>;
   /**
    * {@link read} for a file a trusted answer names (an `extractChanges` result): a 301, 302 or 303 to another place
    * (signed storage) is followed with GET and no token, at most three times.
    */
-  download(url: URL, namedBy: URL): Promise<Record<string, unknown>>;
+  download(url: URL, namedBy: URL, parse?: JsonParser): Promise<Record<string, unknown>>;
   /** Reads `url` until `done(answer)`, waiting `pollIntervalMs` between reads (doubling up to `maxPollIntervalMs`), within the deadline. */
   poll(url: URL, namedBy: URL | undefined, done: (answer: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
 }
@@ -94,7 +94,12 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
   }
 
   /** The checked answer, once the redirects a download follows (each a GET without credentials) are followed. */
-  async function settle(answer: AdminAnswer, token: string | undefined, follow: boolean): Promise<Record<string, unknown>> {
+  async function settle(
+    answer: AdminAnswer,
+    token: string | undefined,
+    follow: boolean,
+    parse?: JsonParser,
+  ): Promise<Record<string, unknown>> {
     let current = answer;
     let secret = token;
     for (
@@ -105,32 +110,32 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
       current = await exchange(new URL(current.location), false);
       secret = undefined;
     }
-    return checkResponse({ ...current, secrets: secret === undefined ? [] : [secret] });
+    return checkResponse({ ...current, secrets: secret === undefined ? [] : [secret], ...(parse === undefined ? {} : { parse }) });
   }
 
   /** POSTs the token to a trusted URL; a refused token is renewed once. */
-  async function sendTrusted(url: URL, follow: boolean): Promise<Record<string, unknown>> {
+  async function sendTrusted(url: URL, follow: boolean, parse?: JsonParser): Promise<Record<string, unknown>> {
     const token = await tokens.token();
     try {
-      return await settle(await exchange(url, true, token), token, follow);
+      return await settle(await exchange(url, true, token), token, follow, parse);
     } catch (err) {
       if (!(err instanceof AdminAuthError) || !tokens.renewable) throw err;
       const renewed = await tokens.renew(token);
-      return settle(await exchange(url, true, renewed), renewed, follow);
+      return settle(await exchange(url, true, renewed), renewed, follow, parse);
     }
   }
 
-  async function request(url: URL, namedBy: URL | undefined, follow: boolean): Promise<Record<string, unknown>> {
-    if (trusted.trusts(url)) return sendTrusted(url, follow);
+  async function request(url: URL, namedBy: URL | undefined, follow: boolean, parse?: JsonParser): Promise<Record<string, unknown>> {
+    if (trusted.trusts(url)) return sendTrusted(url, follow, parse);
     if (namedBy === undefined || !trusted.trusts(namedBy)) throw untrustedUrl(url, trusted);
-    return settle(await exchange(url, false), undefined, follow);
+    return settle(await exchange(url, false), undefined, follow, parse);
   }
 
-  const read = (url: URL, namedBy?: URL): Promise<Record<string, unknown>> => request(url, namedBy, false);
+  const read = (url: URL, namedBy?: URL, parse?: JsonParser): Promise<Record<string, unknown>> => request(url, namedBy, false, parse);
 
   return {
     read,
-    download: (url, namedBy) => request(url, namedBy, true),
+    download: (url, namedBy, parse) => request(url, namedBy, true, parse),
     async poll(url, namedBy, done) {
       for (let waitMs = pollIntervalMs; ; waitMs = Math.min(waitMs * 2, maxPollIntervalMs)) {
         const answer = await read(url, namedBy);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { ChangeEvent } from '../changes/change-event.js';
 import { compilePattern } from '../consumers/event-patterns.js';
 import { subscribe, type Subscription } from '../consumers/subscribe.js';
 import type { EventHandlers } from '../consumers/types.js';
@@ -19,7 +20,7 @@ export interface EventPrinterOptions {
   metrics?: Registry;
   logger?: Logger;
   /** Prints one event. @defaultValue one JSON line on stdout */
-  print?: (event: GeohookEvent) => void;
+  print?: (event: GeohookEvent | ChangeEvent) => void;
 }
 
 /**
@@ -31,11 +32,12 @@ export function startEventPrinter(options: EventPrinterOptions): Subscription {
   const compiled = patterns.map(compilePattern);
   const print = options.print ?? printJson;
   // The first pattern that matches an event prints it; the others let it pass.
-  const printer = (index: number) => (event: GeohookEvent) => {
-    const first = compiled.findIndex((pattern) => event.types.some((type) => pattern.matches(type)));
+  const printer = (index: number) => (event: GeohookEvent | ChangeEvent) => {
+    const types = 'types' in event ? event.types : [event.type];
+    const first = compiled.findIndex((pattern) => types.some((type) => pattern.matches(type)));
     if (first === index) print(event);
   };
-  const handlers = Object.fromEntries(patterns.map((pattern, index) => [pattern, printer(index)])) as EventHandlers;
+  const handlers = Object.fromEntries(patterns.map((pattern, index) => [pattern, printer(index)])) as unknown as EventHandlers;
   // Worker connections wait for Redis through an outage instead of failing (BullMQ's rule for workers).
   const connection = connectRedis(options.redis, { maxRetriesPerRequest: null });
   const subscription = subscribe({

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
+import type { ChangeEvent } from '../changes/change-event.js';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
 import { isLoopbackHost, LOOPBACK_HOST } from '../config/loopback.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
@@ -14,6 +15,7 @@ import { serviceNameOf } from '../events/service-activity.js';
 import { createLogger, type LogFormat } from '../logger.js';
 import { describeTarget, hasConfiguredRedis } from '../redis/connection.js';
 import { startServer, type RunningServer } from '../server.js';
+import { changeLine } from './change-line.js';
 import { closeOnSignal } from './close-on-signal.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
 import { startEventPrinter } from './event-printer.js';
@@ -39,9 +41,12 @@ function logFormatOf(config: GeohookConfig): LogFormat {
 }
 
 /** One readable line per event on stdout, in the format of the log lines. */
-function eventLines(): (event: GeohookEvent) => void {
+function eventLines(): (event: GeohookEvent | ChangeEvent) => void {
   const lines = createLogger({ level: 'info', format: 'pretty', fd: 1 });
-  return (event) => lines.info({ type: event.type, service: serviceNameOf(event), eventId: event.id, hook: event.hook }, 'event');
+  return (event) => {
+    if ('family' in event) lines.info({ type: event.type, service: serviceNameOf(event), eventId: event.id, hook: event.hook }, 'event');
+    else lines.info({ type: event.type, eventId: event.id }, changeLine(event));
+  };
 }
 
 /**
@@ -84,6 +89,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
       register: DEMO_SERVICES,
       poll: [],
       pollIntervalSeconds: 30,
+      changes: { services: [], track: [] },
       changeTypes: ['*'],
       settings: undefined,
       placement: {},

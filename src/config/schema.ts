@@ -115,6 +115,14 @@ export const envSchema = z.object({
   POLL: commaList
     .pipe(z.array(serviceName.refine((name) => name.endsWith('.FeatureServer'), 'feature services: folder/name.FeatureServer')))
     .optional(),
+  /** Feature services whose edits become change events, one per changed feature (docs/changes.md). */
+  CHANGES: commaList
+    .pipe(z.array(serviceName.refine((name) => name.endsWith('.FeatureServer'), 'feature services: folder/name.FeatureServer')))
+    .optional(),
+  /** Fields whose previous values change events carry: `*` for every field, else names. @defaultValue none */
+  CHANGES_TRACK: commaList
+    .pipe(z.array(z.string().regex(/^(\*|[A-Za-z_][A-Za-z0-9_]{0,63})$/, 'field names, or * for every field')))
+    .optional(),
   /** Seconds between two polls. @defaultValue 30 */
   POLL_INTERVAL_SECONDS: z
     .string()

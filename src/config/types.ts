@@ -29,6 +29,8 @@ export interface AdminConfig {
   readonly poll: readonly string[];
   /** Seconds between two polls (POLL_INTERVAL_SECONDS). */
   readonly pollIntervalSeconds: number;
+  /** Feature services whose edits become change events (CHANGES), and the fields whose previous values they carry (CHANGES_TRACK). */
+  readonly changes: { readonly services: readonly string[]; readonly track: '*' | readonly string[] };
   /** Feature-service triggers for registration (CHANGE_TYPES). */
   readonly changeTypes: readonly string[];
   /** Organisation webhook settings applied at the start of registration (`settings` in GEOHOOK_CONFIG). */

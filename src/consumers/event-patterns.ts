@@ -1,5 +1,9 @@
+import { changeEventsQueueName } from '../changes/change-event.js';
 import { ConfigError } from '../errors.js';
 import { queueNames, type QueueName } from '../queue/names.js';
+
+/** A queue consumers read: an event family's, or the change events'. */
+export type ConsumedQueue = QueueName | typeof changeEventsQueueName;
 
 /** A compiled handler pattern: `gp.job.succeeded`, `feature.*`, `gp.*`, `unknown`, `*`. */
 export interface EventPattern {
@@ -7,18 +11,20 @@ export interface EventPattern {
   /** True when an event type matches the pattern. */
   matches(type: string): boolean;
   /** The queues whose events the pattern can match. */
-  readonly queues: readonly QueueName[];
+  readonly queues: readonly ConsumedQueue[];
 }
 
 const PATTERN = /^[A-Za-z0-9_.*]{1,128}$/;
 
-function queuesOf(pattern: string): readonly QueueName[] {
+function queuesOf(pattern: string): readonly ConsumedQueue[] {
   if (pattern.startsWith('gp.')) return [queueNames.gp];
   if (pattern.startsWith('feature.')) return [queueNames.feature];
+  if (pattern.startsWith('change.')) return [changeEventsQueueName];
   if (pattern === 'unknown') return [queueNames.unknown];
+  // Every delivery; change events are asked for by name (`change.*`).
   if (pattern === '*') return Object.values(queueNames);
   throw new ConfigError(
-    `handler "${pattern}": a pattern is "*", "unknown", or starts with "gp." or "feature." (e.g. "gp.job.succeeded", "feature.*")`,
+    `handler "${pattern}": a pattern is "*", "unknown", or starts with "gp.", "feature." or "change." (e.g. "gp.job.succeeded", "feature.*", "change.*")`,
   );
 }
 

@@ -2,6 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { changeEventsQueueName, type ChangeEvent } from '../changes/change-event.js';
 import { assertClusterPrefix } from '../config/cluster-prefix.js';
 import { DEFAULT_PREFIX } from '../config/defaults.js';
 import { ConfigError } from '../errors.js';
@@ -9,8 +10,9 @@ import type { EventFamily, GeohookEvent } from '../events/envelope.js';
 import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
 import type { ConnectionOptions } from '../redis/connection.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
-import { compilePattern, type EventPattern } from './event-patterns.js';
+import { compilePattern, type ConsumedQueue, type EventPattern } from './event-patterns.js';
 import type { EventHandler, EventHandlers } from './types.js';
+import { validateChangeEvent } from './validate-change-event.js';
 import { validateEvent } from './validate-event.js';
 
 /** Options of {@link subscribe}. */
@@ -23,7 +25,7 @@ export interface SubscribeOptions {
   connection: string | ConnectionOptions | Redis | Cluster;
   /** BullMQ key prefix, as GEOHOOK_PREFIX. @defaultValue 'geohook' */
   prefix?: string;
-  /** Handlers by event-type pattern (`gp.job.succeeded`, `gp.*`, `feature.*`, `unknown`, `*`). */
+  /** Handlers by event-type pattern (`gp.job.succeeded`, `gp.*`, `feature.*`, `change.*`, `unknown`, `*`). */
   handlers: EventHandlers;
   /** Events handled at the same time, per queue. @defaultValue 10 */
   concurrency?: number;
@@ -36,7 +38,7 @@ export interface SubscribeOptions {
 /** A running subscription: one BullMQ Worker per queue its patterns need. */
 export interface Subscription {
   /** The queues consumed. */
-  readonly queues: readonly QueueName[];
+  readonly queues: readonly ConsumedQueue[];
   /** The registry holding the consumer metrics. */
   readonly metrics: Registry;
   /** Resolves once every worker is connected. */
@@ -50,8 +52,17 @@ export interface Subscription {
 
 interface Route {
   readonly pattern: EventPattern;
-  readonly handler: EventHandler<GeohookEvent>;
+  readonly handler: EventHandler<GeohookEvent | ChangeEvent>;
 }
+
+/** An event a worker decoded, with the types handlers are matched against. */
+interface Decoded {
+  event: GeohookEvent | ChangeEvent;
+  types: readonly string[];
+}
+
+/** Every queue a subscription may consume: the event families', then the change events'. */
+const consumedQueues: readonly ConsumedQueue[] = [...allQueueNames, changeEventsQueueName];
 
 /** The families whose queue each name is. */
 const familyOf = Object.fromEntries(Object.entries(queueNames).map(([family, name]) => [name, family])) as Record<QueueName, EventFamily>;
@@ -71,9 +82,19 @@ function connectionOf(connection: SubscribeOptions['connection']): { redis: Redi
   return { redis, owned: true };
 }
 
-/** Runs the handlers of `routes` that match `event` and have not run yet, in the order they were given. */
-async function dispatch(job: Job<GeohookEvent>, event: GeohookEvent, routes: readonly Route[], metrics: ConsumerMetrics): Promise<number> {
-  const matching = routes.filter((route) => event.types.some((type) => route.pattern.matches(type)));
+/** The event of a job of queue `name`: a change event, or a geohook event of the queue's family. */
+function decode(name: ConsumedQueue, data: unknown): Decoded {
+  if (name === changeEventsQueueName) {
+    const event = validateChangeEvent(data);
+    return { event, types: [event.type] };
+  }
+  const event = validateEvent(data, familyOf[name]);
+  return { event, types: event.types };
+}
+
+/** Runs the handlers of `routes` that match the event's types and have not run yet, in the order they were given. */
+async function dispatch(job: Job, { event, types }: Decoded, routes: readonly Route[], metrics: ConsumerMetrics): Promise<number> {
+  const matching = routes.filter((route) => types.some((type) => route.pattern.matches(type)));
   const handled = handledPatterns(job);
   for (const { pattern, handler } of matching) {
     if (handled.has(pattern.pattern)) continue;
@@ -105,7 +126,7 @@ async function dispatch(job: Job<GeohookEvent>, event: GeohookEvent, routes: rea
 export function subscribe(options: SubscribeOptions): Subscription {
   const routes: Route[] = Object.entries(options.handlers).map(([pattern, handler]) => {
     if (typeof handler !== 'function') throw new ConfigError(`handler "${pattern}": not a function`);
-    return { pattern: compilePattern(pattern), handler: handler as EventHandler<GeohookEvent> };
+    return { pattern: compilePattern(pattern), handler: handler as EventHandler<GeohookEvent | ChangeEvent> };
   });
   if (routes.length === 0) throw new ConfigError('subscribe: at least one handler is needed');
   const concurrency = options.concurrency ?? 10;
@@ -119,37 +140,36 @@ export function subscribe(options: SubscribeOptions): Subscription {
   redis.on('error', () => undefined); // each worker reports connection trouble below
 
   const running = new Set<Promise<void>>();
-  const queues = allQueueNames.filter((name) => routes.some((route) => route.pattern.queues.includes(name)));
+  const queues = consumedQueues.filter((name) => routes.some((route) => route.pattern.queues.includes(name)));
   const workers = queues.map((name) => {
-    const family = familyOf[name];
     const queueRoutes = routes.filter((route) => route.pattern.queues.includes(name));
     const count = (job: Job, outcome: ConsumeOutcome): void => {
       metrics.consumed.inc({ queue: name, type: job.name, outcome });
     };
-    const process = async (job: Job<GeohookEvent>): Promise<void> => {
-      let event: GeohookEvent;
+    const process = async (job: Job): Promise<void> => {
+      let decoded: Decoded;
       try {
-        event = validateEvent(job.data, family);
+        decoded = decode(name, job.data);
       } catch (err) {
         count(job, 'poison');
         logger.error({ err, queue: name, jobId: job.id }, 'poison event failed without retry');
         throw err;
       }
       try {
-        const handlers = await dispatch(job, event, queueRoutes, metrics);
+        const handlers = await dispatch(job, decoded, queueRoutes, metrics);
         count(job, handlers === 0 ? 'ignored' : 'completed');
       } catch (err) {
         const attempts = job.opts.attempts ?? 1;
         const exhausted = err instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
         count(job, exhausted ? 'failed' : 'retried');
         logger.warn(
-          { err, queue: name, eventId: event.id, type: event.type, attempt: job.attemptsMade + 1, attempts },
+          { err, queue: name, eventId: decoded.event.id, type: decoded.event.type, attempt: job.attemptsMade + 1, attempts },
           exhausted ? 'event failed for good: it stays in the failed set' : 'event handler failed: retrying with backoff',
         );
         throw err;
       }
     };
-    const worker = new Worker<GeohookEvent>(
+    const worker = new Worker(
       name,
       (job) => {
         const handling = process(job);

@@ -1,10 +1,11 @@
 import type { Job } from 'bullmq';
-import type { AnyGeohookEvent, FeatureEvent, GeohookEvent, GpEvent, UnknownEvent } from '../events/envelope.js';
+import type { ChangeEvent } from '../changes/change-event.js';
+import type { AnyGeohookEvent, FeatureEvent, GpEvent, UnknownEvent } from '../events/envelope.js';
 
 /** What a handler gets besides the event. */
 export interface HandlerContext {
   /** The BullMQ job that carries the event (its id is the event id, or `<event id>-<hook>-<time>` when that id was taken). */
-  job: Job<GeohookEvent>;
+  job: Job;
   /** 1 for the first attempt, then 2, 3… up to the job's `attempts`. */
   attempt: number;
   /** The pattern the handler was registered under. */
@@ -15,14 +16,16 @@ export interface HandlerContext {
  * Handles one event. Throwing (or rejecting) fails this attempt: the event is retried with backoff, and
  * stays in the failed set once its attempts are used up. Throw BullMQ's `UnrecoverableError` to fail at once.
  */
-export type EventHandler<E extends GeohookEvent> = (event: E, context: HandlerContext) => unknown;
+export type EventHandler<E> = (event: E, context: HandlerContext) => unknown;
 
 /**
  * Handlers by pattern; `*` stands for any run of characters. The event type is narrowed by the pattern:
- * `gp.*` handlers get a {@link GpEvent}, `feature.*` ones a {@link FeatureEvent}.
+ * `gp.*` handlers get a {@link GpEvent}, `feature.*` ones a {@link FeatureEvent}, `change.*` ones a {@link ChangeEvent}.
  */
 export type EventHandlers = { [pattern: `gp.${string}`]: EventHandler<GpEvent> } & {
   [pattern: `feature.${string}`]: EventHandler<FeatureEvent>;
+} & {
+  [pattern: `change.${string}`]: EventHandler<ChangeEvent>;
 } & {
   unknown?: EventHandler<UnknownEvent>;
   '*'?: EventHandler<AnyGeohookEvent>;

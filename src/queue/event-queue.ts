@@ -168,6 +168,11 @@ export class EventQueue {
     this.spool?.start();
   };
 
+  /** The options of every event job (retries, backoff, completed jobs kept): change events take the same. */
+  get jobOptions(): JobsOptions {
+    return this.defaultJobOptions;
+  }
+
   /** Why events cannot be accepted with the configured durability now, for `/readyz`; `undefined` when they can. */
   durabilityIssue(): string | undefined {
     return this.durabilityWatch.issue();

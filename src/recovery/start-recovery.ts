@@ -6,6 +6,7 @@ import { parseServiceName } from '../arcgis/service-name.js';
 import { startBackfill, type BackfillOptions } from '../backfill/backfill-worker.js';
 import { checkGenerations } from '../backfill/generation-check.js';
 import { startPoller, type Poller } from '../backfill/poller.js';
+import { startChanges, type Changes } from '../changes/start-changes.js';
 import type { GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
@@ -36,6 +37,8 @@ export interface RecoveryOptions {
 export interface Recovery {
   /** Self-registration, when ADMIN_URL and REGISTER are set. */
   registration: Registration | undefined;
+  /** Change events, when CHANGES is set. */
+  changes: Changes | undefined;
   /** Stops the passes, the poll and the backfill, and closes recovery's connections. */
   close(): Promise<void>;
 }
@@ -81,13 +84,16 @@ export function startRecovery(options: RecoveryOptions): Recovery {
     ...(alert === undefined ? {} : { onFilled: gapAlerts(alert) }),
   });
   const poller = startPoll(options, auth);
+  const changes = startChangeEvents(options, backfillRedis, auth);
   const passes = registrationRedis === undefined ? undefined : startPasses(options, registrationRedis, auth, alert);
   return {
     registration: passes?.registration,
+    changes,
     async close() {
       await passes?.registration?.close();
       await passes?.health.close();
       await poller?.close();
+      await changes?.close();
       // Forced: BullMQ's graceful close can wait forever on a blocking connection that reconnected after a Redis
       // restart (taskforcesh/bullmq#4656). A gap being filled is picked up again, and its event is the same.
       await backfill.close(true);
@@ -104,6 +110,28 @@ function gapAlerts(alert: AlertSender): NonNullable<BackfillOptions['onFilled']>
     const text = `geohook: backfilled the edits of ${scope} in server generations (${serverGens[0]}, ${serverGens[1]}]`;
     void alert({ event: 'gap.backfilled', service: scope, serverGens, types, text });
   };
+}
+
+/** Change events of the services of `CHANGES`, when there are any (docs/changes.md). */
+function startChangeEvents(
+  { config, eventQueue, logger }: RecoveryOptions,
+  connection: RedisClient,
+  auth: ResolvedAdminAuth | undefined,
+): Changes | undefined {
+  if (config.admin === undefined || config.admin.changes.services.length === 0) return undefined;
+  return startChanges({
+    connection,
+    prefix: config.prefix,
+    hook: REGISTERED_HOOK,
+    adminUrl: config.admin.url,
+    services: config.admin.changes.services,
+    track: config.admin.changes.track,
+    ...(auth === undefined ? {} : { auth }),
+    serviceLocator: serviceLocatorOf(config),
+    dedupMs: config.dedupRetentionSeconds * 1000,
+    jobOptions: eventQueue.jobOptions,
+    logger,
+  });
 }
 
 /** The poll of the services of `POLL`, when there are any. */

@@ -55,3 +55,15 @@ export const registrationFailingKey = (prefix: string, hook: string): string => 
 
 /** Set for the debounce window after an alert of `event` on `service` was sent, so that several receivers send one. */
 export const alertDebounceKey = (prefix: string, event: string, service: string): string => `${prefix}:alerts:${event}:${service}`;
+
+/** Change events (docs/changes.md): the generation each scope is resolved to. */
+export const changesResolvedKey = (prefix: string): string => `${prefix}:changes:resolved`;
+
+/** Change events: the range each scope is resolving (`from\tto\tclaimed at`), one at a time. */
+export const changesPendingKey = (prefix: string): string => `${prefix}:changes:pending`;
+
+/** Change events: the last range of each scope that failed for good, as JSON. */
+export const changesFailedKey = (prefix: string): string => `${prefix}:changes:failed`;
+
+/** Change events: the previous values of a layer's features (`<scope>#<layer id>`, or an ArcGIS Online layer scope). */
+export const changesPreviousKey = (prefix: string, layerScope: string): string => `${prefix}:changes:prev:${layerScope}`;

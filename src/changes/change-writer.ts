@@ -1,0 +1,50 @@
+import type { Queue } from 'bullmq';
+import { JobScript } from '../queue/job-script.js';
+import type { RedisClient } from '../redis/connection.js';
+import { activityKey, aheadKey, dedupKey, gapsKey, serverGensKey, watermarksKey } from '../redis/keys.js';
+import type { ChangeEvent } from './change-event.js';
+
+/** Change events written per script call. */
+export const CHANGE_BATCH = 500;
+
+/**
+ * Writes change events to their queue with the accept script (docs/events.md): job id = event id, and the same
+ * event id on the same hook within the dedup window is written once, so a range resolved twice (a retry, a
+ * receiver killed mid-range, an overlap) adds no job twice.
+ */
+export class ChangeWriter {
+  readonly #script: JobScript;
+
+  constructor(connection: RedisClient, options: { queue: Queue; backfillQueue: Queue; prefix: string; dedupMs: number }) {
+    const { queue, prefix } = options;
+    this.#script = new JobScript(connection, {
+      // The script writes to three event queues by index: change events use the first.
+      queues: [queue, queue, queue],
+      backfillQueue: options.backfillQueue,
+      watermarksKey: watermarksKey(prefix),
+      activityKey: activityKey(prefix),
+      serverGensKey: serverGensKey(prefix),
+      aheadKey: aheadKey(prefix),
+      gapsKey: gapsKey(prefix),
+      dedupKeyPrefix: dedupKey(prefix, ''),
+      dedupMs: options.dedupMs,
+    });
+  }
+
+  /** Writes `events` (at most {@link CHANGE_BATCH} per call); returns how many were new. */
+  async write(events: readonly ChangeEvent[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const answers = await this.#script.write(
+      events.map((event) => ({
+        queue: 0,
+        eventId: event.id,
+        hook: event.hook,
+        name: event.type,
+        data: JSON.stringify(event),
+        ranges: [],
+        activity: undefined,
+      })),
+    );
+    return answers.filter((answer) => answer === 1).length;
+  }
+}

@@ -1,0 +1,78 @@
+import { unexpected } from '../arcgis-request/check-response.js';
+import type { ServiceSession } from '../arcgis-request/service-session.js';
+
+/** What geohook needs of a layer (or table) to turn its rows into change events. */
+export interface LayerInfo {
+  id: number;
+  name: string;
+  objectIdField: string;
+  globalIdField?: string;
+  /** Field names with their ArcGIS type (BigInteger values are written as decimal strings). */
+  fields: { name: string; type: string }[];
+  /** Editor tracking: who edited a row, and when. */
+  editFieldsInfo?: { editorField?: string; editDateField?: string; creatorField?: string; creationDateField?: string };
+  /** Layers this one is the origin of (parents come before children among creates). */
+  relatedTableIds: number[];
+  /** True when this layer is the destination of a relationship (a child). */
+  isChild: boolean;
+}
+
+/** A feature service's layers and tables, as its REST resources describe them. */
+export interface ServiceLayers {
+  layers: LayerInfo[];
+  /** `extractChangesCapabilities.supportsFeatureReturn` (false on 10.6.1-era servers: ids only). */
+  returnsRows: boolean;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+function layerInfoOf(id: number, body: Json, url: string): LayerInfo {
+  const objectIdField =
+    text(body.objectIdField) ??
+    (Array.isArray(body.fields) ? (body.fields as Json[]).find((f) => f.type === 'esriFieldTypeOID')?.name : undefined);
+  if (typeof objectIdField !== 'string') throw unexpected(url, "'objectIdField'", body);
+  const relationships = Array.isArray(body.relationships) ? body.relationships.filter(isObject) : [];
+  const info: LayerInfo = {
+    id,
+    name: text(body.name) ?? String(id),
+    objectIdField,
+    fields: (Array.isArray(body.fields) ? body.fields.filter(isObject) : [])
+      .filter((field) => typeof field.name === 'string')
+      .map((field) => ({ name: field.name as string, type: String(field.type) })),
+    relatedTableIds: relationships
+      .filter((r) => r.role === 'esriRelRoleOrigin' && typeof r.relatedTableId === 'number')
+      .map((r) => r.relatedTableId as number),
+    isChild: relationships.some((r) => r.role === 'esriRelRoleDestination'),
+  };
+  const globalIdField = text(body.globalIdField);
+  if (globalIdField !== undefined) info.globalIdField = globalIdField;
+  if (isObject(body.editFieldsInfo)) {
+    const tracking = body.editFieldsInfo;
+    info.editFieldsInfo = Object.fromEntries(
+      ['editorField', 'editDateField', 'creatorField', 'creationDateField'].flatMap((name) =>
+        text(tracking[name]) === undefined ? [] : [[name, tracking[name]]],
+      ),
+    );
+  }
+  return info;
+}
+
+/** Reads a feature service's resource and each of its layers' and tables' (one request each). */
+export async function readServiceLayers(session: ServiceSession, serviceUrl: URL): Promise<ServiceLayers> {
+  const service = await session.read(serviceUrl);
+  const ids = [service.layers, service.tables]
+    .flatMap((list) => (Array.isArray(list) ? list.filter(isObject) : []))
+    .map((entry) => entry.id)
+    .filter((id): id is number => Number.isSafeInteger(id))
+    .sort((a, b) => a - b);
+  const layers = await Promise.all(
+    ids.map(async (id) => {
+      const url = new URL(`${serviceUrl.href.replace(/\/+$/, '')}/${id}`);
+      return layerInfoOf(id, await session.read(url), url.href);
+    }),
+  );
+  const capabilities = isObject(service.extractChangesCapabilities) ? service.extractChangesCapabilities : {};
+  return { layers, returnsRows: capabilities.supportsFeatureReturn !== false };
+}

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { parseServiceName } from '../arcgis/service-name.js';
+import { readChanges } from '../arcgis-request/extract-changes.js';
+import type { ServiceSession } from '../arcgis-request/service-session.js';
+import { GeohookError } from '../errors.js';
+import { parseScope } from '../events/tracked-ranges.js';
+import { changesPreviousKey } from '../redis/keys.js';
+import { buildChangeEvents, type TrackedFields } from './build-change-events.js';
+import type { ChangeEvent, ChangeSource } from './change-event.js';
+import { readServiceLayers } from './layer-info.js';
+import { parseExactJson } from './parse-exact-json.js';
+import type { PreviousValues, PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
+
+/** A range to resolve: a scope's generations in `(from, to]`, at its service. */
+export interface RangeToResolve {
+  hook: string;
+  scope: string;
+  serviceUrl: URL;
+  from: number;
+  to: number;
+}
+
+/** What resolving a range needs besides the range. */
+export interface ResolveContext {
+  session: ServiceSession;
+  previous: PreviousValuesStore;
+  prefix: string;
+  track: TrackedFields;
+  origin: ChangeSource['origin'];
+  /** The ArcGIS Online organization, when the service is one of its. */
+  orgId?: string;
+}
+
+/** A range's change events in order, and the previous values to write once they are written. */
+export interface ResolvedRange {
+  events: ChangeEvent[];
+  writes: { key: string; writes: PreviousValuesWrite[] }[];
+}
+
+/** The key of a layer's previous values: the scope's own on ArcGIS Online (one layer), else `<scope>#<layer>`. */
+const previousKeyOf = (prefix: string, scope: string, layerId: number): string =>
+  changesPreviousKey(prefix, parseScope(scope).layerId === undefined ? `${scope}#${layerId}` : scope);
+
+/**
+ * Resolves one range (docs/changes.md#how-it-works): reads the service's layers, asks `extractChanges` for every
+ * change in the range (every list, the scope's layers, asynchronously), BigInteger values read exactly, then turns
+ * the rows into change events with the previous values kept of them.
+ */
+export async function resolveRange(range: RangeToResolve, context: ResolveContext): Promise<ResolvedRange> {
+  const { service, layerId } = parseScope(range.scope);
+  const { layers, returnsRows } = await readServiceLayers(context.session, range.serviceUrl);
+  if (!returnsRows) {
+    throw new GeohookError(
+      'GEOHOOK_ERR_FOLLOW_UP',
+      `${service}: its server's extractChanges answers object ids only; change events need rows`,
+    );
+  }
+  const ids = layerId === undefined ? layers.map((layer) => layer.id) : [layerId];
+  const url = new URL(`${range.serviceUrl.href.replace(/\/+$/, '')}/extractChanges`);
+  url.search = new URLSearchParams({
+    serverGens: `[${range.from},${range.to}]`,
+    layers: `[${ids.join(',')}]`,
+    returnInserts: 'true',
+    returnUpdates: 'true',
+    returnDeletes: 'true',
+    returnAttachments: 'false',
+    async: 'true',
+  }).toString();
+  const changes = await readChanges(context.session, url, parseExactJson);
+  const previous = new Map<number, Map<number | string, PreviousValues>>();
+  for (const edit of changes.edits) {
+    const asked = [
+      ...edit.features.updates.map(
+        (feature) => feature.attributes[layers.find((layer) => layer.id === edit.id)?.objectIdField ?? 'objectid'],
+      ),
+      ...edit.features.deleteIds,
+    ].filter((id): id is number | string => typeof id === 'number' || typeof id === 'string');
+    previous.set(edit.id, await context.previous.read(previousKeyOf(context.prefix, range.scope, edit.id), asked));
+  }
+  const { folder, name } = parseServiceName(service);
+  const { events, writes } = buildChangeEvents({
+    hook: range.hook,
+    serviceName: service,
+    service: {
+      ...(folder === undefined ? {} : { folderName: folder }),
+      serviceName: name,
+      serviceType: 'FeatureServer',
+      url: range.serviceUrl.href,
+      ...(context.orgId === undefined ? {} : { orgId: context.orgId }),
+    },
+    serverGens: [range.from, range.to],
+    origin: context.origin,
+    transactionId: createHash('sha256').update(`${range.scope}\n${range.from}\n${range.to}`).digest('hex'),
+    layers: new Map(layers.map((layer) => [layer.id, layer])),
+    edits: changes.edits,
+    previous,
+    track: context.track,
+    now: new Date(),
+  });
+  return { events, writes: [...writes].map(([id, list]) => ({ key: previousKeyOf(context.prefix, range.scope, id), writes: list })) };
+}

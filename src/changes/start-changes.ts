@@ -1,0 +1,249 @@
+import { createHash } from 'node:crypto';
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
+import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
+import { serviceRestUrl } from '../arcgis/rest-urls.js';
+import type { ServiceLocator } from '../arcgis/service-locator.js';
+import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
+import { readServerGens } from '../backfill/server-generations.js';
+import { activityField } from '../events/service-activity.js';
+import { parseScope, scopeOf } from '../events/tracked-ranges.js';
+import {
+  BACKFILL_LOCK_MS,
+  BACKFILL_MAX_STALLED_COUNT,
+  BACKFILL_STALLED_CHECK_MS,
+  backfillBackoff,
+  backfillJobOptions,
+} from '../queue/backfill-jobs.js';
+import { backfillQueueName } from '../queue/names.js';
+import type { RedisClient } from '../redis/connection.js';
+import { activityKey, changesFailedKey, changesResolvedKey } from '../redis/keys.js';
+import type { TrackedFields } from './build-change-events.js';
+import { changeEventsQueueName, type ChangeSource } from './change-event.js';
+import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
+import { PreviousValuesStore } from './previous-values.js';
+import { RangeClaims, type ClaimedRange } from './range-claims.js';
+import { resolveRange } from './resolve-range.js';
+
+/** The queue of ranges to resolve into change events. */
+export const changesQueueName = 'changes';
+
+/** A resolve job's data: a scope's range, and how many of its change events are written already. */
+export interface ResolveJobData {
+  hook: string;
+  scope: string;
+  serviceUrl: string;
+  from: number;
+  to: number;
+  /** Events of the range already written: a retry goes on after them. */
+  written?: number;
+}
+
+/** Options of {@link startChanges}. */
+export interface ChangesOptions {
+  /** Blocking reads: a connection of its own (`maxRetriesPerRequest: null`); the caller closes it. */
+  connection: RedisClient;
+  prefix: string;
+  /** The hook the services deliver to, and where their REST resources are (ADMIN_URL). */
+  hook: string;
+  adminUrl: string;
+  /** CHANGES: `folder/name.FeatureServer`. */
+  services: readonly string[];
+  track: TrackedFields;
+  auth?: ResolvedAdminAuth;
+  serviceLocator: ServiceLocator;
+  /** How long a change event's id is remembered (the dedup window of events), ms. */
+  dedupMs: number;
+  /** Options of the change-events jobs (attempts, backoff, completed kept): the events queues'. */
+  jobOptions: Queue['defaultJobOptions'];
+  logger: Logger;
+  /** How often scopes are checked for a watermark that moved. @defaultValue 100 */
+  intervalMs?: number;
+  /** Ranges resolved at once, each of another scope. @defaultValue 8 */
+  concurrency?: number;
+  /** The longest resolution of one range. @defaultValue 1800000 */
+  timeoutMs?: number;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** A running resolver. */
+export interface Changes {
+  /** Why change events are not followed yet (a service not read once), for `/readyz`; undefined once they are. */
+  notReadyReason(): string | undefined;
+  close(): Promise<void>;
+}
+
+/** How a stale claim (claimed, but no job was added: a receiver stopped in between) is noticed. */
+const STALE_CLAIM_MS = 10_000;
+
+const jobIdOf = ({ scope, from, to }: ClaimedRange): string =>
+  `resolve-${createHash('sha1').update(`${scope}\n${from}\n${to}`).digest('hex')}`;
+
+/** What last reached a service: a delivery, a backfilled gap or a poll (the kind of the activity recorded last). */
+async function originOf(redis: RedisClient, prefix: string, service: string): Promise<ChangeSource['origin']> {
+  const kinds = ['delivery', 'backfill', 'poll'] as const;
+  const times = await redis.hmget(activityKey(prefix), ...kinds.map((kind) => activityField({ kind, service })));
+  let latest = -1;
+  let origin: ChangeSource['origin'] = 'webhook';
+  times.forEach((time, index) => {
+    if (time !== null && Number(time) > latest) {
+      latest = Number(time);
+      origin = kinds[index] === 'delivery' ? 'webhook' : kinds[index]!;
+    }
+  });
+  return origin;
+}
+
+/**
+ * Change events (docs/changes.md): each scope of the CHANGES services follows its watermark; a range it moved over
+ * is claimed (one at a time per scope) and resolved on the `changes` queue, off the acknowledgement path, into one
+ * change event per changed feature on `change-events`. Safe with any number of receivers.
+ */
+export function startChanges(options: ChangesOptions): Changes {
+  const { connection, prefix, hook, logger } = options;
+  const log = logger.child({ component: 'changes' });
+  const claims = new RangeClaims(connection, prefix);
+  const previous = new PreviousValuesStore(connection);
+  const queue = new Queue<ResolveJobData>(changesQueueName, { connection, prefix, defaultJobOptions: backfillJobOptions });
+  const events = new Queue(changeEventsQueueName, { connection, prefix, defaultJobOptions: options.jobOptions });
+  const backfill = new Queue(backfillQueueName, { connection, prefix });
+  let writer: ChangeWriter | undefined;
+  const online = isOnlineAdminRoot(options.adminUrl);
+  const orgId = online ? /\/([^/]+)\/ArcGIS\/rest\/admin\/?$/i.exec(options.adminUrl)?.[1] : undefined;
+  const urlOf = (service: string): string => serviceRestUrl(options.adminUrl, service).href;
+
+  const sessionOf = (deadlineMs = 60_000): ServiceSession =>
+    createServiceSession({
+      trusted: options.serviceLocator.trusted(hook),
+      ...(options.auth === undefined ? {} : { auth: options.auth }),
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      deadlineMs,
+      pollIntervalMs: 50,
+      maxPollIntervalMs: 5000,
+    });
+
+  /**
+   * The scopes followed (the service's on ArcGIS Enterprise, each of its layers' on Online), read from the services'
+   * `changeTrackingInfo`; a scope followed for the first time starts at its server's generation, so every edit made
+   * from then on is resolved, whenever its delivery comes. A service that cannot be read now is tried again later.
+   */
+  let scopes: string[] = [];
+  const unread = new Set(options.services);
+  async function refreshScopes(): Promise<void> {
+    const found: string[] = [];
+    for (const service of options.services) {
+      const scope = scopeOf(hook, service);
+      try {
+        const gens = await readServerGens(sessionOf(), new URL(urlOf(service)));
+        unread.delete(service);
+        if (gens.length === 0) {
+          log.warn({ service }, 'change events: the service has no change tracking: not followed');
+          continue;
+        }
+        const followed = online
+          ? gens.map((gen) => ({ scope: `${scope}#${gen.id}`, serverGen: gen.serverGen }))
+          : [{ scope, serverGen: Math.max(0, ...gens.map((gen) => gen.serverGen)) }];
+        for (const entry of followed) {
+          await connection.hsetnx(changesResolvedKey(prefix), entry.scope, String(entry.serverGen));
+          found.push(entry.scope);
+        }
+      } catch (err) {
+        log.warn({ err, service }, 'change events: the service could not be read: trying again');
+        found.push(...scopes.filter((known) => known === scope || known.startsWith(`${scope}#`)));
+      }
+    }
+    scopes = found;
+  }
+
+  async function enqueue(range: ClaimedRange): Promise<void> {
+    const { service } = parseScope(range.scope);
+    await queue.add(
+      'resolve',
+      { hook, scope: range.scope, serviceUrl: urlOf(service), from: range.from, to: range.to },
+      { jobId: jobIdOf(range) },
+    );
+  }
+
+  async function resolve(job: Job<ResolveJobData>): Promise<number> {
+    const { scope, from, to } = job.data;
+    const serviceUrl = new URL(job.data.serviceUrl);
+    const session = sessionOf(options.timeoutMs ?? 1_800_000);
+    const origin = await originOf(connection, prefix, parseScope(scope).service);
+    const resolved = await resolveRange(
+      { hook, scope, serviceUrl, from, to },
+      { session, previous, prefix, track: options.track, origin, ...(orgId === undefined ? {} : { orgId }) },
+    );
+    writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs });
+    let written = job.data.written ?? 0;
+    let added = 0;
+    while (written < resolved.events.length) {
+      added += await writer.write(resolved.events.slice(written, written + CHANGE_BATCH));
+      written = Math.min(written + CHANGE_BATCH, resolved.events.length);
+      await job.updateData({ ...job.data, written });
+    }
+    for (const { key, writes } of resolved.writes) await previous.write(key, writes);
+    await claims.release({ scope, from, to });
+    log.info({ scope, serverGens: [from, to], events: resolved.events.length, added }, 'range resolved into change events');
+    return added;
+  }
+
+  const worker = new Worker<ResolveJobData, number>(changesQueueName, resolve, {
+    connection,
+    prefix,
+    concurrency: options.concurrency ?? 8,
+    maxStalledCount: BACKFILL_MAX_STALLED_COUNT,
+    lockDuration: BACKFILL_LOCK_MS,
+    stalledInterval: BACKFILL_STALLED_CHECK_MS,
+    settings: { backoffStrategy: backfillBackoff },
+  });
+  worker.on('failed', (job, err) => {
+    if (job === undefined) return;
+    const final = job.attemptsMade >= (job.opts.attempts ?? 1);
+    log.warn(
+      { err, scope: job.data.scope, serverGens: [job.data.from, job.data.to], attempt: job.attemptsMade },
+      final ? 'range failed for good' : 'range resolution failed: retrying',
+    );
+    if (!final) return;
+    const { scope, from, to } = job.data;
+    void connection
+      .hset(changesFailedKey(prefix), scope, JSON.stringify({ from, to, error: err.message, at: new Date().toISOString() }))
+      .then(() => claims.release({ scope, from, to }))
+      .catch(() => undefined);
+  });
+  worker.on('error', (err) => log.error({ err }, 'change resolver error'));
+
+  let ticks = 0;
+  let closed = false;
+  let running: Promise<void> | undefined;
+  const tick = async (): Promise<void> => {
+    ticks += 1;
+    // The scopes are read again every half minute (a layer added), and until every service could be read.
+    if (ticks % 300 === 1 || (unread.size > 0 && ticks % 20 === 1)) await refreshScopes();
+    for (const range of await claims.claim(scopes)) await enqueue(range);
+    if (ticks % 100 === 0) for (const range of await claims.stale(STALE_CLAIM_MS)) await enqueue(range);
+  };
+  // One check at a time: while Redis is away a check waits for it, and no others pile up behind.
+  const check = (): void => {
+    if (closed || running !== undefined) return;
+    running = tick()
+      .catch((err: unknown) => log.warn({ err }, 'change ranges not checked: retrying'))
+      .finally(() => (running = undefined));
+  };
+  const timer = setInterval(check, options.intervalMs ?? 100);
+  timer.unref();
+  check();
+
+  log.info({ services: options.services, track: options.track }, 'change events: following the services');
+  return {
+    notReadyReason: () => (unread.size === 0 ? undefined : `change events: ${[...unread][0]} not read yet`),
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await running;
+      await worker.close(true);
+      await Promise.all([queue.close(), events.close(), backfill.close()]);
+    },
+  };
+}

@@ -1,0 +1,211 @@
+import { applyEdits } from '@esri/arcgis-rest-feature-service';
+import { ApiKeyManager } from '@esri/arcgis-rest-request';
+import pino from 'pino';
+import t, { type Test } from 'tap';
+import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { subscribe } from '../../src/consumers/subscribe.js';
+import { PARCELS } from '../helpers/edits.js';
+import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { registrationEnv, startGeohook } from '../helpers/geohook.js';
+import { uniquePrefix } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+const redis = await startRedis(t);
+
+const square = (x: number, y = 0) => ({
+  rings: [
+    [
+      [x, y],
+      [x, y + 50],
+      [x + 50, y + 50],
+      [x + 50, y],
+      [x, y],
+    ],
+  ],
+  spatialReference: { wkid: 102100 },
+});
+
+/** Every change event of `prefix`, as a consumer gets them, until teardown. */
+async function consumeChanges(t: Test, prefix: string): Promise<ChangeEvent[]> {
+  const events: ChangeEvent[] = [];
+  const subscription = subscribe({
+    connection: redis.url,
+    prefix,
+    logger: pino({ level: 'silent' }),
+    handlers: { 'change.*': async (event) => void events.push(event) },
+  });
+  t.teardown(() => subscription.close());
+  await subscription.ready();
+  return events;
+}
+
+/** geohook registered on Parcels with change events, its consumer's events, and a client of the emulator's Parcels. */
+async function setUp(t: Test, env: Record<string, string> = {}) {
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [PARCELS], prefix), CHANGES: PARCELS, ...env });
+  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+  const events = await consumeChanges(t, prefix);
+  const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
+  const authentication = ApiKeyManager.fromKey(await emulator.token());
+  return { emulator, geohook, events, url, authentication, prefix };
+}
+
+const count = (events: readonly ChangeEvent[], n: number) => waitFor(`${n} change events`, () => events.length >= n && events);
+
+async function serviceEdits(emulator: TestEmulator, edits: unknown[]): Promise<unknown> {
+  const form = new URLSearchParams({ f: 'json', token: await emulator.token(), edits: JSON.stringify(edits) });
+  const answer = await fetch(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/applyEdits`, {
+    method: 'POST',
+    body: form,
+  });
+  return answer.json();
+}
+
+t.test('one call of 3 adds, 2 updates, 1 delete and an inspection is 7 change events, one transaction, parents first', async (t) => {
+  const { emulator, events, url, authentication } = await setUp(t, { CHANGES_TRACK: 'status' });
+  const setup = await applyEdits({
+    url: `${url}/0`,
+    authentication,
+    adds: ['A', 'B', 'C'].map((id, index) => ({ attributes: { parcel_id: id, status: 'Open' }, geometry: square(index * 100) as never })),
+  });
+  t.equal(setup.addResults.length, 3);
+  await count(events, 3);
+  t.same(
+    events.map((event) => [event.type, event.key.objectId]),
+    [
+      ['change.created', 1],
+      ['change.created', 2],
+      ['change.created', 3],
+    ],
+  );
+
+  await serviceEdits(emulator, [
+    { id: 1, adds: [{ attributes: { parcel_guid: setup.addResults[0]!.globalId, inspector: 'inspector7', result: 'pass' } }] },
+    {
+      id: 0,
+      adds: ['D', 'E', 'F'].map((id, index) => ({
+        attributes: { parcel_id: id, status: 'Pending' },
+        geometry: square(1000 + index * 100),
+      })),
+      updates: [{ attributes: { objectid: 1, status: 'Closed' } }, { attributes: { objectid: 2, owner: 'Ada' } }],
+      deletes: [3],
+    },
+  ]);
+  const all = await count(events, 10);
+  const call = all.slice(3);
+  t.equal(call.length, 7, 'seven change events');
+  t.same(
+    call.map((event) => [event.op, event.layer.id, event.key.objectId]),
+    [
+      ['c', 0, 4],
+      ['c', 0, 5],
+      ['c', 0, 6],
+      ['c', 1, 1],
+      ['u', 0, 1],
+      ['u', 0, 2],
+      ['d', 0, 3],
+    ],
+    'creates parents before children, then updates, then deletes',
+  );
+  const [transaction] = new Set(call.map((event) => event.source.transaction.id));
+  t.ok(call.every((event) => event.source.transaction.id === transaction && event.source.transaction.total === 7));
+  t.same(
+    call.map((event) => event.source.transaction.index),
+    [0, 1, 2, 3, 4, 5, 6],
+  );
+  const closed = call[4]!;
+  t.match(closed, {
+    type: 'change.updated',
+    before: { attributes: { status: 'Open' } },
+    changedFields: ['status'],
+    geometryChanged: false,
+    after: { attributes: { objectid: 1, status: 'Closed', parcel_id: 'A' } },
+    editor: { user: 'admin', at: String },
+    source: { origin: 'webhook', serverGens: [Number, Number] },
+    service: { folderName: 'Hosted', serviceName: 'Parcels', serviceType: 'FeatureServer', url },
+  });
+  t.same(call[5]!.changedFields, [], 'owner is not tracked: no tracked field changed');
+  t.match(call[6], {
+    type: 'change.deleted',
+    after: null,
+    key: { objectId: 3, globalId: setup.addResults[2]!.globalId },
+    before: { attributes: { status: 'Open' } },
+  });
+  t.same(call[0]!.before, null, 'a create has nothing before');
+  t.equal(new Set(all.map((event) => event.id)).size, all.length, 'every id once');
+
+  await applyEdits({ url: `${url}/0`, authentication, updates: [{ attributes: { objectid: 2 }, geometry: square(555, 555) as never }] });
+  const [moved] = (await count(events, 11)).slice(10);
+  t.match(
+    moved,
+    { type: 'change.updated', key: { objectId: 2 }, changedFields: [], geometryChanged: true },
+    'a moved polygon: no field changed, the geometry did',
+  );
+});
+
+t.test('a BigInteger beyond 2^53 arrives as its exact decimal string', async (t) => {
+  const { emulator, events } = await setUp(t);
+  const form = new URLSearchParams({
+    f: 'json',
+    token: await emulator.token(),
+    adds: '[{"attributes":{"parcel_id":"P-1","assessed_value":9007199254740993}}]',
+  });
+  await fetch(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/0/applyEdits`, { method: 'POST', body: form });
+  const [created] = await count(events, 1);
+  t.equal(created!.after!.attributes.assessed_value, '9007199254740993');
+});
+
+t.test('edits whose deliveries were lost arrive once, with the delivered ones around them, and none twice', async (t) => {
+  const { emulator, events } = await setUp(t);
+  const edit = (lose: boolean) =>
+    emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
+      edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P' } }] }],
+      lose,
+    });
+  await edit(false);
+  await count(events, 1);
+  for (const lose of [true, true, false, true, false]) await edit(lose);
+  const all = await count(events, 6);
+  // The backfill fills the gaps too; nothing is resolved twice.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.equal(events.length, 6);
+  t.same(
+    all.map((event) => [event.type, event.key.objectId]).sort((a, b) => Number(a[1]) - Number(b[1])),
+    [1, 2, 3, 4, 5, 6].map((objectId) => ['change.created', objectId]),
+  );
+});
+
+t.test('ArcGIS Online: each layer is followed on its own, and a delete named by its GlobalID says its object id', async (t) => {
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const geohook = await startGeohook(t, redis, {
+    ...registrationEnv(emulator, ['Parcels.FeatureServer'], prefix),
+    ADMIN_URL: `${emulator.url}/geohookOrg/ArcGIS/rest/admin`,
+    CHANGES: 'Parcels.FeatureServer',
+    CHANGES_TRACK: '*',
+  });
+  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+  const events = await consumeChanges(t, prefix);
+  const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
+    edits: [
+      { id: 0, adds: [{ attributes: { parcel_id: 'P-1', status: 'Open' } }] },
+      { id: 1, adds: [{ attributes: { inspector: 'a' } }] },
+    ],
+  });
+  const created = await count(events, 2);
+  t.same(created.map((event) => event.layer.id).sort(), [0, 1], 'one event per layer, each from its own range');
+  t.match(
+    created.find((event) => event.layer.id === 0),
+    { service: { serviceName: 'Parcels', orgId: 'geohookOrg' } },
+  );
+  const globalId = (body.results as { addResults: { globalId: string }[] }[])[0]!.addResults[0]!.globalId;
+  await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits: [{ id: 0, deletes: [1] }] });
+  const [deleted] = (await count(events, 3)).slice(2);
+  t.match(deleted, {
+    type: 'change.deleted',
+    key: { objectId: 1, globalId },
+    before: { attributes: { parcel_id: 'P-1', status: 'Open' } },
+  });
+});
