@@ -31,7 +31,8 @@ const commands: readonly CommandEntry[] = [
   },
   {
     name: 'consume',
-    description: 'consume events and print each one as a JSON line on stdout (patterns: "*", "gp.*", "feature.FeaturesCreated", "unknown")',
+    description:
+      'consume events and print each one as a JSON line on stdout (patterns: "*", "gp.*", "feature.FeaturesCreated", "change.*", "unknown")',
     load: async () => (await import('./consume.js')).registerConsume,
   },
   {
@@ -53,6 +54,11 @@ const commands: readonly CommandEntry[] = [
     name: 'doctor',
     description: "say why a service's webhooks would not fire, with the exact fix, and prove a live delivery round trip",
     load: async () => (await import('./doctor.js')).registerDoctor,
+  },
+  {
+    name: 'changes',
+    description: 'change events: where each followed service stands (resolved generation, pending range, last failure)',
+    load: async () => (await import('./changes.js')).registerChanges,
   },
   {
     name: 'events',

@@ -1,8 +1,10 @@
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import t, { type Test } from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { readChangesStatus } from '../../src/changes/changes-status.js';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
@@ -64,7 +66,7 @@ async function serviceEdits(emulator: TestEmulator, edits: unknown[]): Promise<u
 }
 
 t.test('one call of 3 adds, 2 updates, 1 delete and an inspection is 7 change events, one transaction, parents first', async (t) => {
-  const { emulator, events, url, authentication } = await setUp(t, { CHANGES_TRACK: 'status' });
+  const { emulator, events, url, authentication, prefix } = await setUp(t, { CHANGES_TRACK: 'status' });
   const setup = await applyEdits({
     url: `${url}/0`,
     authentication,
@@ -143,6 +145,22 @@ t.test('one call of 3 adds, 2 updates, 1 delete and an inspection is 7 change ev
     { type: 'change.updated', key: { objectId: 2 }, changedFields: [], geometryChanged: true },
     'a moved polygon: no field changed, the geometry did',
   );
+
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.disconnect());
+  const status = await waitFor('every range released', async () => {
+    const read = await readChangesStatus(raw, prefix);
+    return read.services[0]?.scopes[0]?.pending === undefined && read;
+  });
+  const [scope] = status.services[0]!.scopes;
+  t.match(
+    status,
+    { services: [{ service: PARCELS, hook: 'default', previousValues: 6 }] },
+    'A, B, D, E, F and the inspection are kept; C was deleted',
+  );
+  t.equal(scope!.resolvedGen, scope!.watermark, 'resolved up to the watermark');
+  t.notOk('lastError' in scope!);
+  t.equal(status.queue.waiting! + status.queue.completed! + status.queue.active!, 11);
 });
 
 t.test('a BigInteger beyond 2^53 arrives as its exact decimal string', async (t) => {
