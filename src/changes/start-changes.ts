@@ -185,7 +185,10 @@ export function startChanges(options: ChangesOptions): Changes {
     }
     for (const { key, writes } of resolved.writes) await previous.write(key, writes);
     await claims.release({ scope, from, to });
-    log.info({ scope, serverGens: [from, to], events: resolved.events.length, added }, 'range resolved into change events');
+    const line = { scope, serverGens: [from, to], events: resolved.events.length, added };
+    // A range without an edit (the generation a pass read moved the watermark) is routine.
+    if (resolved.events.length === 0) log.debug(line, 'range resolved: no change');
+    else log.info(line, 'range resolved into change events');
     return added;
   }
 
@@ -235,7 +238,7 @@ export function startChanges(options: ChangesOptions): Changes {
   timer.unref();
   check();
 
-  log.info({ services: options.services, track: options.track }, 'change events: following the services');
+  log.info({ services: options.services, track: options.track }, 'following the services');
   return {
     notReadyReason: () => (unread.size === 0 ? undefined : `change events: ${[...unread][0]} not read yet`),
     async close() {

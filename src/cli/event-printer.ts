@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ChangeEvent } from '../changes/change-event.js';
-import { compilePattern } from '../consumers/event-patterns.js';
+import { changeEventsQueueName, type ChangeEvent } from '../changes/change-event.js';
+import { compilePattern, type ConsumedQueue } from '../consumers/event-patterns.js';
 import { subscribe, type Subscription } from '../consumers/subscribe.js';
 import type { EventHandlers } from '../consumers/types.js';
 import type { GeohookEvent } from '../events/envelope.js';
+import { queueNames } from '../queue/names.js';
 import { connectRedis, type RedisTarget } from '../redis/connection.js';
 import { printJson } from './print.js';
 
@@ -33,8 +34,9 @@ export function startEventPrinter(options: EventPrinterOptions): Subscription {
   const print = options.print ?? printJson;
   // The first pattern that matches an event prints it; the others let it pass.
   const printer = (index: number) => (event: GeohookEvent | ChangeEvent) => {
-    const types = 'types' in event ? event.types : [event.type];
-    const first = compiled.findIndex((pattern) => types.some((type) => pattern.matches(type)));
+    const [types, queue]: [readonly string[], ConsumedQueue] =
+      'family' in event ? [event.types, queueNames[event.family]] : [[event.type], changeEventsQueueName];
+    const first = compiled.findIndex((pattern) => pattern.queues.includes(queue) && types.some((type) => pattern.matches(type)));
     if (first === index) print(event);
   };
   const handlers = Object.fromEntries(patterns.map((pattern, index) => [pattern, printer(index)])) as unknown as EventHandlers;

@@ -89,7 +89,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
       register: DEMO_SERVICES,
       poll: [],
       pollIntervalSeconds: 30,
-      changes: { services: [], track: [] },
+      changes: { services: ['Hosted/Parcels.FeatureServer'], track: ['status'] },
       changeTypes: ['*'],
       settings: undefined,
       placement: {},
@@ -107,6 +107,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     prefix: config.prefix,
     metrics: server.app.metricsRegistry,
     logger,
+    patterns: ['*', 'change.*'],
     ...(forPerson ? { print: eventLines() } : {}),
   });
   // With its own emulator, what it registered is recorded for a `geohook doctor` run beside it with no flags
@@ -142,9 +143,9 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     printNotice(
       `fire a GP job:  curl -s -X POST ${emulatorUrl}/emulator/services/Tools/Buffer.GPServer/jobs -H 'content-type: application/json' -d '{"outcome":"succeeded"}'`,
     );
-    printNotice(
-      `edit a feature: curl -s -X POST ${emulatorUrl}/emulator/services/Hosted/Parcels.FeatureServer/edits -H 'content-type: application/json' -d '{"changeType":"FeaturesCreated"}'`,
-    );
+    const applyEdits = `curl -s -X POST ${emulatorUrl}/emulator/services/Hosted/Parcels.FeatureServer/applyEdits -H 'content-type: application/json' -d`;
+    printNotice(`add a parcel:   ${applyEdits} '{"edits":[{"id":0,"adds":[{"attributes":{"parcel_id":"P-1","status":"Open"}}]}]}'`);
+    printNotice(`then close it:  ${applyEdits} '{"edits":[{"id":0,"updates":[{"attributes":{"objectid":1,"status":"Closed"}}]}]}'`);
   }
   // The key registration generated (none was configured): what `geohook send` needs to sign as the webhooks do.
   const generatedKey =
