@@ -227,3 +227,25 @@ t.test('ArcGIS Online: each layer is followed on its own, and a delete named by 
     before: { attributes: { parcel_id: 'P-1', status: 'Open' } },
   });
 });
+
+t.test('tokens that live 2 seconds: every range resolves, with a token renewed about once per lifetime, not per request', async (t) => {
+  const emulator = await startEmulator(t, { tokenSeconds: 2 });
+  const prefix = uniquePrefix();
+  const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [PARCELS], prefix), CHANGES: PARCELS });
+  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+  const events = await consumeChanges(t, prefix);
+  const startedAt = Date.now();
+  const tokensBefore = emulator.requests.filter((line) => line.includes('generateToken')).length;
+  for (let n = 0; n < 12; n += 1) {
+    await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
+      edits: [{ id: 0, adds: [{ attributes: { parcel_id: `P-${n}` } }] }],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  await count(events, 12);
+  const seconds = (Date.now() - startedAt) / 1000;
+  const tokens = emulator.requests.filter((line) => line.includes('generateToken')).length - tokensBefore;
+  const restCalls = emulator.requests.filter((line) => line.includes('/FeatureServer')).length;
+  t.ok(tokens >= 1 && tokens <= Math.ceil(seconds / 2) + 3, `${tokens} tokens in ${seconds.toFixed(1)} s for ${restCalls} requests`);
+  t.same(new Set(events.map((event) => event.key.objectId)).size, 12);
+});
