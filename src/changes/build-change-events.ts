@@ -25,6 +25,8 @@ export interface RangeInput {
   track: TrackedFields;
   /** When it was extracted, for events whose layer has no editor tracking. */
   now: Date;
+  /** Layers whose fields changed since geohook last read them: a `change.schema` each, before any row. */
+  schemaChanges?: readonly { layerId: number; added: string[]; removed: string[] }[];
 }
 
 /** The events of a range, in transaction order, and what the previous-values store learns from them, by layer. */
@@ -34,7 +36,7 @@ export interface RangeEvents {
 }
 
 interface Pending {
-  op: ChangeOp;
+  op: ChangeOp | 's';
   layer: LayerInfo;
   event: Omit<ChangeEvent, 'source'>;
   write: PreviousValuesWrite | undefined;
@@ -117,6 +119,24 @@ export function buildChangeEvents(input: RangeInput): RangeEvents {
   };
   const tracking = input.track === '*' || input.track.length > 0;
 
+  for (const { layerId, added, removed } of input.schemaChanges ?? []) {
+    const layer = input.layers.get(layerId);
+    if (layer === undefined) continue;
+    const fields = layer.fields.map((field) => field.name).sort();
+    const event: Omit<ChangeEvent, 'source'> = {
+      id: changeEventId({ hook: input.hook, service: input.serviceName, layerId, key: 'schema', op: 's', version: fields.join(',') }),
+      type: 'change.schema',
+      hook: input.hook,
+      service: input.service,
+      layer: { id: layer.id, name: layer.name },
+      key: {},
+      after: null,
+      schema: { added, removed },
+      ts: input.now.toISOString(),
+    };
+    pending.push({ op: 's', layer, event, write: undefined });
+  }
+
   for (const changes of input.edits) {
     const layer = input.layers.get(changes.id);
     if (layer === undefined) continue;
@@ -181,6 +201,7 @@ export function buildChangeEvents(input: RangeInput): RangeEvents {
   }
 
   const rank = (item: Pending): number => {
+    if (item.op === 's') return -1;
     const parentFirst = item.layer.isChild ? 1 : 0;
     if (item.op === 'c') return parentFirst;
     if (item.op === 'u') return 2;

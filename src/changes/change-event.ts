@@ -67,7 +67,8 @@ export const changeTypeOf = (op: ChangeOp): ChangeEventType => typeOfOp[op];
 /**
  * The id of a feature version: SHA-256 of hook, service, layer, key (GlobalID, else object id), op and version. A
  * create and a delete have no version (a feature is created and deleted once); an update's version is its edit
- * time from editor tracking, else a digest of its row; a read's is the generation the snapshot read at.
+ * time from editor tracking, else a digest of its row. A schema change (`s`) is keyed `schema`, its version the
+ * layer's field names.
  */
 export function changeEventId(parts: {
   hook: string;

@@ -29,17 +29,24 @@ export interface ResolveContext {
   origin: ChangeSource['origin'];
   /** The ArcGIS Online organization, when the service is one of its. */
   orgId?: string;
+  /** Each layer's field names as last resolved, by layer scope (`<scope>#<layer>`); none for a layer never resolved. */
+  knownSchemas: (layerScopes: string[]) => Promise<(string[] | undefined)[]>;
 }
 
-/** A range's change events in order, and the previous values to write once they are written. */
+/** A range's change events in order, and the previous values and field names to write once they are written. */
 export interface ResolvedRange {
   events: ChangeEvent[];
   writes: { key: string; writes: PreviousValuesWrite[] }[];
+  /** Each layer's field names as now read, by the layer's previous-values scope (`<scope>#<layer>`). */
+  schemas: Map<string, string[]>;
 }
 
-/** The key of a layer's previous values: the scope's own on ArcGIS Online (one layer), else `<scope>#<layer>`. */
-const previousKeyOf = (prefix: string, scope: string, layerId: number): string =>
-  changesPreviousKey(prefix, parseScope(scope).layerId === undefined ? `${scope}#${layerId}` : scope);
+/** A layer's own scope: the scope's on ArcGIS Online (one layer), else `<scope>#<layer>`. */
+export const layerScopeOf = (scope: string, layerId: number): string =>
+  parseScope(scope).layerId === undefined ? `${scope}#${layerId}` : scope;
+
+/** The key of a layer's previous values. */
+const previousKeyOf = (prefix: string, scope: string, layerId: number): string => changesPreviousKey(prefix, layerScopeOf(scope, layerId));
 
 /**
  * Resolves one range (docs/changes.md#how-it-works): reads the service's layers, asks `extractChanges` for every
@@ -77,6 +84,17 @@ export async function resolveRange(range: RangeToResolve, context: ResolveContex
     ].filter((id): id is number | string => typeof id === 'number' || typeof id === 'string');
     previous.set(edit.id, await context.previous.read(previousKeyOf(context.prefix, range.scope, edit.id), asked));
   }
+  const scoped = layers.filter((layer) => ids.includes(layer.id));
+  const current = scoped.map((layer) => layer.fields.map((field) => field.name).sort());
+  const known = await context.knownSchemas(scoped.map((layer) => layerScopeOf(range.scope, layer.id)));
+  const schemaChanges = scoped.flatMap((layer, index) => {
+    const before = known[index];
+    const now = current[index]!;
+    if (before === undefined || before.join(',') === now.join(',')) return [];
+    return [
+      { layerId: layer.id, added: now.filter((name) => !before.includes(name)), removed: before.filter((name) => !now.includes(name)) },
+    ];
+  });
   const { folder, name } = parseServiceName(service);
   const { events, writes } = buildChangeEvents({
     hook: range.hook,
@@ -96,6 +114,11 @@ export async function resolveRange(range: RangeToResolve, context: ResolveContex
     previous,
     track: context.track,
     now: new Date(),
+    schemaChanges,
   });
-  return { events, writes: [...writes].map(([id, list]) => ({ key: previousKeyOf(context.prefix, range.scope, id), writes: list })) };
+  return {
+    events,
+    writes: [...writes].map(([id, list]) => ({ key: previousKeyOf(context.prefix, range.scope, id), writes: list })),
+    schemas: new Map(scoped.map((layer, index) => [layerScopeOf(range.scope, layer.id), current[index]!])),
+  };
 }

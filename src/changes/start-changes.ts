@@ -18,7 +18,7 @@ import {
 } from '../queue/backfill-jobs.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, changesFailedKey, changesResolvedKey } from '../redis/keys.js';
+import { activityKey, changesFailedKey, changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
 import type { TrackedFields } from './build-change-events.js';
 import { changeEventsQueueName, type ChangeSource } from './change-event.js';
 import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
@@ -173,7 +173,20 @@ export function startChanges(options: ChangesOptions): Changes {
     const origin = await originOf(connection, prefix, parseScope(scope).service);
     const resolved = await resolveRange(
       { hook, scope, serviceUrl, from, to },
-      { session, previous, prefix, track: options.track, origin, ...(orgId === undefined ? {} : { orgId }) },
+      {
+        session,
+        previous,
+        prefix,
+        track: options.track,
+        origin,
+        ...(orgId === undefined ? {} : { orgId }),
+        knownSchemas: async (layerScopes) =>
+          layerScopes.length === 0
+            ? []
+            : (await connection.hmget(changesSchemasKey(prefix), ...layerScopes)).map((value) =>
+                value === null ? undefined : (JSON.parse(value) as string[]),
+              ),
+      },
     );
     writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs });
     let written = job.data.written ?? 0;
@@ -184,6 +197,12 @@ export function startChanges(options: ChangesOptions): Changes {
       await job.updateData({ ...job.data, written });
     }
     for (const { key, writes } of resolved.writes) await previous.write(key, writes);
+    if (resolved.schemas.size > 0) {
+      await connection.hset(
+        changesSchemasKey(prefix),
+        Object.fromEntries([...resolved.schemas].map(([scope, names]) => [scope, JSON.stringify(names)])),
+      );
+    }
     await claims.release({ scope, from, to });
     const line = { scope, serverGens: [from, to], events: resolved.events.length, added };
     // A range without an edit (the generation a pass read moved the watermark) is routine.

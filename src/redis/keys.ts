@@ -67,3 +67,6 @@ export const changesFailedKey = (prefix: string): string => `${prefix}:changes:f
 
 /** Change events: the previous values of a layer's features (`<scope>#<layer id>`, or an ArcGIS Online layer scope). */
 export const changesPreviousKey = (prefix: string, layerScope: string): string => `${prefix}:changes:prev:${layerScope}`;
+
+/** Change events: the field names of each layer as last resolved (`<scope>#<layer id>`, or an Online layer scope → JSON). */
+export const changesSchemasKey = (prefix: string): string => `${prefix}:changes:schemas`;

@@ -249,3 +249,20 @@ t.test('tokens that live 2 seconds: every range resolves, with a token renewed a
   t.ok(tokens >= 1 && tokens <= Math.ceil(seconds / 2) + 3, `${tokens} tokens in ${seconds.toFixed(1)} s for ${restCalls} requests`);
   t.same(new Set(events.map((event) => event.key.objectId)).size, 12);
 });
+
+t.test('a field added to a layer is a change.schema event, before the rows that fill it', async (t) => {
+  const { emulator, events } = await setUp(t);
+  const add = (attributes: Record<string, unknown>) =>
+    emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits: [{ id: 0, adds: [{ attributes }] }] });
+  await add({ parcel_id: 'P-1' });
+  await count(events, 1);
+  const added = await emulator.admin('../rest/admin/services/Hosted/Parcels/FeatureServer/0/addToDefinition', {
+    addToDefinition: JSON.stringify({ fields: [{ name: 'zoning', type: 'esriFieldTypeString', length: 8 }] }),
+  });
+  t.same(added, { success: true });
+  await add({ parcel_id: 'P-2', zoning: 'R1' });
+  const [schema, row] = (await count(events, 3)).slice(1);
+  t.match(schema, { type: 'change.schema', layer: { id: 0, name: 'Parcels' }, schema: { added: ['zoning'], removed: [] }, after: null });
+  t.notOk('op' in schema!);
+  t.match(row, { type: 'change.created', after: { attributes: { parcel_id: 'P-2', zoning: 'R1' } } });
+});
