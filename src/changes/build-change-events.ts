@@ -25,6 +25,8 @@ export interface RangeInput {
   track: TrackedFields;
   /** When it was extracted, for events whose layer has no editor tracking. */
   now: Date;
+  /** The rows were read with `query` (the server answers ids only): they are the current state. */
+  asOf?: 'current';
   /** Layers whose fields changed since geohook last read them: a `change.schema` each, before any row. */
   schemaChanges?: readonly { layerId: number; added: string[]; removed: string[] }[];
 }
@@ -87,9 +89,10 @@ function versionOf(layer: LayerInfo, row: ChangeRow): string {
     .digest('hex')}`;
 }
 
-function rowOf(layer: LayerInfo, feature: EsriFeature): ChangeRow {
+function rowOf(layer: LayerInfo, feature: EsriFeature, asOf: 'current' | undefined): ChangeRow {
   const row: ChangeRow = { attributes: exactAttributes(layer, feature.attributes) };
   if (feature.geometry !== undefined) row.geometry = feature.geometry;
+  if (asOf !== undefined) row.asOf = asOf;
   return row;
 }
 
@@ -145,7 +148,7 @@ export function buildChangeEvents(input: RangeInput): RangeEvents {
       ['u', changes.features.updates],
     ] as const) {
       for (const feature of features) {
-        const after = rowOf(layer, feature);
+        const after = rowOf(layer, feature, input.asOf);
         const objectId = after.attributes[layer.objectIdField];
         if (typeof objectId !== 'number') continue;
         const globalId = layer.globalIdField === undefined ? undefined : (after.attributes[layer.globalIdField] as string | undefined);

@@ -9,6 +9,8 @@ export type ChangeEventType = 'change.created' | 'change.updated' | 'change.dele
 export interface ChangeRow {
   attributes: Record<string, unknown>;
   geometry?: unknown;
+  /** `current`: the row as the layer holds it now, read with `query`, not as of the range's end (servers that answer ids only). */
+  asOf?: 'current';
 }
 
 /** How the change reached geohook: which range of server generations, and which of its changes it is. */

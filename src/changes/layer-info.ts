@@ -15,6 +15,8 @@ export interface LayerInfo {
   relatedTableIds: number[];
   /** True when this layer is the destination of a relationship (a child). */
   isChild: boolean;
+  /** The most rows one `query` answers. */
+  maxRecordCount: number;
 }
 
 /** A feature service's layers and tables, as its REST resources describe them. */
@@ -45,6 +47,8 @@ function layerInfoOf(id: number, body: Json, url: string): LayerInfo {
       .filter((r) => r.role === 'esriRelRoleOrigin' && typeof r.relatedTableId === 'number')
       .map((r) => r.relatedTableId as number),
     isChild: relationships.some((r) => r.role === 'esriRelRoleDestination'),
+    maxRecordCount:
+      Number.isSafeInteger(body.maxRecordCount) && (body.maxRecordCount as number) > 0 ? (body.maxRecordCount as number) : 1000,
   };
   const globalIdField = text(body.globalIdField);
   if (globalIdField !== undefined) info.globalIdField = globalIdField;

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { parseServiceName } from '../arcgis/service-name.js';
 import { readChanges } from '../arcgis-request/extract-changes.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
-import { GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import { changesPreviousKey } from '../redis/keys.js';
 import { buildChangeEvents, type TrackedFields } from './build-change-events.js';
@@ -10,6 +9,7 @@ import type { ChangeEvent, ChangeSource } from './change-event.js';
 import { readServiceLayers } from './layer-info.js';
 import { parseExactJson } from './parse-exact-json.js';
 import type { PreviousValues, PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
+import { readCurrentRows } from './read-current-rows.js';
 
 /** A range to resolve: a scope's generations in `(from, to]`, at its service. */
 export interface RangeToResolve {
@@ -51,17 +51,12 @@ const previousKeyOf = (prefix: string, scope: string, layerId: number): string =
 /**
  * Resolves one range (docs/changes.md#how-it-works): reads the service's layers, asks `extractChanges` for every
  * change in the range (every list, the scope's layers, asynchronously), BigInteger values read exactly, then turns
- * the rows into change events with the previous values kept of them.
+ * the rows into change events with the previous values kept of them. A server whose `extractChanges` answers ids
+ * only gives the ids, and the rows are read with `query`: the current state, flagged `asOf: 'current'`.
  */
 export async function resolveRange(range: RangeToResolve, context: ResolveContext): Promise<ResolvedRange> {
   const { service, layerId } = parseScope(range.scope);
   const { layers, returnsRows } = await readServiceLayers(context.session, range.serviceUrl);
-  if (!returnsRows) {
-    throw new GeohookError(
-      'GEOHOOK_ERR_FOLLOW_UP',
-      `${service}: its server's extractChanges answers object ids only; change events need rows`,
-    );
-  }
   const ids = layerId === undefined ? layers.map((layer) => layer.id) : [layerId];
   const url = new URL(`${range.serviceUrl.href.replace(/\/+$/, '')}/extractChanges`);
   url.search = new URLSearchParams({
@@ -73,9 +68,12 @@ export async function resolveRange(range: RangeToResolve, context: ResolveContex
     returnAttachments: 'false',
     async: 'true',
   }).toString();
-  const changes = await readChanges(context.session, url, parseExactJson);
+  const scopedLayers = layers.filter((layer) => ids.includes(layer.id));
+  const edits = returnsRows
+    ? (await readChanges(context.session, url, parseExactJson)).edits
+    : await readCurrentRows(context.session, range.serviceUrl, scopedLayers, range.from);
   const previous = new Map<number, Map<number | string, PreviousValues>>();
-  for (const edit of changes.edits) {
+  for (const edit of edits) {
     const asked = [
       ...edit.features.updates.map(
         (feature) => feature.attributes[layers.find((layer) => layer.id === edit.id)?.objectIdField ?? 'objectid'],
@@ -84,7 +82,7 @@ export async function resolveRange(range: RangeToResolve, context: ResolveContex
     ].filter((id): id is number | string => typeof id === 'number' || typeof id === 'string');
     previous.set(edit.id, await context.previous.read(previousKeyOf(context.prefix, range.scope, edit.id), asked));
   }
-  const scoped = layers.filter((layer) => ids.includes(layer.id));
+  const scoped = scopedLayers;
   const current = scoped.map((layer) => layer.fields.map((field) => field.name).sort());
   const known = await context.knownSchemas(scoped.map((layer) => layerScopeOf(range.scope, layer.id)));
   const schemaChanges = scoped.flatMap((layer, index) => {
@@ -110,7 +108,8 @@ export async function resolveRange(range: RangeToResolve, context: ResolveContex
     origin: context.origin,
     transactionId: createHash('sha256').update(`${range.scope}\n${range.from}\n${range.to}`).digest('hex'),
     layers: new Map(layers.map((layer) => [layer.id, layer])),
-    edits: changes.edits,
+    edits,
+    ...(returnsRows ? {} : { asOf: 'current' as const }),
     previous,
     track: context.track,
     now: new Date(),

@@ -5,6 +5,7 @@ import pino from 'pino';
 import t, { type Test } from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { readChangesStatus } from '../../src/changes/changes-status.js';
+import { defaultCatalog } from '../../src/emulator/catalog.js';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
@@ -265,4 +266,27 @@ t.test('a field added to a layer is a change.schema event, before the rows that 
   t.match(schema, { type: 'change.schema', layer: { id: 0, name: 'Parcels' }, schema: { added: ['zoning'], removed: [] }, after: null });
   t.notOk('op' in schema!);
   t.match(row, { type: 'change.created', after: { attributes: { parcel_id: 'P-2', zoning: 'R1' } } });
+});
+
+t.test('a server that answers ids only (10.6.1-era): rows read with query, flagged as the current state', async (t) => {
+  const parcels = defaultCatalog.find((service) => service.serviceName === 'Parcels')!;
+  const emulator = await startEmulator(t, {
+    catalog: [...defaultCatalog, { ...parcels, serviceName: 'OldParcels', extractChanges: 'enterprise-10.6.1' }],
+  });
+  const prefix = uniquePrefix();
+  const service = 'Hosted/OldParcels.FeatureServer';
+  const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [service], prefix), CHANGES: service });
+  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+  const events = await consumeChanges(t, prefix);
+  await emulator.control(`services/${service}/applyEdits`, {
+    edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P-1', status: 'Open' } }, { attributes: { parcel_id: 'P-2' } }] }],
+  });
+  const created = await count(events, 2);
+  t.match(created, [
+    { type: 'change.created', key: { objectId: 1 }, after: { attributes: { parcel_id: 'P-1', status: 'Open' }, asOf: 'current' } },
+    { type: 'change.created', key: { objectId: 2 }, after: { asOf: 'current' } },
+  ]);
+  await emulator.control(`services/${service}/applyEdits`, { edits: [{ id: 0, deletes: [2] }] });
+  const [deleted] = (await count(events, 3)).slice(2);
+  t.match(deleted, { type: 'change.deleted', key: { objectId: 2 }, after: null });
 });

@@ -1,0 +1,64 @@
+import type { EsriFeature, LayerChanges } from '../arcgis-request/extract-changes.js';
+import { readChanges } from '../arcgis-request/extract-changes.js';
+import type { ServiceSession } from '../arcgis-request/service-session.js';
+import type { LayerInfo } from './layer-info.js';
+import { parseExactJson } from './parse-exact-json.js';
+
+/**
+ * The changes since `from` on a server whose `extractChanges` answers object ids only (10.6.1-era, without
+ * `serverGens`): the ids of each layer's changes after its generation `from` (`layerServerGens`, up to now), then
+ * the rows of the adds and updates read with `query` in pages of the layer's `maxRecordCount`: the current state of
+ * each feature, not as of the range's end. A feature deleted since is left out of them.
+ */
+export async function readCurrentRows(
+  session: ServiceSession,
+  serviceUrl: URL,
+  layers: readonly LayerInfo[],
+  from: number,
+): Promise<LayerChanges[]> {
+  const base = serviceUrl.href.replace(/\/+$/, '');
+  const url = new URL(`${base}/extractChanges`);
+  url.search = new URLSearchParams({
+    layerServerGens: JSON.stringify(layers.map(({ id }) => ({ id, serverGen: from }))),
+    layers: `[${layers.map(({ id }) => id).join(',')}]`,
+    returnInserts: 'true',
+    returnUpdates: 'true',
+    returnDeletes: 'true',
+    returnIdsOnly: 'true',
+    async: 'true',
+  }).toString();
+  const { edits } = await readChanges(session, url, parseExactJson);
+  return Promise.all(
+    edits.map(async (edit): Promise<LayerChanges> => {
+      const layer = layers.find(({ id }) => id === edit.id);
+      const ids = edit.objectIds ?? { adds: [], updates: [], deletes: [] };
+      const rows =
+        layer === undefined ? new Map<unknown, EsriFeature>() : await queryRows(session, base, layer, [...ids.adds, ...ids.updates]);
+      const present = (list: readonly (number | string)[]): EsriFeature[] => list.flatMap((id) => rows.get(id) ?? []);
+      return { id: edit.id, features: { adds: present(ids.adds), updates: present(ids.updates), deleteIds: ids.deletes } };
+    }),
+  );
+}
+
+/** The rows of `objectIds`, by object id, read with `query` a page at a time. */
+async function queryRows(
+  session: ServiceSession,
+  base: string,
+  layer: LayerInfo,
+  objectIds: readonly (number | string)[],
+): Promise<Map<unknown, EsriFeature>> {
+  const rows = new Map<unknown, EsriFeature>();
+  for (let start = 0; start < objectIds.length; start += layer.maxRecordCount) {
+    const url = new URL(`${base}/${layer.id}/query`);
+    url.search = new URLSearchParams({
+      objectIds: objectIds.slice(start, start + layer.maxRecordCount).join(','),
+      outFields: '*',
+      returnGeometry: 'true',
+    }).toString();
+    const answer = await session.read(url, undefined, parseExactJson);
+    for (const feature of Array.isArray(answer.features) ? (answer.features as EsriFeature[]) : []) {
+      rows.set(feature.attributes[layer.objectIdField], feature);
+    }
+  }
+  return rows;
+}
