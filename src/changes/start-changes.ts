@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job, type JobsOptions } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
@@ -38,6 +38,19 @@ export interface ResolveJobData {
   to: number;
   /** Events of the range already written: a retry goes on after them. */
   written?: number;
+  /** Set by `geohook changes replay`: a range asked for again, not claimed from the watermark. */
+  origin?: 'replay';
+}
+
+/** The job that resolves `range` again (`geohook changes replay`): its events keep their ids. */
+export function replayJob(range: ClaimedRange & { hook: string; serviceUrl: string }): {
+  name: string;
+  data: ResolveJobData;
+  opts: JobsOptions & { jobId: string };
+} {
+  const { scope, from, to, hook, serviceUrl } = range;
+  const jobId = `replay-${jobIdOf(range).slice('resolve-'.length)}-${Date.now().toString(36)}`;
+  return { name: 'resolve', data: { hook, scope, serviceUrl, from, to, origin: 'replay' }, opts: { ...backfillJobOptions, jobId } };
 }
 
 /** Options of {@link startChanges}. */
@@ -170,7 +183,7 @@ export function startChanges(options: ChangesOptions): Changes {
     const { scope, from, to } = job.data;
     const serviceUrl = new URL(job.data.serviceUrl);
     const session = sessionOf(options.timeoutMs ?? 1_800_000);
-    const origin = await originOf(connection, prefix, parseScope(scope).service);
+    const origin = job.data.origin ?? (await originOf(connection, prefix, parseScope(scope).service));
     const resolved = await resolveRange(
       { hook, scope, serviceUrl, from, to },
       {
@@ -197,6 +210,7 @@ export function startChanges(options: ChangesOptions): Changes {
       await job.updateData({ ...job.data, written });
     }
     for (const { key, writes } of resolved.writes) await previous.write(key, writes);
+    if (job.data.origin === 'replay') return added;
     if (resolved.schemas.size > 0) {
       await connection.hset(
         changesSchemasKey(prefix),

@@ -1,6 +1,12 @@
-import type { Command } from 'commander';
+import { Queue } from 'bullmq';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { serviceRestUrl } from '../arcgis/rest-urls.js';
 import { readChangesStatus } from '../changes/changes-status.js';
+import { changesQueueName, replayJob } from '../changes/start-changes.js';
 import { loadConfig } from '../config/load-config.js';
+import { REGISTERED_HOOK } from '../config/self-registration.js';
+import { ConfigError } from '../errors.js';
+import { scopeOf } from '../events/tracked-ranges.js';
 import { addQueueOptions, configOverrides } from './config-options.js';
 import { printJson, printLine, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
@@ -10,6 +16,16 @@ interface ChangesFlags {
   prefix?: string;
   config?: string;
   json?: boolean;
+  service?: string;
+  layer?: number;
+  fromGen?: number;
+  toGen?: number;
+}
+
+/** A whole number flag. */
+function generation(value: string): number {
+  if (!/^\d{1,16}$/.test(value)) throw new InvalidArgumentError('a server generation (a whole number)');
+  return Number(value);
 }
 
 /** `geohook changes …`: where change events stand (docs/changes.md). */
@@ -44,6 +60,42 @@ export function registerChanges(changes: Command): void {
         printLine('');
         printTable(status.queue);
       } finally {
+        connection.disconnect();
+      }
+    });
+
+  changes
+    .command('replay')
+    .description(
+      'resolve a range of server generations again (a failed one, or one older than the dedup window): its events keep their ids',
+    )
+    .requiredOption('--service <name>', 'a CHANGES service, folder/name.FeatureServer')
+    .addOption(new Option('--layer <id>', 'the layer (ArcGIS Online scopes are per layer)').argParser(generation))
+    .addOption(new Option('--from-gen <gen>', 'the range starts after this generation').argParser(generation).makeOptionMandatory())
+    .addOption(new Option('--to-gen <gen>', 'and ends at this one').argParser(generation).makeOptionMandatory())
+    .action(async (_options: unknown, command: Command) => {
+      const flags = command.optsWithGlobals<ChangesFlags>();
+      const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
+      const service = flags.service!;
+      if (config.admin === undefined || !config.admin.changes.services.includes(service)) {
+        throw new ConfigError(`changes replay: ${service} is not a service of CHANGES (with ADMIN_URL)`);
+      }
+      if (flags.fromGen! >= flags.toGen!) throw new ConfigError('changes replay: --from-gen must be below --to-gen');
+      const scope = `${scopeOf(REGISTERED_HOOK, service)}${flags.layer === undefined ? '' : `#${flags.layer}`}`;
+      const job = replayJob({
+        scope,
+        from: flags.fromGen!,
+        to: flags.toGen!,
+        hook: REGISTERED_HOOK,
+        serviceUrl: serviceRestUrl(config.admin.url, service).href,
+      });
+      const { connection } = await connectQueueRedis(config);
+      const queue = new Queue(changesQueueName, { connection, prefix: config.prefix });
+      try {
+        await queue.add(job.name, job.data, job.opts);
+        printJson({ queued: job.opts.jobId, scope, serverGens: [job.data.from, job.data.to] });
+      } finally {
+        await queue.close();
         connection.disconnect();
       }
     });

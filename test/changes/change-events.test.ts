@@ -1,12 +1,14 @@
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
+import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import t, { type Test } from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { readChangesStatus } from '../../src/changes/changes-status.js';
-import { defaultCatalog } from '../../src/emulator/catalog.js';
+import { changesQueueName, replayJob } from '../../src/changes/start-changes.js';
 import { subscribe } from '../../src/consumers/subscribe.js';
+import { defaultCatalog } from '../../src/emulator/catalog.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
@@ -289,4 +291,27 @@ t.test('a server that answers ids only (10.6.1-era): rows read with query, flagg
   await emulator.control(`services/${service}/applyEdits`, { edits: [{ id: 0, deletes: [2] }] });
   const [deleted] = (await count(events, 3)).slice(2);
   t.match(deleted, { type: 'change.deleted', key: { objectId: 2 }, after: null });
+});
+
+t.test('a replayed range is resolved again with the same ids: consumers see nothing new', async (t) => {
+  const { emulator, events, prefix } = await setUp(t);
+  await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
+    edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P-1' } }] }],
+  });
+  const [created] = await count(events, 1);
+  const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const queue = new Queue(changesQueueName, { connection: raw, prefix });
+  t.teardown(async () => {
+    await queue.close();
+    raw.disconnect();
+  });
+  const [from, to] = created!.source.serverGens;
+  const job = replayJob({ scope: `default ${PARCELS}`, from, to, hook: 'default', serviceUrl: created!.service.url });
+  const queued = await queue.add(job.name, job.data, job.opts);
+  const done = await waitFor('the replay resolved', async () => {
+    const state = await queued.getState();
+    return state === 'completed' && (await Job.fromId(queue, queued.id!))!;
+  });
+  t.equal(done.returnvalue, 0, 'no event added: each had been written');
+  t.equal(events.length, 1);
 });
