@@ -61,7 +61,7 @@ function exactAttributes(layer: LayerInfo, attributes: Record<string, unknown>):
   return result;
 }
 
-function trackedOf(attributes: Record<string, unknown>, track: TrackedFields, layer: LayerInfo): Record<string, unknown> {
+export function trackedOf(attributes: Record<string, unknown>, track: TrackedFields, layer: LayerInfo): Record<string, unknown> {
   const names = track === '*' ? layer.fields.map((field) => field.name) : track;
   return Object.fromEntries(names.filter((name) => name in attributes).map((name) => [name, attributes[name]]));
 }
@@ -69,7 +69,7 @@ function trackedOf(attributes: Record<string, unknown>, track: TrackedFields, la
 const isoOf = (value: unknown): string | undefined =>
   typeof value === 'number' && Number.isFinite(value) ? new Date(value).toISOString() : undefined;
 
-function editorOf(layer: LayerInfo, attributes: Record<string, unknown>): ChangeEvent['editor'] | undefined {
+export function editorOf(layer: LayerInfo, attributes: Record<string, unknown>): ChangeEvent['editor'] | undefined {
   const info = layer.editFieldsInfo;
   if (info === undefined) return undefined;
   const user = info.editorField === undefined ? undefined : attributes[info.editorField];
@@ -89,7 +89,7 @@ function versionOf(layer: LayerInfo, row: ChangeRow): string {
     .digest('hex')}`;
 }
 
-function rowOf(layer: LayerInfo, feature: EsriFeature, asOf: 'current' | undefined): ChangeRow {
+export function rowOf(layer: LayerInfo, feature: EsriFeature, asOf: 'current' | undefined): ChangeRow {
   const row: ChangeRow = { attributes: exactAttributes(layer, feature.attributes) };
   if (feature.geometry !== undefined) row.geometry = feature.geometry;
   if (asOf !== undefined) row.asOf = asOf;

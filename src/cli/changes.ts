@@ -1,12 +1,21 @@
 import { Queue } from 'bullmq';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { adminAuthFor, isOnlineAdminRoot } from '../arcgis/online-admin.js';
 import { serviceRestUrl } from '../arcgis/rest-urls.js';
+import { createServiceSession } from '../arcgis-request/service-session.js';
+import { changeEventsQueueName } from '../changes/change-event.js';
+import { ChangeWriter } from '../changes/change-writer.js';
 import { readChangesStatus } from '../changes/changes-status.js';
+import { PreviousValuesStore } from '../changes/previous-values.js';
+import { snapshotService } from '../changes/snapshot.js';
 import { changesQueueName, replayJob } from '../changes/start-changes.js';
 import { loadConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
+import { serviceLocatorOf } from '../config/service-locator.js';
 import { ConfigError } from '../errors.js';
 import { scopeOf } from '../events/tracked-ranges.js';
+import { eventJobOptions } from '../queue/event-queue.js';
+import { backfillQueueName } from '../queue/names.js';
 import { addQueueOptions, configOverrides } from './config-options.js';
 import { printJson, printLine, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
@@ -96,6 +105,57 @@ export function registerChanges(changes: Command): void {
         printJson({ queued: job.opts.jobId, scope, serverGens: [job.data.from, job.data.to] });
       } finally {
         await queue.close();
+        connection.disconnect();
+      }
+    });
+
+  changes
+    .command('snapshot')
+    .description(
+      'read every row of a CHANGES service once (change.read events, previous values seeded); change events then go on from that generation',
+    )
+    .requiredOption('--service <name>', 'a CHANGES service, folder/name.FeatureServer')
+    .action(async (_options: unknown, command: Command) => {
+      const flags = command.optsWithGlobals<ChangesFlags>();
+      const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
+      const service = flags.service!;
+      const admin = config.admin;
+      if (admin === undefined || !admin.changes.services.includes(service)) {
+        throw new ConfigError(`changes snapshot: ${service} is not a service of CHANGES (with ADMIN_URL)`);
+      }
+      const auth = adminAuthFor(admin.url, admin.auth);
+      const session = createServiceSession({
+        trusted: serviceLocatorOf(config).trusted(REGISTERED_HOOK),
+        ...(auth === undefined ? {} : { auth }),
+        deadlineMs: 3_600_000,
+      });
+      const { connection } = await connectQueueRedis(config);
+      const queues = [
+        new Queue(changeEventsQueueName, { connection, prefix: config.prefix, defaultJobOptions: eventJobOptions(config) }),
+        new Queue(backfillQueueName, { connection, prefix: config.prefix }),
+      ] as const;
+      try {
+        const writer = new ChangeWriter(connection, {
+          queue: queues[0],
+          backfillQueue: queues[1],
+          prefix: config.prefix,
+          dedupMs: config.dedupRetentionSeconds * 1000,
+        });
+        const result = await snapshotService({
+          connection,
+          prefix: config.prefix,
+          hook: REGISTERED_HOOK,
+          service,
+          serviceUrl: serviceRestUrl(admin.url, service),
+          session,
+          track: admin.changes.track,
+          writer,
+          previous: new PreviousValuesStore(connection),
+          online: isOnlineAdminRoot(admin.url),
+        });
+        printJson({ service, ...result });
+      } finally {
+        await Promise.all(queues.map((queue) => queue.close()));
         connection.disconnect();
       }
     });

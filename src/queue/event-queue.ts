@@ -54,6 +54,20 @@ export interface EventQueueOptions {
   log?: Pick<BaseLogger, 'info' | 'warn' | 'error'>;
 }
 
+/** The options of every event job: the retry policy, the completed jobs kept, failed jobs kept as dead letters. */
+export function eventJobOptions(options: Pick<EventQueueOptions, 'retry' | 'completedJobs'>): JobsOptions {
+  const retry = options.retry ?? defaultRetryPolicy;
+  return {
+    attempts: retry.attempts,
+    backoff: { type: retry.backoff.type, delay: retry.backoff.delayMs, jitter: retry.backoff.jitter },
+    removeOnComplete: {
+      age: options.completedJobs?.ageSeconds ?? defaultCompletedJobs.ageSeconds,
+      count: options.completedJobs?.count ?? defaultCompletedJobs.count,
+    },
+    removeOnFail: false,
+  };
+}
+
 /** What {@link EventQueue.confirm} did. */
 export interface ConfirmResult {
   /** Ranges still waiting ahead of their server. */
@@ -107,16 +121,7 @@ export class EventQueue {
     this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
     this.durability = options.durability ?? 'fast';
-    const retry = options.retry ?? defaultRetryPolicy;
-    this.defaultJobOptions = {
-      attempts: retry.attempts,
-      backoff: { type: retry.backoff.type, delay: retry.backoff.delayMs, jitter: retry.backoff.jitter },
-      removeOnComplete: {
-        age: options.completedJobs?.ageSeconds ?? defaultCompletedJobs.ageSeconds,
-        count: options.completedJobs?.count ?? defaultCompletedJobs.count,
-      },
-      removeOnFail: false,
-    };
+    this.defaultJobOptions = eventJobOptions(options);
     this.durabilityWatch = new DurabilityWatch({
       connection: this.connection,
       durability: this.durability,

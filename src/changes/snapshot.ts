@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import { parseServiceName } from '../arcgis/service-name.js';
+import type { EsriFeature } from '../arcgis-request/extract-changes.js';
+import type { ServiceSession } from '../arcgis-request/service-session.js';
+import { readServerGens } from '../backfill/server-generations.js';
+import { scopeOf } from '../events/tracked-ranges.js';
+import type { RedisClient } from '../redis/connection.js';
+import { changesResolvedKey, changesPreviousKey } from '../redis/keys.js';
+import { editorOf, geometryHash, rowOf, trackedOf, type TrackedFields } from './build-change-events.js';
+import { changeEventId, type ChangeEvent } from './change-event.js';
+import type { ChangeWriter } from './change-writer.js';
+import { readServiceLayers, type LayerInfo } from './layer-info.js';
+import { parseExactJson } from './parse-exact-json.js';
+import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
+import { layerScopeOf } from './resolve-range.js';
+
+/** What a snapshot needs. */
+export interface SnapshotOptions {
+  connection: RedisClient;
+  prefix: string;
+  hook: string;
+  /** `folder/name.FeatureServer`. */
+  service: string;
+  serviceUrl: URL;
+  session: ServiceSession;
+  track: TrackedFields;
+  writer: ChangeWriter;
+  previous: PreviousValuesStore;
+  /** ArcGIS Online: each layer is a scope of its own. */
+  online: boolean;
+  orgId?: string;
+}
+
+/** What a snapshot read: its events, and the generation streaming goes on from. */
+export interface SnapshotResult {
+  events: number;
+  added: number;
+  serverGen: number;
+}
+
+async function pagesOf(
+  session: ServiceSession,
+  serviceUrl: URL,
+  layer: LayerInfo,
+  visit: (features: EsriFeature[]) => Promise<void>,
+): Promise<void> {
+  for (let offset = 0; ; offset += layer.maxRecordCount) {
+    const url = new URL(`${serviceUrl.href.replace(/\/+$/, '')}/${layer.id}/query`);
+    url.search = new URLSearchParams({
+      where: '1=1',
+      outFields: '*',
+      returnGeometry: 'true',
+      orderByFields: layer.objectIdField,
+      resultOffset: String(offset),
+      resultRecordCount: String(layer.maxRecordCount),
+    }).toString();
+    const answer = await session.read(url, undefined, parseExactJson);
+    const features = Array.isArray(answer.features) ? (answer.features as EsriFeature[]) : [];
+    if (features.length > 0) await visit(features);
+    if (answer.exceededTransferLimit !== true || features.length === 0) return;
+  }
+}
+
+/**
+ * An initial snapshot (Debezium's order): reads the server's generation, then every row of the service's layers
+ * (parents first, paged `query` ordered by object id), each a `change.read` (`op: "r"`) that seeds the previous
+ * values; streaming then goes on from that generation (a scope resolved below it moves up to it). A row edited
+ * meanwhile comes as a read and as an update.
+ */
+export async function snapshotService(options: SnapshotOptions): Promise<SnapshotResult> {
+  const { session, serviceUrl, hook, service } = options;
+  const gens = await readServerGens(session, serviceUrl);
+  const serverGen = Math.max(0, ...gens.map((gen) => gen.serverGen));
+  const { layers } = await readServiceLayers(session, serviceUrl);
+  const ordered = [...layers].sort((a, b) => Number(a.isChild) - Number(b.isChild) || a.id - b.id);
+  const scope = scopeOf(hook, service);
+  const transactionId = createHash('sha256').update(`snapshot\n${scope}\n${serverGen}`).digest('hex');
+  const { folder, name } = parseServiceName(service);
+  const serviceRef: ChangeEvent['service'] = {
+    ...(folder === undefined ? {} : { folderName: folder }),
+    serviceName: name,
+    serviceType: 'FeatureServer',
+    url: serviceUrl.href,
+    ...(options.orgId === undefined ? {} : { orgId: options.orgId }),
+  };
+  const now = new Date().toISOString();
+  const pending: { event: Omit<ChangeEvent, 'source'>; layer: LayerInfo; write: PreviousValuesWrite }[] = [];
+  for (const layer of ordered) {
+    await pagesOf(session, serviceUrl, layer, async (features) => {
+      for (const feature of features) {
+        const after = rowOf(layer, feature, undefined);
+        const objectId = after.attributes[layer.objectIdField];
+        if (typeof objectId !== 'number') continue;
+        const globalId = layer.globalIdField === undefined ? undefined : after.attributes[layer.globalIdField];
+        const key = { objectId, ...(typeof globalId === 'string' ? { globalId } : {}) };
+        const editor = editorOf(layer, after.attributes);
+        const event: Omit<ChangeEvent, 'source'> = {
+          id: changeEventId({
+            hook,
+            service,
+            layerId: layer.id,
+            key: typeof globalId === 'string' ? globalId : `o${objectId}`,
+            op: 'r',
+            version: `g${serverGen}`,
+          }),
+          type: 'change.read',
+          op: 'r',
+          hook,
+          service: serviceRef,
+          layer: { id: layer.id, name: layer.name },
+          key,
+          after,
+          before: null,
+          ts: editor?.at ?? now,
+          ...(editor === undefined ? {} : { editor }),
+        };
+        const hash = after.geometry === undefined ? undefined : geometryHash(after.geometry);
+        const write: PreviousValuesWrite = {
+          objectId,
+          serverGen,
+          ...(typeof globalId === 'string' ? { globalId } : {}),
+          ...(hash === undefined ? {} : { geometryHash: hash }),
+          attributes: trackedOf(after.attributes, options.track, layer),
+        };
+        pending.push({ event, layer, write });
+      }
+    });
+  }
+  let added = 0;
+  const total = pending.length;
+  for (let start = 0; start < total; start += 500) {
+    const batch = pending.slice(start, start + 500);
+    added += await options.writer.write(
+      batch.map(({ event }, index) => ({
+        ...event,
+        source: { origin: 'snapshot', serverGens: [serverGen, serverGen], transaction: { id: transactionId, index: start + index, total } },
+      })),
+    );
+  }
+  for (const layer of ordered) {
+    await options.previous.write(
+      changesPreviousKey(options.prefix, layerScopeOf(scope, layer.id)),
+      pending.filter((item) => item.layer === layer).map(({ write }) => write),
+    );
+  }
+  const scopes = options.online ? ordered.map((layer) => layerScopeOf(scope, layer.id)) : [scope];
+  for (const followed of scopes) {
+    const resolved = await options.connection.hget(changesResolvedKey(options.prefix), followed);
+    if (resolved === null || Number(resolved) < serverGen)
+      await options.connection.hset(changesResolvedKey(options.prefix), followed, String(serverGen));
+  }
+  return { events: total, added, serverGen };
+}
