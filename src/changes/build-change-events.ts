@@ -51,14 +51,13 @@ export const geometryHash = (geometry: unknown): string =>
     .digest('hex')
     .slice(0, 16);
 
-/** The attributes with BigInteger values as decimal strings (a value within 2^53 comes as a number). */
+/** The attributes (parsed for this range alone, so changed in place) with BigInteger values as decimal strings. */
 function exactAttributes(layer: LayerInfo, attributes: Record<string, unknown>): Record<string, unknown> {
-  const result = { ...attributes };
   for (const field of layer.fields) {
-    const value = result[field.name];
-    if (field.type === 'esriFieldTypeBigInteger' && typeof value === 'number') result[field.name] = String(value);
+    const value = attributes[field.name];
+    if (field.type === 'esriFieldTypeBigInteger' && typeof value === 'number') attributes[field.name] = String(value);
   }
-  return result;
+  return attributes;
 }
 
 export function trackedOf(attributes: Record<string, unknown>, track: TrackedFields, layer: LayerInfo): Record<string, unknown> {

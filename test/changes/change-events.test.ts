@@ -324,14 +324,23 @@ t.test('a replayed range is resolved again with the same ids: consumers see noth
 t.test('a snapshot reads every row as change.read and seeds the previous values; updates then say what changed', async (t) => {
   const emulator = await startEmulator(t);
   await emulator.control('services/Hosted/Parcels.FeatureServer/bulk', { layerId: 0, count: 30 });
-  const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits: [{ id: 1, adds: [{ attributes: { inspector: 'a' } }] }] });
+  const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
+    edits: [{ id: 1, adds: [{ attributes: { inspector: 'a' } }] }],
+  });
   t.type(body.serverGen, 'number');
   const prefix = uniquePrefix();
-  const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [PARCELS], prefix), CHANGES: PARCELS, CHANGES_TRACK: 'status' });
+  const geohook = await startGeohook(t, redis, {
+    ...registrationEnv(emulator, [PARCELS], prefix),
+    CHANGES: PARCELS,
+    CHANGES_TRACK: 'status',
+  });
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
   const events = await consumeChanges(t, prefix);
   const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const queues = [new Queue(changeEventsQueueName, { connection: raw, prefix }), new Queue('backfill', { connection: raw, prefix })] as const;
+  const queues = [
+    new Queue(changeEventsQueueName, { connection: raw, prefix }),
+    new Queue('backfill', { connection: raw, prefix }),
+  ] as const;
   t.teardown(async () => {
     await Promise.all(queues.map((queue) => queue.close()));
     raw.disconnect();
@@ -352,7 +361,11 @@ t.test('a snapshot reads every row as change.read and seeds the previous values;
   t.match(result, { events: 31, added: 31 });
   const read = await count(events, 31);
   t.ok(read.every((event) => event.type === 'change.read' && event.op === 'r' && event.source.origin === 'snapshot'));
-  t.same(read.slice(0, 30).map((event) => event.layer.id), Array(30).fill(0), 'parents first');
+  t.same(
+    read.slice(0, 30).map((event) => event.layer.id),
+    Array(30).fill(0),
+    'parents first',
+  );
   const status = (read.find((event) => event.key.objectId === 5)!.after!.attributes.status as string) ?? null;
   await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
     edits: [{ id: 0, updates: [{ attributes: { objectid: 5, status: status === 'Closed' ? 'Open' : 'Closed' } }] }],
