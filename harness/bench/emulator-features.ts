@@ -16,9 +16,11 @@ export interface EmulatorFeaturesResult {
   peakRssMib: number;
 }
 
-const PARCELS = 'arcgis/rest/services/Hosted/Parcels/FeatureServer';
+/** The REST path of the emulator's Parcels service (Enterprise side). */
+export const PARCELS = 'arcgis/rest/services/Hosted/Parcels/FeatureServer';
 
-async function postForm(url: string, fields: Record<string, string>): Promise<Record<string, unknown>> {
+/** A form POST with `f=json`; the answer's JSON, or an Error for another status than 200. */
+export async function postForm(url: string, fields: Record<string, string>): Promise<Record<string, unknown>> {
   const response = await fetch(url, { method: 'POST', body: new URLSearchParams({ f: 'json', ...fields }) });
   if (response.status !== 200) throw new Error(`HTTP ${response.status} from ${url}`);
   return (await response.json()) as Record<string, unknown>;

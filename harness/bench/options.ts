@@ -25,11 +25,15 @@ export interface BenchOptions {
   emulatorFeatures: number;
   /** Run only the emulator's feature-store section. */
   features: boolean;
+  /** Parcels geohook resolves into change events in one generation. */
+  changesFeatures: number;
+  /** Run only the change-events section. */
+  changes: boolean;
   /** Run only the scale section (a large organization: registration, recovery, dedup memory, backfill bytes). */
   scale: boolean;
   /** Services of the scale section's registration; half as many deactivated in its recovery. */
   scaleServices: number;
-  /** Profile the geohook case's server, the end-to-end consumer and the emulator (`--cpu-prof`) and print their top frames. */
+  /** Profile the geohook case's server, the end-to-end consumer, the emulator and the change events' server (`--cpu-prof`) and print their top frames. */
   cpuProf: boolean;
 }
 
@@ -55,7 +59,13 @@ export const usage = `npm run bench -- [options]
   --emulator-features N   Parcels the emulator adds in one generation (bulk), then reads back with an
                           asynchronous extractChanges; its peak RSS is reported (default 100000; quick 10000)
   --features              only that feature-store section (seconds)
-  --cpu-prof              profile geohook's server, the end-to-end consumer and the emulator (bench-profiles/), print their top 15 frames
+  --changes-features N    Parcels added in one generation that geohook's server (CHANGES on Parcels) resolves
+                          into change events, against the floor (the same change file fetched, parsed and added
+                          to a queue); before it, 200 single edits at 20/s timed to their event in a consumer
+                          (default 100000; quick 10000)
+  --changes               only that change-events section (under a minute)
+  --cpu-prof              profile geohook's server, the end-to-end consumer, the emulator and geohook's server of the
+                          change events (bench-profiles/), print their top 15 frames
   --help`;
 
 function whole(name: string, text: string | undefined, fallback: number, min: number): number {
@@ -91,6 +101,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       'backfill-edits': { type: 'string' },
       'emulator-features': { type: 'string' },
       features: { type: 'boolean', default: false },
+      'changes-features': { type: 'string' },
+      changes: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
       'scale-services': { type: 'string' },
@@ -115,6 +127,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     backfillEdits: whole('backfill-edits', values['backfill-edits'], 1000, 1),
     emulatorFeatures: whole('emulator-features', values['emulator-features'], quick ? 10_000 : 100_000, 1),
     features: values.features,
+    changesFeatures: whole('changes-features', values['changes-features'], quick ? 10_000 : 100_000, 1),
+    changes: values.changes,
     cpuProf: values['cpu-prof'],
     scale: values.scale,
     scaleServices: whole('scale-services', values['scale-services'], 1000, 2),

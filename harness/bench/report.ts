@@ -1,7 +1,10 @@
 import type { BackfillResult } from './backfill-outage.js';
+import { changeTargets, formatChanges } from './changes/changes-report.js';
+import type { ChangesResult } from './changes/run-changes.js';
 import type { EmulatorResult } from './emulator-fanout.js';
 import type { EmulatorFeaturesResult } from './emulator-features.js';
 import type { EndToEndResult } from './end-to-end.js';
+import { fixed, thousands } from './figures.js';
 import type { CaseName, RoundResult } from './http-cases.js';
 import { formatFrames, type ProfileSummary } from './profile/top-frames.js';
 import type { Durability } from './redis.js';
@@ -89,11 +92,13 @@ export interface BenchReport {
   emulator: EmulatorResult;
   emulatorFeatures: EmulatorFeaturesResult;
   backfill: BackfillResult;
+  /** Change events: one generation of many adds resolved, against the floor; single edits' latency. */
+  changes: ChangesResult;
   targets: Target[];
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
   problems: string[];
-  /** With `--cpu-prof`: the geohook case's server processes, and the emulator's. */
-  cpuProfile?: { geohook: ProfileSummary; consumer: ProfileSummary; emulator: ProfileSummary };
+  /** With `--cpu-prof`: the geohook case's server processes, the end-to-end consumer, the emulator, and geohook's server of the change events. */
+  cpuProfile?: { geohook: ProfileSummary; consumer: ProfileSummary; emulator: ProfileSummary; changes: ProfileSummary };
 }
 
 export function median(values: readonly number[]): number {
@@ -142,8 +147,6 @@ export function perRoundRatios(rounds: readonly RoundResult[]): BenchReport['rat
   };
 }
 
-const fixed = (value: number, digits = 0): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
-const thousands = (value: number): string => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–');
 const aof = (durability: Durability): string => (durability === 'strict' ? 'fsync always (strict)' : 'fsync every second (fast)');
 
 export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'>): Target[] {
@@ -177,7 +180,15 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
       value: `${thousands(emulator.deliveriesPerSec)}/s`,
       met: emulator.deliveriesPerSec >= 2000,
     },
+    ...changeTargets(report.changes),
   ];
+}
+
+/** The targets' table, indented: name, goal, measured, met or not. */
+export function formatTargets(targets: readonly Target[]): string[] {
+  return alignedTable([['', 'goal', 'measured', ''], ...targets.map((t) => [t.name, t.goal, t.value, t.met ? 'met' : 'NOT MET'])]).map(
+    (line) => `  ${line}`,
+  );
 }
 
 /** One line on the emulator's feature store under volume. */
@@ -305,19 +316,17 @@ export function formatReport(report: BenchReport): string {
     `backfill: ${thousands(backfill.edits)} edits made while the receiver was down were an event ${fixed(backfill.secondsAfterStart, 2)} s after it started again; ` +
       `${backfill.events} events, each edit in exactly one: ${backfill.coveredOnce ? 'yes' : 'NO'}`,
   );
+  lines.push(formatChanges(report.changes));
   lines.push('');
   lines.push('targets:');
-  lines.push(
-    ...alignedTable([['', 'goal', 'measured', ''], ...report.targets.map((t) => [t.name, t.goal, t.value, t.met ? 'met' : 'NOT MET'])]).map(
-      (line) => `  ${line}`,
-    ),
-  );
+  lines.push(...formatTargets(report.targets));
   if (report.cpuProfile !== undefined) {
     lines.push('');
     lines.push('profiled with --cpu-prof (the profiler slows the process: the figures of this run are not comparable)');
     lines.push(`geohook server, ${formatFrames(report.cpuProfile.geohook).join('\n')}`);
     lines.push(`end-to-end consumer, ${formatFrames(report.cpuProfile.consumer).join('\n')}`);
     lines.push(`emulator, ${formatFrames(report.cpuProfile.emulator).join('\n')}`);
+    lines.push(`geohook server resolving change events, ${formatFrames(report.cpuProfile.changes).join('\n')}`);
   }
   if (report.problems.length > 0) {
     lines.push('');

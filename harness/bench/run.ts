@@ -4,6 +4,8 @@ import { join, resolve } from 'node:path';
 import { cleanUp, startTool } from '../cleanup.js';
 import { runBackfillAfterOutage, type BackfillResult } from './backfill-outage.js';
 import { GEOHOOK_LOG_LEVEL } from './cases/case-names.js';
+import { mainChanges, measureChanges } from './changes/changes-section.js';
+import type { ChangesResult } from './changes/run-changes.js';
 import { runEmulatorFanOut, type EmulatorResult } from './emulator-fanout.js';
 import { runEmulatorFeatures, type EmulatorFeaturesResult } from './emulator-features.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
@@ -18,8 +20,8 @@ import { formatScale, runScale } from './scale/run-scale.js';
 /**
  * `npm run bench`: in one run, bare Fastify, the naive receiver, geohook's receiver and geohook's receiver
  * on a Redis that fsyncs at every write, in turns under the same load, then geohook end to end with a
- * consumer, then the emulator's fan-out. Every piece runs in a
- * process of its own; progress goes to stderr, the report (table or `--json`) to stdout.
+ * consumer, then the emulator's fan-out and feature store, the backfill after an outage, and change events. Every
+ * piece runs in a process of its own; progress goes to stderr, the report (table or `--json`) to stdout.
  */
 
 const log = (line: string): void => {
@@ -92,6 +94,17 @@ async function mainFeatures(options: BenchOptions): Promise<number> {
   return problems.length > 0 ? 1 : 0;
 }
 
+/** `os.loadavg()`, with a warning when the machine is already busy. */
+function warnIfBusy(): number[] {
+  const load = loadavg();
+  if (load[0]! > 0.5)
+    log(`warning: the machine is already busy (load average ${load.map((n) => n.toFixed(2)).join(', ')}): figures will be noisy`);
+  return load;
+}
+
+/** A fresh folder under bench-profiles/ for the `--cpu-prof` profiles of one run. */
+const newProfileDir = (): string => resolve('bench-profiles', new Date().toISOString().replace(/[:.]/g, '-'));
+
 /** `--scale`: the scale section alone; `{ scale }` with `--json`. */
 async function mainScale(options: BenchOptions): Promise<number> {
   const services = options.scaleServices;
@@ -115,11 +128,13 @@ async function main(): Promise<number> {
   if (typeof options === 'number') return options;
   if (options.scale) return mainScale(options);
   if (options.features) return mainFeatures(options);
+  if (options.changes) {
+    warnIfBusy();
+    return mainChanges(options, options.cpuProf ? newProfileDir() : undefined, log);
+  }
   const startedAtMs = Date.now();
-  const loadBefore = loadavg();
-  if (loadBefore[0]! > 0.5)
-    log(`warning: the machine is already busy (load average ${loadBefore.map((n) => n.toFixed(2)).join(', ')}): figures will be noisy`);
-  const profileDir = options.cpuProf ? resolve('bench-profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
+  const loadBefore = warnIfBusy();
+  const profileDir = options.cpuProf ? newProfileDir() : undefined;
   const problems: string[] = [];
   const rounds: RoundResult[] = [];
 
@@ -130,6 +145,7 @@ async function main(): Promise<number> {
   let emulator: EmulatorResult;
   let emulatorFeatures: EmulatorFeaturesResult;
   let backfill: BackfillResult;
+  let changes: ChangesResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const spec of caseSpecs) {
@@ -171,6 +187,7 @@ async function main(): Promise<number> {
     log(`backfill: ${options.backfillEdits.toLocaleString('en-US')} edits while the receiver is down, then it starts again`);
     backfill = await runBackfillAfterOutage({ edits: options.backfillEdits, timeoutMs: 120_000 });
     if (!backfill.coveredOnce) problems.push('backfill: an edit missed during the outage is not in exactly one event');
+    changes = await measureChanges(options, problems, profileDir, log);
   } finally {
     await loader.close();
   }
@@ -208,6 +225,7 @@ async function main(): Promise<number> {
     emulator,
     emulatorFeatures,
     backfill,
+    changes,
     ...(profileDir === undefined
       ? {}
       : {
@@ -215,12 +233,14 @@ async function main(): Promise<number> {
             geohook: topFrames(profileFiles([join(profileDir, 'geohook')]), 15),
             consumer: topFrames(profileFiles([join(profileDir, 'consumer')]), 15),
             emulator: topFrames(profileFiles([join(profileDir, 'emulator')]), 15),
+            changes: topFrames(profileFiles([join(profileDir, 'changes')]), 15),
           },
         }),
   };
   const report: BenchReport = { ...partial, targets: evaluateTargets(partial), problems };
   for (const problem of problems) log(`PROBLEM: ${problem}`);
-  if (profileDir !== undefined) log(`CPU profiles (geohook server, end-to-end consumer, emulator): ${profileDir}`);
+  if (profileDir !== undefined)
+    log(`CPU profiles (geohook server, end-to-end consumer, emulator, geohook server of the change events): ${profileDir}`);
   process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : formatReport(report));
   return problems.length > 0 ? 1 : 0;
 }

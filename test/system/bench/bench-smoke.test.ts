@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { repoRoot as root } from '../../helpers/paths.js';
 
 const run = promisify(execFile);
@@ -11,8 +11,9 @@ const run = promisify(execFile);
  */
 const env: NodeJS.ProcessEnv = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' };
 
-// About 15 s alone on two cores, 45 to 50 s beside the other test files: past tap's 60 s default on a slower machine.
-t.setTimeout(3 * 60_000);
+// About 60 s alone on two cores (each change-events run times 220 single edits at 20/s), two to three times that
+// beside the other test files: past tap's 60 s default.
+t.setTimeout(5 * 60_000);
 
 interface CaseFigures {
   rps: number;
@@ -20,6 +21,33 @@ interface CaseFigures {
   p99Ms: number;
   rssMb: number;
   lost: number;
+}
+
+interface ChangeFigures {
+  features: number;
+  events: number;
+  eventsPerSec: number;
+  rssDeltaMb: number;
+  floorPerSec: number;
+  vsFloor: number;
+  p50Ms: number;
+  p99Ms: number;
+  floor: { rows: number; jobs: number };
+  latency: { edits: number; received: number };
+}
+
+/** Every change event arrived (the generation's, the floor's, the single edits'), and every figure is a number. */
+function checkChanges(t: Test, changes: ChangeFigures, features: number): void {
+  t.match(
+    changes,
+    { features, events: features, floor: { rows: features, jobs: features } },
+    'one change event per feature added, as many floor jobs',
+  );
+  t.equal(changes.latency.received, changes.latency.edits, `the consumer got each of the ${changes.latency.edits} single edits' events`);
+  for (const field of ['eventsPerSec', 'floorPerSec', 'vsFloor', 'p50Ms', 'p99Ms'] as const)
+    t.ok(Number.isFinite(changes[field]) && changes[field] > 0, `${field}: ${changes[field]}`);
+  t.ok(Number.isFinite(changes.rssDeltaMb) && changes.rssDeltaMb >= 0, `rssDeltaMb: ${changes.rssDeltaMb}`);
+  t.ok(changes.p99Ms >= changes.p50Ms);
 }
 
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
@@ -37,6 +65,8 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     '--backfill-edits',
     '50',
     '--emulator-features',
+    '300',
+    '--changes-features',
     '300',
     '--json',
   ];
@@ -66,6 +96,8 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     emulator: { deliveries: number; received: number; deliveriesPerSec: number };
     emulatorFeatures: { features: number; resultRows: number; peakRssMib: number; idleRssMib: number };
     backfill: { edits: number; secondsAfterStart: number; events: number; coveredOnce: boolean };
+    changes: ChangeFigures;
+    targets: { name: string }[];
     problems: string[];
   };
   t.equal(report.durability, 'fast');
@@ -98,6 +130,11 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   t.ok(report.emulatorFeatures.peakRssMib >= report.emulatorFeatures.idleRssMib && report.emulatorFeatures.idleRssMib > 0);
   t.match(report.backfill, { edits: 50, events: 2, coveredOnce: true }, 'the edits missed while down: one backfilled event');
   t.ok(report.backfill.secondsAfterStart > 0);
+  checkChanges(t, report.changes, 300);
+  t.ok(
+    report.targets.some((target) => target.name.startsWith('change events')),
+    'the change events have targets',
+  );
   t.same(report.problems, []);
 });
 
@@ -117,6 +154,12 @@ t.test('the feature-store section (--features --json) prints the bulk, the extra
       peakRssMib: Number,
     },
   });
+});
+
+t.test('the change-events section (--changes --json) resolves every feature of a generation and times single edits', async (t) => {
+  const args = ['--changes', '--changes-features', '300', '--json'];
+  const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 1024 * 1024 });
+  checkChanges(t, (JSON.parse(stdout) as { changes: ChangeFigures }).changes, 300);
 });
 
 t.test('the scale section (--scale --json, ten services) prints every figure of a large organization under `scale`', async (t) => {
