@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { allQueueNames } from '../../src/queue/names.js';
 
 /** Every state a BullMQ job can be in: a job in none of them is invisible to consumers. */
-const allStates: JobType[] = ['wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'];
+export const allStates: JobType[] = ['wait', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'];
 
 /** A job found in one of the three queues. */
 export interface StoredJob {

@@ -1,22 +1,33 @@
 import type { Durability } from './fault-redis.js';
 
 /** The fault of each scenario, as named in the table and the JSON rows. */
-export const faultNames = ['receiver-kill', 'redis-kill', 'redis-outage', 'redis-outage-spool', 'emulator-retry'] as const;
+export const faultNames = [
+  'receiver-kill',
+  'redis-kill',
+  'redis-outage',
+  'redis-outage-spool',
+  'emulator-retry',
+  'changes-resolver-kill',
+  'changes-redis-kill',
+] as const;
 export type FaultName = (typeof faultNames)[number];
 
-/** One row of the report: one fault on one durability setting. */
+/**
+ * One row of the report: one fault on one durability setting. The change-event faults (`changes-*`) count
+ * edits and change events where the others count deliveries and jobs.
+ */
 export interface FaultRow {
   fault: FaultName;
   durability: Durability;
-  /** Deliveries made (by the load generator, or by the emulator). */
+  /** Deliveries made (by the load generator, or by the emulator); `changes-*`: features added. */
   sent: number;
-  /** Deliveries answered 2xx (the emulator's: reported `delivered`). */
+  /** Deliveries answered 2xx (the emulator's: reported `delivered`); `changes-*`: adds the emulator applied. */
   acknowledged: number;
-  /** Deliveries with at least one job in Redis. */
+  /** Deliveries with at least one job in Redis; `changes-*`: features with a change event. */
   found: number;
-  /** Acknowledged deliveries with no job. */
+  /** Acknowledged deliveries with no job; `changes-*`: added features with no change event. */
   lost: number;
-  /** Deliveries with more than one job. */
+  /** Deliveries with more than one job; `changes-*`: change events beyond one per feature. */
   duplicated: number;
   /** False where losing acknowledged events is expected (fast durability, Redis killed): reported, not a failure. */
   zeroLossExpected: boolean;
@@ -26,6 +37,8 @@ export interface FaultRow {
   gaveUp?: number;
   /** Deliveries the emulator had to try more than once (emulator-retry). */
   retried?: number;
+  /** Change events written just before the kill (`changes-*`): above 0 and below `sent` when it struck mid-resolution. */
+  writtenAtFault?: number;
   /** How the fault went: answers by status, timings. */
   notes: string;
   /** Broken promises and anything that makes the row unreliable; empty when all is well. */

@@ -13,6 +13,8 @@ export interface FaultsOptions {
   loadSeconds: number;
   /** How long Redis stays down in the outage scenarios. */
   outageSeconds: number;
+  /** Features added in one generation in the change-event scenarios. */
+  adds: number;
   /** Faults to run, in the suite's order. */
   only: FaultName[];
   /** Keep every scenario's directory (else only those of broken rows). */
@@ -26,6 +28,7 @@ export const usage = `npm run test:faults -- [options]
   --concurrency N        requests in flight at most (default 32)
   --load-seconds S       length of the load while a receiver or Redis is killed (default 6)
   --outage-seconds S     how long Redis stays down in the outage faults (default 30)
+  --adds N               features added in one generation in the change-event faults (default 20000)
   --only LIST            comma-separated faults to run: ${faultNames.join(', ')} (default all)
   --keep                 keep every scenario's directory (Redis files, spool, receiver log)
   --help`;
@@ -50,6 +53,7 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
       concurrency: { type: 'string' },
       'load-seconds': { type: 'string' },
       'outage-seconds': { type: 'string' },
+      adds: { type: 'string' },
       only: { type: 'string' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -65,6 +69,7 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
     concurrency: positive('concurrency', values.concurrency, 32, true),
     loadSeconds: positive('load-seconds', values['load-seconds'], 6, false),
     outageSeconds: positive('outage-seconds', values['outage-seconds'], 30, false),
+    adds: positive('adds', values.adds, 20_000, true),
     only: faultNames.filter((name) => only.includes(name)),
     keepDirs: values.keep,
   };

@@ -21,6 +21,8 @@ export interface ReceiverSettings {
   logFile: string;
   /** Longest wait for `/readyz` to answer 200. @defaultValue 30000 */
   readyTimeoutMs?: number;
+  /** Further variables (ADMIN_URL, CHANGES…); they win over those above. */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -47,7 +49,7 @@ export class ReceiverProcess {
   /** Starts the process and resolves once `/readyz` answers 200 (Redis answered). */
   async start(): Promise<void> {
     if (this.child !== undefined) throw new Error('the receiver is already running');
-    const { port, redisUrl, prefix, secret, durability, spoolDir, logFile, readyTimeoutMs = 30_000 } = this.settings;
+    const { port, redisUrl, prefix, secret, durability, spoolDir, logFile, readyTimeoutMs = 30_000, env: extra = {} } = this.settings;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
@@ -59,6 +61,7 @@ export class ReceiverProcess {
       DURABILITY: durability,
       LOG_LEVEL: 'warn',
       ...(spoolDir === undefined ? {} : { SPOOL_DIR: spoolDir }),
+      ...extra,
     };
     const log = openSync(logFile, 'a');
     const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', log, log] });

@@ -3,6 +3,7 @@ import type { Durability } from './fault-redis.js';
 import { formatRows, type FaultName, type FaultRow } from './fault-row.js';
 import { parseOptions, usage } from './options.js';
 import type { ScenarioOptions } from './scenario.js';
+import { runChangesKill } from './scenarios/changes-kill.js';
 import { runEmulatorRetry } from './scenarios/emulator-retry.js';
 import { runReceiverKill } from './scenarios/receiver-kill.js';
 import { runRedisKill } from './scenarios/redis-kill.js';
@@ -10,7 +11,8 @@ import { runRedisOutage } from './scenarios/redis-outage.js';
 
 /**
  * `npm run test:faults`: each fault on a fresh redis-server and its own receiver process, under a load of
- * distinct signed deliveries; afterwards every acknowledged delivery must be one job in Redis. Progress goes
+ * distinct signed deliveries; afterwards every acknowledged delivery must be one job in Redis. The change-event
+ * faults add features in one generation instead; every feature must be one change event. Progress goes
  * to stderr, the table (or `--json`) to stdout; the exit code is 1 when a promise was broken.
  */
 
@@ -18,7 +20,7 @@ const log = (line: string): void => {
   process.stderr.write(`faults: ${line}\n`);
 };
 
-/** The runs of a fault, one per row: the Redis kill runs on both durabilities, the others on fast. */
+/** The runs of a fault, one per row: redis-kill runs on both durabilities, changes-redis-kill on strict, the others on fast. */
 function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => Promise<FaultRow>][] {
   switch (fault) {
     case 'receiver-kill':
@@ -34,6 +36,10 @@ function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => 
       return [['fast', () => runRedisOutage(options, true)]];
     case 'emulator-retry':
       return [['fast', () => runEmulatorRetry(options)]];
+    case 'changes-resolver-kill':
+      return [['fast', () => runChangesKill(options, 'receiver', 'fast')]];
+    case 'changes-redis-kill':
+      return [['strict', () => runChangesKill(options, 'redis', 'strict')]];
   }
 }
 

@@ -10,6 +10,8 @@ export interface ScenarioOptions {
   loadSeconds: number;
   /** How long Redis stays down in the outage scenarios. */
   outageSeconds: number;
+  /** Features added in one generation in the change-event scenarios. */
+  adds: number;
   /** Keep every scenario's directory (Redis files, spool, receiver log); else only those of broken rows. */
   keepDirs: boolean;
   /** Progress, to stderr. */

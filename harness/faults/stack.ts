@@ -19,8 +19,15 @@ export interface Stack {
   logFile: string;
 }
 
-/** Starts a redis-server (AOF, `durability`) and a receiver on it, with a spool when asked. */
-export async function startStack(fault: FaultName, durability: Durability, options: { spool?: boolean } = {}): Promise<Stack> {
+/**
+ * Starts a redis-server (AOF, `durability`) and a receiver on it, with a spool when asked and `env` added
+ * to the receiver's environment.
+ */
+export async function startStack(
+  fault: FaultName,
+  durability: Durability,
+  options: { spool?: boolean; env?: Readonly<Record<string, string>> } = {},
+): Promise<Stack> {
   const dir = makeTempDir(`faults-${fault}-${durability}`);
   const redis = await FaultRedis.start(dir, durability);
   const spoolDir = options.spool === true ? join(dir, 'spool') : undefined;
@@ -34,6 +41,7 @@ export async function startStack(fault: FaultName, durability: Durability, optio
     durability,
     logFile,
     ...(spoolDir === undefined ? {} : { spoolDir }),
+    ...(options.env === undefined ? {} : { env: options.env }),
   });
   await receiver.start();
   return { fault, durability, dir, redis, receiver, prefix, spoolDir, logFile };

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { buildEmulator } from '../../../src/emulator/build-emulator.js';
 import type { DeliveryRecord } from '../../../src/emulator/types.js';
 import { FAULTS_SECRET, WEBHOOK_PATH } from '../deliveries.js';
+import { listenEmulator } from '../fault-emulator.js';
 import type { FaultRow } from '../fault-row.js';
 import { since, type ScenarioOptions } from '../scenario.js';
 import { auditStack, startStack, withStack } from '../stack.js';
@@ -117,11 +117,8 @@ async function settledDeliveries(emulator: FastifyInstance, timeoutMs = 60_000):
  */
 export async function runEmulatorRetry(options: ScenarioOptions): Promise<FaultRow> {
   return withStack(await startStack('emulator-retry', 'fast'), options.keepDirs, async (stack) => {
-    const emulator = await buildEmulator({ logLevel: 'silent' });
+    const { app: emulator, url } = await listenEmulator();
     try {
-      await emulator.listen({ host: '127.0.0.1', port: 0 });
-      const address = emulator.server.address();
-      const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
       const admin = await adminClient(url);
       await admin('services/webhooks/settings', SETTINGS, 'orgadmin');
       await admin('services/Tools/Buffer.GPServer/webhooks/create', {
