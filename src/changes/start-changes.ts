@@ -122,6 +122,8 @@ export function startChanges(options: ChangesOptions): Changes {
   const queue = new Queue<ResolveJobData>(changesQueueName, { connection, prefix, defaultJobOptions: backfillJobOptions });
   const events = new Queue(changeEventsQueueName, { connection, prefix, defaultJobOptions: options.jobOptions });
   const backfill = new Queue(backfillQueueName, { connection, prefix });
+  // Redis going away is reported by the worker and retried; the queues' own reports would be printed raw.
+  for (const emitter of [queue, events, backfill]) emitter.on('error', () => undefined);
   let writer: ChangeWriter | undefined;
   const online = isOnlineAdminRoot(options.adminUrl);
   const orgId = online ? /\/([^/]+)\/ArcGIS\/rest\/admin\/?$/i.exec(options.adminUrl)?.[1] : undefined;
