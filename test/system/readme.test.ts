@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { configFileSchema } from '../../src/config/schema.js';
@@ -19,6 +20,7 @@ const receiverExample = example('receiver.ts');
 const consumerExample = example('consumer.ts');
 const adminClientExample = example('admin-client.ts');
 const followUpExample = example('follow-up.ts');
+const changesExample = example('changes.ts');
 
 /** A page of the repository, by its path from the root. */
 const page = (path: string): string => readFileSync(repoPath(path), 'utf8');
@@ -28,6 +30,7 @@ const shownIn: readonly [string, readonly string[]][] = [
   ['README.md', [receiverExample, consumerExample]],
   ['docs/admin.md', [adminClientExample]],
   ['docs/consumers.md', [followUpExample]],
+  ['docs/changes.md', [changesExample]],
 ];
 
 /** Runs an example as the suite compiled it into dist-test/ (from the file shown in the docs); stdout and stderr are collected. */
@@ -218,4 +221,41 @@ t.test('the follow-up example of docs/consumers.md reads the edits of a feature 
   consumer.child.kill('SIGTERM');
   const [code] = await once(consumer.child, 'exit');
   t.equal(code, 0, 'SIGTERM closes the subscription and the process ends');
+});
+
+t.test('the change-events example of docs/changes.md prints a parcel whose status changed, and a deleted one', async (t) => {
+  const redis = await startRedis(t);
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const geohook = await startGeohook(t, redis, {
+    ...registrationEnv(emulator, ['Hosted/Parcels.FeatureServer'], prefix),
+    CHANGES: 'Hosted/Parcels.FeatureServer',
+    CHANGES_TRACK: 'status',
+  });
+  await waitFor('registration', async () => (await geohook.readyz()).status === 200);
+  const consumer = runExample(t, changesExample, { REDIS_URL: redis.url, GEOHOOK_PREFIX: prefix });
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.disconnect());
+  // Each edit resolved before the next: edits that share a range are its net change (an add then a delete is none).
+  const resolved = async (): Promise<number> =>
+    Number(await raw.hget(`${prefix}:changes:resolved`, 'default Hosted/Parcels.FeatureServer'));
+  const edit = async (edits: unknown): Promise<Record<string, unknown>> => {
+    const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits });
+    await waitFor('the edit resolved', async () => (await resolved()) >= (body.serverGen as number));
+    return body;
+  };
+  const added = await edit([{ id: 0, adds: [{ attributes: { parcel_id: 'P-1', status: 'Open' } }] }]);
+  const globalId = (added.results as { addResults: { globalId: string }[] }[])[0]!.addResults[0]!.globalId;
+  await edit([{ id: 0, updates: [{ attributes: { objectid: 1, owner: 'Ada' } }] }]);
+  await edit([{ id: 0, updates: [{ attributes: { objectid: 1, status: 'Closed' } }] }]);
+  await edit([{ id: 0, deletes: [1] }]);
+  await waitFor('both lines', async () => consumer.output().includes('deleted'));
+  t.same(
+    consumer.output().trim().split('\n'),
+    [`Parcels ${globalId}: Open → Closed`, `Parcels ${globalId}: deleted`],
+    'the owner change is not printed',
+  );
+  consumer.child.kill('SIGTERM');
+  const [code] = await once(consumer.child, 'exit');
+  t.equal(code, 0);
 });
