@@ -8,14 +8,16 @@ import { parseExactJson } from './parse-exact-json.js';
  * The changes since `from` on a server whose `extractChanges` answers object ids only (10.6.1-era, without
  * `serverGens`): the ids of each layer's changes after its generation `from` (`layerServerGens`, up to now), then
  * the rows of the adds and updates read with `query` in pages of the layer's `maxRecordCount`: the current state of
- * each feature, not as of the range's end. A feature deleted since is left out of them.
+ * each feature, not as of the range's end. A feature deleted since is left out of them. `readUpTo` is the generation
+ * the ids were read up to: the next read starts there, so that no two reads overlap (a feature created in one and
+ * deleted in the next would net to nothing).
  */
 export async function readCurrentRows(
   session: ServiceSession,
   serviceUrl: URL,
   layers: readonly LayerInfo[],
   from: number,
-): Promise<LayerChanges[]> {
+): Promise<{ edits: LayerChanges[]; readUpTo: number | undefined }> {
   const base = serviceUrl.href.replace(/\/+$/, '');
   const url = new URL(`${base}/extractChanges`);
   url.search = new URLSearchParams({
@@ -27,8 +29,9 @@ export async function readCurrentRows(
     returnIdsOnly: 'true',
     async: 'true',
   }).toString();
-  const { edits } = await readChanges(session, url, parseExactJson);
-  return Promise.all(
+  const { edits, layerServerGens } = await readChanges(session, url, parseExactJson);
+  const readUpTo = layerServerGens.length === 0 ? undefined : Math.max(...layerServerGens.map(({ serverGen }) => serverGen));
+  const read = await Promise.all(
     edits.map(async (edit): Promise<LayerChanges> => {
       const layer = layers.find(({ id }) => id === edit.id);
       const ids = edit.objectIds ?? { adds: [], updates: [], deletes: [] };
@@ -38,6 +41,7 @@ export async function readCurrentRows(
       return { id: edit.id, features: { adds: present(ids.adds), updates: present(ids.updates), deleteIds: ids.deletes } };
     }),
   );
+  return { edits: read, readUpTo };
 }
 
 /** The rows of `objectIds`, by object id, read with `query` a page at a time. */

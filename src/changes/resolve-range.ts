@@ -39,6 +39,8 @@ export interface ResolvedRange {
   writes: { key: string; writes: PreviousValuesWrite[] }[];
   /** Each layer's field names as now read, by the layer's previous-values scope (`<scope>#<layer>`). */
   schemas: Map<string, string[]>;
+  /** A server that answers ids only is read up to now: the generation it was read to, where the next range starts. */
+  readUpTo?: number;
 }
 
 /** A layer's own scope: the scope's on ArcGIS Online (one layer), else `<scope>#<layer>`. */
@@ -69,9 +71,10 @@ export async function resolveRange(range: RangeToResolve, context: ResolveContex
     async: 'true',
   }).toString();
   const scopedLayers = layers.filter((layer) => ids.includes(layer.id));
-  const edits = returnsRows
-    ? (await readChanges(context.session, url, parseExactJson)).edits
+  const read = returnsRows
+    ? { edits: (await readChanges(context.session, url, parseExactJson)).edits, readUpTo: undefined }
     : await readCurrentRows(context.session, range.serviceUrl, scopedLayers, range.from);
+  const { edits } = read;
   const previous = new Map<number, Map<number | string, PreviousValues>>();
   for (const edit of edits) {
     const asked = [
@@ -119,5 +122,6 @@ export async function resolveRange(range: RangeToResolve, context: ResolveContex
     events,
     writes: [...writes].map(([id, list]) => ({ key: previousKeyOf(context.prefix, range.scope, id), writes: list })),
     schemas: new Map(scoped.map((layer, index) => [layerScopeOf(range.scope, layer.id), current[index]!])),
+    ...(read.readUpTo === undefined ? {} : { readUpTo: read.readUpTo }),
   };
 }

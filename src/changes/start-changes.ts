@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Queue, Worker, type Job, type JobsOptions } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job, type JobsOptions } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
@@ -7,8 +7,10 @@ import { serviceRestUrl } from '../arcgis/rest-urls.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
 import { readServerGens } from '../backfill/server-generations.js';
+import { AdminApiError, AdminAuthError } from '../errors.js';
 import { activityField } from '../events/service-activity.js';
 import { parseScope, scopeOf } from '../events/tracked-ranges.js';
+import type { AlertSender } from '../health/alert-sender.js';
 import {
   BACKFILL_LOCK_MS,
   BACKFILL_MAX_STALLED_COUNT,
@@ -27,7 +29,7 @@ import { RangeClaims, type ClaimedRange } from './range-claims.js';
 import { resolveRange } from './resolve-range.js';
 
 /** The queue of ranges to resolve into change events. */
-export const changesQueueName = 'changes';
+export const changesQueueName = 'change-ranges';
 
 /** A resolve job's data: a scope's range, and how many of its change events are written already. */
 export interface ResolveJobData {
@@ -79,6 +81,8 @@ export interface ChangesOptions {
   timeoutMs?: number;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
+  /** Sends the `change.unresolvable` alert of a range that failed for good (ALERT_URL). */
+  alert?: AlertSender;
 }
 
 /** A running resolver. */
@@ -87,6 +91,9 @@ export interface Changes {
   notReadyReason(): string | undefined;
   close(): Promise<void>;
 }
+
+/** The server's answers to a range it will not give: bad request, forbidden, not found. */
+const CLIENT_ERROR = /^40[034]$/;
 
 /** How a stale claim (claimed, but no job was added: a receiver stopped in between) is noticed. */
 const STALE_CLAIM_MS = 10_000;
@@ -111,7 +118,7 @@ async function originOf(redis: RedisClient, prefix: string, service: string): Pr
 
 /**
  * Change events (docs/changes.md): each scope of the CHANGES services follows its watermark; a range it moved over
- * is claimed (one at a time per scope) and resolved on the `changes` queue, off the acknowledgement path, into one
+ * is claimed (one at a time per scope) and resolved on the `change-ranges` queue, off the acknowledgement path, into one
  * change event per changed feature on `change-events`. Safe with any number of receivers.
  */
 export function startChanges(options: ChangesOptions): Changes {
@@ -186,6 +193,7 @@ export function startChanges(options: ChangesOptions): Changes {
     const serviceUrl = new URL(job.data.serviceUrl);
     const session = sessionOf(options.timeoutMs ?? 1_800_000);
     const origin = job.data.origin ?? (await originOf(connection, prefix, parseScope(scope).service));
+    // A server that refuses the range (400, 403, 404: history no longer kept, a service gone) will not change its mind.
     const resolved = await resolveRange(
       { hook, scope, serviceUrl, from, to },
       {
@@ -202,7 +210,10 @@ export function startChanges(options: ChangesOptions): Changes {
                 value === null ? undefined : (JSON.parse(value) as string[]),
               ),
       },
-    );
+    ).catch((err: unknown) => {
+      const refused = err instanceof AdminApiError && !(err instanceof AdminAuthError) && CLIENT_ERROR.test(String(err.serverCode));
+      throw refused ? new UnrecoverableError(err.message) : err;
+    });
     writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs });
     let written = job.data.written ?? 0;
     let added = 0;
@@ -213,6 +224,11 @@ export function startChanges(options: ChangesOptions): Changes {
     }
     for (const { key, writes } of resolved.writes) await previous.write(key, writes);
     if (job.data.origin === 'replay') return added;
+    // Read past the range (ids only, up to now): the scope is resolved up to there, the next range starts after it.
+    if (resolved.readUpTo !== undefined && resolved.readUpTo > to) {
+      const done = Number(await connection.hget(changesResolvedKey(prefix), scope));
+      if (done < resolved.readUpTo) await connection.hset(changesResolvedKey(prefix), scope, String(resolved.readUpTo));
+    }
     if (resolved.schemas.size > 0) {
       await connection.hset(
         changesSchemasKey(prefix),
@@ -238,7 +254,7 @@ export function startChanges(options: ChangesOptions): Changes {
   });
   worker.on('failed', (job, err) => {
     if (job === undefined) return;
-    const final = job.attemptsMade >= (job.opts.attempts ?? 1);
+    const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
     log.warn(
       { err, scope: job.data.scope, serverGens: [job.data.from, job.data.to], attempt: job.attemptsMade },
       final ? 'range failed for good' : 'range resolution failed: retrying',
@@ -249,6 +265,13 @@ export function startChanges(options: ChangesOptions): Changes {
       .hset(changesFailedKey(prefix), scope, JSON.stringify({ from, to, error: err.message, at: new Date().toISOString() }))
       .then(() => claims.release({ scope, from, to }))
       .catch(() => undefined);
+    void options.alert?.({
+      event: 'change.unresolvable',
+      service: scope,
+      serverGens: [from, to],
+      error: err.message,
+      text: `geohook: the change events of ${scope} in server generations (${from}, ${to}] could not be resolved; geohook changes replay resolves them again`,
+    });
   });
   worker.on('error', (err) => log.error({ err }, 'change resolver error'));
 

@@ -84,7 +84,7 @@ export function startRecovery(options: RecoveryOptions): Recovery {
     ...(alert === undefined ? {} : { onFilled: gapAlerts(alert) }),
   });
   const poller = startPoll(options, auth);
-  const changes = startChangeEvents(options, backfillRedis, auth);
+  const changes = startChangeEvents(options, backfillRedis, auth, alert);
   const passes = registrationRedis === undefined ? undefined : startPasses(options, registrationRedis, auth, alert);
   return {
     registration: passes?.registration,
@@ -117,6 +117,7 @@ function startChangeEvents(
   { config, eventQueue, logger }: RecoveryOptions,
   connection: RedisClient,
   auth: ResolvedAdminAuth | undefined,
+  alert: AlertSender | undefined,
 ): Changes | undefined {
   if (config.admin === undefined || config.admin.changes.services.length === 0) return undefined;
   return startChanges({
@@ -131,6 +132,7 @@ function startChangeEvents(
     dedupMs: config.dedupRetentionSeconds * 1000,
     jobOptions: eventQueue.jobOptions,
     logger,
+    ...(alert === undefined ? {} : { alert }),
   });
 }
 
