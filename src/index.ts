@@ -27,14 +27,7 @@ export { eventFromStored } from './events/stored-event.js';
 export { type GpJobPayload, type FeaturePayloadItem, type PayloadEvent } from './arcgis/payload.js';
 export type { FeatureChangeType } from './arcgis/change-types.js';
 export { subscribe, type SubscribeOptions, type Subscription } from './consumers/subscribe.js';
-export {
-  changeEventsQueueName,
-  type ChangeEvent,
-  type ChangeEventType,
-  type ChangeOp,
-  type ChangeRow,
-  type ChangeSource,
-} from './changes/change-event.js';
+export { type ChangeEvent, type ChangeEventType, type ChangeOp, type ChangeRow, type ChangeSource } from './changes/change-event.js';
 export type { EventHandler, EventHandlers, HandlerContext } from './consumers/types.js';
 export type { ConsumeOutcome } from './consumers/consumer-metrics.js';
 export {
