@@ -29,6 +29,8 @@ export interface ResolveContext {
   origin: ChangeSource['origin'];
   /** The ArcGIS Online organization, when the service is one of its. */
   orgId?: string;
+  /** The layers followed; every one when undefined. */
+  layers?: readonly number[];
   /** Each layer's field names as last resolved, by layer scope (`<scope>#<layer>`); none for a layer never resolved. */
   knownSchemas: (layerScopes: string[]) => Promise<(string[] | undefined)[]>;
 }
@@ -59,7 +61,7 @@ const previousKeyOf = (prefix: string, scope: string, layerId: number): string =
 export async function resolveRange(range: RangeToResolve, context: ResolveContext): Promise<ResolvedRange> {
   const { service, layerId } = parseScope(range.scope);
   const { layers, returnsRows } = await readServiceLayers(context.session, range.serviceUrl);
-  const ids = layerId === undefined ? layers.map((layer) => layer.id) : [layerId];
+  const ids = layerId === undefined ? layers.map((layer) => layer.id).filter((id) => context.layers?.includes(id) ?? true) : [layerId];
   const url = new URL(`${range.serviceUrl.href.replace(/\/+$/, '')}/extractChanges`);
   url.search = new URLSearchParams({
     serverGens: `[${range.from},${range.to}]`,

@@ -66,6 +66,8 @@ export interface ChangesOptions {
   /** CHANGES: `folder/name.FeatureServer`. */
   services: readonly string[];
   track: TrackedFields;
+  /** Per service (the `changes` section of GEOHOOK_CONFIG): its tracked fields and the layers followed. */
+  byService?: Readonly<Record<string, { readonly track?: TrackedFields | undefined; readonly layers?: readonly number[] | undefined }>>;
   auth?: ResolvedAdminAuth;
   serviceLocator: ServiceLocator;
   /** How long a change event's id is remembered (the dedup window of events), ms. */
@@ -164,8 +166,11 @@ export function startChanges(options: ChangesOptions): Changes {
           log.warn({ service }, 'change events: the service has no change tracking: not followed');
           continue;
         }
+        const only = options.byService?.[service]?.layers;
         const followed = online
-          ? gens.map((gen) => ({ scope: `${scope}#${gen.id}`, serverGen: gen.serverGen }))
+          ? gens
+              .filter((gen) => only === undefined || only.includes(gen.id))
+              .map((gen) => ({ scope: `${scope}#${gen.id}`, serverGen: gen.serverGen }))
           : [{ scope, serverGen: Math.max(0, ...gens.map((gen) => gen.serverGen)) }];
         for (const entry of followed) {
           await connection.hsetnx(changesResolvedKey(prefix), entry.scope, String(entry.serverGen));
@@ -200,7 +205,10 @@ export function startChanges(options: ChangesOptions): Changes {
         session,
         previous,
         prefix,
-        track: options.track,
+        track: options.byService?.[parseScope(scope).service]?.track ?? options.track,
+        ...(options.byService?.[parseScope(scope).service]?.layers === undefined
+          ? {}
+          : { layers: options.byService[parseScope(scope).service]!.layers! }),
         origin,
         ...(orgId === undefined ? {} : { orgId }),
         knownSchemas: async (layerScopes) =>

@@ -148,7 +148,7 @@ export function registerChanges(changes: Command): void {
           service,
           serviceUrl: serviceRestUrl(admin.url, service),
           session,
-          track: admin.changes.track,
+          track: admin.changes.byService[service]?.track ?? admin.changes.track,
           writer,
           previous: new PreviousValuesStore(connection),
           online: isOnlineAdminRoot(admin.url),

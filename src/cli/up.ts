@@ -89,7 +89,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
       register: DEMO_SERVICES,
       poll: [],
       pollIntervalSeconds: 30,
-      changes: { services: ['Hosted/Parcels.FeatureServer'], track: ['status'] },
+      changes: { services: ['Hosted/Parcels.FeatureServer'], track: ['status'], byService: {} },
       changeTypes: ['*'],
       settings: undefined,
       placement: {},

@@ -155,10 +155,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       vars.REGISTER !== undefined ||
       vars.POLL !== undefined ||
       vars.CHANGES !== undefined ||
+      Object.keys(parsedFile.data.changes).length > 0 ||
       parsedFile.data.register.length > 0)
   ) {
     throw new ConfigError(
-      'ADMIN_URL: required with ADMIN_TOKEN, ADMIN_USERNAME, REGISTER, register, POLL or CHANGES (an http(s) URL of the admin root)',
+      'ADMIN_URL: required with ADMIN_TOKEN, ADMIN_USERNAME, REGISTER, register, POLL, CHANGES or changes (an http(s) URL of the admin root)',
     );
   }
   const patterns = [...(vars.REGISTER ?? []), ...parsedFile.data.register].filter(isPattern);
@@ -217,7 +218,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
             register: [...new Set([...(vars.REGISTER ?? []), ...parsedFile.data.register])],
             poll: vars.POLL ?? [],
             pollIntervalSeconds: vars.POLL_INTERVAL_SECONDS,
-            changes: { services: vars.CHANGES ?? [], track: vars.CHANGES_TRACK?.includes('*') === true ? '*' : (vars.CHANGES_TRACK ?? []) },
+            changes: {
+              services: [...new Set([...(vars.CHANGES ?? []), ...Object.keys(parsedFile.data.changes)])],
+              track: vars.CHANGES_TRACK?.includes('*') === true ? '*' : (vars.CHANGES_TRACK ?? []),
+              byService: parsedFile.data.changes,
+            },
             changeTypes: vars.CHANGE_TYPES,
             settings: parsedFile.data.settings,
             placement: parsedFile.data.placement,

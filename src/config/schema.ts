@@ -352,6 +352,20 @@ export const configFileSchema = z
     settings: orgSettingsSchema.optional(),
     /** Placement policies applied at the start of self-registration: service → `servicePlacementPolicy`. */
     placement: placementSchema.default({}),
+    /** Change events per service (docs/changes.md#configuration): service → its tracked fields and layers. */
+    changes: z
+      .record(
+        serviceName.refine((name) => name.endsWith('.FeatureServer'), 'feature services: folder/name.FeatureServer'),
+        z
+          .object({
+            /** Fields whose previous values its events carry (`*` for all); CHANGES_TRACK otherwise. */
+            track: z.union([z.literal('*'), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'field names'))]).optional(),
+            /** The layers and tables followed; every one otherwise. */
+            layers: z.array(z.number().int().min(0)).min(1).optional(),
+          })
+          .strict(),
+      )
+      .default({}),
     /** Seconds between two reloads of the generated signature keys from Redis (picks up a key rotation). @defaultValue 5 */
     keyReloadSeconds: z.number().min(0.05).max(3600).default(5),
     /**

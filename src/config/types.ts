@@ -30,7 +30,14 @@ export interface AdminConfig {
   /** Seconds between two polls (POLL_INTERVAL_SECONDS). */
   readonly pollIntervalSeconds: number;
   /** Feature services whose edits become change events (CHANGES), and the fields whose previous values they carry (CHANGES_TRACK). */
-  readonly changes: { readonly services: readonly string[]; readonly track: '*' | readonly string[] };
+  readonly changes: {
+    readonly services: readonly string[];
+    readonly track: '*' | readonly string[];
+    /** The `changes` section of GEOHOOK_CONFIG: per service, its tracked fields and its layers. */
+    readonly byService: Readonly<
+      Record<string, { readonly track?: '*' | readonly string[] | undefined; readonly layers?: readonly number[] | undefined }>
+    >;
+  };
   /** Feature-service triggers for registration (CHANGE_TYPES). */
   readonly changeTypes: readonly string[];
   /** Organisation webhook settings applied at the start of registration (`settings` in GEOHOOK_CONFIG). */

@@ -127,6 +127,7 @@ function startChangeEvents(
     adminUrl: config.admin.url,
     services: config.admin.changes.services,
     track: config.admin.changes.track,
+    byService: config.admin.changes.byService,
     ...(auth === undefined ? {} : { auth }),
     serviceLocator: serviceLocatorOf(config),
     dedupMs: config.dedupRetentionSeconds * 1000,

@@ -17,7 +17,7 @@ import { defaultCatalog } from '../../src/emulator/catalog.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
-import { uniquePrefix } from '../helpers/receiver.js';
+import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -372,4 +372,20 @@ t.test('a snapshot reads every row as change.read and seeds the previous values;
   });
   const [updated] = (await count(events, 32)).slice(31);
   t.match(updated, { type: 'change.updated', key: { objectId: 5 }, before: { attributes: { status } }, changedFields: ['status'] });
+});
+
+t.test("GEOHOOK_CONFIG's changes section: a service's own tracked fields and layers", async (t) => {
+  const config = configFile(t, { changes: { [PARCELS]: { track: ['owner'], layers: [0] } } });
+  const { emulator, events } = await setUp(t, { GEOHOOK_CONFIG: config, CHANGES_TRACK: 'status' });
+  const edit = (edits: unknown) => emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits });
+  await edit([
+    { id: 0, adds: [{ attributes: { parcel_id: 'P-1', owner: 'Ada', status: 'Open' } }] },
+    { id: 1, adds: [{ attributes: { inspector: 'a' } }] },
+  ]);
+  const [created] = await count(events, 1);
+  t.equal(created!.layer.id, 0, 'the inspection on table 1 is not followed');
+  await edit([{ id: 0, updates: [{ attributes: { objectid: 1, owner: 'Grace', status: 'Closed' } }] }]);
+  const [updated] = (await count(events, 2)).slice(1);
+  t.match(updated, { before: { attributes: { owner: 'Ada' } }, changedFields: ['owner'] }, "the service's own track, not CHANGES_TRACK");
+  t.equal(events.length, 2);
 });
