@@ -1,7 +1,6 @@
 import type { Queue } from 'bullmq';
-import { JobScript } from '../queue/job-script.js';
+import { JobScript, scriptKeys } from '../queue/job-script.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, aheadKey, dedupKey, gapsKey, serverGensKey, watermarksKey } from '../redis/keys.js';
 import type { ChangeEvent } from './change-event.js';
 
 /** Change events written per script call. */
@@ -21,12 +20,7 @@ export class ChangeWriter {
       // The script writes to three event queues by index: change events use the first.
       queues: [queue, queue, queue],
       backfillQueue: options.backfillQueue,
-      watermarksKey: watermarksKey(prefix),
-      activityKey: activityKey(prefix),
-      serverGensKey: serverGensKey(prefix),
-      aheadKey: aheadKey(prefix),
-      gapsKey: gapsKey(prefix),
-      dedupKeyPrefix: dedupKey(prefix, ''),
+      ...scriptKeys(prefix),
       dedupMs: options.dedupMs,
     });
   }

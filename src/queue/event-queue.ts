@@ -8,11 +8,10 @@ import type { AcceptedEvent } from '../events/build-event.js';
 import type { ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, aheadKey, dedupKey, gapsKey, serverGensKey, watermarksKey } from '../redis/keys.js';
 import { backfillJobOptions } from './backfill-jobs.js';
 import { DurabilityWatch } from './durability-watch.js';
 import type { Durability } from './durability.js';
-import { JobScript, type EventWrite, type JobRequest } from './job-script.js';
+import { JobScript, scriptKeys, type EventWrite, type JobRequest } from './job-script.js';
 import { JobWriter } from './job-writer.js';
 import { allQueueNames, backfillQueueName, queueNames, type QueueName } from './names.js';
 import { SpoolDrain } from './spool-drain.js';
@@ -153,12 +152,7 @@ export class EventQueue {
     this.script = new JobScript(connection, {
       queues,
       backfillQueue: this.backfill,
-      watermarksKey: watermarksKey(prefix),
-      activityKey: activityKey(prefix),
-      serverGensKey: serverGensKey(prefix),
-      aheadKey: aheadKey(prefix),
-      gapsKey: gapsKey(prefix),
-      dedupKeyPrefix: dedupKey(prefix, ''),
+      ...scriptKeys(prefix),
       dedupMs: this.dedupRetentionMs,
       gapDelayMs: this.gapDelayMs,
     });

@@ -6,6 +6,7 @@ import { GeohookError } from '../errors.js';
 import { activityField, type ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
+import { activityKey, aheadKey, dedupKey, gapsKey, serverGensKey, watermarksKey } from '../redis/keys.js';
 import { acceptLua, Operation } from './accept-script.js';
 import { confirmJobOptions } from './backfill-jobs.js';
 
@@ -109,6 +110,20 @@ function encodedJobOptions(queue: Queue, jobOptions: JobsOptions = queue.default
   if (!Buffer.isBuffer(options))
     throw new GeohookError('GEOHOOK_ERR_CONFIG', `bullmq ${bullmqVersion} did not hand over its encoded job options`);
   return options;
+}
+
+/** The Redis keys the accept script works with under `prefix`: watermarks, activity, server generations, ranges ahead, gaps, dedup keys. */
+export function scriptKeys(
+  prefix: string,
+): Pick<JobScriptOptions, 'watermarksKey' | 'activityKey' | 'serverGensKey' | 'aheadKey' | 'gapsKey' | 'dedupKeyPrefix'> {
+  return {
+    watermarksKey: watermarksKey(prefix),
+    activityKey: activityKey(prefix),
+    serverGensKey: serverGensKey(prefix),
+    aheadKey: aheadKey(prefix),
+    gapsKey: gapsKey(prefix),
+    dedupKeyPrefix: dedupKey(prefix, ''),
+  };
 }
 
 /** Options of {@link JobScript}. */
