@@ -96,6 +96,12 @@ export function checkResponse(answer: AdminAnswer): JsonObject {
   return value;
 }
 
+/** Throws the error of an answer that is not a success (an error status, a redirect not followed); see {@link checkResponse}. */
+export function throwAnswerError(answer: AdminAnswer): never {
+  checkAnswer(answer);
+  return fail(answer, answer.status, [`HTTP ${answer.status} where an error was expected`], undefined);
+}
+
 /** {@link checkResponse} for the operations that answer a bare JSON array (ArcGIS Online's webhook list). */
 export function checkListResponse(answer: AdminAnswer): unknown[] {
   const value = checkAnswer(answer);

@@ -1,6 +1,8 @@
 import { decodePayloadUrl } from '../arcgis/changes-url.js';
 import { GeohookError } from '../errors.js';
+import { changeFileOf, spoolChangeFile, type ChangeFile, type SpoolOptions } from './change-file.js';
 import { unexpected, type JsonParser } from './check-response.js';
+import { parseExactJson } from './parse-exact-json.js';
 import type { ServiceSession } from './service-session.js';
 
 type JsonObject = Record<string, unknown>;
@@ -60,6 +62,19 @@ function layerChangesOf(value: unknown, url: URL, body: JsonObject): LayerChange
   return { ...changes, objectIds: { adds: idList(adds), updates: idList(updates), deletes: idList(deletes) } };
 }
 
+/** The `resultUrl` of an asynchronous `extractChanges` answer, once its job completed; undefined for an answer given at once. */
+async function resultUrlOf(session: ServiceSession, url: URL, body: Record<string, unknown>): Promise<URL | undefined> {
+  if (body.statusUrl === undefined) return undefined;
+  const statusUrl = httpUrl(body.statusUrl, 'the extractChanges statusUrl');
+  const done = await session.poll(statusUrl, url, (status) => {
+    const state = String(status.status).toLowerCase();
+    if (state === 'failed' || state === 'completedwitherrors')
+      throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', `extractChanges job ${statusUrl.pathname} ended ${String(status.status)}`);
+    return state === 'completed';
+  });
+  return httpUrl(done.resultUrl, 'the extractChanges resultUrl');
+}
+
 /**
  * Reads `url` (`extractChanges`) in `session`: an asynchronous answer (`statusUrl`) is polled until `Completed`,
  * then its `resultUrl` downloaded (a redirect to signed storage is followed without the token). `parse` reads the
@@ -67,19 +82,28 @@ function layerChangesOf(value: unknown, url: URL, body: JsonObject): LayerChange
  */
 export async function readChanges(session: ServiceSession, url: URL, parse?: JsonParser): Promise<FeatureChanges> {
   let body = await session.read(url, undefined, parse);
-  if (body.statusUrl !== undefined) {
-    const statusUrl = httpUrl(body.statusUrl, 'the extractChanges statusUrl');
-    const done = await session.poll(statusUrl, url, (status) => {
-      const state = String(status.status).toLowerCase();
-      if (state === 'failed' || state === 'completedwitherrors')
-        throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', `extractChanges job ${statusUrl.pathname} ended ${String(status.status)}`);
-      return state === 'completed';
-    });
-    body = await session.download(httpUrl(done.resultUrl, 'the extractChanges resultUrl'), url, parse);
-  }
+  const resultUrl = await resultUrlOf(session, url, body);
+  if (resultUrl !== undefined) body = await session.download(resultUrl, url, parse);
   if (!Array.isArray(body.edits)) throw unexpected(url.href, "'edits' array", body);
   const layerServerGens = listOf(body.layerServerGens).filter(
     (gen): gen is { id: number; serverGen: number } => isObject(gen) && typeof gen.id === 'number' && typeof gen.serverGen === 'number',
   );
   return { changesUrl: url.href, layerServerGens, edits: body.edits.map((edit) => layerChangesOf(edit, url, body)) };
+}
+
+/**
+ * {@link readChanges} for changes too many to hold: the result file is downloaded to disk as it arrives and read
+ * back a batch at a time ({@link ChangeFile}, BigInteger values beyond 2^53 as decimal strings); an answer given at
+ * once is read from memory. The caller closes the file.
+ */
+export async function openChanges(session: ServiceSession, url: URL, options: SpoolOptions = {}): Promise<ChangeFile> {
+  const body = await session.read(url, undefined, parseExactJson);
+  const resultUrl = await resultUrlOf(session, url, body);
+  const file =
+    resultUrl === undefined ? changeFileOf(body) : await session.downloadTo(resultUrl, url, (stream) => spoolChangeFile(stream, options));
+  if (!file.hasEdits) {
+    await file.close();
+    throw unexpected(url.href, "'edits' array", { ...file.root });
+  }
+  return file;
 }

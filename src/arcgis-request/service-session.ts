@@ -2,10 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import type { TrustedUrls } from '../arcgis/trusted-urls.js';
 import { AdminAuthError, GeohookError } from '../errors.js';
-import { checkResponse, type AdminAnswer, type JsonParser } from './check-response.js';
+import { checkResponse, throwAnswerError, type AdminAnswer, type JsonParser } from './check-response.js';
 import { encodeParams } from './encode-params.js';
 import { createTokenProvider, type TokenProvider } from './token-provider.js';
-import { getJson, networkError, postForm } from './transport.js';
+import { exchangeBody, getJson, networkError, postForm, type BodyConsumer } from './transport.js';
 
 /** Options of {@link createServiceSession}. */
 export interface ServiceSessionOptions {
@@ -39,8 +39,20 @@ export interface ServiceSession {
    * (signed storage) is followed with GET and no token, at most three times.
    */
   download(url: URL, namedBy: URL, parse?: JsonParser): Promise<Record<string, unknown>>;
+  /**
+   * {@link download} for a file too large to hold (an `extractChanges` result): its body goes to `consume` as it
+   * arrives, and the top-level values of what `consume` made of it are checked as any answer is (an error inside an
+   * HTTP 200 body throws, a refused token is renewed once and the download made again).
+   */
+  downloadTo<T extends StreamedAnswer>(url: URL, namedBy: URL, consume: BodyConsumer<T>): Promise<T>;
   /** Reads `url` until `done(answer)`, waiting `pollIntervalMs` between reads (doubling up to `maxPollIntervalMs`), within the deadline. */
   poll(url: URL, namedBy: URL | undefined, done: (answer: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+}
+
+/** What a streamed answer was made into: its top-level values, and a way to let go of it (a file deleted). */
+export interface StreamedAnswer {
+  root: Readonly<Record<string, unknown>>;
+  close(): Promise<void>;
 }
 
 /** The error of a URL no configuration trusts; its query is left out (it may hold anything a payload put there). */
@@ -133,9 +145,62 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
 
   const read = (url: URL, namedBy?: URL, parse?: JsonParser): Promise<Record<string, unknown>> => request(url, namedBy, false, parse);
 
+  /** {@link exchange} for a body handed to `consume`; its network failures are reported the same way. */
+  async function exchangeTo<T>(url: URL, token: string | undefined, post: boolean, consume: BodyConsumer<T>) {
+    const transport = { fetch: fetchFn, timeoutMs: Math.min(timeoutMs, remainingMs()) };
+    try {
+      return await exchangeBody(url.href, post ? encodeParams({ token }) : undefined, transport, consume);
+    } catch (err) {
+      if (err instanceof GeohookError) throw err;
+      remainingMs();
+      throw networkError(url.href, err, 1, transport.timeoutMs);
+    }
+  }
+
+  /** One streamed download of `url` (redirects followed without the token), its top-level values checked. */
+  async function streamOnce<T extends StreamedAnswer>(
+    url: URL,
+    token: string | undefined,
+    post: boolean,
+    consume: BodyConsumer<T>,
+  ): Promise<T> {
+    let result = await exchangeTo(url, token, post, consume);
+    let secret = token;
+    for (let hops = 0; 'answer' in result && hops < MAX_REDIRECTS && FOLLOWED_REDIRECTS.has(result.answer.status); hops += 1) {
+      if (result.answer.location === undefined) break;
+      result = await exchangeTo(new URL(result.answer.location), undefined, false, consume);
+      secret = undefined;
+    }
+    const secrets = secret === undefined ? [] : [secret];
+    // Not streamed: an error or a redirect, which the checker throws for.
+    if ('answer' in result) throwAnswerError({ ...result.answer, secrets });
+    try {
+      checkResponse({ status: 200, statusText: 'OK', body: JSON.stringify(result.value.root), url: url.href, secrets });
+    } catch (err) {
+      await result.value.close();
+      throw err;
+    }
+    return result.value;
+  }
+
+  async function downloadTo<T extends StreamedAnswer>(url: URL, namedBy: URL, consume: BodyConsumer<T>): Promise<T> {
+    if (!trusted.trusts(url)) {
+      if (!trusted.trusts(namedBy)) throw untrustedUrl(url, trusted);
+      return streamOnce(url, undefined, false, consume);
+    }
+    const token = await tokens.token();
+    try {
+      return await streamOnce(url, token, true, consume);
+    } catch (err) {
+      if (!(err instanceof AdminAuthError) || !tokens.renewable) throw err;
+      return streamOnce(url, await tokens.renew(token), true, consume);
+    }
+  }
+
   return {
     read,
     download: (url, namedBy, parse) => request(url, namedBy, true, parse),
+    downloadTo,
     async poll(url, namedBy, done) {
       for (let waitMs = pollIntervalMs; ; waitMs = Math.min(waitMs * 2, maxPollIntervalMs)) {
         const answer = await read(url, namedBy);

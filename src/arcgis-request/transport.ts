@@ -50,6 +50,47 @@ function exchange(url: string, init: RequestInit, options: TransportOptions): Pr
   return untilAborted(answer, signal);
 }
 
+/** The body of an answer, as it arrives. */
+export type BodyConsumer<T> = (body: AsyncIterable<Uint8Array>) => Promise<T>;
+
+/**
+ * {@link postForm} (with a `form`) or {@link getJson} (without) for a large answer: a 2xx body goes to `consume` as
+ * it arrives, within the same timeout; any other answer (an error, a redirect) is read whole and returned.
+ */
+export function exchangeBody<T>(
+  url: string,
+  form: URLSearchParams | undefined,
+  options: TransportOptions,
+  consume: BodyConsumer<T>,
+): Promise<{ value: T } | { answer: AdminAnswer }> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  const init: RequestInit =
+    form === undefined
+      ? { headers: { accept: 'application/json' } }
+      : {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+          body: form.toString(),
+        };
+  const answer = (async (): Promise<{ value: T } | { answer: AdminAnswer }> => {
+    const response = await options.fetch(url, { ...init, redirect: 'manual', signal });
+    const location = response.headers.get('location');
+    if (response.status >= 200 && response.status <= 299 && location === null) {
+      return { value: await consume(response.body ?? (async function* () {})()) };
+    }
+    return {
+      answer: {
+        status: response.status,
+        statusText: response.statusText,
+        body: await response.text(),
+        url,
+        ...(location === null ? {} : { location: new URL(location, url).href }),
+      },
+    };
+  })();
+  return untilAborted(answer, signal);
+}
+
 /** POSTs `form` as `application/x-www-form-urlencoded`; network failures and the timeout are thrown as they come (see {@link networkError}). */
 export function postForm(url: string, form: URLSearchParams, options: TransportOptions): Promise<AdminAnswer> {
   const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };

@@ -1,45 +1,29 @@
 import { createHash } from 'node:crypto';
-import type { EsriFeature, LayerChanges } from '../arcgis-request/extract-changes.js';
-import { changeEventId, changeTypeOf, type ChangeEvent, type ChangeOp, type ChangeRow, type ChangeSource } from './change-event.js';
+import type { EsriFeature } from '../arcgis-request/extract-changes.js';
+import { GeohookError } from '../errors.js';
+import { changeEventId, changeTypeOf, type ChangeEvent, type ChangeOp, type ChangeRow } from './change-event.js';
 import type { LayerInfo } from './layer-info.js';
 import type { PreviousValues, PreviousValuesWrite } from './previous-values.js';
 
 /** The fields whose previous values are kept: `*` for all, else their names. */
 export type TrackedFields = '*' | readonly string[];
 
-/** A range's rows to turn into change events, with what geohook knows around them. */
-export interface RangeInput {
+/** What every change event of one range shares: where it comes from, and what geohook knows around it. */
+export interface RangeContext {
   hook: string;
   /** `folder/name.FeatureServer`: part of each event's id. */
   serviceName: string;
   service: ChangeEvent['service'];
   serverGens: [number, number];
-  origin: ChangeSource['origin'];
-  parentEventId?: string;
-  /** The transaction id: every event of the range shares it. */
-  transactionId: string;
-  layers: ReadonlyMap<number, LayerInfo>;
-  edits: readonly LayerChanges[];
-  /** Previous values by layer, then by the id the server gave (object id, or GlobalID for ArcGIS Online deletes). */
-  previous: ReadonlyMap<number, ReadonlyMap<number | string, PreviousValues>>;
   track: TrackedFields;
   /** When it was extracted, for events whose layer has no editor tracking. */
   now: Date;
   /** The rows were read with `query` (the server answers ids only): they are the current state. */
   asOf?: 'current';
-  /** Layers whose fields changed since geohook last read them: a `change.schema` each, before any row. */
-  schemaChanges?: readonly { layerId: number; added: string[]; removed: string[] }[];
 }
 
-/** The events of a range, in transaction order, and what the previous-values store learns from them, by layer. */
-export interface RangeEvents {
-  events: ChangeEvent[];
-  writes: Map<number, PreviousValuesWrite[]>;
-}
-
-interface Pending {
-  op: ChangeOp | 's';
-  layer: LayerInfo;
+/** A change event before its place in the transaction is known, and what the previous-values store learns from it. */
+export interface BuiltChange {
   event: Omit<ChangeEvent, 'source'>;
   write: PreviousValuesWrite | undefined;
 }
@@ -95,137 +79,127 @@ export function rowOf(layer: LayerInfo, feature: EsriFeature, asOf: 'current' | 
   return row;
 }
 
-/**
- * Turns a range's net changes into change events (docs/changes.md#the-event): one per changed feature, its id
- * content-versioned so that the same version is one id whatever range carried it. Creates go parents before children
- * (the origin of a relationship first), updates by layer, deletes children first; `transaction.index` counts over
- * them all. With previous values known (and not newer than the range), an update says its tracked fields before and
- * which changed, and whether its geometry moved; a delete its last tracked values and both of its ids.
- */
-export function buildChangeEvents(input: RangeInput): RangeEvents {
-  const [, to] = input.serverGens;
-  const pending: Pending[] = [];
-  const base = (layer: LayerInfo, op: ChangeOp) => ({
-    type: changeTypeOf(op),
-    op,
-    hook: input.hook,
-    service: input.service,
+const eventId = (context: RangeContext, layer: LayerInfo, key: string, op: ChangeOp | 's', version: string): string =>
+  changeEventId({ hook: context.hook, service: context.serviceName, layerId: layer.id, key, op, version });
+
+const baseOf = (context: RangeContext, layer: LayerInfo, op: ChangeOp) => ({
+  type: changeTypeOf(op),
+  op,
+  hook: context.hook,
+  service: context.service,
+  layer: { id: layer.id, name: layer.name },
+});
+
+/** Previous values a range may use: none newer than its end. */
+const usable = (context: RangeContext, previous: PreviousValues | undefined): PreviousValues | undefined =>
+  previous !== undefined && previous.serverGen <= context.serverGens[1] ? previous : undefined;
+
+const tracks = (context: RangeContext): boolean => context.track === '*' || context.track.length > 0;
+
+/** The `change.schema` of a layer whose fields changed since geohook last read them: it comes before any row. */
+export function schemaEvent(context: RangeContext, layer: LayerInfo, change: { added: string[]; removed: string[] }): BuiltChange {
+  const fields = layer.fields.map((field) => field.name).sort();
+  const event: Omit<ChangeEvent, 'source'> = {
+    id: eventId(context, layer, 'schema', 's', fields.join(',')),
+    type: 'change.schema',
+    hook: context.hook,
+    service: context.service,
     layer: { id: layer.id, name: layer.name },
-  });
-  const id = (layer: LayerInfo, key: string, op: ChangeOp, version: string): string =>
-    changeEventId({ hook: input.hook, service: input.serviceName, layerId: layer.id, key, op, version });
-  /** Previous values the range may use: none newer than its end. */
-  const usable = (layer: LayerInfo, key: number | string): PreviousValues | undefined => {
-    const previous = input.previous.get(layer.id)?.get(key);
-    return previous !== undefined && previous.serverGen <= to ? previous : undefined;
+    key: {},
+    after: null,
+    schema: change,
+    ts: context.now.toISOString(),
   };
-  const tracking = input.track === '*' || input.track.length > 0;
+  return { event, write: undefined };
+}
 
-  for (const { layerId, added, removed } of input.schemaChanges ?? []) {
-    const layer = input.layers.get(layerId);
-    if (layer === undefined) continue;
-    const fields = layer.fields.map((field) => field.name).sort();
-    const event: Omit<ChangeEvent, 'source'> = {
-      id: changeEventId({ hook: input.hook, service: input.serviceName, layerId, key: 'schema', op: 's', version: fields.join(',') }),
-      type: 'change.schema',
-      hook: input.hook,
-      service: input.service,
-      layer: { id: layer.id, name: layer.name },
-      key: {},
-      after: null,
-      schema: { added, removed },
-      ts: input.now.toISOString(),
-    };
-    pending.push({ op: 's', layer, event, write: undefined });
-  }
+/** The object id of a row of `extractChanges` (or `query`): a row without one cannot be told apart, and fails its range. */
+export function objectIdOf(layer: LayerInfo, feature: EsriFeature): number {
+  const objectId = feature.attributes[layer.objectIdField];
+  if (typeof objectId !== 'number')
+    throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', `a changed row of layer ${layer.id} has no object id (${layer.objectIdField})`);
+  return objectId;
+}
 
-  for (const changes of input.edits) {
-    const layer = input.layers.get(changes.id);
-    if (layer === undefined) continue;
-    for (const [op, features] of [
-      ['c', changes.features.adds],
-      ['u', changes.features.updates],
-    ] as const) {
-      for (const feature of features) {
-        const after = rowOf(layer, feature, input.asOf);
-        const objectId = after.attributes[layer.objectIdField];
-        if (typeof objectId !== 'number') continue;
-        const globalId = layer.globalIdField === undefined ? undefined : (after.attributes[layer.globalIdField] as string | undefined);
-        const key = { objectId, ...(typeof globalId === 'string' ? { globalId } : {}) };
-        const hash = after.geometry === undefined ? undefined : geometryHash(after.geometry);
-        const editor = editorOf(layer, after.attributes);
-        const event: Omit<ChangeEvent, 'source'> = {
-          id: id(layer, globalId ?? `o${objectId}`, op, op === 'c' ? '' : versionOf(layer, after)),
-          ...base(layer, op),
-          key,
-          after,
-          ts: editor?.at ?? input.now.toISOString(),
-        };
-        if (editor !== undefined) event.editor = editor;
-        if (op === 'c') event.before = null;
-        const previous = op === 'u' ? usable(layer, objectId) : undefined;
-        if (previous !== undefined) {
-          if (tracking) {
-            const now = trackedOf(after.attributes, input.track, layer);
-            event.before = { attributes: previous.attributes };
-            event.changedFields = Object.keys(now).filter(
-              (name) => name in previous.attributes && JSON.stringify(now[name]) !== JSON.stringify(previous.attributes[name]),
-            );
-          }
-          if (hash !== undefined && previous.geometryHash !== undefined) event.geometryChanged = hash !== previous.geometryHash;
-        }
-        const write: PreviousValuesWrite = {
-          objectId,
-          serverGen: to,
-          ...(typeof globalId === 'string' ? { globalId } : {}),
-          ...(hash === undefined ? {} : { geometryHash: hash }),
-          attributes: trackedOf(after.attributes, input.track, layer),
-        };
-        pending.push({ op, layer, event, write });
-      }
-    }
-    for (const deleted of changes.features.deleteIds) {
-      const previous = usable(layer, deleted);
-      const objectId = typeof deleted === 'number' ? deleted : previous?.objectId;
-      const globalId = typeof deleted === 'string' ? deleted : previous?.globalId;
-      const event: Omit<ChangeEvent, 'source'> = {
-        id: id(layer, globalId ?? `o${objectId}`, 'd', ''),
-        ...base(layer, 'd'),
-        key: { ...(objectId === undefined ? {} : { objectId }), ...(globalId === undefined ? {} : { globalId }) },
-        after: null,
-        ts: input.now.toISOString(),
-      };
-      if (previous !== undefined && tracking) event.before = { attributes: previous.attributes };
-      const write: PreviousValuesWrite | undefined =
-        objectId === undefined ? undefined : { objectId, serverGen: to, ...(globalId === undefined ? {} : { globalId }), deleted: true };
-      pending.push({ op: 'd', layer, event, write });
-    }
-  }
-
-  const rank = (item: Pending): number => {
-    if (item.op === 's') return -1;
-    const parentFirst = item.layer.isChild ? 1 : 0;
-    if (item.op === 'c') return parentFirst;
-    if (item.op === 'u') return 2;
-    return 4 - parentFirst;
+/**
+ * The change event of a created (`c`) or updated (`u`) row, its id content-versioned so that the same version is
+ * one id whatever range carried it. With its previous values known (and not newer than the range), an update says
+ * its tracked fields before and which changed, and whether its geometry moved.
+ */
+export function rowEvent(
+  context: RangeContext,
+  layer: LayerInfo,
+  op: 'c' | 'u',
+  feature: EsriFeature,
+  known: PreviousValues | undefined,
+): BuiltChange {
+  const after = rowOf(layer, feature, context.asOf);
+  const objectId = objectIdOf(layer, feature);
+  const globalId = layer.globalIdField === undefined ? undefined : (after.attributes[layer.globalIdField] as string | undefined);
+  const key = { objectId, ...(typeof globalId === 'string' ? { globalId } : {}) };
+  const hash = after.geometry === undefined ? undefined : geometryHash(after.geometry);
+  const editor = editorOf(layer, after.attributes);
+  const event: Omit<ChangeEvent, 'source'> = {
+    id: eventId(context, layer, globalId ?? `o${objectId}`, op, op === 'c' ? '' : versionOf(layer, after)),
+    ...baseOf(context, layer, op),
+    key,
+    after,
+    ts: editor?.at ?? context.now.toISOString(),
   };
-  const ordered = pending
-    .map((item, index) => ({ item, index }))
-    .sort((a, b) => rank(a.item) - rank(b.item) || a.item.layer.id - b.item.layer.id || a.index - b.index);
-  const total = ordered.length;
-  const writes = new Map<number, PreviousValuesWrite[]>();
-  const events = ordered.map(({ item }, index): ChangeEvent => {
-    if (item.write !== undefined) {
-      if (!writes.has(item.layer.id)) writes.set(item.layer.id, []);
-      writes.get(item.layer.id)!.push(item.write);
+  if (editor !== undefined) event.editor = editor;
+  if (op === 'c') event.before = null;
+  const previous = op === 'u' ? usable(context, known) : undefined;
+  if (previous !== undefined) {
+    if (tracks(context)) {
+      const now = trackedOf(after.attributes, context.track, layer);
+      event.before = { attributes: previous.attributes };
+      event.changedFields = Object.keys(now).filter(
+        (name) => name in previous.attributes && JSON.stringify(now[name]) !== JSON.stringify(previous.attributes[name]),
+      );
     }
-    const source: ChangeSource = {
-      origin: input.origin,
-      serverGens: input.serverGens,
-      ...(input.parentEventId === undefined ? {} : { parentEventId: input.parentEventId }),
-      transaction: { id: input.transactionId, index, total },
-    };
-    return { ...item.event, source };
-  });
-  return { events, writes };
+    if (hash !== undefined && previous.geometryHash !== undefined) event.geometryChanged = hash !== previous.geometryHash;
+  }
+  const write: PreviousValuesWrite = {
+    objectId,
+    serverGen: context.serverGens[1],
+    ...(typeof globalId === 'string' ? { globalId } : {}),
+    ...(hash === undefined ? {} : { geometryHash: hash }),
+    attributes: trackedOf(after.attributes, context.track, layer),
+  };
+  return { event, write };
+}
+
+/** The change event of a deleted feature (an object id, or a GlobalID on ArcGIS Online): its last tracked values and both ids, where known. */
+export function deleteEvent(
+  context: RangeContext,
+  layer: LayerInfo,
+  deleted: number | string,
+  known: PreviousValues | undefined,
+): BuiltChange {
+  const previous = usable(context, known);
+  const objectId = typeof deleted === 'number' ? deleted : previous?.objectId;
+  const globalId = typeof deleted === 'string' ? deleted : previous?.globalId;
+  const event: Omit<ChangeEvent, 'source'> = {
+    id: eventId(context, layer, globalId ?? `o${objectId}`, 'd', ''),
+    ...baseOf(context, layer, 'd'),
+    key: { ...(objectId === undefined ? {} : { objectId }), ...(globalId === undefined ? {} : { globalId }) },
+    after: null,
+    ts: context.now.toISOString(),
+  };
+  if (previous !== undefined && tracks(context)) event.before = { attributes: previous.attributes };
+  const write: PreviousValuesWrite | undefined =
+    objectId === undefined
+      ? undefined
+      : { objectId, serverGen: context.serverGens[1], ...(globalId === undefined ? {} : { globalId }), deleted: true };
+  return { event, write };
+}
+
+/**
+ * Where a layer's list of creates, updates or deletes goes in a range's transaction: creates parents before
+ * children (the origin of a relationship first), then updates, then deletes children first; layers by id within.
+ */
+export function listRank(layer: LayerInfo, op: 'c' | 'u' | 'd'): number {
+  const child = layer.isChild ? 1 : 0;
+  const rank = op === 'c' ? child : op === 'u' ? 2 : 4 - child;
+  return rank * 1_000_000 + layer.id;
 }

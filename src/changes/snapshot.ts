@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parseServiceName } from '../arcgis/service-name.js';
 import type { EsriFeature } from '../arcgis-request/extract-changes.js';
+import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
 import { readServerGens } from '../backfill/server-generations.js';
 import { scopeOf } from '../events/tracked-ranges.js';
@@ -10,7 +11,6 @@ import { editorOf, geometryHash, rowOf, trackedOf, type TrackedFields } from './
 import { changeEventId, type ChangeEvent } from './change-event.js';
 import type { ChangeWriter } from './change-writer.js';
 import { readServiceLayers, type LayerInfo } from './layer-info.js';
-import { parseExactJson } from './parse-exact-json.js';
 import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
 import { layerScopeOf } from './resolve-range.js';
 

@@ -26,7 +26,7 @@ import { changeEventsQueueName, type ChangeSource } from './change-event.js';
 import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
 import { PreviousValuesStore } from './previous-values.js';
 import { RangeClaims, type ClaimedRange } from './range-claims.js';
-import { resolveRange } from './resolve-range.js';
+import { openRange } from './resolve-range.js';
 
 /** The queue of ranges to resolve into change events. */
 export const changesQueueName = 'change-ranges';
@@ -199,7 +199,7 @@ export function startChanges(options: ChangesOptions): Changes {
     const session = sessionOf(options.timeoutMs ?? 1_800_000);
     const origin = job.data.origin ?? (await originOf(connection, prefix, parseScope(scope).service));
     // A server that refuses the range (400, 403, 404: history no longer kept, a service gone) will not change its mind.
-    const resolved = await resolveRange(
+    const opened = await openRange(
       { hook, scope, serviceUrl, from, to },
       {
         session,
@@ -223,30 +223,49 @@ export function startChanges(options: ChangesOptions): Changes {
       throw refused ? new UnrecoverableError(err.message) : err;
     });
     writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs });
-    let written = job.data.written ?? 0;
     let added = 0;
-    while (written < resolved.events.length) {
-      added += await writer.write(resolved.events.slice(written, written + CHANGE_BATCH));
-      written = Math.min(written + CHANGE_BATCH, resolved.events.length);
-      await job.updateData({ ...job.data, written });
+    let written = job.data.written ?? 0;
+    const { total } = opened;
+    const batchAt = (start: number) => {
+      if (start >= total) return undefined;
+      const batch = opened.events(start, Math.min(start + CHANGE_BATCH, total));
+      // Awaited in its turn; meanwhile a failure must not go unhandled.
+      batch.catch(() => undefined);
+      return batch;
+    };
+    // Each batch is read (file, previous values) while the one before it is written: a batch's events are written
+    // before its previous values, and the cursor moves after both, so that a crash resumes at the batch it stopped in.
+    let next = batchAt(written);
+    try {
+      while (next !== undefined) {
+        const batch = await next;
+        const end = Math.min(written + CHANGE_BATCH, total);
+        next = batchAt(end);
+        added += await writer.write(batch.events);
+        for (const { key, writes } of batch.writes) await previous.write(key, writes);
+        written = end;
+        await job.updateData({ ...job.data, written });
+      }
+    } finally {
+      await next?.catch(() => undefined);
+      await opened.close();
     }
-    for (const { key, writes } of resolved.writes) await previous.write(key, writes);
     if (job.data.origin === 'replay') return added;
     // Read past the range (ids only, up to now): the scope is resolved up to there, the next range starts after it.
-    if (resolved.readUpTo !== undefined && resolved.readUpTo > to) {
+    if (opened.readUpTo !== undefined && opened.readUpTo > to) {
       const done = Number(await connection.hget(changesResolvedKey(prefix), scope));
-      if (done < resolved.readUpTo) await connection.hset(changesResolvedKey(prefix), scope, String(resolved.readUpTo));
+      if (done < opened.readUpTo) await connection.hset(changesResolvedKey(prefix), scope, String(opened.readUpTo));
     }
-    if (resolved.schemas.size > 0) {
+    if (opened.schemas.size > 0) {
       await connection.hset(
         changesSchemasKey(prefix),
-        Object.fromEntries([...resolved.schemas].map(([scope, names]) => [scope, JSON.stringify(names)])),
+        Object.fromEntries([...opened.schemas].map(([scope, names]) => [scope, JSON.stringify(names)])),
       );
     }
     await claims.release({ scope, from, to });
-    const line = { scope, serverGens: [from, to], events: resolved.events.length, added };
+    const line = { scope, serverGens: [from, to], events: total, added };
     // A range without an edit (the generation a pass read moved the watermark) is routine.
-    if (resolved.events.length === 0) log.debug(line, 'range resolved: no change');
+    if (total === 0) log.debug(line, 'range resolved: no change');
     else log.info(line, 'range resolved into change events');
     return added;
   }

@@ -13,7 +13,8 @@ const MAX_SAFE = String(Number.MAX_SAFE_INTEGER);
 const isDigit = (code: number): boolean => code >= ZERO && code <= NINE;
 
 /** Whether `digits` (no sign, no leading zero) is an integer beyond 2^53. */
-const unsafe = (digits: string): boolean => digits.length > MAX_SAFE.length || (digits.length === MAX_SAFE.length && digits > MAX_SAFE);
+export const isUnsafeInteger = (digits: string): boolean =>
+  digits.length > MAX_SAFE.length || (digits.length === MAX_SAFE.length && digits > MAX_SAFE);
 
 /**
  * Reads a change file's JSON as `JSON.parse` does, except that an integer beyond 2^53 (a BigInteger value) stays a
@@ -39,7 +40,7 @@ export function parseExactJson(text: string): unknown {
       const next = text.charCodeAt(end);
       const integer = next !== DOT && next !== LOWER_E && next !== UPPER_E;
       const digits = text.slice(code === MINUS ? start + 1 : start, end);
-      if (integer && digits.length >= MAX_SAFE.length && unsafe(digits)) {
+      if (integer && digits.length >= MAX_SAFE.length && isUnsafeInteger(digits)) {
         out ??= [];
         out.push(text.slice(copied, start), '"', text.slice(start, end), '"');
         copied = end;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseExactJson } from '../../src/changes/parse-exact-json.js';
+import { parseExactJson } from '../../src/arcgis-request/parse-exact-json.js';
 
 t.test('integers beyond 2^53 stay decimal strings; everything else parses as JSON.parse does', async (t) => {
   t.strictSame(parseExactJson('{"a":9007199254740993,"b":-9223372036854775808,"c":9007199254740991,"d":12.5}'), {
