@@ -5,10 +5,11 @@ const subscription = subscribe({
   connection: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   prefix: process.env.GEOHOOK_PREFIX ?? 'geohook',
   handlers: {
-    'change.updated': (change) => {
-      if (!change.changedFields?.includes('status')) return;
-      const { before, after, layer, key } = change;
-      console.log(`${layer.name} ${key.globalId}: ${String(before?.attributes.status)} → ${String(after?.attributes.status)}`);
+    // Only the updates that changed status.
+    'change.updated': {
+      changed: ['status'],
+      handler: ({ before, after, layer, key }) =>
+        console.log(`${layer.name} ${key.globalId}: ${String(before?.attributes.status)} → ${String(after?.attributes.status)}`),
     },
     'change.deleted': (change) => console.log(`${change.layer.name} ${change.key.globalId}: deleted`),
   },

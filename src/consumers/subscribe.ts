@@ -11,7 +11,7 @@ import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
 import type { ConnectionOptions } from '../redis/connection.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
 import { compilePattern, type ConsumedQueue, type EventPattern } from './event-patterns.js';
-import type { EventHandler, EventHandlers } from './types.js';
+import type { ChangedFieldsHandler, EventHandler, EventHandlers } from './types.js';
 import { validateChangeEvent } from './validate-change-event.js';
 import { validateEvent } from './validate-event.js';
 
@@ -53,6 +53,28 @@ export interface Subscription {
 interface Route {
   readonly pattern: EventPattern;
   readonly handler: EventHandler<GeohookEvent | ChangeEvent>;
+  /** Change handlers that take only the updates of these fields. */
+  readonly changed?: ReadonlySet<string>;
+}
+
+/** A handler map's entry as a route: a function, or (change patterns) `{ changed, handler }`. */
+function routeOf(pattern: string, entry: unknown): Route {
+  if (typeof entry === 'function') return { pattern: compilePattern(pattern), handler: entry as EventHandler<GeohookEvent | ChangeEvent> };
+  const { changed, handler } = (typeof entry === 'object' && entry !== null ? entry : {}) as Partial<ChangedFieldsHandler>;
+  if (typeof handler !== 'function') throw new ConfigError(`handler "${pattern}": not a function, nor { changed, handler }`);
+  if (!pattern.startsWith('change.'))
+    throw new ConfigError(`handler "${pattern}": { changed } takes change events only: give a "change.*" pattern`);
+  if (!Array.isArray(changed) || changed.length === 0 || !changed.every((name) => typeof name === 'string' && name !== ''))
+    throw new ConfigError(`handler "${pattern}": changed is a list of field names`);
+  return { pattern: compilePattern(pattern), handler: handler as EventHandler<GeohookEvent | ChangeEvent>, changed: new Set(changed) };
+}
+
+/** Whether a route takes the event: its pattern matches one of the types, and a `changed` route sees one of its fields changed. */
+function takes(route: Route, { event, types }: Decoded): boolean {
+  if (!types.some((type) => route.pattern.matches(type))) return false;
+  if (route.changed === undefined) return true;
+  const { changedFields } = event as ChangeEvent;
+  return event.type === 'change.updated' && changedFields !== undefined && changedFields.some((name) => route.changed!.has(name));
 }
 
 /** An event a worker decoded, with the types handlers are matched against. */
@@ -93,8 +115,9 @@ function decode(name: ConsumedQueue, data: unknown): Decoded {
 }
 
 /** Runs the handlers of `routes` that match the event's types and have not run yet, in the order they were given. */
-async function dispatch(job: Job, { event, types }: Decoded, routes: readonly Route[], metrics: ConsumerMetrics): Promise<number> {
-  const matching = routes.filter((route) => types.some((type) => route.pattern.matches(type)));
+async function dispatch(job: Job, decoded: Decoded, routes: readonly Route[], metrics: ConsumerMetrics): Promise<number> {
+  const { event } = decoded;
+  const matching = routes.filter((route) => takes(route, decoded));
   const handled = handledPatterns(job);
   for (const { pattern, handler } of matching) {
     if (handled.has(pattern.pattern)) continue;
@@ -124,10 +147,7 @@ async function dispatch(job: Job, { event, types }: Decoded, routes: readonly Ro
  * });
  */
 export function subscribe(options: SubscribeOptions): Subscription {
-  const routes: Route[] = Object.entries(options.handlers).map(([pattern, handler]) => {
-    if (typeof handler !== 'function') throw new ConfigError(`handler "${pattern}": not a function`);
-    return { pattern: compilePattern(pattern), handler: handler as EventHandler<GeohookEvent | ChangeEvent> };
-  });
+  const routes: Route[] = Object.entries(options.handlers).map(([pattern, entry]) => routeOf(pattern, entry));
   if (routes.length === 0) throw new ConfigError('subscribe: at least one handler is needed');
   const concurrency = options.concurrency ?? 10;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError('subscribe: concurrency is a whole number from 1');

@@ -19,13 +19,25 @@ export interface HandlerContext {
 export type EventHandler<E> = (event: E, context: HandlerContext) => unknown;
 
 /**
+ * A change handler that takes only the updates of some fields: a `change.updated` event whose `changedFields`
+ * names one of `changed`. Other change events (creates, deletes, reads, schema changes, and updates whose
+ * previous values geohook does not know, which have no `changedFields`) are not handed to it.
+ */
+export interface ChangedFieldsHandler {
+  /** Field names, as the layer spells them. */
+  changed: readonly string[];
+  handler: EventHandler<ChangeEvent>;
+}
+
+/**
  * Handlers by pattern; `*` stands for any run of characters. The event type is narrowed by the pattern:
- * `gp.*` handlers get a {@link GpEvent}, `feature.*` ones a {@link FeatureEvent}, `change.*` ones a {@link ChangeEvent}.
+ * `gp.*` handlers get a {@link GpEvent}, `feature.*` ones a {@link FeatureEvent}, `change.*` ones a {@link ChangeEvent}
+ * (a function, or a {@link ChangedFieldsHandler}).
  */
 export type EventHandlers = { [pattern: `gp.${string}`]: EventHandler<GpEvent> } & {
   [pattern: `feature.${string}`]: EventHandler<FeatureEvent>;
 } & {
-  [pattern: `change.${string}`]: EventHandler<ChangeEvent>;
+  [pattern: `change.${string}`]: EventHandler<ChangeEvent> | ChangedFieldsHandler;
 } & {
   unknown?: EventHandler<UnknownEvent>;
   '*'?: EventHandler<AnyGeohookEvent>;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, UnrecoverableError } from 'bullmq';
 import { Registry } from 'prom-client';
 import t, { type Test } from 'tap';
+import { changeEventsQueueName, type ChangeEvent, type ChangeOp } from '../../src/changes/change-event.js';
 import { subscribe, type Subscription } from '../../src/consumers/subscribe.js';
 import type { AnyGeohookEvent, FeatureEvent, GpEvent, GpEventType } from '../../src/events/envelope.js';
 import { sign } from '../../src/signature/sign.js';
@@ -269,4 +270,54 @@ t.test('invalid handlers are refused with a configuration error', async (t) => {
   t.throws(() => subscribe({ connection: redis.url, concurrency: 0, handlers: { 'gp.*': () => undefined } }), {
     code: 'GEOHOOK_ERR_CONFIG',
   });
+});
+
+t.test('a change handler with `changed` takes only the updates of those fields', async (t) => {
+  const prefix = `changed-${randomUUID()}`;
+  const queue = new Queue(changeEventsQueueName, { connection: { url: redis.url }, prefix });
+  t.teardown(() => queue.close());
+  const event = (id: string, op: ChangeOp, changedFields?: string[]): ChangeEvent => ({
+    id,
+    type: op === 'c' ? 'change.created' : op === 'd' ? 'change.deleted' : 'change.updated',
+    op,
+    hook: 'hook',
+    service: { serviceName: 'Parcels', serviceType: 'FeatureServer', url: 'http://127.0.0.1:1/arcgis/rest/services/Parcels/FeatureServer' },
+    layer: { id: 0, name: 'Parcels' },
+    key: { objectId: 1 },
+    after: op === 'd' ? null : { attributes: { objectid: 1, status: 'Closed' } },
+    ...(changedFields === undefined ? {} : { changedFields }),
+    source: { origin: 'webhook', serverGens: [1, 2], transaction: { id: 'tx', index: 0, total: 1 } },
+    ts: new Date().toISOString(),
+  });
+  const all: string[] = [];
+  const status: string[] = [];
+  const subscription = subscribe({
+    connection: redis.url,
+    prefix,
+    handlers: {
+      'change.*': async (change) => void all.push(change.id),
+      'change.updated': { changed: ['status', 'owner'], handler: async (change) => void status.push(change.id) },
+    },
+  });
+  t.teardown(() => subscription.close());
+  for (const change of [
+    event('created', 'c'),
+    event('status', 'u', ['status']),
+    event('area', 'u', ['area']),
+    event('unknown', 'u'),
+    event('moved', 'u', []),
+    event('owner', 'u', ['area', 'owner']),
+    event('deleted', 'd'),
+  ])
+    await queue.add(change.type, change, { jobId: change.id });
+  await waitFor('every change event consumed', async () => (await queue.getJobCounts('completed')).completed === 7);
+  t.equal(all.length, 7, 'the plain handler takes every change event');
+  t.same(status.sort(), ['owner', 'status'], 'the updates of status or owner, nothing else');
+
+  for (const [handlers, message] of [
+    [{ 'change.*': { changed: [], handler: async () => undefined } }, /changed is a list of field names/],
+    [{ 'gp.*': { changed: ['status'], handler: async () => undefined } }, /takes change events only/],
+    [{ 'change.*': { changed: ['status'] } }, /not a function/],
+  ] as const)
+    t.throws(() => subscribe({ connection: redis.url, prefix, handlers: handlers as never }), { message });
 });
