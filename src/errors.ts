@@ -26,6 +26,10 @@ export const errorCodes = {
     statusCode: 404,
     summary: 'A challenge GET names a hook that has no key to answer with, or whose challenges are turned off (crc: false).',
   },
+  GEOHOOK_ERR_INVALID_WHERE: {
+    statusCode: 400,
+    summary: "A where clause (a change-events filter) is not one ArcGIS's standardized SQL subset reads, or names a field the layer lacks.",
+  },
   GEOHOOK_ERR_QUEUE_UNAVAILABLE: {
     statusCode: 503,
     summary: 'Redis did not answer in time (an event was not stored, or a queue command could not reach it); retry later.',

@@ -50,28 +50,8 @@ export interface SpatialReference {
   latestWkid?: number;
 }
 
-/** Esri JSON geometries, without their spatial reference (the layer's, unless a request says otherwise). */
-export interface PointGeometry {
-  x: number;
-  y: number;
-  z?: number;
-  m?: number;
-}
-export interface PolylineGeometry {
-  paths: number[][][];
-}
-export interface PolygonGeometry {
-  rings: number[][][];
-}
-export type Geometry = PointGeometry | PolylineGeometry | PolygonGeometry;
-
-/** An envelope, as `geometry` with `geometryType=esriGeometryEnvelope` gives it. */
-export interface Envelope {
-  xmin: number;
-  ymin: number;
-  xmax: number;
-  ymax: number;
-}
+export type { Envelope, Geometry, PointGeometry, PolygonGeometry, PolylineGeometry } from '../../arcgis/geometry.js';
+import type { Geometry } from '../../arcgis/geometry.js';
 
 /** A feature (or a table's row): its attributes and, in a feature layer, its geometry. */
 export interface Feature {

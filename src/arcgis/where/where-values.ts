@@ -1,5 +1,3 @@
-import type { FieldType } from './types.js';
-
 /**
  * What a comparison compares in: numbers (`number` or `bigint`, compared exactly), case-sensitive text, GUIDs
  * (`{UPPER-CASE}` text) or instants (epoch milliseconds, UTC).
@@ -9,12 +7,13 @@ export type Domain = 'number' | 'text' | 'guid' | 'time';
 /** A value in its domain, ready for `<`, `>` and equality. */
 export type Comparable = string | number | bigint;
 
-const FIELD_DOMAINS: Record<FieldType, Domain> = {
+const FIELD_DOMAINS: Readonly<Record<string, Domain>> = {
   esriFieldTypeOID: 'number',
   esriFieldTypeSmallInteger: 'number',
   esriFieldTypeInteger: 'number',
   esriFieldTypeBigInteger: 'number',
   esriFieldTypeDouble: 'number',
+  esriFieldTypeSingle: 'number',
   esriFieldTypeString: 'text',
   esriFieldTypeGUID: 'guid',
   esriFieldTypeGlobalID: 'guid',
@@ -22,8 +21,8 @@ const FIELD_DOMAINS: Record<FieldType, Domain> = {
   esriFieldTypeDateOnly: 'time',
 };
 
-/** The domain a field of `type` compares in. */
-export const fieldDomain = (type: FieldType): Domain => FIELD_DOMAINS[type];
+/** The domain a field of `type` (an ArcGIS field type) compares in: text for types it has no other for. */
+export const fieldDomain = (type: string): Domain => FIELD_DOMAINS[type] ?? 'text';
 
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
