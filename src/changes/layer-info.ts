@@ -1,3 +1,4 @@
+import { readWkid } from '../arcgis/geometry.js';
 import { unexpected } from '../arcgis-request/check-response.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
 
@@ -17,6 +18,9 @@ export interface LayerInfo {
   isChild: boolean;
   /** The most rows one `query` answers. */
   maxRecordCount: number;
+  /** Feature layers: their geometry type and the wkid their geometries are in (tables have neither). */
+  geometryType?: string;
+  wkid?: number;
 }
 
 /** A feature service's layers and tables, as its REST resources describe them. */
@@ -24,6 +28,9 @@ export interface ServiceLayers {
   layers: LayerInfo[];
   /** `extractChangesCapabilities.supportsFeatureReturn` (false on 10.6.1-era servers: ids only). */
   returnsRows: boolean;
+  /** `extractChangesCapabilities`: whether `extractChanges` filters by `layerQueries` (a where) and by `geometry`. */
+  supportsLayerQueries: boolean;
+  supportsGeometry: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -50,6 +57,15 @@ function layerInfoOf(id: number, body: Json, url: string): LayerInfo {
     maxRecordCount:
       Number.isSafeInteger(body.maxRecordCount) && (body.maxRecordCount as number) > 0 ? (body.maxRecordCount as number) : 1000,
   };
+  const geometryType = text(body.geometryType);
+  const reference = [
+    body.spatialReference,
+    body.sourceSpatialReference,
+    isObject(body.extent) ? body.extent.spatialReference : undefined,
+  ].find(isObject);
+  const wkid = reference === undefined ? undefined : (readWkid(reference.latestWkid) ?? readWkid(reference.wkid));
+  if (geometryType !== undefined) info.geometryType = geometryType;
+  if (geometryType !== undefined && wkid !== undefined) info.wkid = wkid;
   const globalIdField = text(body.globalIdField);
   if (globalIdField !== undefined) info.globalIdField = globalIdField;
   if (isObject(body.editFieldsInfo)) {
@@ -78,5 +94,10 @@ export async function readServiceLayers(session: ServiceSession, serviceUrl: URL
     }),
   );
   const capabilities = isObject(service.extractChangesCapabilities) ? service.extractChangesCapabilities : {};
-  return { layers, returnsRows: capabilities.supportsFeatureReturn !== false };
+  return {
+    layers,
+    returnsRows: capabilities.supportsFeatureReturn !== false,
+    supportsLayerQueries: capabilities.supportsLayerQueries === true,
+    supportsGeometry: capabilities.supportsGeometry === true,
+  };
 }

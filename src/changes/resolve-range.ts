@@ -17,6 +17,7 @@ import {
   type TrackedFields,
 } from './build-change-events.js';
 import type { ChangeEvent, ChangeSource } from './change-event.js';
+import { layerFilterOf, type ChangeFilters, type LayerFilter } from './change-filter.js';
 import { readServiceLayers, type LayerInfo } from './layer-info.js';
 import type { PreviousValues, PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
 import { readCurrentRows } from './read-current-rows.js';
@@ -41,6 +42,8 @@ export interface ResolveContext {
   orgId?: string;
   /** The layers followed; every one when undefined. */
   layers?: readonly number[];
+  /** The service's filters: pushed down to `extractChanges` where the server can, evaluated here where it cannot. */
+  filters?: ChangeFilters;
   /** Each layer's field names as last resolved, by layer scope (`<scope>#<layer>`); none for a layer never resolved. */
   knownSchemas: (layerScopes: string[]) => Promise<(string[] | undefined)[]>;
 }
@@ -67,7 +70,17 @@ export interface OpenedRange {
 
 /** A run of the transaction: a layer's `change.schema`, or one list of its creates, updates or deletes. */
 type SchemaSegment = { layer: LayerInfo; length: 1; schema: { added: string[]; removed: string[] } };
-type ListSegment = { layer: LayerInfo; length: number; op: 'c' | 'u' | 'd'; list: number };
+type ListSegment = {
+  layer: LayerInfo;
+  length: number;
+  op: 'c' | 'u' | 'd';
+  list: number;
+  /** Filtered here: the positions in the list of the rows that pass, `length` of them. */
+  kept?: number[];
+};
+
+/** Rows read at once when a filter is evaluated here. */
+const FILTER_CHUNK = 2000;
 type Segment = SchemaSegment | ListSegment;
 
 const OP_OF_LIST: Readonly<Partial<Record<ChangeList['kind'], 'c' | 'u' | 'd'>>> = { adds: 'c', updates: 'u', deleteIds: 'd' };
@@ -110,9 +123,11 @@ function schemaChangesOf(layers: readonly LayerInfo[], known: (string[] | undefi
  */
 export async function openRange(range: RangeToResolve, context: ResolveContext): Promise<OpenedRange> {
   const { service, layerId } = parseScope(range.scope);
-  const { layers, returnsRows } = await readServiceLayers(context.session, range.serviceUrl);
+  const { layers, returnsRows, supportsLayerQueries, supportsGeometry } = await readServiceLayers(context.session, range.serviceUrl);
   const ids = layerId === undefined ? layers.map((layer) => layer.id).filter((id) => context.layers?.includes(id) ?? true) : [layerId];
   const scoped = layers.filter((layer) => ids.includes(layer.id));
+  const filters = new Map(scoped.flatMap((layer) => (filterOf(context.filters, layer) ?? []).map((filter) => [layer.id, filter] as const)));
+  const pushed = pushDown(context.filters, scoped, filters, { returnsRows, supportsLayerQueries, supportsGeometry });
   const url = new URL(`${range.serviceUrl.href.replace(/\/+$/, '')}/extractChanges`);
   url.search = new URLSearchParams({
     serverGens: `[${range.from},${range.to}]`,
@@ -122,6 +137,7 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
     returnDeletes: 'true',
     returnAttachments: 'false',
     async: 'true',
+    ...pushed.params,
   }).toString();
   let file: ChangeFile;
   let readUpTo: number | undefined;
@@ -138,6 +154,10 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       const op = OP_OF_LIST[list.kind];
       return layer === undefined || op === undefined || list.length === 0 ? [] : [{ layer, length: list.length, op, list: index }];
     });
+    for (const segment of lists) {
+      const filter = filters.get(segment.layer.id);
+      if (segment.op !== 'd' && filter !== undefined && !pushed.layers.has(segment.layer.id)) await keepPassing(file, segment, filter);
+    }
     const segments = [...schemaChangesOf(scoped, known), ...lists.sort((a, b) => listRank(a.layer, a.op) - listRank(b.layer, b.op))];
     const { folder, name } = parseServiceName(service);
     const rangeContext: RangeContext = {
@@ -174,6 +194,82 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
   }
 }
 
+/** The filter of a layer, kept only when it filters something. */
+const filterOf = (filters: ChangeFilters | undefined, layer: LayerInfo): LayerFilter[] => {
+  const filter = layerFilterOf(filters, layer);
+  return filter === undefined ? [] : [filter];
+};
+
+/**
+ * What `extractChanges` is asked to filter: the clauses as `layerQueries` when the server takes them, the envelope
+ * as `geometry` when it takes it and every layer read has geometry (the server would leave a table's rows out).
+ * `layers` are those the server filters whole; the others are filtered here.
+ */
+function pushDown(
+  filters: ChangeFilters | undefined,
+  scoped: readonly LayerInfo[],
+  byLayer: ReadonlyMap<number, LayerFilter>,
+  server: { returnsRows: boolean; supportsLayerQueries: boolean; supportsGeometry: boolean },
+): { params: Record<string, string>; layers: Set<number> } {
+  const params: Record<string, string> = {};
+  if (byLayer.size === 0 || !server.returnsRows) return { params, layers: new Set() };
+  const clauses = [...byLayer.values()].some((filter) => filter.where !== undefined);
+  const whereDown = clauses && server.supportsLayerQueries;
+  if (whereDown) {
+    params.layerQueries = JSON.stringify(
+      Object.fromEntries(
+        scoped.map(({ id }) => {
+          const where = byLayer.get(id)?.where;
+          return [id, where === undefined ? { queryOption: 'all' } : { where, queryOption: 'useFilter' }];
+        }),
+      ),
+    );
+  }
+  const within = filters?.within;
+  const withinDown = within !== undefined && server.supportsGeometry && scoped.every((layer) => layer.geometryType !== undefined);
+  if (withinDown) {
+    const { xmin, ymin, xmax, ymax } = within;
+    const wkid = within.spatialReference?.wkid ?? 4326;
+    Object.assign(params, {
+      geometry: JSON.stringify({ xmin, ymin, xmax, ymax, spatialReference: { wkid } }),
+      geometryType: 'esriGeometryEnvelope',
+      inSR: String(wkid),
+    });
+  }
+  const layers = new Set(
+    [...byLayer]
+      .filter(([, filter]) => (filter.where === undefined || whereDown) && (filter.within === undefined || withinDown))
+      .map(([id]) => id),
+  );
+  return { params, layers };
+}
+
+/** Filters a list here: reads it a chunk at a time and keeps the positions of the rows that pass (and of anything not a row, which fails its range when read). */
+async function keepPassing(file: ChangeFile, segment: ListSegment, filter: LayerFilter): Promise<void> {
+  const kept: number[] = [];
+  for (let start = 0; start < segment.length; start += FILTER_CHUNK) {
+    const rows = await file.read(segment.list, start, Math.min(start + FILTER_CHUNK, segment.length));
+    rows.forEach((row, index) => {
+      if (!isFeature(row) || filter.test(row)) kept.push(start + index);
+    });
+  }
+  segment.kept = kept;
+  segment.length = kept.length;
+}
+
+/** The elements of a list at ascending `positions`, read in runs of at most {@link FILTER_CHUNK} elements. */
+async function readPositions(file: ChangeFile, list: number, positions: readonly number[]): Promise<unknown[]> {
+  const found: unknown[] = [];
+  for (let first = 0; first < positions.length;) {
+    let last = first;
+    while (last + 1 < positions.length && positions[last + 1]! - positions[first]! < FILTER_CHUNK) last += 1;
+    const rows = await file.read(list, positions[first]!, positions[last]! + 1);
+    for (let at = first; at <= last; at += 1) found.push(rows[positions[at]! - positions[first]!]);
+    first = last + 1;
+  }
+  return found;
+}
+
 /** What reading a batch of a range needs. */
 interface BatchSource {
   file: ChangeFile;
@@ -195,6 +291,8 @@ async function readBatch(batch: BatchSource, from: number, to: number): Promise<
     offset += segment.length;
     if (start >= end) continue;
     if ('schema' in segment) items.push({ segment, element: undefined });
+    else if (segment.kept !== undefined)
+      for (const element of await readPositions(file, segment.list, segment.kept.slice(start, end))) items.push({ segment, element });
     else for (const element of await file.read(segment.list, start, end)) items.push({ segment, element });
   }
   // The previous values of the features updated and deleted, one read per layer.

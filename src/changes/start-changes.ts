@@ -7,6 +7,7 @@ import { serviceRestUrl } from '../arcgis/rest-urls.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
 import { readServerGens } from '../backfill/server-generations.js';
+import type { ChangesServiceSettings } from '../config/types.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { activityField } from '../events/service-activity.js';
 import { parseScope, scopeOf } from '../events/tracked-ranges.js';
@@ -67,7 +68,7 @@ export interface ChangesOptions {
   services: readonly string[];
   track: TrackedFields;
   /** Per service (the `changes` section of GEOHOOK_CONFIG): its tracked fields and the layers followed. */
-  byService?: Readonly<Record<string, { readonly track?: TrackedFields | undefined; readonly layers?: readonly number[] | undefined }>>;
+  byService?: Readonly<Record<string, ChangesServiceSettings>>;
   auth?: ResolvedAdminAuth;
   serviceLocator: ServiceLocator;
   /** How long a change event's id is remembered (the dedup window of events), ms. */
@@ -197,7 +198,9 @@ export function startChanges(options: ChangesOptions): Changes {
     const { scope, from, to } = job.data;
     const serviceUrl = new URL(job.data.serviceUrl);
     const session = sessionOf(options.timeoutMs ?? 1_800_000);
-    const origin = job.data.origin ?? (await originOf(connection, prefix, parseScope(scope).service));
+    const { service } = parseScope(scope);
+    const settings = options.byService?.[service];
+    const origin = job.data.origin ?? (await originOf(connection, prefix, service));
     // A server that refuses the range (400, 403, 404: history no longer kept, a service gone) will not change its mind.
     const opened = await openRange(
       { hook, scope, serviceUrl, from, to },
@@ -205,10 +208,9 @@ export function startChanges(options: ChangesOptions): Changes {
         session,
         previous,
         prefix,
-        track: options.byService?.[parseScope(scope).service]?.track ?? options.track,
-        ...(options.byService?.[parseScope(scope).service]?.layers === undefined
-          ? {}
-          : { layers: options.byService[parseScope(scope).service]!.layers! }),
+        track: settings?.track ?? options.track,
+        ...(settings?.layers === undefined ? {} : { layers: settings.layers }),
+        ...(settings === undefined ? {} : { filters: settings }),
         origin,
         ...(orgId === undefined ? {} : { orgId }),
         knownSchemas: async (layerScopes) =>

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseWhere } from '../arcgis/where/where-parser.js';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from './defaults.js';
 import { orgSettingsSchema, placementSchema, registerEntry, serviceName } from './org-schema.js';
 
@@ -217,6 +218,34 @@ const timeoutsSchema = z
   .strict()
   .refine((timeouts) => timeouts.headersMs <= timeouts.requestMs, { message: 'at most requestMs', path: ['headersMs'] });
 
+/** A where clause of change events: read once here, so that a clause geohook cannot read stops start-up. */
+const whereClause = z
+  .string()
+  .min(1)
+  .max(10_000)
+  .superRefine((clause, context) => {
+    try {
+      parseWhere(clause);
+    } catch (err) {
+      context.addIssue({ code: 'custom', message: `not a where clause geohook reads: ${(err as Error).message}` });
+    }
+  });
+
+/** An envelope of change events' `within`. */
+const withinEnvelope = z
+  .object({
+    xmin: z.number(),
+    ymin: z.number(),
+    xmax: z.number(),
+    ymax: z.number(),
+    spatialReference: z
+      .object({ wkid: z.union([z.literal(4326), z.literal(3857), z.literal(102100)], { error: '4326, 3857 or 102100' }) })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .refine(({ xmin, ymin, xmax, ymax }) => xmin <= xmax && ymin <= ymax, 'xmin ≤ xmax and ymin ≤ ymax');
+
 /** What the dashboard may change in the queues (`dashboard.changes`). */
 export const dashboardChanges = ['none', 'jobs', 'all'] as const;
 
@@ -362,6 +391,16 @@ export const configFileSchema = z
             track: z.union([z.literal('*'), z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'field names'))]).optional(),
             /** The layers and tables followed; every one otherwise. */
             layers: z.array(z.number().int().min(0)).min(1).optional(),
+            /** A clause for every layer that has its fields, or clauses by layer id (docs/changes.md#filters). */
+            where: z
+              .union([whereClause, z.record(z.string(), whereClause)])
+              .refine(
+                (where) => typeof where === 'string' || Object.keys(where).every((key) => /^\d+$/.test(key)),
+                'clauses by layer id: {"0": "…"}',
+              )
+              .optional(),
+            /** Only features whose geometry meets this envelope, in 4326 unless it says 3857 or 102100. */
+            within: withinEnvelope.optional(),
           })
           .strict(),
       )

@@ -2,6 +2,13 @@ import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { AdminAuth } from '../arcgis/admin-auth.js';
 import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
+import type { ChangeFilters } from '../changes/change-filter.js';
+
+/** A service's settings in the `changes` section of GEOHOOK_CONFIG (docs/configuration.md#changes). */
+export interface ChangesServiceSettings extends ChangeFilters {
+  readonly track?: '*' | readonly string[] | undefined;
+  readonly layers?: readonly number[] | undefined;
+}
 
 /** A hook the receiver accepts deliveries for. */
 export interface HookConfig {
@@ -33,10 +40,8 @@ export interface AdminConfig {
   readonly changes: {
     readonly services: readonly string[];
     readonly track: '*' | readonly string[];
-    /** The `changes` section of GEOHOOK_CONFIG: per service, its tracked fields and its layers. */
-    readonly byService: Readonly<
-      Record<string, { readonly track?: '*' | readonly string[] | undefined; readonly layers?: readonly number[] | undefined }>
-    >;
+    /** The `changes` section of GEOHOOK_CONFIG: per service, its tracked fields, its layers and its filters. */
+    readonly byService: Readonly<Record<string, ChangesServiceSettings>>;
   };
   /** Feature-service triggers for registration (CHANGE_TYPES). */
   readonly changeTypes: readonly string[];

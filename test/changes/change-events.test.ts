@@ -389,3 +389,56 @@ t.test("GEOHOOK_CONFIG's changes section: a service's own tracked fields and lay
   t.match(updated, { before: { attributes: { owner: 'Ada' } }, changedFields: ['owner'] }, "the service's own track, not CHANGES_TRACK");
   t.equal(events.length, 2);
 });
+
+t.test('filters: where and within, pushed down to extractChanges, or evaluated by geohook on a server that cannot', async (t) => {
+  const parcels = defaultCatalog.find((service) => service.serviceName === 'Parcels')!;
+  const emulator = await startEmulator(t, {
+    catalog: [...defaultCatalog, { ...parcels, serviceName: 'OldParcels', extractChanges: 'enterprise-10.6.1' }],
+  });
+  for (const service of ['Hosted/Parcels.FeatureServer', 'Hosted/OldParcels.FeatureServer']) {
+    const prefix = uniquePrefix();
+    const filters = {
+      where: "status = 'Closed'",
+      within: { xmin: -10, ymin: -10, xmax: 500, ymax: 500, spatialReference: { wkid: 3857 } },
+    };
+    const geohook = await startGeohook(t, redis, {
+      ...registrationEnv(emulator, [service], prefix),
+      GEOHOOK_CONFIG: configFile(t, { changes: { [service]: filters } }),
+    });
+    await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+    const events = await consumeChanges(t, prefix);
+    const edit = (edits: unknown) => emulator.control(`services/${service}/applyEdits`, { edits });
+    await edit([
+      {
+        id: 0,
+        adds: [
+          { attributes: { parcel_id: 'P-1', status: 'Closed' }, geometry: square(0) },
+          { attributes: { parcel_id: 'P-2', status: 'Open' }, geometry: square(100) },
+          { attributes: { parcel_id: 'P-3', status: 'Closed' }, geometry: square(1000) },
+        ],
+      },
+      { id: 1, adds: [{ attributes: { inspector: 'inspector7' } }] },
+    ]);
+    const first = await count(events, 2);
+    // A later edit that passes: once it is here, nothing of the first generation is still to come.
+    await edit([{ id: 0, adds: [{ attributes: { parcel_id: 'P-4', status: 'Closed' }, geometry: square(200) }] }]);
+    await count(events, 3);
+    t.same(
+      events.map((event) => event.after?.attributes.parcel_id ?? event.after?.attributes.inspector),
+      ['P-1', 'inspector7', 'P-4'],
+      `${service}: the Closed parcels inside the envelope, and the inspection (a table without status nor geometry)`,
+    );
+    t.same(
+      first.slice(0, 2).map((event) => [event.source.transaction.index, event.source.transaction.total]),
+      [
+        [0, 2],
+        [1, 2],
+      ],
+      `${service}: the transaction counts the events that passed`,
+    );
+    const asked = emulator.requests.filter((line) => line.includes(`/${service.replace('.', '/')}/extractChanges`)).join('\n');
+    const pushed = service === 'Hosted/Parcels.FeatureServer';
+    t.equal(asked.includes('layerQueries='), pushed, `${service}: the where ${pushed ? 'pushed down' : 'evaluated by geohook'}`);
+    t.notOk(asked.includes('geometry='), `${service}: the envelope evaluated by geohook (a table is read too)`);
+  }
+});

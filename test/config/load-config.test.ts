@@ -529,3 +529,28 @@ t.test(
     t.match(configError({ BACKFILL_TIMEOUT_SECONDS: '5' }).message, /BACKFILL_TIMEOUT_SECONDS/);
   },
 );
+
+t.test('changes filters: a where clause is read at start-up, an envelope checked', async (t) => {
+  const admin = { ADMIN_URL: 'https://gis.example.com/arcgis/admin' };
+  const withChanges = (settings: unknown) => configFile(t, JSON.stringify({ changes: { 'Hosted/Parcels.FeatureServer': settings } }));
+  const filters = {
+    where: { 0: "status IN ('Open', 'Closed')" },
+    within: { xmin: 0, ymin: 0, xmax: 1, ymax: 1, spatialReference: { wkid: 102100 } },
+  };
+  t.strictSame(
+    loadConfig({ ...admin, GEOHOOK_CONFIG: withChanges(filters) }).admin?.changes.byService['Hosted/Parcels.FeatureServer'],
+    filters,
+  );
+  for (const [settings, message] of [
+    [{ where: "status = 'Open" }, /not a where clause geohook reads/],
+    [{ where: 'UPPER(status) = 1' }, /not a where clause geohook reads/],
+    [{ where: { first: "status = 'Open'" } }, /clauses by layer id/],
+    [{ within: { xmin: 2, ymin: 0, xmax: 1, ymax: 1 } }, /xmin ≤ xmax/],
+    [{ within: { xmin: 0, ymin: 0, xmax: 1, ymax: 1, spatialReference: { wkid: 2227 } } }, /4326, 3857 or 102100/],
+  ] as const)
+    t.throws(
+      () => loadConfig({ ...admin, GEOHOOK_CONFIG: withChanges(settings) }),
+      { code: 'GEOHOOK_ERR_CONFIG', message },
+      JSON.stringify(settings),
+    );
+});

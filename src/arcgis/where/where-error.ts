@@ -2,9 +2,13 @@ import { GeohookError } from '../../errors.js';
 
 /** A `where` clause that cannot be read: `message` says what was wrong, naming the field or the text. */
 export class InvalidWhereError extends GeohookError {
-  constructor(reason: string) {
+  /** The field the clause names that the layer lacks, when that is what is wrong. */
+  readonly unknownField: string | undefined;
+
+  constructor(reason: string, unknownField?: string) {
     super('GEOHOOK_ERR_INVALID_WHERE', reason);
     this.name = 'InvalidWhereError';
+    this.unknownField = unknownField;
   }
 }
 

@@ -1,4 +1,4 @@
-import { invalidWhere } from './where-error.js';
+import { InvalidWhereError, invalidWhere } from './where-error.js';
 import { compileLike } from './where-like.js';
 import { parseWhere, type CompareOp, type Condition, type Literal, type Operand } from './where-parser.js';
 import { canonicalNumber, fieldDomain, normalizeGuid, parseInstant, parseNumber, type Comparable, type Domain } from './where-values.js';
@@ -191,7 +191,7 @@ export function compileWhere(where: string, fields: readonly WhereField[]): (att
   const resolve = (operand: Operand): Resolved => {
     if (operand.type !== 'field') return operand;
     const field = byName.get(operand.name.toLowerCase());
-    if (field === undefined) throw invalidWhere(`unknown field '${operand.name}'`);
+    if (field === undefined) throw new InvalidWhereError(`unknown field '${operand.name}'`, operand.name);
     return { type: 'field', field };
   };
   const truth = compileCondition(parseWhere(where), resolve);
