@@ -93,6 +93,18 @@ async function previousValuesOf(redis: RedisClient, prefix: string, scope: strin
   return features;
 }
 
+/** A failed range as recorded (`recordFailedRange`), its fields made what they say whatever else wrote it. */
+function parseFailedRange(value: string): FailedRange {
+  let recorded: Partial<Record<keyof FailedRange, unknown>> = {};
+  try {
+    recorded = (JSON.parse(value) ?? {}) as typeof recorded;
+  } catch {
+    return { from: NaN, to: NaN, error: `unreadable record: ${value}`, at: '' };
+  }
+  const { from, to, error, at } = recorded;
+  return { from: Number(from), to: Number(to), error: String(error), at: String(at) };
+}
+
 /**
  * Reads where change events stand (`geohook changes status`, the dashboard's changes view): per followed service, its
  * scopes' resolved, watermark and server generations, pending range, jobs in flight and last failure.
@@ -142,7 +154,7 @@ export async function readChangesStatus(redis: RedisClient, prefix: string): Pro
         const at = Number(claimed[2]);
         if (Number.isFinite(at) && at > 0) status.pendingSince = new Date(at).toISOString();
       }
-      if (failed[scope] !== undefined) status.lastError = JSON.parse(failed[scope]) as FailedRange;
+      if (failed[scope] !== undefined) status.lastError = parseFailedRange(failed[scope]);
       entry.scopes.push(status);
     }
     return { queue: queueCounts, ranges: rangeCounts, services: [...byService.values()] };
