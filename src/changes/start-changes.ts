@@ -21,10 +21,11 @@ import {
 } from '../queue/backfill-jobs.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, changesFailedKey, changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
+import { activityKey, changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
 import type { TrackedFields } from './build-change-events.js';
 import { changeEventsQueueName, type ChangeSource } from './change-event.js';
 import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
+import { recordFailedRange } from './failed-ranges.js';
 import { PreviousValuesStore } from './previous-values.js';
 import { RangeClaims, type ClaimedRange } from './range-claims.js';
 import { openRange } from './resolve-range.js';
@@ -290,8 +291,7 @@ export function startChanges(options: ChangesOptions): Changes {
     );
     if (!final) return;
     const { scope, from, to } = job.data;
-    void connection
-      .hset(changesFailedKey(prefix), scope, JSON.stringify({ from, to, error: err.message, at: new Date().toISOString() }))
+    void recordFailedRange(connection, prefix, scope, { from, to, error: err.message, at: new Date().toISOString() })
       .then(() => claims.release({ scope, from, to }))
       .catch(() => undefined);
     void options.alert?.({

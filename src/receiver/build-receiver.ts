@@ -181,7 +181,10 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   });
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
-    const { dashboard } = await import('./dashboard/dashboard.js');
+    const [{ dashboard }, { readChangesStatus }] = await Promise.all([
+      import('./dashboard/dashboard.js'),
+      import('../changes/changes-status.js'),
+    ]);
     // Behind a proxy that terminates TLS the request is plain HTTP, but the browser's page is https.
     await app.register(dashboard, {
       prefix: '/ui',
@@ -190,6 +193,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
       eventQueue,
       services: () => readServiceReports(connection, config.prefix),
       failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
+      changeEvents: () => readChangesStatus(connection, config.prefix),
       staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
       secureCookie: config.publicUrl.startsWith('https://'),
     });

@@ -331,7 +331,7 @@ t.test('the token and the session cookie never reach a log line', async (t) => {
   for (const secret of [TOKEN, cookie.split('=')[1]!]) t.notOk(log.includes(secret), `the log does not contain ${secret.slice(0, 12)}…`);
 });
 
-t.test('every /ui answer forbids framing and sniffing: pages, redirects, assets, the API, errors, the services view', async (t) => {
+t.test('every /ui answer forbids framing and sniffing: pages, redirects, assets, the API, errors, the two views', async (t) => {
   const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
   const script = await mainScript(receiver, BEARER);
   const answers: Record<string, Answer> = {
@@ -346,6 +346,7 @@ t.test('every /ui answer forbids framing and sniffing: pages, redirects, assets,
     'the API': await get(receiver, '/ui/api/queues', BEARER),
     'a refused API call': await get(receiver, '/ui/api/queues'),
     'the services view': await get(receiver, '/ui/services', BEARER),
+    'the changes view': await get(receiver, '/ui/changes', BEARER),
     'an unknown page': await get(receiver, '/ui/no-such-page/x', BEARER),
   };
   t.equal(answers['an unknown page']!.status, 404);
@@ -354,7 +355,9 @@ t.test('every /ui answer forbids framing and sniffing: pages, redirects, assets,
     t.equal(answer.headers.get('x-content-type-options'), 'nosniff', `${name}: nosniff`);
     t.match(answer.headers.get('content-security-policy'), /(^|; )frame-ancestors 'none'($|;)/, `${name}: frame-ancestors`);
   }
-  t.match(answers['the services view']!.headers.get('content-security-policy'), /^default-src 'none'; /, 'a page keeps its own policy');
+  for (const view of ['the services view', 'the changes view']) {
+    t.match(answers[view]!.headers.get('content-security-policy'), /^default-src 'none'; /, `${view} keeps its own policy`);
+  }
   t.equal((await fetch(`${receiver.url}/healthz`)).headers.get('x-frame-options'), null, 'the receiver outside /ui is left alone');
 });
 

@@ -2,6 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ChangesStatus } from '../../changes/changes-status.js';
 import type { DashboardAuth, DashboardChanges } from '../../config/load-config.js';
 import { DashboardRateLimitError, GeohookError, QueueUnavailableError } from '../../errors.js';
 import { readableJobData, readableJobName } from '../../events/stored-event.js';
@@ -12,6 +13,7 @@ import type { ServiceReport } from '../../queue/service-report.js';
 import type { FailingService } from '../../redis/failing-services.js';
 import { sendError, sendNotFound } from '../error-reply.js';
 import { allowsChange } from './change-policy.js';
+import { changesPage } from './changes-page.js';
 import { denyFraming } from './frame-headers.js';
 import { LoginLimiter } from './login-limiter.js';
 import { loginRoutes } from './login-routes.js';
@@ -30,6 +32,8 @@ export interface DashboardOptions {
   services: () => Promise<ServiceReport[]>;
   /** The services self-registration could not register (`readFailingServices`). @defaultValue none */
   failing?: () => Promise<FailingService[]>;
+  /** What the changes view shows (`readChangesStatus`). @defaultValue no service followed */
+  changeEvents?: () => Promise<ChangesStatus>;
   /**
    * A webhook state older than this (ms) is shown stale: no registration pass checked it lately.
    * @defaultValue three registration intervals of 300 s
@@ -72,7 +76,13 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
   const prefix = app.prefix;
   const tokenMode = 'token' in auth;
   const serverAdapter = new FastifyAdapter().setBasePath(prefix);
-  const uiConfig = { boardTitle: 'geohook', miscLinks: [{ text: 'Services', url: `${prefix}/services` }] };
+  const uiConfig = {
+    boardTitle: 'geohook',
+    miscLinks: [
+      { text: 'Services', url: `${prefix}/services` },
+      { text: 'Changes', url: `${prefix}/changes` },
+    ],
+  };
   const bullBoard = createBullBoard({ queues: [], serverAdapter, options: { uiConfig } });
   // Bull Board's page asks Google for its font: geohook runs offline, and fetches nothing from outside.
   app.addHook('onSend', async (_request, _reply, payload) =>
@@ -137,6 +147,10 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     boardPath: prefix,
   });
+  await app.register(changesPage, {
+    status: options.changeEvents ?? (async () => ({ queue: {}, ranges: {}, services: [] })),
+    boardPath: prefix,
+  });
 }
 
 /**
@@ -145,10 +159,17 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
  * session cookie. Wrong credentials are slowed down per client address ({@link LoginLimiter}).
  */
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
-  const { auth, changes, eventQueue, services } = options; // not `prefix`, which the children inherit already
+  const { auth, changes, eventQueue, services, changeEvents } = options; // not `prefix`, which the children inherit already
   app.addHook('onSend', denyFraming);
   app.setNotFoundHandler(sendNotFound);
   const limiter = new LoginLimiter();
   if ('token' in auth) await app.register(loginRoutes, { token: auth.token, limiter, secureCookie: options.secureCookie ?? false });
-  await app.register(board, { auth, eventQueue, services, limiter, ...(changes === undefined ? {} : { changes }) });
+  await app.register(board, {
+    auth,
+    eventQueue,
+    services,
+    limiter,
+    ...(changes === undefined ? {} : { changes }),
+    ...(changeEvents === undefined ? {} : { changeEvents }),
+  });
 }

@@ -4,6 +4,7 @@ import type { RecentEvent, RecentEventsQuery } from '../../queue/recent-events.j
 import { serviceColumns, serviceReportRow, type ServiceReport, type ServiceRow } from '../../queue/service-report.js';
 import type { FailingService } from '../../redis/failing-services.js';
 import { sendError } from '../error-reply.js';
+import { asTime, escapeHtml, navHtml, PAGE_STYLE, sendPage, shortTime } from './page-html.js';
 
 /** Options of {@link servicesPage}. */
 export interface ServicesPageOptions {
@@ -34,20 +35,6 @@ const HEADINGS: ServiceRow = {
 
 /** Seconds between two reloads of the page. */
 export const SERVICES_REFRESH_SECONDS = 15;
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Service names come from payloads: every text is escaped. */
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => ESCAPES[char]!);
-
-/** `2026-11-25T17:40:12.345Z` → `2026-11-25 17:40:12`, the page saying once that times are UTC. */
-const shortTime = (iso: string): string => iso.replace('T', ' ').replace(/\.\d+Z$/, '');
-
-/** Epoch milliseconds of 2000 to 2100: a server generation that reads as a time (ArcGIS's usually do). */
-const asTime = (generation: string): string => {
-  const value = Number(generation);
-  return value >= 946_684_800_000 && value < 4_102_444_800_000 ? `${generation} (${shortTime(new Date(value).toISOString())})` : generation;
-};
 
 const PRODUCTS = { enterprise: 'ArcGIS Enterprise', online: 'ArcGIS Online' } as const;
 
@@ -122,21 +109,6 @@ function failingHtml(failing: readonly FailingService[]): string {
   );
 }
 
-const STYLE = `
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; color: #1f2937; }
-header { display: flex; gap: 1.5rem; align-items: baseline; }
-h1 { font-size: 1.4rem; margin: 0 0 1rem; }
-table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .45rem .7rem; border-bottom: 1px solid #e5e7eb; white-space: nowrap; }
-th { background: #f3f4f6; font-weight: 600; white-space: normal; }
-td.ok { color: #047857; font-weight: 600; }
-td.bad { color: #b91c1c; font-weight: 600; }
-td.stale, tr.stale td { color: #6b7280; }
-span.product { color: #6b7280; font-size: .85em; margin-left: .4rem; }
-nav { display: flex; gap: 1rem; }
-h2 { font-size: 1.1rem; margin: 2rem 0 .5rem; }
-p.note { color: #6b7280; }`;
-
 /** The whole page: the services and their webhooks, then the recent events (of one service, when filtered). */
 export function servicesHtml(reports: readonly ServiceReport[], events: readonly RecentEvent[], page: PageContext): string {
   const { boardPath, service } = page;
@@ -152,8 +124,8 @@ export function servicesHtml(reports: readonly ServiceReport[], events: readonly
       : `<table id="events"><thead><tr><th>Received</th><th>Type</th><th>Service</th><th>Event</th><th>Source</th><th>State</th></tr></thead><tbody>${events.map((event) => eventHtml(event, boardPath)).join('')}</tbody></table>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>geohook · services</title>
-<meta http-equiv="refresh" content="${SERVICES_REFRESH_SECONDS}"><style>${STYLE}</style></head>
-<body><header><h1>Services</h1><nav><a href="${escapeHtml(boardPath)}/services">Services and recent events</a><a href="${escapeHtml(boardPath)}/">Queues (jobs, retries, dead letters)</a></nav></header>
+<meta http-equiv="refresh" content="${SERVICES_REFRESH_SECONDS}"><style>${PAGE_STYLE}</style></head>
+<body><header><h1>Services</h1>${navHtml(boardPath)}</header>
 ${failingHtml(page.failing ?? [])}
 ${services}
 <h2>Recent events: ${filter}</h2>
@@ -192,10 +164,6 @@ export async function servicesPage(app: FastifyInstance, options: ServicesPageOp
       now: Date.now(),
       ...(service === undefined ? {} : { service }),
     };
-    return reply
-      .type('text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
-      .send(servicesHtml(reports, events, { ...page, failing }));
+    return sendPage(reply, servicesHtml(reports, events, { ...page, failing }));
   });
 }
