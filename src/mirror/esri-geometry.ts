@@ -137,7 +137,8 @@ export function toEwkbHex(geometry: unknown, target: GeometryTarget): string | n
   const read = coordinateReader(geometry, target);
   switch (target.type) {
     case 'Point': {
-      if (geometry.x === null || geometry.x === 'NaN' || geometry.x === undefined) return null;
+      if (!('x' in geometry)) throw new TypeError("an Esri geometry for a Point column needs 'x'");
+      if (geometry.x === null || geometry.x === 'NaN') return null;
       writer.header('Point', target.srid);
       writer.coordinates([coordinate(target, geometry.x, geometry.y, geometry.z, geometry.m)]);
       break;
