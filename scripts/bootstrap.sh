@@ -42,6 +42,30 @@ ensure_redis_server() {
   exit 1
 }
 
+# The mirror's tests start their own throwaway PostgreSQL cluster with PostGIS (test/helpers/postgres.ts), from
+# the distribution's packages: the server (Debian's `postgresql` brings its newest major) and PostGIS for it.
+postgis_installed() {
+  local control
+  for control in /usr/share/postgresql/*/extension/postgis.control; do
+    [ -f "$control" ] && [ -x "/usr/lib/postgresql/$(basename "$(dirname "$(dirname "$control")")")/bin/initdb" ] && return 0
+  done
+  command -v pg_config >/dev/null 2>&1 && command -v initdb >/dev/null 2>&1 && [ -f "$(pg_config --sharedir)/extension/postgis.control" ]
+}
+
+ensure_postgis() {
+  postgis_installed && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "PostgreSQL with PostGIS is missing (the mirror's tests need it): installing it with apt-get"
+    apt-get update -qq
+    local major
+    major="$(apt-cache depends postgresql 2>/dev/null | sed -nE 's/.*Depends: postgresql-([0-9]+)$/\1/p' | head -n 1)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql "postgresql-${major:-15}-postgis-3" >/dev/null
+    return 0
+  fi
+  say "PostgreSQL with PostGIS is missing (the mirror's tests start their own cluster). Install it (Debian/Ubuntu: sudo apt-get install -y postgresql postgresql-15-postgis-3, the PostGIS package of the PostgreSQL major apt installs; macOS: brew install postgresql postgis)."
+  exit 1
+}
+
 # The dashboard's browser test drives Chromium at /usr/bin/chromium; without it that test is skipped, so a
 # failed install does not fail the bootstrap.
 ensure_chromium() {
@@ -146,6 +170,7 @@ case "$mode" in
     ;;
   test)
     ensure_redis_server
+    ensure_postgis
     # apt-get fetches and unpacks Chromium while npm installs and the code is built and checked.
     ensure_chromium &
     chromium_pid=$!

@@ -1,0 +1,164 @@
+import type pg from 'pg';
+import type { ChangeEvent } from '../changes/change-event.js';
+import { columnTypeOf, qualifiedName, quoteIdentifier, toColumnText, type MirrorLayer } from './column-types.js';
+import { rowColumnsOf } from './row-values.js';
+import { addColumnStatement, keyFieldOf, STATE_TABLE } from './table-ddl.js';
+
+/** A batch of one layer's change events and the server generation its table equals once they are applied. */
+export interface ChangeBatch {
+  schema: string;
+  table: string;
+  layer: MirrorLayer;
+  /** `mirror_state.service`: `Hosted/Parcels.FeatureServer`. */
+  service: string;
+  /** `mirror_state.layer`: the layer id. */
+  layerId: number;
+  /** The layer's events in order (schema events are skipped: see {@link addColumns}). */
+  events: readonly ChangeEvent[];
+  /** The generation the events bring the layer to (the end of their range). */
+  serverGen: number;
+}
+
+/** What {@link applyChanges} did. */
+export interface ApplyResult {
+  /** False when `mirror_state` already held a later generation: the batch was older than the table, and skipped. */
+  applied: boolean;
+  upserted: number;
+  deleted: number;
+}
+
+type Final =
+  | { op: 'upsert'; attributes: Record<string, unknown>; geometry?: unknown }
+  | { op: 'delete'; objectId?: number | string; globalId?: string };
+
+/** Each feature's last change in the batch, by primary key (a batch may change a feature more than once). */
+function finalChanges(batch: ChangeBatch): Map<string, Final> {
+  const key = keyFieldOf(batch.layer);
+  const byGlobalId = key.name === batch.layer.globalIdField;
+  const finals = new Map<string, Final>();
+  for (const event of batch.events) {
+    if (event.op === undefined) continue;
+    const keyValue = byGlobalId
+      ? (event.key.globalId ?? event.after?.attributes[key.name])
+      : (event.key.objectId ?? event.after?.attributes[key.name]);
+    const id = toColumnText(key.type, keyValue);
+    if (event.op === 'd' || event.after === null) {
+      const final: Final = { op: 'delete' };
+      if (event.key.objectId !== undefined) final.objectId = event.key.objectId;
+      if (event.key.globalId !== undefined) final.globalId = event.key.globalId;
+      finals.set(id ?? `objectid:${String(event.key.objectId)}`, final);
+      continue;
+    }
+    if (id === null) throw new TypeError(`change event ${event.id}: no ${key.name} to key the row by`);
+    const attributes = { ...event.after.attributes, [key.name]: event.after.attributes[key.name] ?? keyValue };
+    finals.set(id, { op: 'upsert', attributes, geometry: event.after.geometry });
+  }
+  return finals;
+}
+
+/** Deletes by primary key, and by object id for deletes that carry no GlobalID (in a layer keyed by GlobalID). */
+async function deleteRows(client: pg.ClientBase, batch: ChangeBatch, deletes: Extract<Final, { op: 'delete' }>[]): Promise<number> {
+  if (deletes.length === 0) return 0;
+  const key = keyFieldOf(batch.layer);
+  const table = qualifiedName(batch.schema, batch.table);
+  const byKey = key.name === batch.layer.globalIdField ? deletes.map((d) => d.globalId) : deletes.map((d) => d.objectId);
+  const keyed = byKey.filter((value) => value !== undefined).map((value) => toColumnText(key.type, value));
+  const unkeyed = deletes.filter((_, index) => byKey[index] === undefined).map((d) => String(d.objectId));
+  let deleted = 0;
+  if (keyed.length > 0) {
+    const sql = `DELETE FROM ${table} WHERE ${quoteIdentifier(key.name)} = ANY($1::${columnTypeOf(key.type)}[])`;
+    deleted += (await client.query(sql, [keyed])).rowCount ?? 0;
+  }
+  if (unkeyed.length > 0) {
+    const sql = `DELETE FROM ${table} WHERE ${quoteIdentifier(batch.layer.objectIdField)} = ANY($1::bigint[])`;
+    deleted += (await client.query(sql, [unkeyed])).rowCount ?? 0;
+  }
+  return deleted;
+}
+
+/** Inserts or updates rows in one statement: each column's values as one array parameter, unnested. */
+async function upsertRows(client: pg.ClientBase, batch: ChangeBatch, upserts: Extract<Final, { op: 'upsert' }>[]): Promise<number> {
+  if (upserts.length === 0) return 0;
+  const columns = rowColumnsOf(batch.layer);
+  const key = keyFieldOf(batch.layer).name;
+  const rows = upserts.map((row) => columns.values(row));
+  const arrays = columns.names.map((_, column) => rows.map((values) => values[column] ?? null));
+  const names = columns.names.map(quoteIdentifier);
+  // geometry[] literals are ':'-delimited (PostGIS's typdelim): geometries travel as text[] and are cast once unnested.
+  const arrayTypes = columns.sqlTypes.map((sqlType) => (sqlType === 'geometry' ? 'text' : sqlType));
+  const unnest = arrayTypes.map((sqlType, index) => `$${index + 1}::${sqlType}[]`).join(', ');
+  const aliases = columns.names.map((_, index) => `c${index}`);
+  const selected = aliases.map((alias, index) => (columns.sqlTypes[index] === 'geometry' ? `${alias}::geometry` : alias));
+  const updates = columns.names
+    .filter((name) => name !== key)
+    .map((name) => `${quoteIdentifier(name)} = EXCLUDED.${quoteIdentifier(name)}`);
+  const sql =
+    `INSERT INTO ${qualifiedName(batch.schema, batch.table)} (${names.join(', ')}) ` +
+    `SELECT ${selected.join(', ')} FROM unnest(${unnest}) AS u(${aliases.join(', ')}) ` +
+    `ON CONFLICT (${quoteIdentifier(key)}) ${updates.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${updates.join(', ')}`}`;
+  await client.query(sql, arrays);
+  return upserts.length;
+}
+
+/**
+ * Applies a batch of one layer's change events in ONE transaction on `client` (which must not be in one):
+ * each feature's last change wins; creates, updates and reads are upserts (`INSERT … ON CONFLICT DO UPDATE`),
+ * deletes remove the row by its key; and `mirror_state` is set to the batch's generation in the same
+ * transaction, so the table is always the layer at the generation it records. A batch older than the recorded
+ * generation is skipped (its changes are already in the table, or superseded); one at the same generation is
+ * applied again, to the same table. Any error rolls the whole batch back and rejects.
+ */
+export async function applyChanges(client: pg.ClientBase, batch: ChangeBatch): Promise<ApplyResult> {
+  const finals = [...finalChanges(batch).values()];
+  const state = qualifiedName(batch.schema, STATE_TABLE);
+  await client.query('BEGIN');
+  try {
+    const { rows } = await client.query<{ server_gen: string }>(
+      `SELECT server_gen FROM ${state} WHERE service = $1 AND layer = $2 FOR UPDATE`,
+      [batch.service, batch.layerId],
+    );
+    if (rows[0] !== undefined && BigInt(rows[0].server_gen) > BigInt(batch.serverGen)) {
+      await client.query('ROLLBACK');
+      return { applied: false, upserted: 0, deleted: 0 };
+    }
+    const deleted = await deleteRows(
+      client,
+      batch,
+      finals.filter((final) => final.op === 'delete'),
+    );
+    const upserted = await upsertRows(
+      client,
+      batch,
+      finals.filter((final) => final.op === 'upsert'),
+    );
+    await client.query(
+      `INSERT INTO ${state} (service, layer, table_name, server_gen) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (service, layer) DO UPDATE SET table_name = EXCLUDED.table_name, server_gen = EXCLUDED.server_gen, updated_at = now()`,
+      [batch.service, batch.layerId, batch.table, batch.serverGen],
+    );
+    await client.query('COMMIT');
+    return { applied: true, upserted, deleted };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Adds the columns of fields a layer gained (`change.schema`'s `added`, looked up in the layer's new definition)
+ * to its table; fields without a column type are left out. Resolves to the statements run.
+ */
+export async function addColumns(
+  client: pg.ClientBase,
+  schema: string,
+  table: string,
+  layer: MirrorLayer,
+  added: readonly string[],
+): Promise<string[]> {
+  const statements = layer.fields
+    .filter((field) => added.includes(field.name))
+    .map((field) => addColumnStatement(schema, table, field))
+    .filter((statement) => statement !== undefined);
+  for (const statement of statements) await client.query(statement);
+  return statements;
+}

@@ -1,0 +1,122 @@
+/** A field of a layer, as its REST resource lists it (the emulator's `FieldDefinition` is one). */
+export interface MirrorField {
+  name: string;
+  /** The ArcGIS REST type, e.g. `esriFieldTypeString`. */
+  type: string;
+  /** Strings: the longest value, in characters (not enforced: the column is `text`). */
+  length?: number;
+}
+
+/** A spatial reference as ArcGIS writes it. */
+export interface MirrorSpatialReference {
+  wkid?: number;
+  latestWkid?: number;
+}
+
+/**
+ * What the mirror needs of a layer (or table) to make its table: the parts of a layer resource it reads. The
+ * emulator's `LayerDefinition` is one; `LayerInfo` (src/changes) lacks the geometry and spatial reference.
+ */
+export interface MirrorLayer {
+  name: string;
+  objectIdField: string;
+  globalIdField?: string;
+  fields: readonly MirrorField[];
+  /** Absent for a table. */
+  geometryType?: string;
+  spatialReference?: MirrorSpatialReference;
+  hasZ?: boolean;
+  hasM?: boolean;
+}
+
+/**
+ * The PostgreSQL type of each ArcGIS field type (CONTRACT §9). Coded-value domains change nothing: the column
+ * holds the codes. String is `text` whatever its length (ArcGIS counts characters, and a later longer length
+ * would need no `ALTER`).
+ */
+const COLUMN_TYPES: Readonly<Record<string, string>> = {
+  esriFieldTypeOID: 'bigint',
+  esriFieldTypeGlobalID: 'uuid',
+  esriFieldTypeGUID: 'uuid',
+  esriFieldTypeString: 'text',
+  esriFieldTypeXML: 'text',
+  esriFieldTypeSmallInteger: 'smallint',
+  esriFieldTypeInteger: 'integer',
+  esriFieldTypeBigInteger: 'bigint',
+  esriFieldTypeSingle: 'real',
+  esriFieldTypeDouble: 'double precision',
+  esriFieldTypeDate: 'timestamptz',
+  esriFieldTypeDateOnly: 'date',
+  esriFieldTypeTimeOnly: 'time',
+  esriFieldTypeTimestampOffset: 'timestamptz',
+};
+
+/**
+ * The PostgreSQL column type of an ArcGIS field type, or `undefined` for a field the mirror does not keep as a
+ * column: the geometry field (the table's `shape` holds it), Blob and Raster.
+ */
+export function columnTypeOf(fieldType: string): string | undefined {
+  return Object.hasOwn(COLUMN_TYPES, fieldType) ? COLUMN_TYPES[fieldType] : undefined;
+}
+
+/** A layer's fields that have a column, each with its PostgreSQL type, in the layer's order. */
+export function mirroredColumns(layer: Pick<MirrorLayer, 'fields'>): { field: MirrorField; sqlType: string }[] {
+  return layer.fields.flatMap((field) => {
+    const sqlType = columnTypeOf(field.type);
+    return sqlType === undefined ? [] : [{ field, sqlType }];
+  });
+}
+
+/**
+ * An identifier quoted for SQL: in double quotes, inner double quotes doubled (as pg's `escapeIdentifier`), so
+ * that any field or layer name is one identifier. Throws on a NUL character, which PostgreSQL cannot hold.
+ */
+export function quoteIdentifier(name: string): string {
+  if (name === '' || name.includes('\0')) throw new TypeError(`not a usable SQL identifier: ${JSON.stringify(name)}`);
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** `schema.table`, both quoted. */
+export const qualifiedName = (schema: string, table: string): string => `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
+
+/**
+ * The table name of a layer (CONTRACT §9): `<service>_<layer name>` in lower case, the service without its folder
+ * (`Hosted/Parcels`, `Parcels` → `parcels_parcels`), characters other than letters, digits and `_` made `_`;
+ * at most 63 bytes (PostgreSQL's limit), cut with a digest of the full name so that two long names stay apart.
+ */
+export function tableNameOf(serviceName: string, layerName: string): string {
+  const service = serviceName.split('/').at(-1) ?? serviceName;
+  const name = `${service}_${layerName}`.toLowerCase().replace(/[^\p{L}\p{N}_]/gu, '_');
+  if (Buffer.byteLength(name) <= 63) return name;
+  let hash = 0x811c9dc5;
+  for (const char of name) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193) >>> 0;
+  const suffix = `_${hash.toString(16).padStart(8, '0')}`;
+  let head = name;
+  while (Buffer.byteLength(head) > 63 - suffix.length) head = head.slice(0, -1);
+  return head + suffix;
+}
+
+/** Text of a GUID/GlobalID without its braces (PostgreSQL reads `{…}` too; plain is what it prints). */
+const guidText = (value: string): string => value.replace(/^\{(.*)\}$/, '$1');
+
+/**
+ * An attribute value as PostgreSQL's text input of the field's column reads it, or `null`: Date (epoch
+ * milliseconds) as ISO 8601 UTC, BigInteger exactly (a `bigint`, or the decimal string change events carry),
+ * GUIDs without braces, other values as their text. Strings that are already text (DateOnly `YYYY-MM-DD`,
+ * TimeOnly, TimestampOffset with its offset) pass unchanged.
+ */
+export function toColumnText(fieldType: string, value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  switch (typeof value) {
+    case 'string':
+      return fieldType === 'esriFieldTypeGUID' || fieldType === 'esriFieldTypeGlobalID' ? guidText(value) : value;
+    case 'number':
+      if (!Number.isFinite(value)) return fieldType === 'esriFieldTypeDouble' || fieldType === 'esriFieldTypeSingle' ? String(value) : null;
+      if (fieldType === 'esriFieldTypeDate' || fieldType === 'esriFieldTypeTimestampOffset') return new Date(value).toISOString();
+      return String(value);
+    case 'bigint':
+      return value.toString();
+    default:
+      throw new TypeError(`field type ${fieldType}: a value of type ${typeof value} has no column text`);
+  }
+}

@@ -1,0 +1,40 @@
+import { mirroredColumns, toColumnText, type MirrorLayer } from './column-types.js';
+import { toEwkbHex } from './esri-geometry.js';
+import { GEOMETRY_COLUMN, geometryTargetOf } from './table-ddl.js';
+
+/** A row as Esri JSON carries it (a feature, or a change event's `after`). */
+export interface EsriRow {
+  attributes: Record<string, unknown>;
+  geometry?: unknown;
+}
+
+/** A layer table's columns, in order, and how a row becomes their text values. */
+export interface RowColumns {
+  /** Column names (field names, then `shape` in a feature layer). */
+  names: string[];
+  /** Each column's PostgreSQL type. */
+  sqlTypes: string[];
+  /** A row's values in PostgreSQL's text input form (`null` for SQL NULL); a missing attribute is NULL. */
+  values(row: EsriRow): (string | null)[];
+}
+
+/** The columns of a layer's table (as {@link createTableStatements} makes it) and the row encoder for them. */
+export function rowColumnsOf(layer: MirrorLayer): RowColumns {
+  const columns = mirroredColumns(layer);
+  const target = geometryTargetOf(layer);
+  const names = columns.map(({ field }) => field.name);
+  const sqlTypes = columns.map(({ sqlType }) => sqlType);
+  if (target !== undefined) {
+    names.push(GEOMETRY_COLUMN);
+    sqlTypes.push('geometry');
+  }
+  return {
+    names,
+    sqlTypes,
+    values(row) {
+      const values = columns.map(({ field }) => toColumnText(field.type, row.attributes[field.name]));
+      if (target !== undefined) values.push(toEwkbHex(row.geometry, target));
+      return values;
+    },
+  };
+}
