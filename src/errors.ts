@@ -97,6 +97,11 @@ export const errorCodes = {
     summary:
       'No job of that event id is in a state to retry or replay: none at all (completed jobs are kept for completedJobs.ageSeconds), or one still pending, or (retry) one that has not failed.',
   },
+  GEOHOOK_ERR_RELAY_DELIVERY: {
+    statusCode: 502,
+    summary:
+      "A relay route did not take an event: it answered other than 2xx (a redirect included, never followed), or timed out, or could not be reached; the try is retried on the route's schedule.",
+  },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;
@@ -183,6 +188,27 @@ export class AdminAuthError extends AdminApiError {
   constructor(message: string, details: AdminApiErrorDetails) {
     super(message, details, 'GEOHOOK_ERR_ADMIN_AUTH');
     this.name = 'AdminAuthError';
+  }
+}
+
+/** What a failed relay try is known by (see `relay/deliver.ts`). */
+export interface RelayDeliveryErrorDetails {
+  /** The HTTP status, when the route answered. */
+  status?: number;
+  /** The wait the route asked for with `Retry-After` (429 and 503), capped; the next try waits at least this. */
+  retryAfterMs?: number;
+}
+
+/** A relay route did not take an event; the relay worker throws it so that BullMQ tries again on the route's schedule. */
+export class RelayDeliveryError extends GeohookError {
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, details: RelayDeliveryErrorDetails = {}, options?: { cause?: unknown }) {
+    super('GEOHOOK_ERR_RELAY_DELIVERY', message, options);
+    this.name = 'RelayDeliveryError';
+    this.status = details.status;
+    this.retryAfterMs = details.retryAfterMs;
   }
 }
 

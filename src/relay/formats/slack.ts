@@ -1,0 +1,40 @@
+import type { RelayEvent } from '../relay-event.js';
+import { JSON_CONTENT_TYPE, type RelayRequest } from './relay-request.js';
+import { summarizeEvent } from './summary.js';
+
+/** Longest text of a section block Slack accepts. */
+export const MAX_SECTION_CHARS = 3000;
+
+/** Most elements of a context block Slack accepts. */
+export const MAX_CONTEXT_ELEMENTS = 10;
+
+/** Text made safe for Slack's mrkdwn: `&`, `<` and `>` escaped, as Slack requires (no link or mention can be forged). */
+export const escapeMrkdwn = (text: string): string => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+/** Escaped text cut to `max` characters, never inside an entity (`&amp;` stays whole). */
+function cutEscaped(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1).replace(/&[a-z]*$/, '')}…` : text;
+}
+
+/**
+ * An event as a Slack incoming webhook takes a message: `text` (the notification and the fallback) and `blocks`,
+ * a section with the summary line and a context block with its facts, every value escaped; `verbatim` so that
+ * Slack does not turn names or URLs in the values into links.
+ */
+export function formatSlack(event: RelayEvent): RelayRequest {
+  const { line, facts } = summarizeEvent(event);
+  const text = cutEscaped(escapeMrkdwn(line), MAX_SECTION_CHARS);
+  const elements = facts.slice(0, MAX_CONTEXT_ELEMENTS).map(({ title, value }) => ({
+    type: 'mrkdwn',
+    text: cutEscaped(`*${escapeMrkdwn(title)}:* ${escapeMrkdwn(value)}`, MAX_SECTION_CHARS),
+    verbatim: true,
+  }));
+  const message = {
+    text,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text, verbatim: true } },
+      { type: 'context', elements },
+    ],
+  };
+  return { headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(message) };
+}

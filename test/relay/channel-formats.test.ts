@@ -1,0 +1,181 @@
+import { Ajv } from 'ajv';
+import t from 'tap';
+import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { GeohookError } from '../../src/errors.js';
+import { formatPowerAutomate, parseSharedSecret, SHARED_SECRET_HEADER } from '../../src/relay/formats/powerautomate.js';
+import { escapeMrkdwn, formatSlack } from '../../src/relay/formats/slack.js';
+import { formatTeams } from '../../src/relay/formats/teams.js';
+import type { RelayEvent } from '../../src/relay/relay-event.js';
+import { fixture } from '../helpers/paths.js';
+import { changeUpdated, storedFeatureEvent, storedGpEvent } from '../helpers/relay-events.js';
+
+const schema = (name: string): object => JSON.parse(fixture(`relay/${name}`).toString('utf8')) as object;
+const ajv = new Ajv({ allErrors: true, strict: false });
+ajv.addSchema(schema('adaptive-card-1.4.schema.json'));
+const validTeams = ajv.compile(schema('teams-workflow-message.schema.json'));
+const validSlack = ajv.compile(schema('slack-message.schema.json'));
+
+/** The event without some of its optional fields. */
+function without(event: ChangeEvent, ...fields: (keyof ChangeEvent)[]): ChangeEvent {
+  const copy: Partial<ChangeEvent> = { ...event };
+  for (const field of fields) delete copy[field];
+  return copy as ChangeEvent;
+}
+
+const events: [string, RelayEvent][] = [
+  ['change.updated', changeUpdated()],
+  ['change.created', without(changeUpdated({ type: 'change.created', op: 'c', before: null }), 'changedFields')],
+  ['change.deleted', changeUpdated({ type: 'change.deleted', op: 'd', after: null })],
+  ['change.read', without(changeUpdated({ type: 'change.read', op: 'r' }), 'before', 'editor', 'changedFields')],
+  [
+    'change.schema',
+    without(changeUpdated({ type: 'change.schema', key: {}, after: null, schema: { added: ['notes'], removed: [] } }), 'op', 'before'),
+  ],
+  [
+    'a long update',
+    changeUpdated({ changedFields: ['status', 'owner'], after: { attributes: { status: 'x'.repeat(5000), owner: '<!channel>' } } }),
+  ],
+  ['feature.FeaturesEdited', storedFeatureEvent()],
+  ['gp.job.failed', storedGpEvent()],
+];
+
+t.test('the schemas refuse what Teams and Slack refuse (so that passing them means something)', async (t) => {
+  t.notOk(
+    validTeams({
+      type: 'message',
+      attachments: [
+        {
+          contentType: 'application/vnd.microsoft.card.adaptive',
+          content: { type: 'AdaptiveCard', version: '1.4', body: [{ type: 'TextBlock' }] },
+        },
+      ],
+    }),
+    'a TextBlock without text',
+  );
+  t.notOk(
+    validTeams({
+      type: 'message',
+      attachments: [
+        {
+          contentType: 'application/vnd.microsoft.card.adaptive',
+          content: { type: 'AdaptiveCard', version: '1.4', body: [], msteams: { width: 'Full' } },
+        },
+      ],
+    }),
+    'a property the card does not define',
+  );
+  t.notOk(
+    validTeams({
+      type: 'message',
+      attachments: [
+        {
+          contentType: 'application/vnd.microsoft.card.adaptive',
+          content: { type: 'AdaptiveCard', version: '1.4', body: [{ type: 'FactSet', facts: [{ title: 'a', value: 1 }] }] },
+        },
+      ],
+    }),
+    'a fact whose value is not text',
+  );
+  t.notOk(
+    validSlack({ text: 'x', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'x'.repeat(3001) } }] }),
+    'a section over 3000 characters',
+  );
+  t.notOk(
+    validSlack({ text: 'x', blocks: [{ type: 'context', elements: Array.from({ length: 11 }, () => ({ type: 'mrkdwn', text: 'x' })) }] }),
+    '11 context elements',
+  );
+  t.notOk(
+    validSlack({ text: 'x', blocks: [{ type: 'section', text: { type: 'plain_text', text: 'x', verbatim: true } }] }),
+    'verbatim on plain_text',
+  );
+});
+
+for (const [name, event] of events) {
+  t.test(`${name}: a Teams message the Adaptive Card 1.4 schema accepts, and a Slack message the Block Kit shape accepts`, async (t) => {
+    const teams = JSON.parse(formatTeams(event).body) as unknown;
+    t.ok(validTeams(teams), JSON.stringify(validTeams.errors));
+    const slack = JSON.parse(formatSlack(event).body) as unknown;
+    t.ok(validSlack(slack), JSON.stringify(validSlack.errors));
+  });
+}
+
+t.test('Teams: the summary line in bold, then the facts, as an Adaptive Card 1.4 attachment', async (t) => {
+  const request = formatTeams(changeUpdated());
+  t.equal(request.headers['content-type'], 'application/json');
+  const message = JSON.parse(request.body) as {
+    type: string;
+    attachments: { contentType: string; content: { version: string; body: Record<string, unknown>[] } }[];
+  };
+  t.equal(message.type, 'message');
+  t.equal(message.attachments[0]!.contentType, 'application/vnd.microsoft.card.adaptive');
+  const card = message.attachments[0]!.content;
+  t.equal(card.version, '1.4');
+  t.match(card.body[0], { type: 'TextBlock', text: 'Parcels {4F95…}: status Open → Closed by inspector7', weight: 'bolder', wrap: true });
+  t.match(card.body[1], {
+    type: 'FactSet',
+    facts: [
+      { title: 'Type', value: 'change.updated' },
+      { title: 'Service', value: 'Hosted/Parcels' },
+    ],
+  });
+});
+
+t.test('Slack: text and a section with the summary, a context with the facts, & < > escaped', async (t) => {
+  const line = 'Parcels {4F95…}: owner A &amp; B &lt;Holdings&gt; → &lt;!channel&gt; by inspector7';
+  const event = changeUpdated({
+    changedFields: ['owner'],
+    before: { attributes: { owner: 'A & B <Holdings>' } },
+    after: { attributes: { owner: '<!channel>' } },
+  });
+  const message = JSON.parse(formatSlack(event).body) as {
+    text: string;
+    blocks: { type: string; text?: { text: string }; elements?: { text: string }[] }[];
+  };
+  t.equal(message.text, line);
+  t.equal(message.blocks[0]!.text!.text, line);
+  t.equal(message.blocks[1]!.type, 'context');
+  t.equal(message.blocks[1]!.elements![0]!.text, '*Type:* change.updated');
+  t.notMatch(formatSlack(event).body, '<!channel>', 'no mention can be forged');
+  t.equal(escapeMrkdwn('a & <b> &amp;'), 'a &amp; &lt;b&gt; &amp;amp;');
+});
+
+t.test('Slack: a line longer than a section takes is cut, never inside an entity', async (t) => {
+  const event = changeUpdated({
+    changedFields: ['status'],
+    before: { attributes: { status: '' } },
+    after: { attributes: { status: 'x' } },
+    layer: { id: 0, name: `${'&'.repeat(2000)}` },
+  });
+  const message = JSON.parse(formatSlack(event).body) as { text: string };
+  t.ok(message.text.length <= 3000, `${message.text.length} characters`);
+  t.match(message.text, /(&amp;)+…$/);
+});
+
+t.test('Power Automate: the event JSON, the shared secret in x-geohook-secret, webhook-id the event id', async (t) => {
+  const event = changeUpdated();
+  const request = formatPowerAutomate(event, { secret: 'a-long-enough-shared-secret' });
+  t.same(JSON.parse(request.body), event);
+  t.equal(request.headers[SHARED_SECRET_HEADER], 'a-long-enough-shared-secret');
+  t.equal(request.headers['webhook-id'], event.id);
+  t.equal(request.headers['content-type'], 'application/json');
+  t.notOk(SHARED_SECRET_HEADER in formatPowerAutomate(event).headers, 'no secret, no header');
+  const gp = JSON.parse(formatPowerAutomate(storedGpEvent()).body) as Record<string, unknown>;
+  t.match(gp, { type: 'gp.job.failed', payload: { jobId: 'j1a2b3' } });
+  t.notOk('rawBody' in gp);
+});
+
+t.test('a Power Automate secret that is short, long, or not printable ASCII is a configuration error', async (t) => {
+  const codeOf = (secret: string): string | undefined => {
+    try {
+      parseSharedSecret(secret, 'relays[0].secret');
+    } catch (err) {
+      return err instanceof GeohookError ? err.code : 'not a GeohookError';
+    }
+    return undefined;
+  };
+  t.equal(codeOf('short'), 'GEOHOOK_ERR_CONFIG');
+  t.equal(codeOf('x'.repeat(257)), 'GEOHOOK_ERR_CONFIG');
+  t.equal(codeOf('sixteen chars ok'), 'GEOHOOK_ERR_CONFIG', 'a space');
+  t.equal(codeOf('sixteen-chars-ok\n'), 'GEOHOOK_ERR_CONFIG', 'a line break');
+  t.equal(codeOf('sixteen-chars-ok'), undefined);
+});
