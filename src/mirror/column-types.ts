@@ -30,7 +30,7 @@ export interface MirrorLayer {
 }
 
 /**
- * The PostgreSQL type of each ArcGIS field type (CONTRACT §9). Coded-value domains change nothing: the column
+ * The PostgreSQL type of each ArcGIS field type. Coded-value domains change nothing: the column
  * holds the codes. String is `text` whatever its length (ArcGIS counts characters, and a later longer length
  * would need no `ALTER`).
  */
@@ -80,7 +80,7 @@ export function quoteIdentifier(name: string): string {
 export const qualifiedName = (schema: string, table: string): string => `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
 
 /**
- * The table name of a layer (CONTRACT §9): `<service>_<layer name>` in lower case, the service without its folder
+ * The table name of a layer: `<service>_<layer name>` in lower case, the service without its folder
  * (`Hosted/Parcels`, `Parcels` → `parcels_parcels`), characters other than letters, digits and `_` made `_`;
  * at most 63 bytes (PostgreSQL's limit), cut with a digest of the full name so that two long names stay apart.
  */

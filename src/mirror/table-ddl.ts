@@ -1,7 +1,7 @@
 import { mirroredColumns, qualifiedName, quoteIdentifier, type MirrorField, type MirrorLayer, columnTypeOf } from './column-types.js';
 import { postgisTypeOf, sridOf, type GeometryTarget } from './esri-geometry.js';
 
-/** The column every mirrored feature layer keeps its geometry in (CONTRACT §9). */
+/** The column every mirrored feature layer keeps its geometry in. */
 export const GEOMETRY_COLUMN = 'shape';
 
 /** The table of each layer's server generation, in the mirror's schema. */

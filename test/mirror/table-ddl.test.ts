@@ -209,7 +209,7 @@ t.test('a feature layer with a field named shape is refused rather than losing a
   t.throws(() => createTableStatements('s', 't', { ...roads, geometryType: 'esriGeometryEnvelope' }), TypeError);
 });
 
-t.test('column types of ArcGIS types (CONTRACT §9)', async (t) => {
+t.test('column types of ArcGIS types', async (t) => {
   t.equal(columnTypeOf('esriFieldTypeBigInteger'), 'bigint');
   t.equal(columnTypeOf('esriFieldTypeDate'), 'timestamptz');
   t.equal(columnTypeOf('esriFieldTypeGeometry'), undefined);
