@@ -9,6 +9,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { changesResolvedKey, changesPreviousKey } from '../redis/keys.js';
 import { editorOf, geometryHash, rowOf, trackedOf, type TrackedFields } from './build-change-events.js';
 import { changeEventId, type ChangeEvent } from './change-event.js';
+import { layerFilterOf, type ChangeFilters } from './change-filter.js';
 import type { ChangeWriter } from './change-writer.js';
 import { readServiceLayers, type LayerInfo } from './layer-info.js';
 import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
@@ -29,6 +30,14 @@ export interface SnapshotOptions {
   /** ArcGIS Online: each layer is a scope of its own. */
   online: boolean;
   orgId?: string;
+  /** The service's filters: only the rows that pass are read. */
+  filters?: ChangeFilters;
+  /**
+   * Given the server generation the snapshot reads at, the generation its events' ids name: a snapshot taken again
+   * after a crash names the first one's, so that the rows it had written are not written twice.
+   * @defaultValue the generation read
+   */
+  pinGeneration?: (serverGen: number) => Promise<number>;
 }
 
 /** What a snapshot read: its events, and the generation streaming goes on from. */
@@ -71,10 +80,11 @@ export async function snapshotService(options: SnapshotOptions): Promise<Snapsho
   const { session, serviceUrl, hook, service } = options;
   const gens = await readServerGens(session, serviceUrl);
   const serverGen = Math.max(0, ...gens.map((gen) => gen.serverGen));
+  const idGen = (await options.pinGeneration?.(serverGen)) ?? serverGen;
   const { layers } = await readServiceLayers(session, serviceUrl);
   const ordered = [...layers].sort((a, b) => Number(a.isChild) - Number(b.isChild) || a.id - b.id);
   const scope = scopeOf(hook, service);
-  const transactionId = createHash('sha256').update(`snapshot\n${scope}\n${serverGen}`).digest('hex');
+  const transactionId = createHash('sha256').update(`snapshot\n${scope}\n${idGen}`).digest('hex');
   const { folder, name } = parseServiceName(service);
   const serviceRef: ChangeEvent['service'] = {
     ...(folder === undefined ? {} : { folderName: folder }),
@@ -86,8 +96,10 @@ export async function snapshotService(options: SnapshotOptions): Promise<Snapsho
   const now = new Date().toISOString();
   const pending: { event: Omit<ChangeEvent, 'source'>; layer: LayerInfo; write: PreviousValuesWrite }[] = [];
   for (const layer of ordered) {
+    const filter = layerFilterOf(options.filters, layer);
     await pagesOf(session, serviceUrl, layer, async (features) => {
       for (const feature of features) {
+        if (filter !== undefined && !filter.test(feature)) continue;
         const after = rowOf(layer, feature, undefined);
         const objectId = after.attributes[layer.objectIdField];
         if (typeof objectId !== 'number') continue;
@@ -101,7 +113,7 @@ export async function snapshotService(options: SnapshotOptions): Promise<Snapsho
             layerId: layer.id,
             key: typeof globalId === 'string' ? globalId : `o${objectId}`,
             op: 'r',
-            version: `g${serverGen}`,
+            version: `g${idGen}`,
           }),
           type: 'change.read',
           op: 'r',

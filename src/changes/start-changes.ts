@@ -21,7 +21,7 @@ import {
 } from '../queue/backfill-jobs.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
+import { activityKey, changesResolvedKey, changesSchemasKey, changesSnapshotsKey } from '../redis/keys.js';
 import type { TrackedFields } from './build-change-events.js';
 import { changeEventsQueueName, type ChangeSource } from './change-event.js';
 import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
@@ -29,6 +29,7 @@ import { recordFailedRange } from './failed-ranges.js';
 import { PreviousValuesStore } from './previous-values.js';
 import { RangeClaims, type ClaimedRange } from './range-claims.js';
 import { openRange } from './resolve-range.js';
+import { snapshotService } from './snapshot.js';
 
 /** The queue of ranges to resolve into change events. */
 export const changesQueueName = 'change-ranges';
@@ -163,8 +164,8 @@ export function startChanges(options: ChangesOptions): Changes {
       const scope = scopeOf(hook, service);
       try {
         const gens = await readServerGens(sessionOf(), new URL(urlOf(service)));
-        unread.delete(service);
         if (gens.length === 0) {
+          unread.delete(service);
           log.warn({ service }, 'change events: the service has no change tracking: not followed');
           continue;
         }
@@ -178,12 +179,47 @@ export function startChanges(options: ChangesOptions): Changes {
           await connection.hsetnx(changesResolvedKey(prefix), entry.scope, String(entry.serverGen));
           found.push(entry.scope);
         }
+        if (options.byService?.[service]?.snapshot === 'initial') await initialSnapshot(service);
+        unread.delete(service);
       } catch (err) {
         log.warn({ err, service }, 'change events: the service could not be read: trying again');
         found.push(...scopes.filter((known) => known === scope || known.startsWith(`${scope}#`)));
       }
     }
     scopes = found;
+  }
+
+  /**
+   * The initial snapshot of a service whose settings ask for one (docs/changes.md#a-snapshot), once: the generation
+   * its ids name is recorded first, so that a snapshot cut short by a crash is taken again under the same ids.
+   */
+  async function initialSnapshot(service: string): Promise<void> {
+    const key = changesSnapshotsKey(prefix);
+    const field = scopeOf(hook, service);
+    if ((await connection.hget(key, field))?.startsWith('done:') === true) return;
+    const settings = options.byService?.[service];
+    writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs });
+    log.info({ service }, 'initial snapshot: reading every row');
+    const result = await snapshotService({
+      connection,
+      prefix,
+      hook,
+      service,
+      serviceUrl: new URL(urlOf(service)),
+      session: sessionOf(options.timeoutMs ?? 1_800_000),
+      track: settings?.track ?? options.track,
+      writer,
+      previous,
+      online,
+      ...(orgId === undefined ? {} : { orgId }),
+      ...(settings === undefined ? {} : { filters: settings }),
+      pinGeneration: async (serverGen) => {
+        await connection.hsetnx(key, field, String(serverGen));
+        return Number(await connection.hget(key, field));
+      },
+    });
+    await connection.hset(key, field, `done:${result.serverGen}`);
+    log.info({ service, events: result.events, added: result.added, serverGen: result.serverGen }, 'initial snapshot written');
   }
 
   async function enqueue(range: ClaimedRange): Promise<void> {

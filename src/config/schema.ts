@@ -401,6 +401,8 @@ export const configFileSchema = z
               .optional(),
             /** Only features whose geometry meets this envelope, in 4326 unless it says 3857 or 102100. */
             within: withinEnvelope.optional(),
+            /** `initial`: read every row once (`change.read`) when the service is first followed, then stream. */
+            snapshot: z.literal('initial', { error: 'initial' }).optional(),
           })
           .strict(),
       )

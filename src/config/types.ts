@@ -8,6 +8,8 @@ import type { ChangeFilters } from '../changes/change-filter.js';
 export interface ChangesServiceSettings extends ChangeFilters {
   readonly track?: '*' | readonly string[] | undefined;
   readonly layers?: readonly number[] | undefined;
+  /** `initial`: the layers are read once (`change.read` events) when geohook first follows the service. */
+  readonly snapshot?: 'initial' | undefined;
 }
 
 /** A hook the receiver accepts deliveries for. */

@@ -70,3 +70,6 @@ export const changesPreviousKey = (prefix: string, layerScope: string): string =
 
 /** Change events: the field names of each layer as last resolved (`<scope>#<layer id>`, or an Online layer scope → JSON). */
 export const changesSchemasKey = (prefix: string): string => `${prefix}:changes:schemas`;
+
+/** Initial snapshots, by scope: the generation the first one named (`<gen>`), then `done:<gen>` once it was written. */
+export const changesSnapshotsKey = (prefix: string): string => `${prefix}:changes:snapshots`;

@@ -443,3 +443,54 @@ t.test('filters: where and within, pushed down to extractChanges, or evaluated b
     t.notOk(asked.includes('geometry='), `${service}: the envelope evaluated by geohook (a table is read too)`);
   }
 });
+
+t.test(
+  'snapshot "initial": the rows that pass the filters are read once when the service is first followed, then changes stream',
+  async (t) => {
+    const emulator = await startEmulator(t);
+    const edit = (edits: unknown) => emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits });
+    await edit([
+      {
+        id: 0,
+        adds: [
+          { attributes: { parcel_id: 'P-1', status: 'Open' } },
+          { attributes: { parcel_id: 'P-2', status: 'Closed' } },
+          { attributes: { parcel_id: 'P-3', status: 'Open' } },
+        ],
+      },
+    ]);
+    const prefix = uniquePrefix();
+    const config = configFile(t, {
+      changes: { [PARCELS]: { snapshot: 'initial', track: ['status'], where: "status = 'Open'", layers: [0] } },
+    });
+    const start = async () => {
+      const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [PARCELS], prefix), GEOHOOK_CONFIG: config });
+      await waitFor('ready', async () => (await geohook.readyz()).status === 200);
+      return geohook;
+    };
+    const first = await start();
+    const events = await consumeChanges(t, prefix);
+    const read = await count(events, 2);
+    t.same(
+      read.map((event) => [event.type, event.after?.attributes.parcel_id, event.source.origin]),
+      [
+        ['change.read', 'P-1', 'snapshot'],
+        ['change.read', 'P-3', 'snapshot'],
+      ],
+      'the Open parcels, read once',
+    );
+    await edit([{ id: 0, updates: [{ attributes: { objectid: 3, owner: 'Ada' } }] }]);
+    const [updated] = (await count(events, 3)).slice(2);
+    t.match(updated, { type: 'change.updated', key: { objectId: 3 }, before: { attributes: { status: 'Open' } }, changedFields: [] });
+    // Started again on the same Redis: the snapshot is not taken twice.
+    await first.stop();
+    await start();
+    await edit([{ id: 0, updates: [{ attributes: { objectid: 1, status: 'Open', owner: 'Grace' } }] }]);
+    await count(events, 4);
+    t.same(
+      events.map((event) => event.type),
+      ['change.read', 'change.read', 'change.updated', 'change.updated'],
+      'no read twice',
+    );
+  },
+);
