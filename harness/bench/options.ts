@@ -27,6 +27,8 @@ export interface BenchOptions {
   features: boolean;
   /** Parcels geohook resolves into change events in one generation. */
   changesFeatures: number;
+  /** Single edits timed to their change event. */
+  changesEdits: number;
   /** Run only the change-events section. */
   changes: boolean;
   /** Run only the scale section (a large organization: registration, recovery, dedup memory, backfill bytes). */
@@ -61,8 +63,9 @@ export const usage = `npm run bench -- [options]
   --features              only that feature-store section (seconds)
   --changes-features N    Parcels added in one generation that geohook's server (CHANGES on Parcels) resolves
                           into change events, against the floor (the same change file fetched, parsed and added
-                          to a queue); before it, 200 single edits at 20/s timed to their event in a consumer
+                          to a queue); before it, single edits at 20/s timed to their event in a consumer
                           (default 100000; quick 10000)
+  --changes-edits N       the single edits of that section (default 200; quick 50)
   --changes               only that change-events section (under a minute)
   --cpu-prof              profile geohook's server, the end-to-end consumer, the emulator and geohook's server of the
                           change events (bench-profiles/), print their top 15 frames
@@ -102,6 +105,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       'emulator-features': { type: 'string' },
       features: { type: 'boolean', default: false },
       'changes-features': { type: 'string' },
+      'changes-edits': { type: 'string' },
       changes: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
@@ -128,6 +132,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     emulatorFeatures: whole('emulator-features', values['emulator-features'], quick ? 10_000 : 100_000, 1),
     features: values.features,
     changesFeatures: whole('changes-features', values['changes-features'], quick ? 10_000 : 100_000, 1),
+    changesEdits: whole('changes-edits', values['changes-edits'], quick ? 50 : 200, 10),
     changes: values.changes,
     cpuProf: values['cpu-prof'],
     scale: values.scale,

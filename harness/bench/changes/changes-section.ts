@@ -6,7 +6,6 @@ import { changeTargets, formatChanges } from './changes-report.js';
 import { runChanges, type ChangesResult } from './run-changes.js';
 
 /** Single edits at this pace, timed to their change event (after a tenth as many of warm-up). */
-const CHANGE_EDITS = 200;
 const CHANGE_EDITS_PER_SEC = 20;
 
 /** Change events: every feature of the generation is one event, the floor read every row, every single edit's event came. */
@@ -22,7 +21,7 @@ export async function measureChanges(
   const changes = await runChanges(
     {
       features: options.changesFeatures,
-      edits: CHANGE_EDITS,
+      edits: options.changesEdits,
       editsPerSec: CHANGE_EDITS_PER_SEC,
       ...(profileDir === undefined ? {} : { serverExecArgv: ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'changes')] }),
     },

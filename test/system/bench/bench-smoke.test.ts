@@ -68,6 +68,8 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     '300',
     '--changes-features',
     '300',
+    '--changes-edits',
+    '20',
     '--json',
   ];
   const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], {
@@ -157,7 +159,7 @@ t.test('the feature-store section (--features --json) prints the bulk, the extra
 });
 
 t.test('the change-events section (--changes --json) resolves every feature of a generation and times single edits', async (t) => {
-  const args = ['--changes', '--changes-features', '300', '--json'];
+  const args = ['--changes', '--changes-features', '300', '--changes-edits', '20', '--json'];
   const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 1024 * 1024 });
   checkChanges(t, (JSON.parse(stdout) as { changes: ChangeFigures }).changes, 300);
 });
