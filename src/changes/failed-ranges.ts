@@ -1,3 +1,4 @@
+import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 import { changesFailedKey } from '../redis/keys.js';
 
@@ -15,4 +16,35 @@ export interface FailedRange {
  */
 export async function recordFailedRange(redis: RedisClient, prefix: string, scope: string, range: FailedRange): Promise<void> {
   await redis.hset(changesFailedKey(prefix), scope, JSON.stringify(range));
+}
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    geohookClearFailedRange(key: string, scope: string, from: string, to: string): Result<number, Context>;
+  }
+}
+
+/** Deletes the scope's failed range when `(from, to]` covers it; 1 when it did. */
+const CLEAR_LUA = `
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if not value then return 0 end
+local ok, failed = pcall(cjson.decode, value)
+if not ok or type(failed) ~= 'table' or tonumber(failed['from']) == nil or tonumber(failed['to']) == nil then return 0 end
+if tonumber(failed['from']) < tonumber(ARGV[2]) or tonumber(failed['to']) > tonumber(ARGV[3]) then return 0 end
+return redis.call('HDEL', KEYS[1], ARGV[1])
+`;
+
+/**
+ * Forgets the failed range of `scope` once `(from, to]`, which covers it, was resolved (a replay): `changes status`
+ * and the dashboard then no longer list it. A range that failed since, outside it, stays.
+ */
+export async function clearFailedRange(
+  redis: RedisClient,
+  prefix: string,
+  scope: string,
+  range: { from: number; to: number },
+): Promise<boolean> {
+  if (typeof redis.geohookClearFailedRange !== 'function')
+    redis.defineCommand('geohookClearFailedRange', { numberOfKeys: 1, lua: CLEAR_LUA });
+  return (await redis.geohookClearFailedRange(changesFailedKey(prefix), scope, String(range.from), String(range.to))) === 1;
 }

@@ -25,7 +25,7 @@ import { activityKey, changesResolvedKey, changesSchemasKey, changesSnapshotsKey
 import type { TrackedFields } from './build-change-events.js';
 import { changeEventsQueueName, type ChangeSource } from './change-event.js';
 import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
-import { recordFailedRange } from './failed-ranges.js';
+import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
 import { PreviousValuesStore } from './previous-values.js';
 import { RangeClaims, type ClaimedRange } from './range-claims.js';
 import { openRange } from './resolve-range.js';
@@ -289,6 +289,7 @@ export function startChanges(options: ChangesOptions): Changes {
       await next?.catch(() => undefined);
       await opened.close();
     }
+    await clearFailedRange(connection, prefix, scope, { from, to });
     if (job.data.origin === 'replay') return added;
     // Read past the range (ids only, up to now): the scope is resolved up to there, the next range starts after it.
     if (opened.readUpTo !== undefined && opened.readUpTo > to) {

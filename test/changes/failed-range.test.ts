@@ -1,8 +1,9 @@
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import t from 'tap';
 import { createServiceLocator } from '../../src/arcgis/service-locator.js';
-import { startChanges } from '../../src/changes/start-changes.js';
+import { changesQueueName, replayJob, startChanges } from '../../src/changes/start-changes.js';
 import type { Alert } from '../../src/health/alert-sender.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
@@ -18,8 +19,9 @@ t.test('a range the server refuses fails for good at once: recorded, alerted, an
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
   t.teardown(() => connection.disconnect());
   // The server refuses every extractChanges of this run, as one that no longer keeps the history would.
+  let refuse = true;
   const refusing: typeof fetch = async (input, init) =>
-    String(input).includes('/extractChanges')
+    refuse && String(input).includes('/extractChanges')
       ? Response.json({ error: { code: 400, message: 'Unable to complete operation.', details: ['history no longer kept'] } })
       : fetch(input, init);
   const alerts: Alert[] = [];
@@ -49,4 +51,18 @@ t.test('a range the server refuses fails for good at once: recorded, alerted, an
   t.match(JSON.parse((await connection.hget(`${prefix}:changes:failed`, scope))!), { from, to: from + 10, error: /history/ });
   await waitFor('the scope released', async () => (await connection.hexists(`${prefix}:changes:pending`, scope)) === 0);
   t.equal(await connection.hget(`${prefix}:changes:resolved`, scope), String(from + 10), 'the scope moves on past the range');
+
+  // Once the cause is fixed, a replay of the range resolves it, and it is no longer listed as failed.
+  refuse = false;
+  const ranges = new Queue(changesQueueName, { connection, prefix });
+  t.teardown(() => ranges.close());
+  const replay = replayJob({
+    scope,
+    from,
+    to: from + 10,
+    hook: 'default',
+    serviceUrl: `${emulator.url}/arcgis/rest/services/${PARCELS.replace('.', '/')}`,
+  });
+  await ranges.add(replay.name, replay.data, replay.opts);
+  await waitFor('the failed range forgotten', async () => (await connection.hexists(`${prefix}:changes:failed`, scope)) === 0);
 });
