@@ -126,7 +126,11 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
   const { layers, returnsRows, supportsLayerQueries, supportsGeometry } = await readServiceLayers(context.session, range.serviceUrl);
   const ids = layerId === undefined ? layers.map((layer) => layer.id).filter((id) => context.layers?.includes(id) ?? true) : [layerId];
   const scoped = layers.filter((layer) => ids.includes(layer.id));
-  const filters = new Map(scoped.flatMap((layer) => (filterOf(context.filters, layer) ?? []).map((filter) => [layer.id, filter] as const)));
+  const filters = new Map<number, LayerFilter>();
+  for (const layer of scoped) {
+    const filter = layerFilterOf(context.filters, layer);
+    if (filter !== undefined) filters.set(layer.id, filter);
+  }
   const pushed = pushDown(context.filters, scoped, filters, { returnsRows, supportsLayerQueries, supportsGeometry });
   const url = new URL(`${range.serviceUrl.href.replace(/\/+$/, '')}/extractChanges`);
   url.search = new URLSearchParams({
@@ -193,12 +197,6 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
     throw err;
   }
 }
-
-/** The filter of a layer, kept only when it filters something. */
-const filterOf = (filters: ChangeFilters | undefined, layer: LayerInfo): LayerFilter[] => {
-  const filter = layerFilterOf(filters, layer);
-  return filter === undefined ? [] : [filter];
-};
 
 /**
  * What `extractChanges` is asked to filter: the clauses as `layerQueries` when the server takes them, the envelope

@@ -137,6 +137,9 @@ export function startChanges(options: ChangesOptions): Changes {
   // Redis going away is reported by the worker and retried; the queues' own reports would be printed raw.
   for (const emitter of [queue, events, backfill]) emitter.on('error', () => undefined);
   let writer: ChangeWriter | undefined;
+  /** The change writer, made at first use (its script needs the queues' options). */
+  const writerOf = (): ChangeWriter =>
+    (writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs }));
   const online = isOnlineAdminRoot(options.adminUrl);
   const orgId = online ? /\/([^/]+)\/ArcGIS\/rest\/admin\/?$/i.exec(options.adminUrl)?.[1] : undefined;
   const urlOf = (service: string): string => serviceRestUrl(options.adminUrl, service).href;
@@ -198,7 +201,6 @@ export function startChanges(options: ChangesOptions): Changes {
     const field = scopeOf(hook, service);
     if ((await connection.hget(key, field))?.startsWith('done:') === true) return;
     const settings = options.byService?.[service];
-    writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs });
     log.info({ service }, 'initial snapshot: reading every row');
     const result = await snapshotService({
       connection,
@@ -208,7 +210,7 @@ export function startChanges(options: ChangesOptions): Changes {
       serviceUrl: new URL(urlOf(service)),
       session: sessionOf(options.timeoutMs ?? 1_800_000),
       track: settings?.track ?? options.track,
-      writer,
+      writer: writerOf(),
       previous,
       online,
       ...(orgId === undefined ? {} : { orgId }),
@@ -261,7 +263,6 @@ export function startChanges(options: ChangesOptions): Changes {
       const refused = err instanceof AdminApiError && !(err instanceof AdminAuthError) && CLIENT_ERROR.test(String(err.serverCode));
       throw refused ? new UnrecoverableError(err.message) : err;
     });
-    writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs });
     let added = 0;
     let written = job.data.written ?? 0;
     const { total } = opened;
@@ -280,7 +281,7 @@ export function startChanges(options: ChangesOptions): Changes {
         const batch = await next;
         const end = Math.min(written + CHANGE_BATCH, total);
         next = batchAt(end);
-        added += await writer.write(batch.events);
+        added += await writerOf().write(batch.events);
         for (const { key, writes } of batch.writes) await previous.write(key, writes);
         written = end;
         await job.updateData({ ...job.data, written });
