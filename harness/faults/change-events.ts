@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
 import { changeEventsQueueName, type ChangeEvent } from '../../src/changes/change-event.js';
-import { changesQueueName } from '../../src/changes/start-changes.js';
+import { changesQueueName } from '../../src/changes/change-queues.js';
 import { changesPendingKey } from '../../src/redis/keys.js';
 import { allStates } from './audit.js';
 

@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { parseScope } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import {
@@ -9,9 +9,8 @@ import {
   serverGensKey,
   watermarksKey,
 } from '../redis/keys.js';
-import { changeEventsQueueName } from './change-event.js';
+import { openChangeQueues } from './change-queues.js';
 import type { FailedRange } from './failed-ranges.js';
-import { changesQueueName } from './start-changes.js';
 
 /** Where one scope stands: the service on ArcGIS Enterprise, each layer on Online. */
 export interface ChangesScopeStatus {
@@ -120,8 +119,8 @@ export async function readChangesStatus(redis: RedisClient, prefix: string): Pro
     scopes.length === 0
       ? [[], []]
       : await Promise.all([redis.hmget(watermarksKey(prefix), ...scopes), redis.hmget(serverGensKey(prefix), ...scopes)]);
-  const events = new Queue(changeEventsQueueName, { connection: redis, prefix });
-  const ranges = new Queue(changesQueueName, { connection: redis, prefix });
+  const queues = openChangeQueues(redis, prefix);
+  const { events, ranges } = queues;
   try {
     const [queueCounts, rangeCounts, inFlight] = await Promise.all([
       events.getJobCounts(...COUNTED),
@@ -159,6 +158,6 @@ export async function readChangesStatus(redis: RedisClient, prefix: string): Pro
     }
     return { queue: queueCounts, ranges: rangeCounts, services: [...byService.values()] };
   } finally {
-    await Promise.all([events.close(), ranges.close()]);
+    await queues.close();
   }
 }

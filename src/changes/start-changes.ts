@@ -24,15 +24,13 @@ import type { RedisClient } from '../redis/connection.js';
 import { activityKey, changesResolvedKey, changesSchemasKey, changesSnapshotsKey } from '../redis/keys.js';
 import type { TrackedFields } from './build-change-events.js';
 import { changeEventsQueueName, type ChangeSource } from './change-event.js';
+import { changesQueueName } from './change-queues.js';
 import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
 import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
 import { PreviousValuesStore } from './previous-values.js';
 import { RangeClaims, type ClaimedRange } from './range-claims.js';
 import { openRange } from './resolve-range.js';
 import { snapshotService } from './snapshot.js';
-
-/** The queue of ranges to resolve into change events. */
-export const changesQueueName = 'change-ranges';
 
 /** A resolve job's data: a scope's range, and how many of its change events are written already. */
 export interface ResolveJobData {

@@ -1,5 +1,7 @@
+import type { Queue } from 'bullmq';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import type { ChangeQueues } from '../changes/change-queues.js';
 import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
@@ -181,16 +183,26 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   });
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
-    const [{ dashboard }, { readChangesStatus }] = await Promise.all([
+    const [{ dashboard }, { readChangesStatus }, { openChangeQueues }] = await Promise.all([
       import('./dashboard/dashboard.js'),
       import('../changes/changes-status.js'),
+      import('../changes/change-queues.js'),
     ]);
+    // The board lists the change queues of the services followed, opened when it first lists its queues.
+    let changeQueues: ChangeQueues | undefined;
+    const followsChanges = (config.admin?.changes.services.length ?? 0) > 0;
+    const boardQueues = (): readonly Queue[] => {
+      changeQueues ??= openChangeQueues(connection, config.prefix);
+      return [changeQueues.ranges, changeQueues.events];
+    };
+    app.addHook('onClose', async () => changeQueues?.close());
     // Behind a proxy that terminates TLS the request is plain HTTP, but the browser's page is https.
     await app.register(dashboard, {
       prefix: '/ui',
       auth: config.dashboard.auth,
       changes: config.dashboard.changes,
       eventQueue,
+      ...(followsChanges ? { queues: boardQueues } : {}),
       services: () => readServiceReports(connection, config.prefix),
       failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
       changeEvents: () => readChangesStatus(connection, config.prefix),

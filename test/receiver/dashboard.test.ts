@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { syncBuiltinESMExports } from 'node:module';
 import { connect } from 'node:net';
 import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { buildReceiver } from '../../src/receiver/build-receiver.js';
@@ -518,4 +519,38 @@ t.test('the services page lists the recent events, of one service when asked; th
   const board = await get(receiver, '/ui/', BEARER);
   t.equal(board.status, 200);
   t.notMatch(board.body, /fonts\.googleapis\.com/, "Bull Board's web font link is taken out");
+});
+
+t.test('with CHANGES the board also lists the change queues', async (t) => {
+  const receiver = await startReceiver(t, redis, {
+    DASHBOARD_TOKEN: TOKEN,
+    ADMIN_URL: 'http://127.0.0.1:9/arcgis/admin',
+    CHANGES: 'Parcels.FeatureServer',
+  });
+  const queues = JSON.parse((await get(receiver, '/ui/api/queues', BEARER)).body) as { queues: Array<{ name: string }> };
+  t.same(queues.queues.map((queue) => queue.name).sort(), [
+    'backfill',
+    'change-events',
+    'change-ranges',
+    'feature-events',
+    'gp-events',
+    'unknown-events',
+  ]);
+});
+
+t.test('the services page lists the services self-registration could not register', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const connection = new Redis(redis.url);
+  t.teardown(() => connection.quit());
+  const failing = {
+    service: 'Hosted/Broken.FeatureServer',
+    reason: 'HTTP 403 <denied>',
+    since: Date.now(),
+    failures: 3,
+    retryAt: Date.now(),
+  };
+  await connection.hset(`${receiver.prefix}:registration:default:failing`, failing.service, JSON.stringify(failing));
+  const page = await get(receiver, '/ui/services', BEARER);
+  t.match(page.body, '<tr data-failing="Hosted/Broken.FeatureServer">', 'the failing service has its row');
+  t.match(page.body, 'HTTP 403 &lt;denied&gt;', 'with its reason, escaped');
 });

@@ -1,7 +1,7 @@
 import { Queue, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
 import { changeEventsQueueName } from '../../../src/changes/change-event.js';
-import { changesQueueName } from '../../../src/changes/start-changes.js';
+import { changesQueueName } from '../../../src/changes/change-queues.js';
 import type { ServerStats } from '../cases/case-server.js';
 import type { Child } from '../ipc.js';
 import { processCpuMs } from '../redis.js';

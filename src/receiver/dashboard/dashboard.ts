@@ -1,6 +1,7 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
+import type { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ChangesStatus } from '../../changes/changes-status.js';
 import type { DashboardAuth, DashboardChanges } from '../../config/load-config.js';
@@ -28,6 +29,8 @@ export interface DashboardOptions {
   changes?: DashboardChanges;
   /** The queues the board shows. */
   eventQueue: EventQueue;
+  /** Further queues the board shows after the event queues (change ranges and change events). @defaultValue none */
+  queues?: () => readonly Queue[];
   /** What the services view shows (`readServiceReports`). */
   services: () => Promise<ServiceReport[]>;
   /** The services self-registration could not register (`readFailingServices`). @defaultValue none */
@@ -103,6 +106,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
         return adapter;
       }),
       new BullMQAdapter(eventQueue.backfillQueue(), adapterOptions),
+      ...(options.queues?.() ?? []).map((queue) => new BullMQAdapter(queue, adapterOptions)),
     ]);
     attached = true;
   };
@@ -159,17 +163,12 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
  * session cookie. Wrong credentials are slowed down per client address ({@link LoginLimiter}).
  */
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
-  const { auth, changes, eventQueue, services, changeEvents } = options; // not `prefix`, which the children inherit already
   app.addHook('onSend', denyFraming);
   app.setNotFoundHandler(sendNotFound);
   const limiter = new LoginLimiter();
+  const { auth } = options;
   if ('token' in auth) await app.register(loginRoutes, { token: auth.token, limiter, secureCookie: options.secureCookie ?? false });
-  await app.register(board, {
-    auth,
-    eventQueue,
-    services,
-    limiter,
-    ...(changes === undefined ? {} : { changes }),
-    ...(changeEvents === undefined ? {} : { changeEvents }),
-  });
+  // Not `prefix` (Fastify's registration option), which the children inherit already.
+  const { prefix: _prefix, ...boardOptions } = options as DashboardOptions & { prefix?: string };
+  await app.register(board, { ...boardOptions, limiter });
 }
