@@ -10,8 +10,9 @@ import { changesResolvedKey, changesPreviousKey } from '../redis/keys.js';
 import { editorOf, geometryHash, rowOf, trackedOf, type TrackedFields } from './build-change-events.js';
 import { changeEventId, type ChangeEvent } from './change-event.js';
 import { layerFilterOf, type ChangeFilters } from './change-filter.js';
-import type { ChangeWriter } from './change-writer.js';
+import { CHANGE_BATCH, type ChangeWriter } from './change-writer.js';
 import { readServiceLayers, type LayerInfo } from './layer-info.js';
+import { LineSpool } from './line-spool.js';
 import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
 import { layerScopeOf } from './resolve-range.js';
 
@@ -70,6 +71,63 @@ async function pagesOf(
   }
 }
 
+/** A row read by a snapshot: its event (without its place in the snapshot) and the previous values it seeds. */
+interface SnapshotRow {
+  layerId: number;
+  event: Omit<ChangeEvent, 'source'>;
+  write: PreviousValuesWrite;
+}
+
+/** What every row of a snapshot shares. */
+interface SnapshotContext extends SnapshotOptions {
+  serviceRef: ChangeEvent['service'];
+  /** The generation the events' ids name, and the one the rows were read at. */
+  idGen: number;
+  serverGen: number;
+  /** When the snapshot was taken: the time of a row without editor tracking. */
+  now: string;
+}
+
+/** A feature as a `change.read` event; `undefined` for a row without an object id. */
+function snapshotRow(context: SnapshotContext, layer: LayerInfo, feature: EsriFeature): SnapshotRow | undefined {
+  const { hook, service } = context;
+  const after = rowOf(layer, feature, undefined);
+  const objectId = after.attributes[layer.objectIdField];
+  if (typeof objectId !== 'number') return undefined;
+  const globalId = layer.globalIdField === undefined ? undefined : after.attributes[layer.globalIdField];
+  const key = { objectId, ...(typeof globalId === 'string' ? { globalId } : {}) };
+  const editor = editorOf(layer, after.attributes);
+  const event: Omit<ChangeEvent, 'source'> = {
+    id: changeEventId({
+      hook,
+      service,
+      layerId: layer.id,
+      key: typeof globalId === 'string' ? globalId : `o${objectId}`,
+      op: 'r',
+      version: `g${context.idGen}`,
+    }),
+    type: 'change.read',
+    op: 'r',
+    hook,
+    service: context.serviceRef,
+    layer: { id: layer.id, name: layer.name },
+    key,
+    after,
+    before: null,
+    ts: editor?.at ?? context.now,
+    ...(editor === undefined ? {} : { editor }),
+  };
+  const hash = after.geometry === undefined ? undefined : geometryHash(after.geometry);
+  const write: PreviousValuesWrite = {
+    objectId,
+    serverGen: context.serverGen,
+    ...(typeof globalId === 'string' ? { globalId } : {}),
+    ...(hash === undefined ? {} : { geometryHash: hash }),
+    attributes: trackedOf(after.attributes, context.track, layer),
+  };
+  return { layerId: layer.id, event, write };
+}
+
 /**
  * An initial snapshot (Debezium's order): reads the server's generation, then every row of the service's layers
  * (parents first, paged `query` ordered by object id), each a `change.read` (`op: "r"`) that seeds the previous
@@ -94,72 +152,47 @@ export async function snapshotService(options: SnapshotOptions): Promise<Snapsho
     ...(options.orgId === undefined ? {} : { orgId: options.orgId }),
   };
   const now = new Date().toISOString();
-  const pending: { event: Omit<ChangeEvent, 'source'>; layer: LayerInfo; write: PreviousValuesWrite }[] = [];
-  for (const layer of ordered) {
-    const filter = layerFilterOf(options.filters, layer);
-    await pagesOf(session, serviceUrl, layer, async (features) => {
-      for (const feature of features) {
-        if (filter !== undefined && !filter.test(feature)) continue;
-        const after = rowOf(layer, feature, undefined);
-        const objectId = after.attributes[layer.objectIdField];
-        if (typeof objectId !== 'number') continue;
-        const globalId = layer.globalIdField === undefined ? undefined : after.attributes[layer.globalIdField];
-        const key = { objectId, ...(typeof globalId === 'string' ? { globalId } : {}) };
-        const editor = editorOf(layer, after.attributes);
-        const event: Omit<ChangeEvent, 'source'> = {
-          id: changeEventId({
-            hook,
-            service,
-            layerId: layer.id,
-            key: typeof globalId === 'string' ? globalId : `o${objectId}`,
-            op: 'r',
-            version: `g${idGen}`,
-          }),
-          type: 'change.read',
-          op: 'r',
-          hook,
-          service: serviceRef,
-          layer: { id: layer.id, name: layer.name },
-          key,
-          after,
-          before: null,
-          ts: editor?.at ?? now,
-          ...(editor === undefined ? {} : { editor }),
-        };
-        const hash = after.geometry === undefined ? undefined : geometryHash(after.geometry);
-        const write: PreviousValuesWrite = {
-          objectId,
-          serverGen,
-          ...(typeof globalId === 'string' ? { globalId } : {}),
-          ...(hash === undefined ? {} : { geometryHash: hash }),
-          attributes: trackedOf(after.attributes, options.track, layer),
-        };
-        pending.push({ event, layer, write });
+  // Counted first (each event names the snapshot's total), in a file rather than in memory.
+  const spool = await LineSpool.open<SnapshotRow>();
+  try {
+    for (const layer of ordered) {
+      const filter = layerFilterOf(options.filters, layer);
+      await pagesOf(session, serviceUrl, layer, async (features) => {
+        for (const feature of features) {
+          if (filter !== undefined && !filter.test(feature)) continue;
+          const row = snapshotRow({ ...options, serviceRef, idGen, serverGen, now }, layer, feature);
+          if (row !== undefined) await spool.write(row);
+        }
+      });
+    }
+    const total = spool.count;
+    let added = 0;
+    let index = 0;
+    for await (const batch of spool.batches(CHANGE_BATCH)) {
+      added += await options.writer.write(
+        batch.map(({ event }) => ({
+          ...event,
+          source: { origin: 'snapshot', serverGens: [serverGen, serverGen], transaction: { id: transactionId, index: index++, total } },
+        })),
+      );
+      for (const layer of ordered) {
+        const writes = batch.filter((row) => row.layerId === layer.id).map(({ write }) => write);
+        if (writes.length > 0) await options.previous.write(changesPreviousKey(options.prefix, layerScopeOf(scope, layer.id)), writes);
       }
-    });
+    }
+    await moveResolved(options, ordered, scope, serverGen);
+    return { events: total, added, serverGen };
+  } finally {
+    await spool.close();
   }
-  let added = 0;
-  const total = pending.length;
-  for (let start = 0; start < total; start += 500) {
-    const batch = pending.slice(start, start + 500);
-    added += await options.writer.write(
-      batch.map(({ event }, index) => ({
-        ...event,
-        source: { origin: 'snapshot', serverGens: [serverGen, serverGen], transaction: { id: transactionId, index: start + index, total } },
-      })),
-    );
-  }
-  for (const layer of ordered) {
-    await options.previous.write(
-      changesPreviousKey(options.prefix, layerScopeOf(scope, layer.id)),
-      pending.filter((item) => item.layer === layer).map(({ write }) => write),
-    );
-  }
+}
+
+/** Scopes resolved below the snapshot's generation move up to it: streaming goes on from there. */
+async function moveResolved(options: SnapshotOptions, ordered: readonly LayerInfo[], scope: string, serverGen: number): Promise<void> {
   const scopes = options.online ? ordered.map((layer) => layerScopeOf(scope, layer.id)) : [scope];
   for (const followed of scopes) {
     const resolved = await options.connection.hget(changesResolvedKey(options.prefix), followed);
     if (resolved === null || Number(resolved) < serverGen)
       await options.connection.hset(changesResolvedKey(options.prefix), followed, String(serverGen));
   }
-  return { events: total, added, serverGen };
 }

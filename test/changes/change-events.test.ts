@@ -323,58 +323,66 @@ t.test('a replayed range is resolved again with the same ids: consumers see noth
   t.equal(events.length, 1);
 });
 
-t.test('a snapshot reads every row as change.read and seeds the previous values; updates then say what changed', async (t) => {
-  const emulator = await startEmulator(t);
-  await emulator.control('services/Hosted/Parcels.FeatureServer/bulk', { layerId: 0, count: 30 });
-  const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
-    edits: [{ id: 1, adds: [{ attributes: { inspector: 'a' } }] }],
-  });
-  t.type(body.serverGen, 'number');
-  const prefix = uniquePrefix();
-  const geohook = await startGeohook(t, redis, {
-    ...registrationEnv(emulator, [PARCELS], prefix),
-    CHANGES: PARCELS,
-    CHANGES_TRACK: 'status',
-  });
-  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-  const events = await consumeChanges(t, prefix);
-  const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const queues = [
-    new Queue(changeEventsQueueName, { connection: raw, prefix }),
-    new Queue('backfill', { connection: raw, prefix }),
-  ] as const;
-  t.teardown(async () => {
-    await Promise.all(queues.map((queue) => queue.close()));
-    raw.disconnect();
-  });
-  const serviceUrl = new URL(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`);
-  const result = await snapshotService({
-    connection: raw,
-    prefix,
-    hook: 'default',
-    service: PARCELS,
-    serviceUrl,
-    session: createServiceSession({ trusted: trustedUrls([`${emulator.url}/arcgis/`]), auth: { token: await emulator.token() } }),
-    track: ['status'],
-    writer: new ChangeWriter(raw, { queue: queues[0], backfillQueue: queues[1], prefix, dedupMs: 60_000 }),
-    previous: new PreviousValuesStore(raw),
-    online: false,
-  });
-  t.match(result, { events: 31, added: 31 });
-  const read = await count(events, 31);
-  t.ok(read.every((event) => event.type === 'change.read' && event.op === 'r' && event.source.origin === 'snapshot'));
-  t.same(
-    read.slice(0, 30).map((event) => event.layer.id),
-    Array(30).fill(0),
-    'parents first',
-  );
-  const status = (read.find((event) => event.key.objectId === 5)!.after!.attributes.status as string) ?? null;
-  await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
-    edits: [{ id: 0, updates: [{ attributes: { objectid: 5, status: status === 'Closed' ? 'Open' : 'Closed' } }] }],
-  });
-  const [updated] = (await count(events, 32)).slice(31);
-  t.match(updated, { type: 'change.updated', key: { objectId: 5 }, before: { attributes: { status } }, changedFields: ['status'] });
-});
+t.test(
+  'a snapshot reads every row as change.read (written 500 at a time, numbered in one transaction) and seeds the previous values; updates then say what changed',
+  async (t) => {
+    const emulator = await startEmulator(t);
+    await emulator.control('services/Hosted/Parcels.FeatureServer/bulk', { layerId: 0, count: 1200 });
+    const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
+      edits: [{ id: 1, adds: [{ attributes: { inspector: 'a' } }] }],
+    });
+    t.type(body.serverGen, 'number');
+    const prefix = uniquePrefix();
+    const geohook = await startGeohook(t, redis, {
+      ...registrationEnv(emulator, [PARCELS], prefix),
+      CHANGES: PARCELS,
+      CHANGES_TRACK: 'status',
+    });
+    await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+    const events = await consumeChanges(t, prefix);
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queues = [
+      new Queue(changeEventsQueueName, { connection: raw, prefix }),
+      new Queue('backfill', { connection: raw, prefix }),
+    ] as const;
+    t.teardown(async () => {
+      await Promise.all(queues.map((queue) => queue.close()));
+      raw.disconnect();
+    });
+    const serviceUrl = new URL(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`);
+    const result = await snapshotService({
+      connection: raw,
+      prefix,
+      hook: 'default',
+      service: PARCELS,
+      serviceUrl,
+      session: createServiceSession({ trusted: trustedUrls([`${emulator.url}/arcgis/`]), auth: { token: await emulator.token() } }),
+      track: ['status'],
+      writer: new ChangeWriter(raw, { queue: queues[0], backfillQueue: queues[1], prefix, dedupMs: 60_000 }),
+      previous: new PreviousValuesStore(raw),
+      online: false,
+    });
+    t.match(result, { events: 1201, added: 1201 });
+    const read = await count(events, 1201);
+    t.ok(read.every((event) => event.type === 'change.read' && event.op === 'r' && event.source.origin === 'snapshot'));
+    t.same(
+      read.slice(0, 1200).map((event) => event.layer.id),
+      Array(1200).fill(0),
+      'parents first',
+    );
+    t.same(
+      read.map((event) => [event.source.transaction?.index, event.source.transaction?.total]),
+      read.map((_event, index) => [index, 1201]),
+      'one transaction across the batches: each event its index, all the total',
+    );
+    const status = (read.find((event) => event.key.objectId === 5)!.after!.attributes.status as string) ?? null;
+    await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
+      edits: [{ id: 0, updates: [{ attributes: { objectid: 5, status: status === 'Closed' ? 'Open' : 'Closed' } }] }],
+    });
+    const [updated] = (await count(events, 1202)).slice(1201);
+    t.match(updated, { type: 'change.updated', key: { objectId: 5 }, before: { attributes: { status } }, changedFields: ['status'] });
+  },
+);
 
 t.test("GEOHOOK_CONFIG's changes section: a service's own tracked fields and layers", async (t) => {
   const config = configFile(t, { changes: { [PARCELS]: { track: ['owner'], layers: [0] } } });
