@@ -24,10 +24,8 @@ t.test(
     const catalog: CatalogService[] = Array.from({ length: COUNT - 1 }, (_, index) => ({
       folderName: 'Scale',
       serviceName: `Svc${String(index).padStart(4, '0')}`,
-      type: 'FeatureServer',
-      capabilities: 'Create,Delete,Query,Update,Editing,ChangeTracking',
-      syncEnabled: false,
-      hosted: true,
+      type: 'GPServer',
+      asynchronous: true,
     }));
     const emulator = await startEmulator(t, { catalog });
     const env = {
