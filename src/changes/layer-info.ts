@@ -1,6 +1,7 @@
 import { readWkid } from '../arcgis/geometry.js';
 import { unexpected } from '../arcgis-request/check-response.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
+import { AdminApiError } from '../errors.js';
 
 /** What geohook needs of a layer (or table) to turn its rows into change events. */
 export interface LayerInfo {
@@ -79,20 +80,43 @@ function layerInfoOf(id: number, body: Json, url: string): LayerInfo {
   return info;
 }
 
-/** Reads a feature service's resource and each of its layers' and tables' (one request each). */
-export async function readServiceLayers(session: ServiceSession, serviceUrl: URL): Promise<ServiceLayers> {
-  const service = await session.read(serviceUrl);
-  const ids = [service.layers, service.tables]
+/** The service's layer and table ids, as its resource lists them. */
+function idsOf(service: Json): number[] {
+  return [service.layers, service.tables]
     .flatMap((list) => (Array.isArray(list) ? list.filter(isObject) : []))
     .map((entry) => entry.id)
     .filter((id): id is number => Number.isSafeInteger(id))
     .sort((a, b) => a - b);
-  const layers = await Promise.all(
+}
+
+/**
+ * Every layer's and table's definition: from the service's `layers` resource (one request), or, from a server
+ * that does not have it, one request each.
+ */
+async function readDefinitions(session: ServiceSession, serviceUrl: URL, ids: readonly number[]): Promise<LayerInfo[]> {
+  const base = serviceUrl.href.replace(/\/+$/, '');
+  try {
+    const url = `${base}/layers`;
+    const all = await session.read(new URL(url));
+    const byId = new Map(
+      [all.layers, all.tables].flatMap((list) => (Array.isArray(list) ? list.filter(isObject) : [])).map((body) => [body.id, body]),
+    );
+    if (ids.every((id) => byId.has(id))) return ids.map((id) => layerInfoOf(id, byId.get(id)!, url));
+  } catch (err) {
+    if (!(err instanceof AdminApiError) || (err.serverCode !== 400 && err.serverCode !== 404)) throw err;
+  }
+  return Promise.all(
     ids.map(async (id) => {
-      const url = new URL(`${serviceUrl.href.replace(/\/+$/, '')}/${id}`);
+      const url = new URL(`${base}/${id}`);
       return layerInfoOf(id, await session.read(url), url.href);
     }),
   );
+}
+
+/** Reads a feature service's resource and its layers' and tables' definitions (two requests). */
+export async function readServiceLayers(session: ServiceSession, serviceUrl: URL): Promise<ServiceLayers> {
+  const service = await session.read(serviceUrl);
+  const layers = await readDefinitions(session, serviceUrl, idsOf(service));
   const capabilities = isObject(service.extractChangesCapabilities) ? service.extractChangesCapabilities : {};
   return {
     layers,

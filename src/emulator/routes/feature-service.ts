@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServiceParams } from '../context.js';
 import { serviceRoute } from '../context.js';
+import type { LayerDefinition } from '../features/types.js';
 import { sendAdmin } from '../respond.js';
+import type { CatalogService } from '../types.js';
 import { capabilitySet } from '../validate-webhook.js';
 import { EMULATED_VERSION } from './discovery.js';
 import { addressedLayer, addressedService, type FeatureRoutesContext } from './feature-context.js';
@@ -9,7 +11,8 @@ import { addressedLayer, addressedService, type FeatureRoutesContext } from './f
 /**
  * A feature service's resource (its layers and tables, and with change tracking each layer's server generations
  * and what `extractChanges` supports) and each layer's resource (its definition: fields with domains, object id and
- * GlobalID fields, editor tracking, relationships, geometry type, and how its data is versioned and archived).
+ * GlobalID fields, editor tracking, relationships, geometry type, and how its data is versioned and archived), and
+ * all of them at once (`/FeatureServer/layers`, the product's "All Layers and Tables").
  */
 export async function featureServiceRoutes(app: FastifyInstance, context: FeatureRoutesContext): Promise<void> {
   const { store, clock } = context;
@@ -47,32 +50,51 @@ export async function featureServiceRoutes(app: FastifyInstance, context: Featur
     '',
   );
 
+  serviceRoute<ServiceParams>(
+    app,
+    ['GET', 'POST'],
+    '/FeatureServer/layers',
+    async (request, reply) => {
+      const { service, features } = addressedService(context, request);
+      const resources = features.layers.map((layer) => layerResource(service, layer.definition));
+      return sendAdmin(request, reply, {
+        layers: resources.filter((resource) => resource.type !== 'Table'),
+        tables: resources.filter((resource) => resource.type === 'Table'),
+      });
+    },
+    '',
+  );
+
   serviceRoute<ServiceParams & { layer: string }>(
     app,
     ['GET', 'POST'],
     '/FeatureServer/:layer',
     async (request, reply) => {
       const { service, features } = addressedService(context, request);
-      const { definition } = addressedLayer(features, request.params.layer);
-      return sendAdmin(request, reply, {
-        currentVersion: EMULATED_VERSION,
-        ...definition,
-        capabilities: service.capabilities ?? '',
-        hasAttachments: false,
-        supportsApplyEditsWithGlobalIds: true,
-        supportedQueryFormats: 'JSON',
-        standardMaxRecordCount: definition.maxRecordCount,
-        advancedQueryCapabilities: {
-          supportsPagination: true,
-          supportsOrderBy: true,
-          supportsQueryWithResultType: false,
-          supportsReturningQueryExtent: false,
-        },
-        isDataVersioned: service.versioned === true || service.branchVersioned === true,
-        isDataBranchVersioned: service.branchVersioned === true,
-        isDataArchived: service.archiving === true,
-      });
+      return sendAdmin(request, reply, layerResource(service, addressedLayer(features, request.params.layer).definition));
     },
     '',
   );
+}
+
+/** A layer's (or table's) resource: its definition, with what the service says of its capabilities and data. */
+function layerResource(service: CatalogService, definition: LayerDefinition): Record<string, unknown> & { type: string } {
+  return {
+    currentVersion: EMULATED_VERSION,
+    ...definition,
+    capabilities: service.capabilities ?? '',
+    hasAttachments: false,
+    supportsApplyEditsWithGlobalIds: true,
+    supportedQueryFormats: 'JSON',
+    standardMaxRecordCount: definition.maxRecordCount,
+    advancedQueryCapabilities: {
+      supportsPagination: true,
+      supportsOrderBy: true,
+      supportsQueryWithResultType: false,
+      supportsReturningQueryExtent: false,
+    },
+    isDataVersioned: service.versioned === true || service.branchVersioned === true,
+    isDataBranchVersioned: service.branchVersioned === true,
+    isDataArchived: service.archiving === true,
+  };
 }
