@@ -1,21 +1,9 @@
 import { intersectsEnvelope, projectGeometry, readWkid, type Envelope, type Geometry } from '../arcgis/geometry.js';
 import { InvalidWhereError } from '../arcgis/where/where-error.js';
 import { compileWhere } from '../arcgis/where/where.js';
+import type { ChangeFilters, WithinEnvelope } from '../config/types.js';
 import { GeohookError } from '../errors.js';
 import type { LayerInfo } from './layer-info.js';
-
-/** An envelope, in 4326 (the default) or Web Mercator (`{ "wkid": 3857 }` or 102100). */
-export interface WithinEnvelope extends Envelope {
-  spatialReference?: { wkid: number } | undefined;
-}
-
-/** A service's filters (the `changes` section of GEOHOOK_CONFIG, docs/changes.md#filters). */
-export interface ChangeFilters {
-  /** A clause for every followed layer that has the fields it names, or clauses by layer id. */
-  where?: string | Readonly<Record<string, string>> | undefined;
-  /** Only features whose geometry meets this envelope (tables are not filtered by it). */
-  within?: WithinEnvelope | undefined;
-}
 
 /** What filters one layer: the clause that applies to it, the envelope in its own spatial reference, and both as a test of a row. */
 export interface LayerFilter {

@@ -3,6 +3,7 @@ import { parseServiceName } from '../arcgis/service-name.js';
 import { changeFileOf, type ChangeFile, type ChangeList } from '../arcgis-request/change-file.js';
 import { openChanges, type EsriFeature } from '../arcgis-request/extract-changes.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
+import type { ChangeFilters } from '../config/types.js';
 import { GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import { changesPreviousKey } from '../redis/keys.js';
@@ -17,7 +18,7 @@ import {
   type TrackedFields,
 } from './build-change-events.js';
 import type { ChangeEvent, ChangeSource } from './change-event.js';
-import { layerFilterOf, type ChangeFilters, type LayerFilter } from './change-filter.js';
+import { layerFilterOf, type LayerFilter } from './change-filter.js';
 import { readServiceLayers, type LayerInfo } from './layer-info.js';
 import type { PreviousValues, PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
 import { readCurrentRows } from './read-current-rows.js';

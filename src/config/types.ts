@@ -1,8 +1,21 @@
 import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { AdminAuth } from '../arcgis/admin-auth.js';
+import type { Envelope } from '../arcgis/geometry.js';
 import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
-import type { ChangeFilters } from '../changes/change-filter.js';
+
+/** An envelope, in 4326 (the default) or Web Mercator (`{ "wkid": 3857 }` or 102100). */
+export interface WithinEnvelope extends Envelope {
+  spatialReference?: { wkid: number } | undefined;
+}
+
+/** A service's filters (the `changes` section of GEOHOOK_CONFIG, docs/changes.md#filters). */
+export interface ChangeFilters {
+  /** A clause for every followed layer that has the fields it names, or clauses by layer id. */
+  where?: string | Readonly<Record<string, string>> | undefined;
+  /** Only features whose geometry meets this envelope (tables are not filtered by it). */
+  within?: WithinEnvelope | undefined;
+}
 
 /** A service's settings in the `changes` section of GEOHOOK_CONFIG (docs/configuration.md#changes). */
 export interface ChangesServiceSettings extends ChangeFilters {
