@@ -24,6 +24,8 @@ const layers = {
   backfill: ['arcgis', 'arcgis-request', 'events', 'queue', 'redis'],
   health: ['admin', 'arcgis', 'queue', 'redis', 'registration'],
   changes: ['arcgis', 'arcgis-request', 'backfill', 'config', 'events', 'health', 'queue', 'redis'],
+  mirror: ['changes'],
+  relay: ['arcgis', 'changes', 'events', 'signature'],
   doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],
   recovery: ['arcgis', 'backfill', 'changes', 'config', 'health', 'queue', 'redis', 'registration', 'signature'],
   emulator: ['arcgis', 'config', 'signature'],

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ESLint } from 'eslint';
 import t from 'tap';
@@ -64,4 +64,18 @@ t.test('an import cycle fails the lint', async (t) => {
     results.map((result) => result.messages.map((message) => message.ruleId)),
     [['import-x/no-cycle'], ['import-x/no-cycle']],
   );
+});
+
+t.test('every folder of src/ has its layer rule: importing the command line from any of them fails the lint', async (t) => {
+  const folders = readdirSync(join(root, 'src'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && entry.name !== 'cli')
+    .map((entry) => entry.name);
+  t.ok(folders.length > 10);
+  for (const folder of folders)
+    t.ok(
+      (await rulesBroken("export { printLine } from '../cli/print.js';\n", `src/${folder}/probe.ts`)).includes(
+        'import-x/no-restricted-paths',
+      ),
+      folder,
+    );
 });
