@@ -147,6 +147,7 @@ export async function snapshotService(options: SnapshotOptions): Promise<Snapsho
         ...event,
         source: { origin: 'snapshot', serverGens: [serverGen, serverGen], transaction: { id: transactionId, index: start + index, total } },
       })),
+      ordered,
     );
   }
   for (const layer of ordered) {

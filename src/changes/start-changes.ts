@@ -22,6 +22,7 @@ import {
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
 import { activityKey, changesResolvedKey, changesSchemasKey, changesSnapshotsKey } from '../redis/keys.js';
+import type { RelayFanout } from '../relay/relay-fanout.js';
 import type { TrackedFields } from './build-change-events.js';
 import { changeEventsQueueName, type ChangeSource } from './change-event.js';
 import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
@@ -88,6 +89,8 @@ export interface ChangesOptions {
   fetch?: typeof fetch;
   /** Sends the `change.unresolvable` alert of a range that failed for good (ALERT_URL). */
   alert?: AlertSender;
+  /** Relay routes' fan-out: every batch of change events is handed to it (docs/relays.md). */
+  relays?: RelayFanout;
 }
 
 /** A running resolver. */
@@ -139,7 +142,13 @@ export function startChanges(options: ChangesOptions): Changes {
   let writer: ChangeWriter | undefined;
   /** The change writer, made at first use (its script needs the queues' options). */
   const writerOf = (): ChangeWriter =>
-    (writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs }));
+    (writer ??= new ChangeWriter(connection, {
+      queue: events,
+      backfillQueue: backfill,
+      prefix,
+      dedupMs: options.dedupMs,
+      relays: options.relays,
+    }));
   const online = isOnlineAdminRoot(options.adminUrl);
   const orgId = online ? /\/([^/]+)\/ArcGIS\/rest\/admin\/?$/i.exec(options.adminUrl)?.[1] : undefined;
   const urlOf = (service: string): string => serviceRestUrl(options.adminUrl, service).href;
@@ -281,7 +290,7 @@ export function startChanges(options: ChangesOptions): Changes {
         const batch = await next;
         const end = Math.min(written + CHANGE_BATCH, total);
         next = batchAt(end);
-        added += await writerOf().write(batch.events);
+        added += await writerOf().write(batch.events, opened.layers);
         for (const { key, writes } of batch.writes) await previous.write(key, writes);
         written = end;
         await job.updateData({ ...job.data, written });

@@ -17,6 +17,7 @@ import { connectRedis, createProducerConnection, type RedisClient, type RedisTar
 import { createRegistration } from '../registration/create-registration.js';
 import { registerRegistrationMetrics } from '../registration/registration-metrics.js';
 import type { Registration } from '../registration/registration.js';
+import { startRelays, type Relays } from '../relay/start-relays.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 
 /** Options of {@link startRecovery}: what the receiver already holds. */
@@ -84,7 +85,8 @@ export function startRecovery(options: RecoveryOptions): Recovery {
     ...(alert === undefined ? {} : { onFilled: gapAlerts(alert) }),
   });
   const poller = startPoll(options, auth);
-  const changes = startChangeEvents(options, backfillRedis, auth, alert);
+  const relays = startRelayRoutes(options, backfillRedis);
+  const changes = startChangeEvents(options, backfillRedis, auth, alert, relays);
   const passes = registrationRedis === undefined ? undefined : startPasses(options, registrationRedis, auth, alert);
   return {
     registration: passes?.registration,
@@ -94,6 +96,7 @@ export function startRecovery(options: RecoveryOptions): Recovery {
       await passes?.health.close();
       await poller?.close();
       await changes?.close();
+      await relays?.close();
       // Forced: BullMQ's graceful close can wait forever on a blocking connection that reconnected after a Redis
       // restart (taskforcesh/bullmq#4656). A gap being filled is picked up again, and its event is the same.
       await backfill.close(true);
@@ -118,6 +121,7 @@ function startChangeEvents(
   connection: RedisClient,
   auth: ResolvedAdminAuth | undefined,
   alert: AlertSender | undefined,
+  relays: Relays | undefined,
 ): Changes | undefined {
   if (config.admin === undefined || config.admin.changes.services.length === 0) return undefined;
   return startChanges({
@@ -134,7 +138,14 @@ function startChangeEvents(
     jobOptions: eventQueue.jobOptions,
     logger,
     ...(alert === undefined ? {} : { alert }),
+    ...(relays === undefined ? {} : { relays: relays.fanout }),
   });
+}
+
+/** The relay routes of GEOHOOK_CONFIG, when there are any (docs/relays.md). */
+function startRelayRoutes({ config, logger }: RecoveryOptions, connection: RedisClient): Relays | undefined {
+  if (config.relays.length === 0) return undefined;
+  return startRelays({ routes: config.relays, connection, prefix: config.prefix, completedJobs: config.completedJobs, logger });
 }
 
 /** The poll of the services of `POLL`, when there are any. */

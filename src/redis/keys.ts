@@ -73,3 +73,6 @@ export const changesSchemasKey = (prefix: string): string => `${prefix}:changes:
 
 /** Initial snapshots, by scope: the generation the first one named (`<gen>`), then `done:<gen>` once it was written. */
 export const changesSnapshotsKey = (prefix: string): string => `${prefix}:changes:snapshots`;
+
+/** Relays (docs/relays.md): a route's counts and last error (`delivered`, `failing`, `lastError`, `lastErrorAt`, `lastDeliveredAt`, `alerted`). */
+export const relayStatsKey = (prefix: string, route: string): string => `${prefix}:relay:${route}`;
