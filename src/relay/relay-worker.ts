@@ -1,7 +1,7 @@
 import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connection.js';
-import { deliver, deliveryError, type DeliveryOutcome } from './deliver.js';
+import { deliver, deliveryError, type DeliveryOutcome, type RelayFetch } from './deliver.js';
 import type { RelayEvent } from './relay-event.js';
 import { relayQueueName } from './relay-queues.js';
 import type { RelayRoute } from './relay-route.js';
@@ -21,8 +21,8 @@ export interface RelayWorkerOptions {
   logger: Logger;
   /** Tries in flight at once. @defaultValue 64 */
   concurrency?: number;
-  /** @defaultValue globalThis.fetch (keep-alive: connections to the route are reused) */
-  fetch?: typeof fetch;
+  /** The HTTP client (`createRelayTransport`'s keeps connections to the route open). @defaultValue globalThis.fetch */
+  fetch?: RelayFetch;
   /** Each try's outcome (metrics). */
   onOutcome?: (route: string, outcome: DeliveryOutcome) => void;
   /** A job that used its last try: now a dead letter of the route. */

@@ -5,6 +5,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { RelayFanout } from './relay-fanout.js';
 import { createRelayRoute } from './relay-route.js';
 import { RelayStats } from './relay-stats.js';
+import { createRelayTransport } from './relay-transport.js';
 import { startRelayWorker, type RelayWorkerOptions } from './relay-worker.js';
 
 /** Options of {@link startRelays}. */
@@ -18,8 +19,8 @@ export interface RelaysOptions {
   logger: Logger;
   /** Tries in flight at once per route. @defaultValue 64 */
   concurrency?: number;
-  /** @defaultValue globalThis.fetch */
-  fetch?: typeof fetch;
+  /** The HTTP client of every route. @defaultValue a keep-alive pool of undici's (`createRelayTransport`) */
+  fetch?: RelayWorkerOptions['fetch'];
   onOutcome?: RelayWorkerOptions['onOutcome'];
   onDeadLetter?: RelayWorkerOptions['onDeadLetter'];
   onFailing?: (route: string, failing: number, lastError: string) => void;
@@ -37,6 +38,8 @@ export function startRelays(options: RelaysOptions): Relays {
   const routes = options.routes.map(createRelayRoute);
   const stats = new RelayStats({ redis: connection, prefix, ...(options.onFailing === undefined ? {} : { onFailing: options.onFailing }) });
   const fanout = new RelayFanout(connection, { routes, prefix, completedJobs: options.completedJobs });
+  const transport = options.fetch === undefined ? createRelayTransport() : undefined;
+  const fetch = options.fetch ?? transport!.fetch;
   const workers: Worker[] = routes.map((route) =>
     startRelayWorker({
       route,
@@ -45,7 +48,7 @@ export function startRelays(options: RelaysOptions): Relays {
       stats,
       logger,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      fetch,
       ...(options.onOutcome === undefined ? {} : { onOutcome: options.onOutcome }),
       ...(options.onDeadLetter === undefined ? {} : { onDeadLetter: options.onDeadLetter }),
     }),
@@ -58,6 +61,7 @@ export function startRelays(options: RelaysOptions): Relays {
       await Promise.all(workers.map((worker) => worker.close(true)));
       await stats.close();
       await fanout.close();
+      await transport?.close();
     },
   };
 }
