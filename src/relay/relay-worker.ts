@@ -11,6 +11,15 @@ import { createRelayBackoff } from './retry-schedule.js';
 /** @defaultValue of {@link RelayWorkerOptions.concurrency}: tries in flight per route and receiver. */
 export const DEFAULT_RELAY_CONCURRENCY = 64;
 
+/**
+ * How long a try's lock lasts (renewed while it runs): a worker killed mid-try has its jobs taken again by another
+ * (or its successor) within this and {@link RELAY_STALLED_CHECK_MS}, under the same `webhook-id`.
+ */
+export const RELAY_LOCK_MS = 10_000;
+
+/** How often a worker looks for jobs whose worker died. */
+export const RELAY_STALLED_CHECK_MS = 5_000;
+
 /** Options of {@link startRelayWorker}. */
 export interface RelayWorkerOptions {
   route: RelayRoute;
@@ -52,6 +61,8 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RelayEvent
       connection: options.connection,
       prefix: options.prefix,
       concurrency: options.concurrency ?? DEFAULT_RELAY_CONCURRENCY,
+      lockDuration: RELAY_LOCK_MS,
+      stalledInterval: RELAY_STALLED_CHECK_MS,
       settings: { backoffStrategy: createRelayBackoff({ scheduleMs: route.scheduleMs, jitter: route.jitter }) },
     },
   );

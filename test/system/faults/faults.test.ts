@@ -33,7 +33,7 @@ interface FaultRow {
 t.setTimeout(5 * 60_000);
 
 t.test(
-  'the fault suite (loads of 3 s, Redis outages shortened to 3 s, 5,000 adds) keeps every acknowledged delivery exactly once: receiver killed, Redis killed (strict; fast reported), Redis down with and without a spool, receiver restarted under emulator retries; and every added feature one change event with the resolver or Redis killed mid-resolution',
+  'the fault suite (loads of 3 s, Redis outages shortened to 3 s, 5,000 adds) keeps every acknowledged delivery exactly once: receiver killed, Redis killed (strict; fast reported), Redis down with and without a spool, receiver restarted under emulator retries; and every added feature one change event with the resolver or Redis killed mid-resolution; and every relayed event at every route with geohook killed or the endpoint down mid-burst',
   async (t) => {
     const suite = await run(
       process.execPath,
@@ -65,6 +65,8 @@ t.test(
         'emulator-retry fast',
         'changes-resolver-kill fast',
         'changes-redis-kill strict',
+        'relay-kill fast',
+        'relay-sink-outage fast',
       ],
       'a row for every fault, the Redis kill on both durabilities',
     );
@@ -107,6 +109,13 @@ t.test(
       row('redis-outage-spool').sent,
       'redis-outage-spool: with a spool every delivery is acknowledged',
     );
+    for (const fault of ['relay-kill', 'relay-sink-outage']) {
+      const r = row(fault);
+      t.ok(
+        (r.writtenAtFault ?? 0) < r.sent,
+        `${fault}: the fault struck mid-burst (${r.writtenAtFault} of ${r.sent} events relayed), and every event reached every route after it`,
+      );
+    }
     for (const [fault, durability] of [
       ['changes-resolver-kill', 'fast'],
       ['changes-redis-kill', 'strict'],
