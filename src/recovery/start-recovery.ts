@@ -17,6 +17,8 @@ import { connectRedis, createProducerConnection, type RedisClient, type RedisTar
 import { createRegistration } from '../registration/create-registration.js';
 import { registerRegistrationMetrics } from '../registration/registration-metrics.js';
 import type { Registration } from '../registration/registration.js';
+import { createRelayAlerts } from '../relay/relay-alerts.js';
+import { registerRelayMetrics } from '../relay/relay-metrics.js';
 import { startRelays, type Relays } from '../relay/start-relays.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 
@@ -85,7 +87,7 @@ export function startRecovery(options: RecoveryOptions): Recovery {
     ...(alert === undefined ? {} : { onFilled: gapAlerts(alert) }),
   });
   const poller = startPoll(options, auth);
-  const relays = startRelayRoutes(options, backfillRedis);
+  const relays = startRelayRoutes(options, backfillRedis, alert);
   const changes = startChangeEvents(options, backfillRedis, auth, alert, relays);
   const passes = registrationRedis === undefined ? undefined : startPasses(options, registrationRedis, auth, alert);
   return {
@@ -142,10 +144,28 @@ function startChangeEvents(
   });
 }
 
-/** The relay routes of GEOHOOK_CONFIG, when there are any (docs/relays.md). */
-function startRelayRoutes({ config, logger }: RecoveryOptions, connection: RedisClient): Relays | undefined {
+/** The relay routes of GEOHOOK_CONFIG, when there are any (docs/relays.md), with their metrics and alerts. */
+function startRelayRoutes(
+  { config, logger, metricsRegistry }: RecoveryOptions,
+  connection: RedisClient,
+  alert: AlertSender | undefined,
+): Relays | undefined {
   if (config.relays.length === 0) return undefined;
-  return startRelays({ routes: config.relays, connection, prefix: config.prefix, completedJobs: config.completedJobs, logger });
+  const metrics = registerRelayMetrics(metricsRegistry);
+  const alerts = alert === undefined ? undefined : createRelayAlerts({ redis: connection, prefix: config.prefix, alert });
+  return startRelays({
+    routes: config.relays,
+    connection,
+    prefix: config.prefix,
+    completedJobs: config.completedJobs,
+    logger,
+    onOutcome: metrics.onOutcome,
+    onDeadLetter: (route, job, err) => {
+      metrics.onDeadLetter(route);
+      alerts?.deadLetter(route, job.id, err.message);
+    },
+    ...(alerts === undefined ? {} : { onFailing: alerts.failing }),
+  });
 }
 
 /** The poll of the services of `POLL`, when there are any. */

@@ -28,10 +28,10 @@ async function addParcels(emulator: TestEmulator, count: number): Promise<void> 
 }
 
 /** geohook following Parcels with `relays`, and `geohook relay …` run against it. */
-async function setUp(t: Test, relays: unknown[]) {
+async function setUp(t: Test, relays: unknown[], extra: Record<string, string> = {}) {
   const emulator = await startEmulator(t);
   const prefix = uniquePrefix();
-  const env = { ...registrationEnv(emulator, [PARCELS], prefix), CHANGES: PARCELS, GEOHOOK_CONFIG: configFile(t, { relays }) };
+  const env = { ...registrationEnv(emulator, [PARCELS], prefix), CHANGES: PARCELS, GEOHOOK_CONFIG: configFile(t, { relays }), ...extra };
   const geohook = await startGeohook(t, redis, env);
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
   const cliEnv = { ...env, REDIS_URL: redis.url };
@@ -42,12 +42,14 @@ async function setUp(t: Test, relays: unknown[]) {
   };
   const status = async (name: string): Promise<RelayRouteStatus> =>
     ((await relay('status', '--json')) as { routes: RelayRouteStatus[] }).routes.find((route) => route.name === name)!;
-  return { emulator, relay, status };
+  const metrics = async (): Promise<string> => (await fetch(`${geohook.url}/metrics`)).text();
+  return { emulator, relay, status, metrics };
 }
 
 const quickRetry = (attempts: number, delayMs: number) => ({ attempts, backoff: { type: 'fixed', delayMs, jitter: 0 } });
 
-t.test('a sink answering 500: each event a dead letter after the schedule, replayed once the sink is fixed', async (t) => {
+t.test('a sink answering 500: each event a dead letter after the schedule, one alert, replayed once the sink is fixed', async (t) => {
+  const alerts = await startSink(t, (_request, response) => response.writeHead(204).end());
   let answer = 500;
   const accepted: string[] = [];
   const sink = await startSink(t, (request, response, body) => {
@@ -57,9 +59,11 @@ t.test('a sink answering 500: each event a dead letter after the schedule, repla
     }
     response.writeHead(answer).end();
   });
-  const { emulator, relay, status } = await setUp(t, [
-    { name: 'sick', url: sink.url, types: ['change.*'], secret: SECRET_A, retry: quickRetry(3, 50) },
-  ]);
+  const { emulator, relay, status, metrics } = await setUp(
+    t,
+    [{ name: 'sick', url: sink.url, types: ['change.*'], secret: SECRET_A, retry: quickRetry(3, 50) }],
+    { ALERT_URL: alerts.url, ALERT_DEBOUNCE_SECONDS: '0' },
+  );
   await addParcels(emulator, 2);
   const dead = await waitFor('2 dead letters', async () => {
     const route = await status('sick');
@@ -67,6 +71,12 @@ t.test('a sink answering 500: each event a dead letter after the schedule, repla
   });
   t.match(dead, { delivered: 0, failing: 6, lastError: 'answered 500' }, 'three tries each, every one failed');
   t.equal(sink.received.length, 6, 'no try after the last');
+  const text = await metrics();
+  t.match(text, /geohook_relay_tries_total\{route="sick",outcome="status"\} 6/);
+  t.match(text, /geohook_relay_dead_letters_total\{route="sick"\} 2/);
+  await waitFor('the alert', () => alerts.received.length > 0);
+  t.equal(alerts.received.length, 1, 'one alert for the episode, not one per dead letter');
+  t.match(JSON.parse(alerts.received[0]!.body.toString('utf8')), { event: 'relay.failing', route: 'sick', text: /relay route sick/ });
 
   answer = 204;
   const replayed = (await relay('replay', '--name', 'sick')) as { replayed: number; ids: string[] };
