@@ -4,6 +4,7 @@ import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
 import { GeohookError } from '../errors.js';
+import type { EventFamily } from '../events/envelope.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { EventQueue } from '../queue/event-queue.js';
 import { PingLog } from '../queue/ping-log.js';
@@ -18,6 +19,10 @@ import { healthRoutes } from './health-routes.js';
 import { startKeyReload } from './key-reloader.js';
 import { createReceiverMetrics } from './metrics.js';
 import { webhookRoutes } from './webhook-route.js';
+
+/** The event families relay routes take (`feature.*`, `gp.*` patterns): their new events go to the relay inbox. */
+const relayFamiliesOf = (routes: GeohookConfig['relays']): EventFamily[] =>
+  (['feature', 'gp'] as const).filter((family) => routes.some((route) => route.types.some((type) => type.startsWith(`${family}.`))));
 
 /** Options of {@link buildReceiver}. */
 export interface ReceiverOptions {
@@ -114,6 +119,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     durability: config.durability,
     ...(config.spoolDir === undefined ? {} : { spoolDir: config.spoolDir }),
     log: app.log,
+    relayFamilies: relayFamiliesOf(config.relays),
   });
   const metrics = createReceiverMetrics(eventQueue);
   capConnections(app.server, config.maxConnections, app.log, () => metrics.connectionsDropped.inc());

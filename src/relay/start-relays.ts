@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import type { RedisClient } from '../redis/connection.js';
 import { RelayFanout } from './relay-fanout.js';
+import { startRelayInbox } from './relay-inbox.js';
 import { createRelayRoute } from './relay-route.js';
 import { RelayStats } from './relay-stats.js';
 import { createRelayTransport } from './relay-transport.js';
@@ -32,7 +33,10 @@ export interface Relays {
   close(): Promise<void>;
 }
 
-/** Relays (docs/relays.md): a queue and a worker per configured route, and the fan-out that fills the queues. */
+/**
+ * Relays (docs/relays.md): a queue and a worker per configured route, the fan-out that fills the queues (change
+ * writers hand it their batches), and the loop that hands it the feature and GP events of the relay inbox.
+ */
 export function startRelays(options: RelaysOptions): Relays {
   const { connection, prefix, logger } = options;
   const routes = options.routes.map(createRelayRoute);
@@ -53,11 +57,15 @@ export function startRelays(options: RelaysOptions): Relays {
       ...(options.onDeadLetter === undefined ? {} : { onDeadLetter: options.onDeadLetter }),
     }),
   );
+  // Feature and GP events come through the inbox the accept script fills; change events from the change writer.
+  const takesStored = options.routes.some((route) => route.types.some((type) => !type.startsWith('change.')));
+  const inbox = takesStored ? startRelayInbox({ connection, prefix, fanout, logger }) : undefined;
   logger.info({ routes: routes.map((route) => route.name) }, 'relaying events');
   return {
     fanout,
     async close() {
       // Forced, as the backfill worker is closed: a try cut short is tried again, under the same webhook-id.
+      await inbox?.close();
       await Promise.all(workers.map((worker) => worker.close(true)));
       await stats.close();
       await fanout.close();

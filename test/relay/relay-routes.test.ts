@@ -160,3 +160,33 @@ t.test('relay routes: signed for both verifiers, filtered by where and changed, 
   t.throws(() => new SvixWebhook(SECRET_A).verify(old.body, old.headers), 'signed 10 minutes ago: refused (svix)');
   t.equal(fresh.body, body, 'the body relayed is the Standard Webhooks body of the event');
 });
+
+t.test('feature events: each accepted delivery relayed once to a Power Automate route, with its secret and webhook-id', async (t) => {
+  const flow = await startSink(t, (_request, response) => response.writeHead(202).end());
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const route = { name: 'flow', url: flow.url, types: ['feature.*'], format: 'powerautomate', secret: 'a-flow-secret-of-24-chars' };
+  const geohook = await startGeohook(t, redis, {
+    ...registrationEnv(emulator, [PARCELS], prefix),
+    GEOHOOK_CONFIG: configFile(t, { relays: [route] }),
+  });
+  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+  const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/0`;
+  const authentication = ApiKeyManager.fromKey(await emulator.token());
+  await applyEdits({ url, authentication, adds: [{ attributes: { parcel_id: 'F1', status: 'Open' } }] });
+  await applyEdits({ url, authentication, adds: [{ attributes: { parcel_id: 'F2', status: 'Open' } }] });
+  await waitFor('two feature events relayed', () => flow.received.length >= 2);
+  const bodies = flow.received.map((request) => JSON.parse(request.body.toString('utf8')) as { id: string; type: string; family: string });
+  t.same(
+    flow.received.map((request) => request.headers['webhook-id']),
+    bodies.map((body) => body.id),
+    'webhook-id is the stored event id',
+  );
+  t.equal(new Set(bodies.map((body) => body.id)).size, 2, 'two events, each once');
+  t.ok(bodies.every((body) => body.family === 'feature' && body.type.startsWith('feature.')));
+  t.ok(
+    flow.received.every((request) => request.headers['x-geohook-secret'] === route.secret),
+    'the shared secret in its header',
+  );
+  t.notOk('rawBody' in bodies[0]!, 'the readable event, without its base64 bytes');
+});
