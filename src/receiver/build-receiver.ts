@@ -11,6 +11,7 @@ import { PingLog } from '../queue/ping-log.js';
 import { readServiceReports } from '../queue/service-report.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
 import { readFailingServices } from '../redis/failing-services.js';
+import { readRelayStatus } from '../relay/relay-status.js';
 import { HookKeys } from '../signature/hook-keys.js';
 import { clientErrorHandler } from './client-error.js';
 import { capConnections, enforceFirstRequestDeadlines } from './connection-guards.js';
@@ -200,6 +201,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
       services: () => readServiceReports(connection, config.prefix),
       failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
       changeEvents: () => readChangesStatus(connection, config.prefix),
+      relays: () => readRelayStatus(connection, config.prefix, config.relays),
       staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
       secureCookie: config.publicUrl.startsWith('https://'),
     });
