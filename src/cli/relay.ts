@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig, type GeohookConfig } from '../config/load-config.js';
-import { ConfigError } from '../errors.js';
+import { GeohookError } from '../errors.js';
 import { replayDeadLetters } from '../relay/relay-replay.js';
 import { readRelayStatus } from '../relay/relay-status.js';
 import { addQueueOptions, configOverrides } from './config-options.js';
@@ -52,7 +52,7 @@ export function registerRelay(relay: Command): void {
       const config = configOf(flags);
       const name = flags.name!;
       if (!config.relays.some((route) => route.name === name))
-        throw new ConfigError(`relay replay: no route "${name}" in GEOHOOK_CONFIG's relays`);
+        throw new GeohookError('GEOHOOK_ERR_RELAY_UNKNOWN_ROUTE', `relay replay: no route "${name}" in GEOHOOK_CONFIG's relays`);
       const { connection } = await connectQueueRedis(config);
       try {
         const replayed = await replayDeadLetters(connection, config.prefix, name, flags.id ?? []);

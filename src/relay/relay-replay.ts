@@ -1,5 +1,5 @@
 import { Job, Queue } from 'bullmq';
-import { ConfigError } from '../errors.js';
+import { GeohookError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { relayQueueName } from './relay-queues.js';
 
@@ -24,7 +24,7 @@ export async function replayDeadLetters(
       for (const id of ids) {
         const job = await Job.fromId(queue, id);
         if (job === undefined || !(await job.isFailed()))
-          throw new ConfigError(`relay replay: ${id} is not a dead letter of route "${route}"`);
+          throw new GeohookError('GEOHOOK_ERR_RELAY_NOT_DEAD_LETTER', `relay replay: ${id} is not a dead letter of route "${route}"`);
         jobs.push(job);
       }
     }
