@@ -13,8 +13,8 @@ import { createRelayRoute } from '../../../src/relay/relay-route.js';
 import { percentile } from '../changes/change-latency.js';
 import { Child } from '../ipc.js';
 import { startRedis } from '../redis.js';
-import type { RelaySinkStats } from '../workers/relay-sink.js';
 import { benchChangeEvent } from './bench-events.js';
+import { rateOf, sinkHolds } from './sink-wait.js';
 
 /** What `npm run bench -- --relay` prints under `relay`. */
 export interface RelayResult {
@@ -46,19 +46,6 @@ export interface RelaySettings {
 const PREFIX = 'bench-relay';
 const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits until the sink holds `count` distinct events; resolves to its stats. */
-async function sinkHolds(sink: Child, count: number, timeoutMs: number): Promise<RelaySinkStats> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const stats = await sink.call<RelaySinkStats>('stats');
-    if (stats.distinct >= count) return stats;
-    if (Date.now() > deadline) throw new Error(`relay: the sink holds ${stats.distinct} of ${count} events after ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
-
-const rateOf = (stats: RelaySinkStats, count: number): number => (count * 1000) / Math.max(1, stats.lastAtMs! - stats.firstAtMs!);
 
 /**
  * Relays under volume and at a steady pace, each piece in a process of its own beside a fresh redis-server: `events`
