@@ -102,6 +102,15 @@ export const errorCodes = {
     summary:
       "A relay route did not take an event: it answered other than 2xx (a redirect included, never followed), or timed out, or could not be reached; the try is retried on the route's schedule.",
   },
+  GEOHOOK_ERR_RELAY_UNKNOWN_ROUTE: {
+    statusCode: 404,
+    summary: 'No relay route of that name is in the relays of GEOHOOK_CONFIG (geohook relay replay --name).',
+  },
+  GEOHOOK_ERR_RELAY_NOT_DEAD_LETTER: {
+    statusCode: 404,
+    summary:
+      'An event id given to geohook relay replay is not a dead letter of the route: it was delivered, is still being tried, or the route never took it.',
+  },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

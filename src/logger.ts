@@ -53,6 +53,13 @@ function withoutTokens(url: string): string {
   return url.slice(0, start) + query;
 }
 
+/** A relay route as logged: a route object by its name, format and types only; a route's name as it is. */
+function routeForLog(route: unknown): unknown {
+  if (typeof route !== 'object' || route === null) return route;
+  const { name, format, types } = route as Record<string, unknown>;
+  return { name, format, types };
+}
+
 /** A logged Redis URL with its password censored (`redis://user:[redacted]@host:port`). */
 function withoutPassword(url: unknown): unknown {
   return typeof url === 'string' ? url.replace(/^([a-z][a-z\d+.-]*:\/\/[^:@/]*:)[^@/]*@/i, '$1[redacted]@') : url;
@@ -82,6 +89,10 @@ export function createLoggerOptions(settings: LoggerSettings = {}): LoggerOption
         remoteAddress: req.ip,
       }),
       redisUrl: withoutPassword,
+      // A relay route is logged by its name, format and types: its URL may carry a signature (Power Automate's),
+      // its headers credentials, its secret is a secret.
+      route: routeForLog,
+      relays: (routes: unknown) => (Array.isArray(routes) ? routes.map(routeForLog) : routes),
     },
     redact: {
       paths: [...headers.map((name) => `req.headers["${name}"]`), ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`])],

@@ -129,3 +129,23 @@ t.test('the password of a logged redisUrl never reaches a log line', async (t) =
     ['redis://:[redacted]@127.0.0.1:6379', 'rediss://user:[redacted]@redis.example:6380/0', 'redis://127.0.0.1:6379'],
   );
 });
+
+t.test('a relay route is logged by its name, format and types: never its secret, URL or headers', async (t) => {
+  const { logger, lines } = capturingLogger('info');
+  const route = {
+    name: 'flow',
+    url: 'https://prod.example.logic.azure.com/workflows/1/triggers/manual?sig=SIGNATURE-IN-URL',
+    types: ['change.*'],
+    format: 'powerautomate',
+    secret: 'SHARED-SECRET-VALUE',
+    headers: { authorization: 'Bearer HEADER-CREDENTIAL' },
+  };
+  logger.info({ route }, 'one route');
+  logger.info({ relays: [route, { ...route, name: 'second', secret: ['whsec_A', 'whsec_B'] }] }, 'all routes');
+  logger.info({ route: 'flow' }, 'a route by name');
+  const text = lines.join('\n');
+  t.notMatch(text, /SIGNATURE-IN-URL|SHARED-SECRET-VALUE|HEADER-CREDENTIAL|whsec_/);
+  t.match(JSON.parse(lines[0]!), { route: { name: 'flow', format: 'powerautomate', types: ['change.*'] } });
+  t.match(JSON.parse(lines[1]!), { relays: [{ name: 'flow' }, { name: 'second' }] });
+  t.match(JSON.parse(lines[2]!), { route: 'flow' });
+});

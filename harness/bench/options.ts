@@ -31,6 +31,10 @@ export interface BenchOptions {
   changesEdits: number;
   /** Run only the change-events section. */
   changes: boolean;
+  /** Events queued for a relay route and timed draining to a local sink. */
+  relayEvents: number;
+  /** Run only the relay section. */
+  relay: boolean;
   /** Run only the scale section (a large organization: registration, recovery, dedup memory, backfill bytes). */
   scale: boolean;
   /** Services of the scale section's registration; half as many deactivated in its recovery. */
@@ -67,6 +71,9 @@ export const usage = `npm run bench -- [options]
                           (default 100000; quick 10000)
   --changes-edits N       the single edits of that section (default 200; quick 50)
   --changes               only that change-events section (under a minute)
+  --relay-events N        events queued for a relay route, timed draining to a local sink (default 20000; quick 5000)
+  --relay                 only the relay section: deliveries/s, against a worker awaiting one fetch per event, and
+                          change event to sink at 500 events/s (under a minute)
   --cpu-prof              profile geohook's server, the end-to-end consumer, the emulator and geohook's server of the
                           change events (bench-profiles/), print their top 15 frames
   --help`;
@@ -107,6 +114,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       'changes-features': { type: 'string' },
       'changes-edits': { type: 'string' },
       changes: { type: 'boolean', default: false },
+      'relay-events': { type: 'string' },
+      relay: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
       'scale-services': { type: 'string' },
@@ -134,6 +143,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     changesFeatures: whole('changes-features', values['changes-features'], quick ? 10_000 : 100_000, 1),
     changesEdits: whole('changes-edits', values['changes-edits'], quick ? 50 : 200, 10),
     changes: values.changes,
+    relayEvents: whole('relay-events', values['relay-events'], quick ? 5000 : 20_000, 100),
+    relay: values.relay,
     cpuProf: values['cpu-prof'],
     scale: values.scale,
     scaleServices: whole('scale-services', values['scale-services'], 1000, 2),

@@ -14,6 +14,7 @@ import { Child } from './ipc.js';
 import { parseOptions, usage, type BenchOptions } from './options.js';
 import { BODY_BYTES } from './payloads.js';
 import { profileFiles, topFrames } from './profile/top-frames.js';
+import { mainRelay } from './relay/relay-section.js';
 import { evaluateTargets, formatEmulatorFeatures, formatReport, perRoundRatios, summarizeCase, type BenchReport } from './report.js';
 import { formatScale, runScale } from './scale/run-scale.js';
 
@@ -128,6 +129,10 @@ async function main(): Promise<number> {
   if (typeof options === 'number') return options;
   if (options.scale) return mainScale(options);
   if (options.features) return mainFeatures(options);
+  if (options.relay) {
+    warnIfBusy();
+    return mainRelay(options, log);
+  }
   if (options.changes) {
     warnIfBusy();
     return mainChanges(options, options.cpuProf ? newProfileDir() : undefined, log);

@@ -9,6 +9,8 @@ export const faultNames = [
   'emulator-retry',
   'changes-resolver-kill',
   'changes-redis-kill',
+  'relay-kill',
+  'relay-sink-outage',
 ] as const;
 export type FaultName = (typeof faultNames)[number];
 
@@ -37,6 +39,8 @@ export interface FaultRow {
   gaveUp?: number;
   /** Deliveries the emulator had to try more than once (emulator-retry). */
   retried?: number;
+  /** Requests a relay route took beyond one per event (`relay-*`): at-least-once repeats, deduplicated by `webhook-id`. */
+  relayRepeats?: number;
   /** Change events written just before the kill (`changes-*`): above 0 and below `sent` when it struck mid-resolution. */
   writtenAtFault?: number;
   /** How the fault went: answers by status, timings. */

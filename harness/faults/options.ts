@@ -15,6 +15,8 @@ export interface FaultsOptions {
   outageSeconds: number;
   /** Features added in one generation in the change-event scenarios. */
   adds: number;
+  /** Features added in one generation in the relay scenarios. */
+  relayAdds: number;
   /** Faults to run, in the suite's order. */
   only: FaultName[];
   /** Keep every scenario's directory (else only those of broken rows). */
@@ -27,8 +29,9 @@ export const usage = `npm run test:faults -- [options]
   --rate N               deliveries per second of the load generator (default 500)
   --concurrency N        requests in flight at most (default 32)
   --load-seconds S       length of the load while a receiver or Redis is killed (default 6)
-  --outage-seconds S     how long Redis stays down in the outage faults (default 30)
+  --outage-seconds S     how long Redis, or the relays' endpoint, stays down in the outage faults (default 30)
   --adds N               features added in one generation in the change-event faults (default 20000)
+  --relay-adds N         features added in one generation in the relay faults, each relayed to 2 routes (default 2000)
   --only LIST            comma-separated faults to run: ${faultNames.join(', ')} (default all)
   --keep                 keep every scenario's directory (Redis files, spool, receiver log)
   --help`;
@@ -54,6 +57,7 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
       'load-seconds': { type: 'string' },
       'outage-seconds': { type: 'string' },
       adds: { type: 'string' },
+      'relay-adds': { type: 'string' },
       only: { type: 'string' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -70,6 +74,7 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
     loadSeconds: positive('load-seconds', values['load-seconds'], 6, false),
     outageSeconds: positive('outage-seconds', values['outage-seconds'], 30, false),
     adds: positive('adds', values.adds, 20_000, true),
+    relayAdds: positive('relay-adds', values['relay-adds'], 2000, true),
     only: faultNames.filter((name) => only.includes(name)),
     keepDirs: values.keep,
   };

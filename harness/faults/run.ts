@@ -8,6 +8,7 @@ import { runEmulatorRetry } from './scenarios/emulator-retry.js';
 import { runReceiverKill } from './scenarios/receiver-kill.js';
 import { runRedisKill } from './scenarios/redis-kill.js';
 import { runRedisOutage } from './scenarios/redis-outage.js';
+import { runRelayFault } from './scenarios/relay-kill.js';
 
 /**
  * `npm run test:faults`: each fault on a fresh redis-server and its own receiver process, under a load of
@@ -40,6 +41,9 @@ function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => 
       return [['fast', () => runChangesKill(options, 'receiver', 'fast')]];
     case 'changes-redis-kill':
       return [['strict', () => runChangesKill(options, 'redis', 'strict')]];
+    case 'relay-kill':
+    case 'relay-sink-outage':
+      return [['fast', () => runRelayFault(options, fault)]];
   }
 }
 

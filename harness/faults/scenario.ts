@@ -12,6 +12,8 @@ export interface ScenarioOptions {
   outageSeconds: number;
   /** Features added in one generation in the change-event scenarios. */
   adds: number;
+  /** Features added in one generation in the relay scenarios (each relayed to two routes). */
+  relayAdds: number;
   /** Keep every scenario's directory (Redis files, spool, receiver log); else only those of broken rows. */
   keepDirs: boolean;
   /** Progress, to stderr. */

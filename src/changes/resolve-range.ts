@@ -63,6 +63,8 @@ export interface OpenedRange {
   events(from: number, to: number): Promise<RangeBatch>;
   /** Each layer's field names as now read, by the layer's previous-values scope (`<scope>#<layer>`). */
   schemas: Map<string, string[]>;
+  /** The layers of the range, as now read (relay routes' `where` clauses read their fields). */
+  layers: readonly LayerInfo[];
   /** A server that answers ids only is read up to now: the generation it was read to, where the next range starts. */
   readUpTo?: number;
   /** Lets go of the change file. */
@@ -190,6 +192,7 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       total,
       events: (from, to) => readBatch({ file, segments, rangeContext, context, scope: range.scope, source }, from, to),
       schemas: new Map(scoped.map((layer) => [layerScopeOf(range.scope, layer.id), layer.fields.map((field) => field.name).sort()])),
+      layers: scoped,
       ...(readUpTo === undefined ? {} : { readUpTo }),
       close: () => file.close(),
     };

@@ -175,6 +175,7 @@ export async function snapshotService(options: SnapshotOptions): Promise<Snapsho
           ...event,
           source: { origin: 'snapshot', serverGens: [serverGen, serverGen], transaction: { id: transactionId, index: index++, total } },
         })),
+        ordered,
       );
       for (const layer of ordered) {
         const writes = batch.filter((row) => row.layerId === layer.id).map(({ write }) => write);

@@ -25,7 +25,7 @@ import { activityKey, changesResolvedKey, changesSchemasKey, changesSnapshotsKey
 import type { TrackedFields } from './build-change-events.js';
 import { changeEventsQueueName, type ChangeSource } from './change-event.js';
 import { changesQueueName } from './change-queues.js';
-import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
+import { CHANGE_BATCH, ChangeWriter, type ChangeFanout } from './change-writer.js';
 import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
 import { PreviousValuesStore } from './previous-values.js';
 import { RangeClaims, type ClaimedRange } from './range-claims.js';
@@ -86,6 +86,8 @@ export interface ChangesOptions {
   fetch?: typeof fetch;
   /** Sends the `change.unresolvable` alert of a range that failed for good (ALERT_URL). */
   alert?: AlertSender;
+  /** Relay routes' fan-out: every batch of change events is handed to it (docs/relays.md). */
+  relays?: ChangeFanout;
 }
 
 /** A running resolver. */
@@ -137,7 +139,13 @@ export function startChanges(options: ChangesOptions): Changes {
   let writer: ChangeWriter | undefined;
   /** The change writer, made at first use (its script needs the queues' options). */
   const writerOf = (): ChangeWriter =>
-    (writer ??= new ChangeWriter(connection, { queue: events, backfillQueue: backfill, prefix, dedupMs: options.dedupMs }));
+    (writer ??= new ChangeWriter(connection, {
+      queue: events,
+      backfillQueue: backfill,
+      prefix,
+      dedupMs: options.dedupMs,
+      relays: options.relays,
+    }));
   const online = isOnlineAdminRoot(options.adminUrl);
   const orgId = online ? /\/([^/]+)\/ArcGIS\/rest\/admin\/?$/i.exec(options.adminUrl)?.[1] : undefined;
   const urlOf = (service: string): string => serviceRestUrl(options.adminUrl, service).href;
@@ -279,7 +287,7 @@ export function startChanges(options: ChangesOptions): Changes {
         const batch = await next;
         const end = Math.min(written + CHANGE_BATCH, total);
         next = batchAt(end);
-        added += await writerOf().write(batch.events);
+        added += await writerOf().write(batch.events, opened.layers);
         for (const { key, writes } of batch.writes) await previous.write(key, writes);
         written = end;
         await job.updateData({ ...job.data, written });

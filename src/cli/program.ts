@@ -61,6 +61,11 @@ const commands: readonly CommandEntry[] = [
     load: async () => (await import('./changes.js')).registerChanges,
   },
   {
+    name: 'relay',
+    description: 'relay routes: delivered, failing, dead letters (status), and dead letters sent again (replay)',
+    load: async () => (await import('./relay.js')).registerRelay,
+  },
+  {
     name: 'events',
     description: 'inspect the queues: job counts, dead letters (failed jobs), retry them, replay an event',
     load: async () => (await import('./events.js')).registerEvents,

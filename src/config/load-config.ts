@@ -206,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     retry: parsedFile.data.retry,
     dashboard: dashboardConfig(vars.DASHBOARD_TOKEN, parsedFile.data.dashboard, `GEOHOOK_CONFIG (${vars.GEOHOOK_CONFIG})`),
     metricsToken: vars.METRICS_TOKEN,
+    relays: parsedFile.data.relays,
     backfill: { concurrency: vars.BACKFILL_CONCURRENCY, timeoutSeconds: vars.BACKFILL_TIMEOUT_SECONDS },
     alertUrl: vars.ALERT_URL,
     alertDebounceSeconds: vars.ALERT_DEBOUNCE_SECONDS,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseWhere } from '../arcgis/where/where-parser.js';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from './defaults.js';
 import { orgSettingsSchema, placementSchema, registerEntry, serviceName } from './org-schema.js';
+import { relaysSchema } from './relay-schema.js';
 
 const hookName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
 
@@ -407,6 +408,8 @@ export const configFileSchema = z
           .strict(),
       )
       .default({}),
+    /** Relay routes: where events are sent on, signed, in which format (docs/relays.md). */
+    relays: relaysSchema({ retry: retrySchema, where: whereClause }).default([]),
     /** Seconds between two reloads of the generated signature keys from Redis (picks up a key rotation). @defaultValue 5 */
     keyReloadSeconds: z.number().min(0.05).max(3600).default(5),
     /**

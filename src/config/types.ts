@@ -3,6 +3,7 @@ import type { AdminAuth } from '../arcgis/admin-auth.js';
 import type { Envelope } from '../arcgis/geometry.js';
 import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
+import type { RelayRouteConfig } from './relay-schema.js';
 
 /** An envelope, in 4326 (the default) or Web Mercator (`{ "wkid": 3857 }` or 102100). */
 export interface WithinEnvelope extends Envelope {
@@ -118,6 +119,8 @@ export interface GeohookConfig {
   readonly dashboard: DashboardConfig | undefined;
   /** The bearer token `GET /metrics` requires (METRICS_TOKEN); `undefined` (the default): `/metrics` is open. */
   readonly metricsToken: string | undefined;
+  /** Relay routes (`relays` in GEOHOOK_CONFIG); none by default. */
+  readonly relays: readonly RelayRouteConfig[];
 }
 
 /** How long the receiver waits for a client, in milliseconds; a client that takes longer is cut off. */

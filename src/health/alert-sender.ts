@@ -4,7 +4,8 @@ import { alertDebounceKey } from '../redis/keys.js';
 import { alertText } from './alert-text.js';
 
 /** What an alert is about (docs/backfill.md#alerts). */
-export type AlertEvent = 'webhook.failing' | 'webhook.deactivated' | 'webhook.recovered' | 'gap.backfilled' | 'change.unresolvable';
+export type AlertEvent =
+  'webhook.failing' | 'webhook.deactivated' | 'webhook.recovered' | 'gap.backfilled' | 'change.unresolvable' | 'relay.failing';
 
 /** An alert: what happened, a line for a person, and typed fields. */
 export interface Alert {

@@ -35,12 +35,16 @@
 -- Each request may also name an activity (`<what>\t<service>`): its field of the activity hash is set to the
 -- time, whatever the answer (a new field only while the hash has fewer than MAX_ACTIVITY_FIELDS).
 --
--- KEYS: the watermarks, the activity, the server generations, the ranges ahead and the gaps (hashes). The queues' keys are
+-- An event queue whose events relay routes take (ARGV 10) also has each new event's data pushed to the relay inbox
+-- (KEYS 6, a list), in the same call: the relays' fan-out reads it from there, so that no acknowledged event escapes
+-- the routes (docs/relays.md).
+--
+-- KEYS: the watermarks, the activity, the server generations, the ranges ahead and the gaps (hashes), the relay inbox (a list). The queues' keys are
 -- made here from their key prefixes (as BullMQ's own scripts make a job's keys): on a Redis Cluster they share
 -- the prefix's hash tag.
 -- ARGV: 1 dedup window (ms), 2 the time (ms), 3 the same in base 36, 4 BullMQ's msgpacked job options, 5 those of
 -- gap jobs, 6 those of confirm jobs, 7 those of delayed gap jobs, 8 the gap delay (ms; 0: none), 9 the dedup keys'
--- prefix, 10-13 the key prefixes
+-- prefix, 10 which event queues relay (`1` or `0` for each of the three), 11-14 the key prefixes
 -- (`<prefix>:<queue>:`) of the three event queues and the backfill queue, then PER_REQUEST per request: queue (1-3,
 -- the order of those prefixes; or RESERVE or CONFIRM), event id, hook, job name, job data (of CONFIRM: the time
 -- before which a range still ahead is refused, ms; empty: none is), ranges (`scope\tfrom\tto\tserviceUrl\tsource`
@@ -64,7 +68,8 @@ local function queueOf(q)
   local queue = queues[q]
   if not queue then
     local prefix = ARGV[HEADER - SCRIPT_QUEUES + q]
-    queue = { prefix = prefix, opts = optionsOf(q == SCRIPT_QUEUES and 5 or 4), events = prefix .. 'events', added = 0 }
+    queue = { prefix = prefix, opts = optionsOf(q == SCRIPT_QUEUES and 5 or 4), events = prefix .. 'events', added = 0,
+      relay = string.sub(ARGV[10], q, q) == '1' }
     queues[q] = queue
   end
   return queue
@@ -358,6 +363,7 @@ local function accept(queue, eventId, hook, name, data, ranges, digest)
   if not jobId then return 0 end
   if not fresh(ranges) then return 2 end
   addJob(queue, jobId, name, data)
+  if queue.relay then rcall('RPUSH', KEYS[6], data) end
   -- Only a complete job marks the event seen: when Redis fails the script midway, the retry writes it. The key's
   -- presence is the mark; 1 is Redis's smallest value (a shared integer) for the window it is kept.
   if not track(ranges, hook, digest) then rcall('SET', dedupKey, 1, 'PX', dedupMs) end

@@ -6,8 +6,8 @@ const SCRIPT_QUEUES = 4;
 /** Values per request in ARGV. */
 const PER_REQUEST = 8;
 
-/** Values in ARGV before the requests': nine settings, then the key prefix of each queue. */
-const HEADER = 9 + SCRIPT_QUEUES;
+/** Values in ARGV before the requests': ten settings, then the key prefix of each queue. */
+const HEADER = 10 + SCRIPT_QUEUES;
 
 /** What a request asks of the script, in its first value (the event queues are 1 to 3). */
 export const Operation = {

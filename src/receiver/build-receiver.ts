@@ -1,17 +1,21 @@
-import type { Queue } from 'bullmq';
+import { Queue } from 'bullmq';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { ChangeQueues } from '../changes/change-queues.js';
+import { changeEventsQueueName } from '../changes/change-event.js';
+import { changesQueueName } from '../changes/change-queues.js';
 import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
 import { GeohookError } from '../errors.js';
+import type { EventFamily } from '../events/envelope.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { EventQueue } from '../queue/event-queue.js';
 import { PingLog } from '../queue/ping-log.js';
 import { readServiceReports } from '../queue/service-report.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
 import { readFailingServices } from '../redis/failing-services.js';
+import { relayQueueName } from '../relay/relay-queues.js';
+import { readRelayStatus } from '../relay/relay-status.js';
 import { HookKeys } from '../signature/hook-keys.js';
 import { clientErrorHandler } from './client-error.js';
 import { capConnections, enforceFirstRequestDeadlines } from './connection-guards.js';
@@ -20,6 +24,10 @@ import { healthRoutes } from './health-routes.js';
 import { startKeyReload } from './key-reloader.js';
 import { createReceiverMetrics } from './metrics.js';
 import { webhookRoutes } from './webhook-route.js';
+
+/** The event families relay routes take (`feature.*`, `gp.*` patterns): their new events go to the relay inbox. */
+const relayFamiliesOf = (routes: GeohookConfig['relays']): EventFamily[] =>
+  (['feature', 'gp'] as const).filter((family) => routes.some((route) => route.types.some((type) => type.startsWith(`${family}.`))));
 
 /** Options of {@link buildReceiver}. */
 export interface ReceiverOptions {
@@ -116,6 +124,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     durability: config.durability,
     ...(config.spoolDir === undefined ? {} : { spoolDir: config.spoolDir }),
     log: app.log,
+    relayFamilies: relayFamiliesOf(config.relays),
   });
   const metrics = createReceiverMetrics(eventQueue);
   capConnections(app.server, config.maxConnections, app.log, () => metrics.connectionsDropped.inc());
@@ -183,29 +192,33 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   });
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
-    const [{ dashboard }, { readChangesStatus }, { openChangeQueues }] = await Promise.all([
+    const [{ dashboard }, { readChangesStatus }] = await Promise.all([
       import('./dashboard/dashboard.js'),
       import('../changes/changes-status.js'),
-      import('../changes/change-queues.js'),
     ]);
-    // The board lists the change queues of the services followed, opened when it first lists its queues.
-    let changeQueues: ChangeQueues | undefined;
-    const followsChanges = (config.admin?.changes.services.length ?? 0) > 0;
-    const boardQueues = (): readonly Queue[] => {
-      changeQueues ??= openChangeQueues(connection, config.prefix);
-      return [changeQueues.ranges, changeQueues.events];
-    };
-    app.addHook('onClose', async () => changeQueues?.close());
+    // Beside the event queues, the board lists the change queues of the services followed and each relay route's
+    // queue (its dead letters are its failed jobs), opened when it first lists its queues.
+    const boardQueueNames = [
+      ...((config.admin?.changes.services.length ?? 0) > 0 ? [changesQueueName, changeEventsQueueName] : []),
+      ...config.relays.map((route) => relayQueueName(route.name)),
+    ];
+    let boardQueues: Queue[] | undefined;
+    const queues = (): readonly Queue[] =>
+      (boardQueues ??= boardQueueNames.map((name) => new Queue(name, { connection, prefix: config.prefix, skipWaitingForReady: true })));
+    app.addHook('onClose', async () => {
+      await Promise.all((boardQueues ?? []).map((queue) => queue.close()));
+    });
     // Behind a proxy that terminates TLS the request is plain HTTP, but the browser's page is https.
     await app.register(dashboard, {
       prefix: '/ui',
       auth: config.dashboard.auth,
       changes: config.dashboard.changes,
       eventQueue,
-      ...(followsChanges ? { queues: boardQueues } : {}),
+      ...(boardQueueNames.length > 0 ? { queues } : {}),
       services: () => readServiceReports(connection, config.prefix),
       failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
       changeEvents: () => readChangesStatus(connection, config.prefix),
+      relays: () => readRelayStatus(connection, config.prefix, config.relays),
       staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
       secureCookie: config.publicUrl.startsWith('https://'),
     });

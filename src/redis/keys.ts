@@ -73,3 +73,9 @@ export const changesSchemasKey = (prefix: string): string => `${prefix}:changes:
 
 /** Initial snapshots, by scope: the generation the first one named (`<gen>`), then `done:<gen>` once it was written. */
 export const changesSnapshotsKey = (prefix: string): string => `${prefix}:changes:snapshots`;
+
+/** Relays (docs/relays.md): a route's counts and last error (`delivered`, `failing`, `lastError`, `lastErrorAt`, `lastDeliveredAt`, `alerted`). */
+export const relayStatsKey = (prefix: string, route: string): string => `${prefix}:relay:route:${route}`;
+
+/** Relays: each new feature or GP event a route may take, pushed by the accept script, until the fan-out adds its jobs. */
+export const relayInboxKey = (prefix: string): string => `${prefix}:relay:inbox`;

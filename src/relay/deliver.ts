@@ -1,10 +1,19 @@
 import { RelayDeliveryError } from '../errors.js';
 import type { RelayRequest } from './formats/relay-request.js';
 
+/**
+ * What {@link deliver} needs of `fetch`: a POST that does not follow redirects, the status, a header, and the body
+ * (or none, when the client read it itself). `globalThis.fetch` is one; relay workers use `createRelayTransport`'s.
+ */
+export type RelayFetch = (
+  url: string,
+  init: { method: 'POST'; headers: Record<string, string>; body: string; redirect: 'manual'; signal: AbortSignal },
+) => Promise<{ status: number; headers: { get(name: string): string | null }; body: ReadableStream<Uint8Array> | null }>;
+
 /** Options of {@link deliver}. */
 export interface DeliverOptions {
   /** The `fetch` to call (tests inject one). @defaultValue globalThis.fetch */
-  fetch?: typeof fetch;
+  fetch?: RelayFetch;
   /** Longest wait for the answer, its body included (Standard Webhooks recommends 15 to 30 s). @defaultValue 15000 */
   timeoutMs?: number;
   /** Bytes of the answer's body read (then discarded) before the connection is let go. @defaultValue 4096 */
@@ -122,7 +131,7 @@ export async function deliver(url: string, request: RelayRequest, options: Deliv
     now = Date.now,
   } = options;
   const startedAt = performance.now();
-  let response: Response;
+  let response: Awaited<ReturnType<RelayFetch>>;
   try {
     response = await fetchFn(url, {
       method: 'POST',

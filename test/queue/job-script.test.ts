@@ -11,7 +11,7 @@ import { EventQueue } from '../../src/queue/event-queue.js';
 import { BULLMQ_VERSION, JobScript, type EventWrite, type RangesWrite } from '../../src/queue/job-script.js';
 import { allQueueNames } from '../../src/queue/names.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
-import { activityKey, aheadKey, dedupKey, gapsKey, serverGensKey, watermarksKey } from '../../src/redis/keys.js';
+import { activityKey, aheadKey, dedupKey, gapsKey, relayInboxKey, serverGensKey, watermarksKey } from '../../src/redis/keys.js';
 import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { repoPath } from '../helpers/paths.js';
 import { uniquePrefix } from '../helpers/receiver.js';
@@ -74,6 +74,7 @@ async function setUp(
     serverGensKey: serverGensKey(ours),
     aheadKey: aheadKey(ours),
     gapsKey: gapsKey(ours),
+    relayInboxKey: relayInboxKey(ours),
     dedupKeyPrefix: dedupKey(ours, ''),
     dedupMs: 60_000,
     gapDelayMs,

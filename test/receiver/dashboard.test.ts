@@ -13,6 +13,7 @@ import { capturingLogger } from '../helpers/log-capture.js';
 import { fixture } from '../helpers/paths.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { SECRET_A } from '../helpers/relay-events.js';
 
 const TOKEN = 'dashboard-token-0123456789';
 const USER = 'ops';
@@ -521,11 +522,13 @@ t.test('the services page lists the recent events, of one service when asked; th
   t.notMatch(board.body, /fonts\.googleapis\.com/, "Bull Board's web font link is taken out");
 });
 
-t.test('with CHANGES the board also lists the change queues', async (t) => {
+t.test("with CHANGES and relay routes the board also lists the change queues and each route's queue", async (t) => {
+  const route = { name: 'ops', url: 'http://127.0.0.1:9/hook', types: ['change.*'], format: 'standard', secret: SECRET_A };
   const receiver = await startReceiver(t, redis, {
     DASHBOARD_TOKEN: TOKEN,
     ADMIN_URL: 'http://127.0.0.1:9/arcgis/admin',
     CHANGES: 'Parcels.FeatureServer',
+    GEOHOOK_CONFIG: configFile(t, { relays: [route] }),
   });
   const queues = JSON.parse((await get(receiver, '/ui/api/queues', BEARER)).body) as { queues: Array<{ name: string }> };
   t.same(queues.queues.map((queue) => queue.name).sort(), [
@@ -534,6 +537,7 @@ t.test('with CHANGES the board also lists the change queues', async (t) => {
     'change-ranges',
     'feature-events',
     'gp-events',
+    'relay-ops',
     'unknown-events',
   ]);
 });

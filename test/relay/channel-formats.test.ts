@@ -1,8 +1,9 @@
 import { Ajv } from 'ajv';
 import t from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { parseSharedSecret, SHARED_SECRET_HEADER } from '../../src/config/relay-secrets.js';
 import { GeohookError } from '../../src/errors.js';
-import { formatPowerAutomate, parseSharedSecret, SHARED_SECRET_HEADER } from '../../src/relay/formats/powerautomate.js';
+import { formatPowerAutomate } from '../../src/relay/formats/powerautomate.js';
 import { escapeMrkdwn, formatSlack } from '../../src/relay/formats/slack.js';
 import { formatTeams } from '../../src/relay/formats/teams.js';
 import type { RelayEvent } from '../../src/relay/relay-event.js';

@@ -1,10 +1,10 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import t, { type Test } from 'tap';
+import { parseWebhookSecret } from '../../src/config/relay-secrets.js';
 import { deliver } from '../../src/relay/deliver.js';
 import { formatStandard, standardBody } from '../../src/relay/formats/standard.js';
 import type { RelayEvent } from '../../src/relay/relay-event.js';
-import { parseWebhookSecret } from '../../src/relay/standard-signature.js';
 import { startSink } from '../helpers/http-sink.js';
 import { changeUpdated, SECRET_A, SECRET_B, storedFeatureEvent, storedGpEvent } from '../helpers/relay-events.js';
 

@@ -1,6 +1,7 @@
 import t from 'tap';
+import { parseWebhookSecret } from '../../src/config/relay-secrets.js';
 import { GeohookError } from '../../src/errors.js';
-import { parseWebhookSecret, standardSignature } from '../../src/relay/standard-signature.js';
+import { standardSignature } from '../../src/relay/standard-signature.js';
 
 // The example of Svix's "verifying payloads manually" page: a signature any Standard Webhooks verifier accepts.
 const VECTOR = {

@@ -8,7 +8,7 @@ import { startStack, withStack, type Stack } from '../stack.js';
 
 /** The emulator's change-tracked feature service, and the layer the features are added to. */
 const PARCELS = 'Hosted/Parcels.FeatureServer';
-const LAYER_ID = 0;
+export const LAYER_ID = 0;
 /** How long the killed process stays dead before it is started again. */
 const DOWN_MS = 1000;
 /** The longest wait, after the restart, for every range to be resolved (a killed resolver's lock lapses in 10 to 15 s). */
@@ -31,7 +31,7 @@ const targets = {
 } as const;
 
 /** The receiver's variables: the emulator's admin API, `default` registered on Parcels, change events followed. */
-function changesEnv(emulatorUrl: string): Record<string, string> {
+export function changesEnv(emulatorUrl: string): Record<string, string> {
   return {
     ADMIN_URL: `${emulatorUrl}/arcgis/admin`,
     ADMIN_USERNAME: 'admin',
@@ -44,7 +44,7 @@ function changesEnv(emulatorUrl: string): Record<string, string> {
 }
 
 /** Adds `count` features to Parcels in one generation (the emulator's `bulk`); throws unless a delivery was fired. */
-async function addFeatures(emulatorUrl: string, count: number): Promise<number> {
+export async function addFeatures(emulatorUrl: string, count: number): Promise<number> {
   const response = await fetch(`${emulatorUrl}/emulator/services/${PARCELS}/bulk`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -18,6 +18,7 @@ import { changesPage } from './changes-page.js';
 import { denyFraming } from './frame-headers.js';
 import { LoginLimiter } from './login-limiter.js';
 import { loginRoutes } from './login-routes.js';
+import { relaysPage, type RelaysPageOptions } from './relays-page.js';
 import { servicesPage } from './services-page.js';
 import { isAuthorized } from './session.js';
 
@@ -37,6 +38,8 @@ export interface DashboardOptions {
   failing?: () => Promise<FailingService[]>;
   /** What the changes view shows (`readChangesStatus`). @defaultValue no service followed */
   changeEvents?: () => Promise<ChangesStatus>;
+  /** What the relays view shows (`readRelayStatus`). @defaultValue no route */
+  relays?: RelaysPageOptions['status'];
   /**
    * A webhook state older than this (ms) is shown stale: no registration pass checked it lately.
    * @defaultValue three registration intervals of 300 s
@@ -84,6 +87,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     miscLinks: [
       { text: 'Services', url: `${prefix}/services` },
       { text: 'Changes', url: `${prefix}/changes` },
+      { text: 'Relays', url: `${prefix}/relays` },
     ],
   };
   const bullBoard = createBullBoard({ queues: [], serverAdapter, options: { uiConfig } });
@@ -155,6 +159,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     status: options.changeEvents ?? (async () => ({ queue: {}, ranges: {}, services: [] })),
     boardPath: prefix,
   });
+  await app.register(relaysPage, { status: options.relays ?? (async () => ({ routes: [] })), boardPath: prefix });
 }
 
 /**

@@ -1,30 +1,6 @@
-import { ConfigError } from '../../errors.js';
+import { SHARED_SECRET_HEADER } from '../../config/relay-secrets.js';
 import { relayData, type RelayEvent } from '../relay-event.js';
 import { JSON_CONTENT_TYPE, type RelayRequest } from './relay-request.js';
-
-/** The header carrying a Power Automate route's shared secret; the flow's trigger condition compares it. */
-export const SHARED_SECRET_HEADER = 'x-geohook-secret';
-
-/** Fewest characters of a shared secret: it is compared as it is, so it must be hard to guess. */
-export const MIN_SHARED_SECRET_CHARS = 16;
-
-/** Most characters of a shared secret. */
-export const MAX_SHARED_SECRET_CHARS = 256;
-
-const HEADER_SAFE = /^[\x21-\x7e]+$/;
-
-/**
- * A Power Automate route's shared secret, checked: {@link MIN_SHARED_SECRET_CHARS} to
- * {@link MAX_SHARED_SECRET_CHARS} printable ASCII characters without spaces (it travels in a header). Throws a
- * `GEOHOOK_ERR_CONFIG` error naming `label`; the message never quotes the secret.
- */
-export function parseSharedSecret(secret: string, label = 'secret'): string {
-  if (!HEADER_SAFE.test(secret))
-    throw new ConfigError(`${label} must be printable ASCII without spaces (it is sent in the ${SHARED_SECRET_HEADER} header)`);
-  if (secret.length < MIN_SHARED_SECRET_CHARS || secret.length > MAX_SHARED_SECRET_CHARS)
-    throw new ConfigError(`${label} must be ${MIN_SHARED_SECRET_CHARS} to ${MAX_SHARED_SECRET_CHARS} characters long`);
-  return secret;
-}
 
 /** Options of {@link formatPowerAutomate}. */
 export interface PowerAutomateFormatOptions {

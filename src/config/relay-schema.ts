@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { serviceName } from './org-schema.js';
+import { parseSharedSecret, parseWebhookSecret, SHARED_SECRET_HEADER } from './relay-secrets.js';
+import type { RetryPolicy } from './types.js';
+
+/** The formats a relay route sends events in (docs/relays.md#formats). */
+export const relayFormats = ['standard', 'teams', 'slack', 'powerautomate'] as const;
+export type RelayFormat = (typeof relayFormats)[number];
+
+/** Headers a route's `headers` cannot set: the signature's, the body's type, and the Power Automate secret. */
+const RESERVED_HEADER = new RegExp(`^(webhook-.*|content-type|content-length|host|${SHARED_SECRET_HEADER})$`, 'i');
+
+/** A route name: also its queue's (`relay-<name>`), so letters, digits, `-` and `_`. */
+const routeName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
+
+const routeUrl = z
+  .string()
+  .url('an http(s) URL')
+  .refine((value) => /^https?:\/\//i.test(value) && new URL(value).username === '' && new URL(value).password === '', {
+    message: 'an http(s) URL without credentials (send them with `headers`)',
+  });
+
+/** An event type pattern a route takes (`*` any run of characters): change, feature and GP events only. */
+const typePattern = z
+  .string()
+  .regex(
+    /^(change|feature|gp)\.[A-Za-z0-9_.*]{1,120}$/,
+    'relays take patterns of change., feature. or gp. events (e.g. "change.*", "gp.*")',
+  );
+
+/**
+ * The `relays` of GEOHOOK_CONFIG (docs/relays.md): made from the file schema's own `retry` and `where` schemas so
+ * that a route's are read as the top-level ones are. Each route is checked whole: its secret fits its format, its
+ * headers leave the signature alone, and no two routes share a name. Messages name the route, never a secret.
+ */
+export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.ZodType<string> }): z.ZodType<RelayRouteConfig[]> {
+  const route = z
+    .object({
+      name: routeName,
+      /** The only URL the route calls; redirects are not followed. */
+      url: routeUrl,
+      /** Event type patterns: `change.*`, `change.updated`, `feature.*`, `gp.*`… */
+      types: z.array(typePattern).min(1, 'at least one event type pattern'),
+      /** Only events of these services (`folder/name.Type`). */
+      services: z.array(serviceName).min(1).optional(),
+      /** Only change events of these layers (ids). */
+      layers: z.array(z.number().int().min(0)).min(1).optional(),
+      /** Only change events whose row matches (`after`, or `before` for deletes). */
+      where: parts.where.optional(),
+      /** Only updates whose changed fields include one of these. */
+      changed: z.array(z.string().min(1)).min(1).optional(),
+      /** @defaultValue 'standard' */
+      format: z.enum(relayFormats, { error: relayFormats.join(', ') }).default('standard'),
+      /** `standard`: one `whsec_` secret, or several while rotating (the current one first); `powerautomate`: the shared secret. */
+      secret: z.union([z.string(), z.array(z.string()).min(1)]).optional(),
+      /** Extra headers of every request (e.g. `authorization`). */
+      headers: z
+        .record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'header names'), z.string().regex(/^[\x20-\x7e]*$/, 'printable ASCII'))
+        .optional(),
+      /** Longest wait for an answer, ms. @defaultValue 15000 */
+      timeoutMs: z.number().int().min(100).max(60_000).optional(),
+      /** The schedule of tries, in the shape of the top-level `retry`; the Standard Webhooks schedule otherwise. */
+      retry: parts.retry.optional(),
+    })
+    .strict();
+  return z.array(route).superRefine((routes, context) => {
+    const names = new Set<string>();
+    routes.forEach((entry, index) => {
+      const issue = (message: string, path: (string | number)[] = []) =>
+        context.addIssue({ code: 'custom', message: `route "${entry.name}": ${message}`, path: [index, ...path] });
+      if (names.has(entry.name)) issue('a second route of this name');
+      names.add(entry.name);
+      const secrets = entry.secret === undefined ? [] : [entry.secret].flat();
+      try {
+        if (entry.format === 'standard') {
+          if (secrets.length === 0) issue('a standard route needs a "whsec_" secret', ['secret']);
+          secrets.forEach((secret, at) => parseWebhookSecret(secret, `secret[${at}]`));
+        } else if (entry.format === 'powerautomate') {
+          if (secrets.length > 1) issue('a powerautomate route takes one shared secret', ['secret']);
+          secrets.forEach((secret) => parseSharedSecret(secret, 'secret'));
+        } else if (secrets.length > 0) issue(`a ${entry.format} route is not signed: remove its secret`, ['secret']);
+      } catch (err) {
+        issue((err as Error).message, ['secret']);
+      }
+      for (const header of Object.keys(entry.headers ?? {}))
+        if (RESERVED_HEADER.test(header)) issue(`headers cannot set "${header}": geohook sets it`, ['headers']);
+      if (entry.layers !== undefined && entry.services === undefined) issue('layers need services: layer ids are per service', ['layers']);
+    });
+  });
+}
+
+/** A relay route of GEOHOOK_CONFIG, validated (docs/relays.md#routes). */
+export interface RelayRouteConfig {
+  /** Letters, digits, `-` and `_`: its queue is `relay-<name>`. */
+  readonly name: string;
+  /** The only URL the route calls; redirects are not followed. */
+  readonly url: string;
+  /** Event type patterns: `change.*`, `change.updated`, `feature.*`, `gp.*`… */
+  readonly types: readonly string[];
+  /** Only events of these services (`folder/name.Type`); every service when absent. */
+  readonly services?: readonly string[] | undefined;
+  /** Only change events of these layers (ids); every layer when absent. */
+  readonly layers?: readonly number[] | undefined;
+  /** Only change events whose row matches: `after`, or `before` for deletes. */
+  readonly where?: string | undefined;
+  /** Only updates whose changed fields include one of these. */
+  readonly changed?: readonly string[] | undefined;
+  /** @defaultValue 'standard' */
+  readonly format: RelayFormat;
+  /** `standard`: `whsec_` secrets, the current one first; `powerautomate`: the shared secret. */
+  readonly secret?: string | readonly string[] | undefined;
+  /** Extra headers of every request. */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** Longest wait for an answer, ms. @defaultValue 15000 */
+  readonly timeoutMs?: number | undefined;
+  /** Its schedule of tries; the Standard Webhooks schedule (8 tries over about 27.5 h) when absent. */
+  readonly retry?: RetryPolicy | undefined;
+}

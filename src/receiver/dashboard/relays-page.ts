@@ -1,0 +1,66 @@
+import type { FastifyInstance } from 'fastify';
+import { QueueUnavailableError } from '../../errors.js';
+import type { RelayRouteStatus } from '../../relay/relay-status.js';
+import { sendError } from '../error-reply.js';
+import { escapeHtml, navHtml, PAGE_STYLE, sendPage, shortTime } from './page-html.js';
+
+/** Options of {@link relaysPage}. */
+export interface RelaysPageOptions {
+  /** Reads where the routes stand (`readRelayStatus`). */
+  status: () => Promise<{ routes: RelayRouteStatus[] }>;
+  /** The dashboard's prefix, for the menu. */
+  boardPath: string;
+}
+
+/** Seconds between two reloads of the page. */
+export const RELAYS_REFRESH_SECONDS = 15;
+
+const when = (time: string | undefined): string => (time === undefined ? '' : escapeHtml(shortTime(time)));
+
+/** One row per route: its counts, its last error, and the command that replays its dead letters. */
+function routeRow(route: RelayRouteStatus): string {
+  const cell = (column: string, value: string | number, bad = false): string =>
+    `<td data-column="${column}"${bad ? ' class="bad"' : ''}>${value}</td>`;
+  return (
+    `<tr data-route="${escapeHtml(route.name)}"><td>${escapeHtml(route.name)}</td><td>${escapeHtml(route.format)}</td>` +
+    cell('delivered', route.delivered) +
+    cell('failing', route.failing, route.failing > 0) +
+    cell('deadLetters', route.deadLetters, route.deadLetters > 0) +
+    cell('pending', route.pending) +
+    `<td data-column="lastError" class="wrap${route.lastError === undefined ? '' : ' bad'}">${escapeHtml(route.lastError ?? '')}</td>` +
+    cell('lastErrorAt', when(route.lastErrorAt)) +
+    cell('lastDeliveredAt', when(route.lastDeliveredAt)) +
+    `<td>${route.deadLetters > 0 ? `<code>${escapeHtml(`geohook relay replay --name ${route.name}`)}</code>` : ''}</td></tr>`
+  );
+}
+
+/** The whole page: each route, or a note that none is configured. Every value is escaped. */
+export function relaysHtml(routes: readonly RelayRouteStatus[], boardPath: string): string {
+  const body =
+    routes.length === 0
+      ? '<p class="empty">No relay route: the <code>relays</code> section of <code>GEOHOOK_CONFIG</code> names them.</p>'
+      : `<table id="routes"><thead><tr><th>Route</th><th>Format</th><th>Delivered</th><th>Failed tries in a row</th>` +
+        `<th>Dead letters</th><th>Pending</th><th>Last error</th><th>at</th><th>Last delivered</th><th>Replay with</th></tr></thead>` +
+        `<tbody>${routes.map(routeRow).join('')}</tbody></table>`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>geohook · relays</title>
+<meta http-equiv="refresh" content="${RELAYS_REFRESH_SECONDS}"><style>${PAGE_STYLE}</style></head>
+<body><header><h1>Relays</h1>${navHtml(boardPath)}</header>
+${body}
+<p class="note">Times are UTC; the page reloads every ${RELAYS_REFRESH_SECONDS} s. A dead letter is an event that used every try of its route; run the command with the receiver's configuration once the endpoint is fixed. URLs and secrets are not shown.</p>
+</body></html>
+`;
+}
+
+/** `GET <prefix>/relays`: where each relay route stands (docs/relays.md#the-relays-view), behind the dashboard's credentials. */
+export async function relaysPage(app: FastifyInstance, options: RelaysPageOptions): Promise<void> {
+  app.get('/relays', async (_request, reply) => {
+    let routes: RelayRouteStatus[];
+    try {
+      routes = (await options.status()).routes;
+    } catch (err) {
+      return sendError(reply, new QueueUnavailableError(`cannot read the relays from Redis: ${(err as Error).message}`, 5, { cause: err }));
+    }
+    return sendPage(reply, relaysHtml(routes, options.boardPath));
+  });
+}

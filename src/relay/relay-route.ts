@@ -1,0 +1,60 @@
+import type { RelayRouteConfig } from '../config/relay-schema.js';
+import { parseWebhookSecret } from '../config/relay-secrets.js';
+import { DEFAULT_RELAY_TIMEOUT_MS } from './deliver.js';
+import { formatPowerAutomate } from './formats/powerautomate.js';
+import type { RelayRequest } from './formats/relay-request.js';
+import { formatSlack } from './formats/slack.js';
+import { formatStandard } from './formats/standard.js';
+import { formatTeams } from './formats/teams.js';
+import type { RelayEvent } from './relay-event.js';
+import { DEFAULT_RELAY_JITTER, scheduleFromPolicy, STANDARD_WEBHOOKS_SCHEDULE_MS } from './retry-schedule.js';
+import { routeMatcher, type RouteMatcher } from './route-match.js';
+
+/** A configured route, ready to use: what it takes, what it sends, and on which schedule. */
+export interface RelayRoute {
+  readonly name: string;
+  /** The only URL it calls. */
+  readonly url: string;
+  readonly matches: RouteMatcher;
+  /** The request of one try, signed at `nowMs` (ms since the epoch). */
+  request(event: RelayEvent, nowMs: number): RelayRequest;
+  /** The waits between tries, ms: BullMQ's `attempts` is one more. */
+  readonly scheduleMs: readonly number[];
+  readonly jitter: number;
+  readonly timeoutMs: number;
+}
+
+/** The format of a route as a function of the event and the try's time. */
+function formatterOf(route: RelayRouteConfig): (event: RelayEvent, nowMs: number) => RelayRequest {
+  const secrets = route.secret === undefined ? [] : [route.secret].flat();
+  switch (route.format) {
+    case 'standard': {
+      const keys = secrets.map((secret, index) => parseWebhookSecret(secret, `relays "${route.name}" secret[${index}]`));
+      return (event, nowMs) => formatStandard(event, { keys, nowMs });
+    }
+    case 'powerautomate':
+      return (event) => formatPowerAutomate(event, secrets[0] === undefined ? {} : { secret: secrets[0] });
+    case 'teams':
+      return (event) => formatTeams(event);
+    case 'slack':
+      return (event) => formatSlack(event);
+  }
+}
+
+/** A route of the configuration made ready: its secrets parsed once, its headers lower-cased under the format's own. */
+export function createRelayRoute(route: RelayRouteConfig): RelayRoute {
+  const format = formatterOf(route);
+  const extra = Object.fromEntries(Object.entries(route.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+  return {
+    name: route.name,
+    url: route.url,
+    matches: routeMatcher(route),
+    request(event, nowMs) {
+      const request = format(event, nowMs);
+      return { headers: { ...extra, ...request.headers }, body: request.body };
+    },
+    scheduleMs: route.retry === undefined ? STANDARD_WEBHOOKS_SCHEDULE_MS : scheduleFromPolicy(route.retry),
+    jitter: route.retry?.backoff.jitter ?? DEFAULT_RELAY_JITTER,
+    timeoutMs: route.timeoutMs ?? DEFAULT_RELAY_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,77 @@
+import { Worker, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { RedisClient } from '../redis/connection.js';
+import { deliver, deliveryError, type DeliveryOutcome, type RelayFetch } from './deliver.js';
+import type { RelayEvent } from './relay-event.js';
+import { relayQueueName } from './relay-queues.js';
+import type { RelayRoute } from './relay-route.js';
+import type { RelayStats } from './relay-stats.js';
+import { createRelayBackoff } from './retry-schedule.js';
+
+/** @defaultValue of {@link RelayWorkerOptions.concurrency}: tries in flight per route and receiver. */
+export const DEFAULT_RELAY_CONCURRENCY = 64;
+
+/**
+ * How long a try's lock lasts (renewed while it runs): a worker killed mid-try has its jobs taken again by another
+ * (or its successor) within this and {@link RELAY_STALLED_CHECK_MS}, under the same `webhook-id`.
+ */
+export const RELAY_LOCK_MS = 10_000;
+
+/** How often a worker looks for jobs whose worker died. */
+export const RELAY_STALLED_CHECK_MS = 5_000;
+
+/** Options of {@link startRelayWorker}. */
+export interface RelayWorkerOptions {
+  route: RelayRoute;
+  /** Blocking reads: a connection that waits for Redis (`maxRetriesPerRequest: null`); the caller closes it. */
+  connection: RedisClient;
+  prefix: string;
+  stats: RelayStats;
+  logger: Logger;
+  /** Tries in flight at once. @defaultValue 64 */
+  concurrency?: number;
+  /** The HTTP client (`createRelayTransport`'s keeps connections to the route open). @defaultValue globalThis.fetch */
+  fetch?: RelayFetch;
+  /** Each try's outcome (metrics). */
+  onOutcome?: (route: string, outcome: DeliveryOutcome) => void;
+  /** A job that used its last try: now a dead letter of the route. */
+  onDeadLetter?: (route: string, job: Job<RelayEvent>, err: Error) => void;
+}
+
+/**
+ * The worker of one route's queue: each job is one try of one event, signed anew, POSTed to the route's URL only;
+ * a failed try throws a `GEOHOOK_ERR_RELAY_DELIVERY` error so that BullMQ tries again on the route's schedule
+ * (`Retry-After` honoured), and after the last try the job stays in the failed set: a dead letter, replayed with
+ * `geohook relay replay`.
+ */
+export function startRelayWorker(options: RelayWorkerOptions): Worker<RelayEvent> {
+  const { route, stats } = options;
+  const log = options.logger.child({ component: 'relay', route: route.name });
+  const deliverOptions = { timeoutMs: route.timeoutMs, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) };
+  const worker = new Worker<RelayEvent>(
+    relayQueueName(route.name),
+    async (job) => {
+      const outcome = await deliver(route.url, route.request(job.data, Date.now()), deliverOptions);
+      options.onOutcome?.(route.name, outcome);
+      if (outcome.delivered) return stats.delivered(route.name);
+      stats.failed(route.name, outcome.message);
+      throw deliveryError(outcome);
+    },
+    {
+      connection: options.connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency ?? DEFAULT_RELAY_CONCURRENCY,
+      lockDuration: RELAY_LOCK_MS,
+      stalledInterval: RELAY_STALLED_CHECK_MS,
+      settings: { backoffStrategy: createRelayBackoff({ scheduleMs: route.scheduleMs, jitter: route.jitter }) },
+    },
+  );
+  worker.on('failed', (job, err) => {
+    if (job === undefined) return;
+    const final = job.attemptsMade >= (job.opts.attempts ?? 1);
+    log[final ? 'warn' : 'debug']({ err, eventId: job.id, attempt: job.attemptsMade }, final ? 'relay dead letter' : 'relay try failed');
+    if (final) options.onDeadLetter?.(route.name, job, err);
+  });
+  worker.on('error', (err) => log.error({ err }, 'relay worker error'));
+  return worker;
+}

@@ -1,0 +1,75 @@
+import type { Worker } from 'bullmq';
+import type { Logger } from 'pino';
+import type { RelayRouteConfig } from '../config/relay-schema.js';
+import type { RedisClient } from '../redis/connection.js';
+import { RelayFanout } from './relay-fanout.js';
+import { startRelayInbox } from './relay-inbox.js';
+import { createRelayRoute } from './relay-route.js';
+import { RelayStats } from './relay-stats.js';
+import { createRelayTransport } from './relay-transport.js';
+import { startRelayWorker, type RelayWorkerOptions } from './relay-worker.js';
+
+/** Options of {@link startRelays}. */
+export interface RelaysOptions {
+  routes: readonly RelayRouteConfig[];
+  /** Blocking reads: a connection that waits for Redis (`maxRetriesPerRequest: null`); the caller closes it. */
+  connection: RedisClient;
+  prefix: string;
+  /** `completedJobs` of GEOHOOK_CONFIG: how long delivered jobs are kept. */
+  completedJobs: { readonly ageSeconds: number; readonly count: number };
+  logger: Logger;
+  /** Tries in flight at once per route. @defaultValue 64 */
+  concurrency?: number;
+  /** The HTTP client of every route. @defaultValue a keep-alive pool of undici's (`createRelayTransport`) */
+  fetch?: RelayWorkerOptions['fetch'];
+  onOutcome?: RelayWorkerOptions['onOutcome'];
+  onDeadLetter?: RelayWorkerOptions['onDeadLetter'];
+  onFailing?: (route: string, failing: number, lastError: string) => void;
+}
+
+/** Running relays: the fan-out writers add jobs with, and the routes' workers. */
+export interface Relays {
+  fanout: RelayFanout;
+  close(): Promise<void>;
+}
+
+/**
+ * Relays (docs/relays.md): a queue and a worker per configured route, the fan-out that fills the queues (change
+ * writers hand it their batches), and the loop that hands it the feature and GP events of the relay inbox.
+ */
+export function startRelays(options: RelaysOptions): Relays {
+  const { connection, prefix, logger } = options;
+  const routes = options.routes.map(createRelayRoute);
+  const stats = new RelayStats({ redis: connection, prefix, ...(options.onFailing === undefined ? {} : { onFailing: options.onFailing }) });
+  const fanout = new RelayFanout(connection, { routes, prefix, completedJobs: options.completedJobs });
+  const transport = options.fetch === undefined ? createRelayTransport() : undefined;
+  const fetch = options.fetch ?? transport!.fetch;
+  const workers: Worker[] = routes.map((route) =>
+    startRelayWorker({
+      route,
+      connection,
+      prefix,
+      stats,
+      logger,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      fetch,
+      ...(options.onOutcome === undefined ? {} : { onOutcome: options.onOutcome }),
+      ...(options.onDeadLetter === undefined ? {} : { onDeadLetter: options.onDeadLetter }),
+    }),
+  );
+  // Feature and GP events come through the inbox the accept script fills; change events from the change writer.
+  const takesStored = options.routes.some((route) => route.types.some((type) => !type.startsWith('change.')));
+  const inbox = takesStored ? startRelayInbox({ connection, prefix, fanout, logger }) : undefined;
+  logger.info({ routes: routes.map((route) => route.name) }, 'relaying events');
+  return {
+    fanout,
+    async close() {
+      // Forced, as the backfill worker is closed: a try cut short is tried again, under the same webhook-id.
+      await inbox?.close();
+      await Promise.all(workers.map((worker) => worker.close(true)));
+      await stats.close();
+      await fanout.close();
+      await transport?.close();
+    },
+  };
+}
