@@ -3,6 +3,7 @@ import type { AdminAuth } from '../arcgis/admin-auth.js';
 import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 import type { ChangeFilters } from '../changes/change-filter.js';
+import type { MirrorConfig } from './mirror-schema.js';
 
 /** A service's settings in the `changes` section of GEOHOOK_CONFIG (docs/configuration.md#changes). */
 export interface ChangesServiceSettings extends ChangeFilters {
@@ -105,6 +106,8 @@ export interface GeohookConfig {
   readonly dashboard: DashboardConfig | undefined;
   /** The bearer token `GET /metrics` requires (METRICS_TOKEN); `undefined` (the default): `/metrics` is open. */
   readonly metricsToken: string | undefined;
+  /** The PostGIS mirror (MIRROR, MIRROR_DATABASE_URL, MIRROR_SCHEMA); `undefined` (the default): none. */
+  readonly mirror: MirrorConfig | undefined;
 }
 
 /** How long the receiver waits for a client, in milliseconds; a client that takes longer is cut off. */

@@ -12,6 +12,7 @@ import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.
 import { serviceLocatorOf } from '../config/service-locator.js';
 import { createAlertSender, type AlertSender } from '../health/alert-sender.js';
 import { UpstreamHealth } from '../health/upstream-health.js';
+import { startMirror, type Mirror } from '../mirror/start-mirror.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from '../redis/connection.js';
 import { createRegistration } from '../registration/create-registration.js';
@@ -39,6 +40,8 @@ export interface Recovery {
   registration: Registration | undefined;
   /** Change events, when CHANGES is set. */
   changes: Changes | undefined;
+  /** The PostGIS mirror, when MIRROR or MIRROR_DATABASE_URL is set. */
+  mirror: Mirror | undefined;
   /** Stops the passes, the poll and the backfill, and closes recovery's connections. */
   close(): Promise<void>;
 }
@@ -85,15 +88,18 @@ export function startRecovery(options: RecoveryOptions): Recovery {
   });
   const poller = startPoll(options, auth);
   const changes = startChangeEvents(options, backfillRedis, auth, alert);
+  const mirror = startPostgisMirror(options, backfillRedis, auth);
   const passes = registrationRedis === undefined ? undefined : startPasses(options, registrationRedis, auth, alert);
   return {
     registration: passes?.registration,
     changes,
+    mirror,
     async close() {
       await passes?.registration?.close();
       await passes?.health.close();
       await poller?.close();
       await changes?.close();
+      await mirror?.close();
       // Forced: BullMQ's graceful close can wait forever on a blocking connection that reconnected after a Redis
       // restart (taskforcesh/bullmq#4656). A gap being filled is picked up again, and its event is the same.
       await backfill.close(true);
@@ -134,6 +140,27 @@ function startChangeEvents(
     jobOptions: eventQueue.jobOptions,
     logger,
     ...(alert === undefined ? {} : { alert }),
+  });
+}
+
+/** The PostGIS mirror of the services of `MIRROR`, when there are any (docs/mirror.md). */
+function startPostgisMirror(
+  { config, logger }: RecoveryOptions,
+  connection: RedisClient,
+  auth: ResolvedAdminAuth | undefined,
+): Mirror | undefined {
+  if (config.admin === undefined || config.mirror === undefined) return undefined;
+  return startMirror({
+    connection,
+    prefix: config.prefix,
+    hook: REGISTERED_HOOK,
+    adminUrl: config.admin.url,
+    services: config.mirror.services,
+    databaseUrl: config.mirror.databaseUrl,
+    schema: config.mirror.schema,
+    ...(auth === undefined ? {} : { auth }),
+    serviceLocator: serviceLocatorOf(config),
+    logger,
   });
 }
 

@@ -73,3 +73,6 @@ export const changesSchemasKey = (prefix: string): string => `${prefix}:changes:
 
 /** Initial snapshots, by scope: the generation the first one named (`<gen>`), then `done:<gen>` once it was written. */
 export const changesSnapshotsKey = (prefix: string): string => `${prefix}:changes:snapshots`;
+
+/** The PostGIS mirror: the last failure of each layer (`<service>#<layer id>` → JSON `{error, at}`), until it catches up. */
+export const mirrorErrorsKey = (prefix: string): string => `${prefix}:mirror:errors`;
