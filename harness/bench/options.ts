@@ -31,6 +31,12 @@ export interface BenchOptions {
   changesEdits: number;
   /** Run only the change-events section. */
   changes: boolean;
+  /** Parcels the mirror copies into PostGIS at start. */
+  mirrorFeatures: number;
+  /** Single edits timed to their mirrored row. */
+  mirrorEdits: number;
+  /** Run only the mirror section. */
+  mirror: boolean;
   /** Run only the scale section (a large organization: registration, recovery, dedup memory, backfill bytes). */
   scale: boolean;
   /** Services of the scale section's registration; half as many deactivated in its recovery. */
@@ -67,6 +73,11 @@ export const usage = `npm run bench -- [options]
                           (default 100000; quick 10000)
   --changes-edits N       the single edits of that section (default 200; quick 50)
   --changes               only that change-events section (under a minute)
+  --mirror-features N     Parcels geohook's server (MIRROR on Parcels) copies into a PostgreSQL of its own, against a
+                          bare COPY of the same rows; then single edits timed to their row committed
+                          (default 100000; quick 10000)
+  --mirror-edits N        the single edits of that section (default 200; quick 50)
+  --mirror                only that mirror section (under a minute)
   --cpu-prof              profile geohook's server, the end-to-end consumer, the emulator and geohook's server of the
                           change events (bench-profiles/), print their top 15 frames
   --help`;
@@ -107,6 +118,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       'changes-features': { type: 'string' },
       'changes-edits': { type: 'string' },
       changes: { type: 'boolean', default: false },
+      'mirror-features': { type: 'string' },
+      'mirror-edits': { type: 'string' },
+      mirror: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
       'scale-services': { type: 'string' },
@@ -134,6 +148,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     changesFeatures: whole('changes-features', values['changes-features'], quick ? 10_000 : 100_000, 1),
     changesEdits: whole('changes-edits', values['changes-edits'], quick ? 50 : 200, 10),
     changes: values.changes,
+    mirrorFeatures: whole('mirror-features', values['mirror-features'], quick ? 10_000 : 100_000, 1),
+    mirrorEdits: whole('mirror-edits', values['mirror-edits'], quick ? 50 : 200, 1),
+    mirror: values.mirror,
     cpuProf: values['cpu-prof'],
     scale: values.scale,
     scaleServices: whole('scale-services', values['scale-services'], 1000, 2),

@@ -11,6 +11,7 @@ import { runEmulatorFeatures, type EmulatorFeaturesResult } from './emulator-fea
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 import { caseSpecs, runCaseRound, type RoundResult } from './http-cases.js';
 import { Child } from './ipc.js';
+import { mainMirror } from './mirror/mirror-section.js';
 import { parseOptions, usage, type BenchOptions } from './options.js';
 import { BODY_BYTES } from './payloads.js';
 import { profileFiles, topFrames } from './profile/top-frames.js';
@@ -128,6 +129,10 @@ async function main(): Promise<number> {
   if (typeof options === 'number') return options;
   if (options.scale) return mainScale(options);
   if (options.features) return mainFeatures(options);
+  if (options.mirror) {
+    warnIfBusy();
+    return mainMirror(options, log);
+  }
   if (options.changes) {
     warnIfBusy();
     return mainChanges(options, options.cpuProf ? newProfileDir() : undefined, log);
