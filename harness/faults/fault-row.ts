@@ -9,6 +9,7 @@ export const faultNames = [
   'emulator-retry',
   'changes-resolver-kill',
   'changes-redis-kill',
+  'mirror-kill',
 ] as const;
 export type FaultName = (typeof faultNames)[number];
 

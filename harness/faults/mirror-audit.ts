@@ -49,16 +49,22 @@ export async function queryFeatures(
   }
 }
 
+/** A row where the mirror and the layer differ, by its key: missing from the table, extra in it, or changed. */
+export interface MirrorDifference {
+  key: string;
+  kind: 'missing' | 'extra' | 'changed';
+}
+
 /**
- * The keys of the rows where the mirror's table and `features` (the layer as `query` answers it) differ: a row
- * missing, a row extra, a column of the layer's fields with another value, or a geometry not `ST_Equals`. The
- * features are loaded into a temporary table of the same columns, so that PostgreSQL compares typed values.
+ * The rows where the mirror's table and `features` (the layer as `query` answers it) differ: a row missing, a row
+ * extra, a column of the layer's fields with another value, or a geometry not `ST_Equals`. The features are loaded
+ * into a temporary table of the same columns, so that PostgreSQL compares typed values.
  */
 export async function mirrorDifferences(
   client: pg.ClientBase,
   { schema, table, layer }: { schema: string; table: string; layer: MirrorLayer },
   features: readonly EsriFeature[],
-): Promise<string[]> {
+): Promise<MirrorDifference[]> {
   const expected = `expected_${table}`.slice(0, 63);
   await client.query(`DROP TABLE IF EXISTS pg_temp.${quoteIdentifier(expected)}`);
   for (const statement of createTableStatements('pg_temp', expected, layer).slice(0, 1)) await client.query(statement);
@@ -70,17 +76,18 @@ export async function mirrorDifferences(
   const tuple = (alias: string): string => `(${columns.map((column) => `${alias}.${column}`).join(', ')})`;
   const shapes =
     layer.geometryType === undefined ? 'false' : `NOT coalesce(ST_Equals(a.shape, b.shape), a.shape IS NULL AND b.shape IS NULL)`;
-  const { rows } = await client.query<{ key: string }>(
-    `SELECT coalesce(a.${key}, b.${key})::text AS key FROM ${qualifiedName(schema, table)} a
+  const { rows } = await client.query<MirrorDifference>(
+    `SELECT coalesce(a.${key}, b.${key})::text AS key,
+       CASE WHEN a.${key} IS NULL THEN 'missing' WHEN b.${key} IS NULL THEN 'extra' ELSE 'changed' END AS kind FROM ${qualifiedName(schema, table)} a
      FULL JOIN pg_temp.${quoteIdentifier(expected)} b ON a.${key} = b.${key}
      WHERE a.${key} IS NULL OR b.${key} IS NULL OR ${tuple('a')} IS DISTINCT FROM ${tuple('b')} OR ${shapes}
      ORDER BY 1`,
   );
-  return rows.map((row) => row.key);
+  return rows;
 }
 
 /** The generation `mirror_state` records for each layer of `service`, by layer id. */
-export async function mirrorGenerations(client: pg.ClientBase, schema: string, service: string): Promise<Map<number, number>> {
+export async function mirrorGenerations(client: pg.ClientBase | pg.Pool, schema: string, service: string): Promise<Map<number, number>> {
   const { rows } = await client
     .query<{ layer: number; server_gen: string }>(
       `SELECT layer, server_gen FROM ${quoteIdentifier(schema)}.mirror_state WHERE service = $1`,

@@ -15,6 +15,10 @@ export interface FaultsOptions {
   outageSeconds: number;
   /** Features added in one generation in the change-event scenarios. */
   adds: number;
+  /** Parcels mirrored into PostGIS before the edits of the mirror fault. */
+  mirrorFeatures: number;
+  /** Random adds, updates and deletes made across the mirror fault's kills, outage and PostgreSQL restart. */
+  mirrorEdits: number;
   /** Faults to run, in the suite's order. */
   only: FaultName[];
   /** Keep every scenario's directory (else only those of broken rows). */
@@ -29,6 +33,8 @@ export const usage = `npm run test:faults -- [options]
   --load-seconds S       length of the load while a receiver or Redis is killed (default 6)
   --outage-seconds S     how long Redis stays down in the outage faults (default 30)
   --adds N               features added in one generation in the change-event faults (default 20000)
+  --mirror-features N    parcels mirrored into PostGIS before the mirror fault's edits (default 10000)
+  --mirror-edits N       random adds, updates and deletes of the mirror fault (default 1000)
   --only LIST            comma-separated faults to run: ${faultNames.join(', ')} (default all)
   --keep                 keep every scenario's directory (Redis files, spool, receiver log)
   --help`;
@@ -54,6 +60,8 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
       'load-seconds': { type: 'string' },
       'outage-seconds': { type: 'string' },
       adds: { type: 'string' },
+      'mirror-features': { type: 'string' },
+      'mirror-edits': { type: 'string' },
       only: { type: 'string' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -70,6 +78,8 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
     loadSeconds: positive('load-seconds', values['load-seconds'], 6, false),
     outageSeconds: positive('outage-seconds', values['outage-seconds'], 30, false),
     adds: positive('adds', values.adds, 20_000, true),
+    mirrorFeatures: positive('mirror-features', values['mirror-features'], 10_000, true),
+    mirrorEdits: positive('mirror-edits', values['mirror-edits'], 1000, true),
     only: faultNames.filter((name) => only.includes(name)),
     keepDirs: values.keep,
   };

@@ -5,6 +5,7 @@ import { parseOptions, usage } from './options.js';
 import type { ScenarioOptions } from './scenario.js';
 import { runChangesKill } from './scenarios/changes-kill.js';
 import { runEmulatorRetry } from './scenarios/emulator-retry.js';
+import { runMirrorKill } from './scenarios/mirror-kill.js';
 import { runReceiverKill } from './scenarios/receiver-kill.js';
 import { runRedisKill } from './scenarios/redis-kill.js';
 import { runRedisOutage } from './scenarios/redis-outage.js';
@@ -40,6 +41,8 @@ function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => 
       return [['fast', () => runChangesKill(options, 'receiver', 'fast')]];
     case 'changes-redis-kill':
       return [['strict', () => runChangesKill(options, 'redis', 'strict')]];
+    case 'mirror-kill':
+      return [['fast', () => runMirrorKill(options)]];
   }
 }
 

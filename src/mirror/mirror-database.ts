@@ -25,6 +25,9 @@ export async function inLockedTransaction<T>(
 ): Promise<T | undefined> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  // A connection lost while checked out (PostgreSQL restarted) is reported on the client, not the pool.
+  const lost = (err: Error): void => void (broken = err);
+  client.on('error', lost);
   try {
     await client.query('BEGIN');
     const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1), hashtext($2)) AS locked', [
@@ -42,6 +45,7 @@ export async function inLockedTransaction<T>(
     await client.query('ROLLBACK').catch((rollbackErr: unknown) => (broken = rollbackErr as Error));
     throw err;
   } finally {
+    client.off('error', lost);
     client.release(broken);
   }
 }

@@ -30,7 +30,7 @@ const stateOf = (row: StateRow): LayerState => ({
  * `forUpdate`, locked until the transaction ends, so that what is read is what is written over.
  */
 export async function readStates(
-  client: pg.ClientBase,
+  client: pg.ClientBase | pg.Pool,
   schema: string,
   service: string,
   layers?: readonly number[],

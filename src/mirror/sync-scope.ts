@@ -57,13 +57,7 @@ export async function syncScope(
   layerIds: readonly number[],
   watermark: number | undefined,
 ): Promise<LayerSync[]> {
-  const client = await context.pool.connect();
-  let states: LayerState[];
-  try {
-    states = await readStates(client, context.schema, scope.service, layerIds);
-  } finally {
-    client.release();
-  }
+  const states = await readStates(context.pool, context.schema, scope.service, layerIds);
   const missing = layerIds.filter((id) => !states.some((state) => state.layer === id));
   const synced: LayerSync[] = [];
   if (missing.length > 0) synced.push(...(await copyLayers(context, scope, missing)));

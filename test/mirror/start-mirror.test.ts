@@ -6,7 +6,14 @@ import { runCli } from '../helpers/cli.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
-import { layerGenerations, layerResource, mirrorDifferences, mirrorGenerations, queryFeatures } from '../helpers/mirror.js';
+import {
+  layerGenerations,
+  layerResource,
+  mirrorDifferences,
+  mirrorGenerations,
+  queryFeatures,
+  type MirrorDifference,
+} from '../../harness/faults/mirror-audit.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -78,7 +85,7 @@ async function differences(
   token: string,
   layerId: number,
   table: string,
-): Promise<string[]> {
+): Promise<MirrorDifference[]> {
   const layer = await layerResource(url, layerId, token);
   return mirrorDifferences(client, { schema, table, layer }, await queryFeatures(url, layerId, token));
 }

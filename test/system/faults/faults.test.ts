@@ -33,11 +33,24 @@ interface FaultRow {
 t.setTimeout(5 * 60_000);
 
 t.test(
-  'the fault suite (loads of 3 s, Redis outages shortened to 3 s, 5,000 adds) keeps every acknowledged delivery exactly once: receiver killed, Redis killed (strict; fast reported), Redis down with and without a spool, receiver restarted under emulator retries; and every added feature one change event with the resolver or Redis killed mid-resolution',
+  'the fault suite (loads of 3 s, Redis outages shortened to 3 s, 5,000 adds) keeps every acknowledged delivery exactly once: receiver killed, Redis killed (strict; fast reported), Redis down with and without a spool, receiver restarted under emulator retries; every added feature one change event with the resolver or Redis killed mid-resolution; and the PostGIS mirror of 2,000 parcels equal to the layer after 200 edits across two kills mid-sync, a receiver outage and a PostgreSQL restart',
   async (t) => {
     const suite = await run(
       process.execPath,
-      ['dist-test/harness/faults/run.js', '--json', '--load-seconds', '3', '--outage-seconds', '3', '--adds', '5000'],
+      [
+        'dist-test/harness/faults/run.js',
+        '--json',
+        '--load-seconds',
+        '3',
+        '--outage-seconds',
+        '3',
+        '--adds',
+        '5000',
+        '--mirror-features',
+        '2000',
+        '--mirror-edits',
+        '200',
+      ],
       {
         cwd: root,
         env,
@@ -65,6 +78,7 @@ t.test(
         'emulator-retry fast',
         'changes-resolver-kill fast',
         'changes-redis-kill strict',
+        'mirror-kill fast',
       ],
       'a row for every fault, the Redis kill on both durabilities',
     );
