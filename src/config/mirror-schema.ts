@@ -42,7 +42,7 @@ type MirrorVariables = { MIRROR?: string[] | undefined; MIRROR_DATABASE_URL?: st
 
 /**
  * The mirror's settings from its variables: MIRROR, or with MIRROR_DATABASE_URL alone the CHANGES services; none
- * when neither is set. Throws {@link ConfigError} when MIRROR has no database, or no ADMIN_URL to read the layers at.
+ * when there are no services to mirror. Throws {@link ConfigError} when MIRROR has no database, or no ADMIN_URL to read the layers at.
  */
 export function mirrorConfigOf(
   vars: MirrorVariables,
@@ -53,6 +53,7 @@ export function mirrorConfigOf(
   if (vars.MIRROR_DATABASE_URL === undefined) throw new ConfigError('MIRROR_DATABASE_URL: required with MIRROR (a postgres:// URL)');
   if (adminUrl === undefined) throw new ConfigError('ADMIN_URL: required with MIRROR_DATABASE_URL (an http(s) URL of the admin root)');
   const services = vars.MIRROR ?? changesServices;
-  if (services.length === 0) throw new ConfigError('MIRROR: feature services to mirror (folder/name.FeatureServer), or CHANGES');
+  // A database without services (MIRROR and CHANGES unset, as docker-compose.yml leaves them) mirrors nothing.
+  if (services.length === 0) return undefined;
   return { services: [...new Set(services)], databaseUrl: vars.MIRROR_DATABASE_URL, schema: vars.MIRROR_SCHEMA };
 }

@@ -4,8 +4,9 @@ import { loadConfig } from '../../src/config/load-config.js';
 const ADMIN = { ADMIN_URL: 'https://gis.example.com/server/admin' };
 const DATABASE = 'postgres://geohook:secret@127.0.0.1:5432/gis';
 
-t.test('no mirror unless MIRROR or MIRROR_DATABASE_URL is set', async (t) => {
+t.test('no mirror unless MIRROR or MIRROR_DATABASE_URL is set, nor with a database and no service to mirror', async (t) => {
   t.equal(loadConfig({ ...ADMIN, CHANGES: 'Hosted/Parcels.FeatureServer' }).mirror, undefined);
+  t.equal(loadConfig({ ...ADMIN, MIRROR_DATABASE_URL: DATABASE }).mirror, undefined);
 });
 
 t.test('MIRROR_DATABASE_URL alone mirrors the CHANGES services into the geohook schema', async (t) => {
@@ -27,7 +28,6 @@ t.test('a mirror without a database, without ADMIN_URL, or with bad values is re
     t.throws(() => loadConfig(env), { code: 'GEOHOOK_ERR_CONFIG', message: new RegExp(`^${variable}(\\.\\d+)?: `) }, variable);
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer' }, 'MIRROR_DATABASE_URL');
   refused({ MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: DATABASE }, 'ADMIN_URL');
-  refused({ ...ADMIN, MIRROR_DATABASE_URL: DATABASE }, 'MIRROR');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.MapServer', MIRROR_DATABASE_URL: DATABASE }, 'MIRROR');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: 'mysql://x/y' }, 'MIRROR_DATABASE_URL');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: DATABASE, MIRROR_SCHEMA: 'Bad-Name' }, 'MIRROR_SCHEMA');
