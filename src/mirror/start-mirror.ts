@@ -10,6 +10,7 @@ import { scopeOf } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { mirrorErrorsKey, watermarksKey } from '../redis/keys.js';
 import { createMirrorPool, prepareMirrorDatabase } from './mirror-database.js';
+import type { MirrorMetrics } from './mirror-metrics.js';
 import { syncScope, type LayerSync, type MirrorScope } from './sync-scope.js';
 
 /** Options of {@link startMirror}. */
@@ -37,6 +38,8 @@ export interface MirrorOptions {
   timeoutMs?: number;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
+  /** Where its metrics go (the receiver's `/metrics`). @defaultValue none are kept */
+  metrics?: MirrorMetrics;
 }
 
 /** A running mirror. */
@@ -116,11 +119,13 @@ export function startMirror(options: MirrorOptions): Mirror {
       synced = await syncScope(context, scope, scope.layerIds, mark === null ? undefined : Number(mark));
     } catch (err) {
       log.warn({ err, service: scope.service }, 'mirror: the layers could not be brought up to date: trying again');
+      options.metrics?.failed(scope.service);
       const error = JSON.stringify({ error: (err as Error).message, at: new Date().toISOString() });
       await connection.hset(mirrorErrorsKey(prefix), Object.fromEntries(scope.layerIds.map((layer) => [errorField(scope, layer), error])));
       return;
     }
     if (synced.length === 0) return;
+    options.metrics?.synced(scope.service, synced);
     await connection.hdel(mirrorErrorsKey(prefix), ...synced.map(({ layer }) => errorField(scope, layer)));
     for (const line of synced) {
       log.info(

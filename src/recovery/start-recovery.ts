@@ -12,6 +12,7 @@ import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.
 import { serviceLocatorOf } from '../config/service-locator.js';
 import { createAlertSender, type AlertSender } from '../health/alert-sender.js';
 import { UpstreamHealth } from '../health/upstream-health.js';
+import { createMirrorMetrics } from '../mirror/mirror-metrics.js';
 import { startMirror, type Mirror } from '../mirror/start-mirror.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from '../redis/connection.js';
@@ -145,7 +146,7 @@ function startChangeEvents(
 
 /** The PostGIS mirror of the services of `MIRROR`, when there are any (docs/mirror.md). */
 function startPostgisMirror(
-  { config, logger }: RecoveryOptions,
+  { config, logger, metricsRegistry }: RecoveryOptions,
   connection: RedisClient,
   auth: ResolvedAdminAuth | undefined,
 ): Mirror | undefined {
@@ -161,6 +162,7 @@ function startPostgisMirror(
     ...(auth === undefined ? {} : { auth }),
     serviceLocator: serviceLocatorOf(config),
     logger,
+    metrics: createMirrorMetrics(metricsRegistry),
   });
 }
 

@@ -2,10 +2,6 @@ import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
 import type pg from 'pg';
 import t, { type Test } from 'tap';
-import { runCli } from '../helpers/cli.js';
-import { PARCELS } from '../helpers/edits.js';
-import { startEmulator } from '../helpers/emulator.js';
-import { registrationEnv, startGeohook } from '../helpers/geohook.js';
 import {
   layerGenerations,
   layerResource,
@@ -14,6 +10,10 @@ import {
   queryFeatures,
   type MirrorDifference,
 } from '../../harness/faults/mirror-audit.js';
+import { runCli } from '../helpers/cli.js';
+import { PARCELS } from '../helpers/edits.js';
+import { startEmulator } from '../helpers/emulator.js';
+import { registrationEnv, startGeohook } from '../helpers/geohook.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -66,7 +66,7 @@ async function setUp(t: Test, parcels: number) {
   const geohook = await startGeohook(t, redis, env);
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
   const client = await postgres.connect(t);
-  return { emulator, url, token, authentication, schema, client, env };
+  return { emulator, geohook, url, token, authentication, schema, client, env };
 }
 
 /** Resolves once `mirror_state` holds every layer's generation on the server. */
@@ -91,7 +91,7 @@ async function differences(
 }
 
 t.test('the initial copy, then adds, updates and deletes: each table equals its layer at the generation mirror_state says', async (t) => {
-  const { url, token, authentication, schema, client, env } = await setUp(t, 45);
+  const { geohook, url, token, authentication, schema, client, env } = await setUp(t, 45);
   await caughtUp(client, schema, url, token);
   const { rows } = await client.query<{ count: string }>(`SELECT count(*) FROM ${schema}.parcels_parcels`);
   t.equal(Number(rows[0]!.count), 45, 'every parcel copied');
@@ -155,6 +155,11 @@ t.test('the initial copy, then adds, updates and deletes: each table equals its 
       },
     ],
   });
+
+  const metrics = await (await fetch(`${geohook.url}/metrics`)).text();
+  t.match(metrics, `geohook_mirror_server_generation{service="${PARCELS}",layer="0"} ${gens.get(0)}`);
+  t.match(metrics, `geohook_mirror_rows_written_total{service="${PARCELS}",kind="copied"} 45`);
+  t.match(metrics, `geohook_mirror_rows_written_total{service="${PARCELS}",kind="deleted"} 2`);
 });
 
 t.test('a field added to the layer becomes a column, filled by the next edits', async (t) => {
