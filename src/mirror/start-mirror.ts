@@ -1,17 +1,15 @@
 import type { Logger } from 'pino';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
-import { isOnlineAdminRoot, onlineOrgIdOf } from '../arcgis/online-admin.js';
-import { serviceRestUrl } from '../arcgis/rest-urls.js';
+import { onlineOrgIdOf } from '../arcgis/online-admin.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
-import { readServiceLayers } from '../changes/layer-info.js';
 import { PreviousValuesStore } from '../changes/previous-values.js';
-import { scopeOf } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { mirrorErrorsKey, watermarksKey } from '../redis/keys.js';
 import { createMirrorPool, prepareMirrorDatabase } from './mirror-database.js';
 import type { MirrorMetrics } from './mirror-metrics.js';
-import { syncScope, type LayerSync, type MirrorScope } from './sync-scope.js';
+import { mirrorScopesOf, type FollowedScope } from './mirror-scopes.js';
+import { syncScope, type LayerSync } from './sync-scope.js';
 
 /** Options of {@link startMirror}. */
 export interface MirrorOptions {
@@ -50,11 +48,6 @@ export interface Mirror {
 /** How soon a service that could not be read is read again. */
 const UNREAD_RETRY_MS = 2000;
 
-/** A followed scope and the ids of the layers it mirrors (read again every `layersIntervalMs`). */
-interface Followed extends MirrorScope {
-  layerIds: number[];
-}
-
 /**
  * The PostGIS mirror (docs/mirror.md): each scope of the MIRROR services follows its watermark, the generation
  * deliveries, backfills and polls brought it to; a table behind it gets the changes in between, read with the
@@ -67,7 +60,6 @@ export function startMirror(options: MirrorOptions): Mirror {
   const log = logger.child({ component: 'mirror' });
   const pool = createMirrorPool(options.databaseUrl, (err) => log.warn({ err }, 'mirror database connection lost'));
   const previous = new PreviousValuesStore(connection);
-  const online = isOnlineAdminRoot(options.adminUrl);
   const orgId = onlineOrgIdOf(options.adminUrl);
   const sessionOf = (): ServiceSession =>
     createServiceSession({
@@ -80,7 +72,7 @@ export function startMirror(options: MirrorOptions): Mirror {
     });
 
   let prepared = false;
-  let followed: Followed[] = [];
+  let followed: FollowedScope[] = [];
   /** When the services' layers are to be read again. */
   let layersReadAt = 0;
 
@@ -89,16 +81,11 @@ export function startMirror(options: MirrorOptions): Mirror {
    * what was known. Resolves to whether every service was read.
    */
   async function readScopes(): Promise<boolean> {
-    const found: Followed[] = [];
+    const found: FollowedScope[] = [];
     let unread = 0;
     for (const service of options.services) {
-      const serviceUrl = serviceRestUrl(options.adminUrl, service);
       try {
-        const { layers } = await readServiceLayers(sessionOf(), serviceUrl);
-        const ids = layers.map((layer) => layer.id);
-        if (online)
-          for (const id of ids) found.push({ scope: scopeOf(hook, service, id), service, serviceUrl, layerId: id, layerIds: [id] });
-        else found.push({ scope: scopeOf(hook, service), service, serviceUrl, layerIds: ids });
+        found.push(...(await mirrorScopesOf(sessionOf(), options.adminUrl, hook, service)));
       } catch (err) {
         log.warn({ err, service }, 'mirror: the service could not be read: trying again');
         found.push(...followed.filter((known) => known.service === service));
@@ -109,9 +96,9 @@ export function startMirror(options: MirrorOptions): Mirror {
     return unread === 0;
   }
 
-  const errorField = (scope: Followed, layer: number): string => `${scope.service}#${layer}`;
+  const errorField = (scope: FollowedScope, layer: number): string => `${scope.service}#${layer}`;
 
-  async function sync(scope: Followed): Promise<void> {
+  async function sync(scope: FollowedScope): Promise<void> {
     const mark = await connection.hget(watermarksKey(prefix), scope.scope);
     const context = { pool, schema, hook, prefix, session: sessionOf(), previous, ...(orgId === undefined ? {} : { orgId }) };
     let synced: LayerSync[];

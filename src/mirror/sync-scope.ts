@@ -70,7 +70,7 @@ export async function syncScope(
 }
 
 /** The layers of the service as it describes them now, those of `ids` only. */
-async function layersNow(context: SyncContext, scope: MirrorScope, ids: readonly number[]): Promise<LayerInfo[]> {
+export async function layersNow(context: SyncContext, scope: MirrorScope, ids: readonly number[]): Promise<LayerInfo[]> {
   const { layers } = await readServiceLayers(context.session, scope.serviceUrl);
   return layers.filter((layer) => ids.includes(layer.id));
 }
@@ -80,39 +80,55 @@ async function serverGenNow(context: SyncContext, scope: MirrorScope): Promise<n
   return scopeGeneration(await readServerGens(context.session, scope.serviceUrl), scope.layerId) ?? 0;
 }
 
-const lockNameOf = (context: SyncContext, scope: MirrorScope): string => `${context.schema}\n${scope.scope}`;
+/** The advisory lock of a scope's syncs. */
+export const lockNameOf = (context: SyncContext, scope: MirrorScope): string => `${context.schema}\n${scope.scope}`;
 
 /**
- * The initial copy of layers, exact at a generation: the server's generation G0 is read, then every row (`COPY`),
- * then G1, and the changes of `(G0, G1]` are applied over the copy in the same transaction, whose `mirror_state`
- * says G1: rows edited while the copy was read come as they are at G1, rows deleted are gone.
+ * Copies layers into `tables` exactly at a generation, in the client's transaction: the server's generation G0 is
+ * read, then every row (`COPY`, into tables made or emptied first), then G1, and the changes of `(G0, G1]` are
+ * applied over the copy: rows edited while the copy was read come as they are at G1, rows deleted are gone. The
+ * caller writes the generation (each result's `serverGen`) to `mirror_state` in the same transaction.
  */
+export async function copyExact(
+  client: pg.ClientBase,
+  context: SyncContext,
+  scope: MirrorScope,
+  tables: readonly { layer: LayerInfo; table: string }[],
+): Promise<LayerSync[]> {
+  const startGen = await serverGenNow(context, scope);
+  const copied = new Map<number, number>();
+  for (const { layer, table } of tables) {
+    const target = { schema: context.schema, table, layer: mirrorLayerOf(layer) };
+    await ensureLayerTable(client, target);
+    await emptyTable(client, target.schema, target.table);
+    copied.set(layer.id, await copyRows(client, target, readLayerRows(context.session, scope.serviceUrl, layer)));
+  }
+  const endGen = await serverGenNow(context, scope);
+  const changed =
+    endGen > startGen ? await writeRange(client, context, scope, tables, startGen, endGen) : { serverGen: startGen, counts: new Map() };
+  return tables.map(({ layer, table }) => ({
+    layer: layer.id,
+    table,
+    serverGen: changed.serverGen,
+    copied: copied.get(layer.id) ?? 0,
+    ...(changed.counts.get(layer.id) ?? { upserted: 0, deleted: 0 }),
+  }));
+}
+
+/** The initial copy of layers without a state ({@link copyExact}), with their generation in `mirror_state`. */
 async function copyLayers(context: SyncContext, scope: MirrorScope, ids: readonly number[]): Promise<LayerSync[]> {
   const synced = await inLockedTransaction(context.pool, lockNameOf(context, scope), async (client) => {
     if ((await readStates(client, context.schema, scope.service, ids, { forUpdate: true })).length > 0) return [];
     const layers = await layersNow(context, scope, ids);
-    const startGen = await serverGenNow(context, scope);
-    const copied = new Map<number, number>();
-    for (const layer of layers) {
-      const target = { schema: context.schema, table: layerTableOf(scope.service, layer), layer: mirrorLayerOf(layer) };
-      await ensureLayerTable(client, target);
-      await emptyTable(client, target.schema, target.table);
-      copied.set(layer.id, await copyRows(client, target, readLayerRows(context.session, scope.serviceUrl, layer)));
-    }
-    const endGen = await serverGenNow(context, scope);
-    const tables = layers.map((layer) => ({ layer, table: layerTableOf(scope.service, layer) }));
-    const changed =
-      endGen > startGen ? await writeRange(client, context, scope, tables, startGen, endGen) : { serverGen: startGen, counts: new Map() };
-    for (const { layer, table } of tables) {
-      await writeState(client, context.schema, { service: scope.service, layer: layer.id, table, serverGen: changed.serverGen });
-    }
-    return tables.map(({ layer, table }) => ({
-      layer: layer.id,
-      table,
-      serverGen: changed.serverGen,
-      copied: copied.get(layer.id) ?? 0,
-      ...(changed.counts.get(layer.id) ?? { upserted: 0, deleted: 0 }),
-    }));
+    const copied = await copyExact(
+      client,
+      context,
+      scope,
+      layers.map((layer) => ({ layer, table: layerTableOf(scope.service, layer) })),
+    );
+    for (const { layer, table, serverGen } of copied)
+      await writeState(client, context.schema, { service: scope.service, layer, table, serverGen });
+    return copied;
   });
   return synced ?? [];
 }

@@ -204,3 +204,41 @@ t.test('ST_Intersects with an envelope finds the features query finds with that 
     queried.map((feature) => feature.attributes.objectid),
   );
 });
+
+t.test('geohook mirror rebuild makes a table changed by hand its layer again, in a new table swapped in', async (t) => {
+  const { url, token, schema, client, env } = await setUp(t, 12);
+  const gens = await caughtUp(client, schema, url, token);
+  for (const round of [1, 2]) {
+    await client.query(`UPDATE ${schema}.parcels_parcels SET owner = 'tampered' WHERE objectid = 1`);
+    await client.query(`DELETE FROM ${schema}.parcels_parcels WHERE objectid = 2`);
+    t.same(
+      (await differences(client, schema, url, token, 0, 'parcels_parcels')).map(({ kind }) => kind).sort(),
+      ['changed', 'missing'],
+      `round ${round}: the table differs from the layer`,
+    );
+    const rebuilt = await runCli(['mirror', 'rebuild', '--service', PARCELS], { env: { ...env, REDIS_URL: redis.url } });
+    t.equal(rebuilt.code, 0, rebuilt.stderr);
+    t.match(JSON.parse(rebuilt.stdout), {
+      layers: [
+        { service: PARCELS, layer: 0, table: `${schema}.parcels_parcels`, serverGen: gens.get(0), copied: 12 },
+        { service: PARCELS, layer: 1, table: `${schema}.parcels_inspections`, serverGen: gens.get(1), copied: 0 },
+      ],
+    });
+    t.same(await differences(client, schema, url, token, 0, 'parcels_parcels'), [], `round ${round}: the layer again`);
+    const { rows } = await client.query<{ tablename: string; indexname: string }>(
+      'SELECT tablename, indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname',
+      [schema],
+    );
+    t.same(
+      rows.map((row) => `${row.tablename} ${row.indexname}`),
+      [
+        'parcels_inspections parcels_inspections_pkey',
+        'parcels_parcels parcels_parcels_pkey',
+        'parcels_parcels parcels_parcels_shape_gist',
+        'mirror_state mirror_state_pkey',
+      ].sort((a, b) => a.split(' ')[1]!.localeCompare(b.split(' ')[1]!)),
+      `round ${round}: one table per layer, with its index and key under their names`,
+    );
+  }
+  t.same(await mirrorGenerations(client, schema, PARCELS), gens);
+});
