@@ -29,12 +29,13 @@ interface MirrorFlags {
 const LOCK_WAIT_MS = 60_000;
 
 /** The configuration with the mirror's settings, or the error that says which variable is missing. */
-function mirrorConfig(flags: MirrorFlags): { config: GeohookConfig; mirror: MirrorConfig; adminUrl: string } {
+function mirrorConfig(flags: MirrorFlags): { config: GeohookConfig; mirror: MirrorConfig & { databaseUrl: string }; adminUrl: string } {
   const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
-  if (config.mirror === undefined || config.admin === undefined) {
+  const databaseUrl = config.mirror?.databaseUrl;
+  if (config.mirror === undefined || config.admin === undefined || databaseUrl === undefined) {
     throw new ConfigError('MIRROR_DATABASE_URL: required by geohook mirror (with ADMIN_URL and MIRROR or CHANGES)');
   }
-  return { config, mirror: config.mirror, adminUrl: config.admin.url };
+  return { config, mirror: { ...config.mirror, databaseUrl }, adminUrl: config.admin.url };
 }
 
 /** `geohook mirror …`: the PostGIS mirror (docs/mirror.md). */

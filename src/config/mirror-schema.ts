@@ -32,8 +32,8 @@ export const mirrorEnvShape = {
 export interface MirrorConfig {
   /** Feature services mirrored (MIRROR, else the CHANGES services): `folder/name.FeatureServer`. */
   readonly services: readonly string[];
-  /** MIRROR_DATABASE_URL. */
-  readonly databaseUrl: string;
+  /** MIRROR_DATABASE_URL; `undefined` with MIRROR alone: `geohook up` starts a local PostgreSQL, `geohook serve` refuses. */
+  readonly databaseUrl: string | undefined;
   /** MIRROR_SCHEMA. @defaultValue 'geohook' */
   readonly schema: string;
 }
@@ -42,7 +42,8 @@ type MirrorVariables = { MIRROR?: string[] | undefined; MIRROR_DATABASE_URL?: st
 
 /**
  * The mirror's settings from its variables: MIRROR, or with MIRROR_DATABASE_URL alone the CHANGES services; none
- * when there are no services to mirror. Throws {@link ConfigError} when MIRROR has no database, or no ADMIN_URL to read the layers at.
+ * when there are no services to mirror. MIRROR without MIRROR_DATABASE_URL leaves the database to `geohook up` (a local
+ * one; ADMIN_URL may be its emulator's). Throws {@link ConfigError} when a database is named without ADMIN_URL.
  */
 export function mirrorConfigOf(
   vars: MirrorVariables,
@@ -50,8 +51,9 @@ export function mirrorConfigOf(
   adminUrl: string | undefined,
 ): MirrorConfig | undefined {
   if (vars.MIRROR === undefined && vars.MIRROR_DATABASE_URL === undefined) return undefined;
-  if (vars.MIRROR_DATABASE_URL === undefined) throw new ConfigError('MIRROR_DATABASE_URL: required with MIRROR (a postgres:// URL)');
-  if (adminUrl === undefined) throw new ConfigError('ADMIN_URL: required with MIRROR_DATABASE_URL (an http(s) URL of the admin root)');
+  if (adminUrl === undefined && vars.MIRROR_DATABASE_URL !== undefined) {
+    throw new ConfigError('ADMIN_URL: required with MIRROR_DATABASE_URL (an http(s) URL of the admin root)');
+  }
   const services = vars.MIRROR ?? changesServices;
   // A database without services (MIRROR and CHANGES unset, as docker-compose.yml leaves them) mirrors nothing.
   if (services.length === 0) return undefined;

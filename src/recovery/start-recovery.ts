@@ -10,6 +10,7 @@ import { startChanges, type Changes } from '../changes/start-changes.js';
 import type { GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
+import { ConfigError } from '../errors.js';
 import { createAlertSender, type AlertSender } from '../health/alert-sender.js';
 import { UpstreamHealth } from '../health/upstream-health.js';
 import { createMirrorMetrics } from '../mirror/mirror-metrics.js';
@@ -150,7 +151,12 @@ function startPostgisMirror(
   connection: RedisClient,
   auth: ResolvedAdminAuth | undefined,
 ): Mirror | undefined {
-  if (config.admin === undefined || config.mirror === undefined) return undefined;
+  if (config.mirror === undefined) return undefined;
+  if (config.admin === undefined || config.mirror.databaseUrl === undefined) {
+    throw new ConfigError(
+      'MIRROR_DATABASE_URL: required with MIRROR, with ADMIN_URL (geohook up starts a local PostgreSQL when it is unset)',
+    );
+  }
   return startMirror({
     connection,
     prefix: config.prefix,

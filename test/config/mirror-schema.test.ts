@@ -23,10 +23,17 @@ t.test('MIRROR names the services, whether in CHANGES or not; MIRROR_SCHEMA the 
   t.same(config.admin?.changes.services, []);
 });
 
-t.test('a mirror without a database, without ADMIN_URL, or with bad values is refused with the variable named', async (t) => {
+t.test('MIRROR without a database leaves it to geohook up (a local PostgreSQL): no URL in the configuration', async (t) => {
+  t.same(loadConfig({ MIRROR: 'Hosted/Parcels.FeatureServer' }).mirror, {
+    services: ['Hosted/Parcels.FeatureServer'],
+    databaseUrl: undefined,
+    schema: 'geohook',
+  });
+});
+
+t.test('a database without ADMIN_URL, or bad values, are refused with the variable named', async (t) => {
   const refused = (env: Record<string, string>, variable: string) =>
     t.throws(() => loadConfig(env), { code: 'GEOHOOK_ERR_CONFIG', message: new RegExp(`^${variable}(\\.\\d+)?: `) }, variable);
-  refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer' }, 'MIRROR_DATABASE_URL');
   refused({ MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: DATABASE }, 'ADMIN_URL');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.MapServer', MIRROR_DATABASE_URL: DATABASE }, 'MIRROR');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: 'mysql://x/y' }, 'MIRROR_DATABASE_URL');
