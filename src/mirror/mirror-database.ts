@@ -103,7 +103,7 @@ export async function emptyTable(client: pg.ClientBase, schema: string, table: s
 }
 
 /** The rows a table holds. */
-export async function countRows(client: pg.ClientBase, schema: string, table: string): Promise<number> {
+export async function countRows(client: pg.ClientBase | pg.Pool, schema: string, table: string): Promise<number> {
   const { rows } = await client.query<{ count: string }>(`SELECT count(*) AS count FROM ${qualifiedName(schema, table)}`);
   return Number(rows[0]?.count ?? 0);
 }

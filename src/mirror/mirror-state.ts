@@ -45,7 +45,7 @@ export async function readStates(
 }
 
 /** Every layer's state, by service then layer. */
-export async function readAllStates(client: pg.ClientBase, schema: string): Promise<LayerState[]> {
+export async function readAllStates(client: pg.ClientBase | pg.Pool, schema: string): Promise<LayerState[]> {
   const { rows } = await client.query<StateRow>(
     `SELECT service, layer, table_name, server_gen, updated_at FROM ${qualifiedName(schema, STATE_TABLE)} ORDER BY service, layer`,
   );

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
 import { scopeOf } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -27,7 +27,7 @@ export interface MirrorLayerStatus {
 
 /** What {@link readMirrorStatus} reads. */
 export interface MirrorStatusSources {
-  client: pg.ClientBase;
+  client: pg.ClientBase | pg.Pool;
   schema: string;
   redis: RedisClient;
   prefix: string;
@@ -87,4 +87,20 @@ export async function readMirrorStatus(sources: MirrorStatusSources): Promise<{ 
     });
   }
   return { layers };
+}
+
+/** Reads the mirror's status from its own small pool (the dashboard's), until closed. */
+export interface MirrorStatusReader {
+  read(): Promise<{ layers: MirrorLayerStatus[] }>;
+  close(): Promise<void>;
+}
+
+/** A {@link MirrorStatusReader} on `databaseUrl`: one connection at most, a lost one replaced at the next read. */
+export function createMirrorStatusReader(sources: Omit<MirrorStatusSources, 'client'> & { databaseUrl: string }): MirrorStatusReader {
+  const pool = new pg.Pool({ connectionString: sources.databaseUrl, max: 1, connectionTimeoutMillis: 5000 });
+  pool.on('error', () => undefined);
+  return {
+    read: () => readMirrorStatus({ ...sources, client: pool }),
+    close: () => pool.end(),
+  };
 }

@@ -181,10 +181,24 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   });
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
-    const [{ dashboard }, { readChangesStatus }] = await Promise.all([
+    const [{ dashboard }, { readChangesStatus }, { createMirrorStatusReader }] = await Promise.all([
       import('./dashboard/dashboard.js'),
       import('../changes/changes-status.js'),
+      import('../mirror/mirror-status.js'),
     ]);
+    const mirrorUrl = config.mirror?.databaseUrl;
+    const mirror =
+      mirrorUrl === undefined || config.mirror === undefined || config.admin === undefined
+        ? undefined
+        : createMirrorStatusReader({
+            databaseUrl: mirrorUrl,
+            schema: config.mirror.schema,
+            redis: connection,
+            prefix: config.prefix,
+            hook: REGISTERED_HOOK,
+            adminUrl: config.admin.url,
+          });
+    if (mirror !== undefined) app.addHook('onClose', () => mirror.close());
     // Behind a proxy that terminates TLS the request is plain HTTP, but the browser's page is https.
     await app.register(dashboard, {
       prefix: '/ui',
@@ -194,6 +208,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
       services: () => readServiceReports(connection, config.prefix),
       failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
       changeEvents: () => readChangesStatus(connection, config.prefix),
+      ...(mirror === undefined ? {} : { mirror: () => mirror.read() }),
       staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
       secureCookie: config.publicUrl.startsWith('https://'),
     });

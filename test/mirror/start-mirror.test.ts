@@ -22,6 +22,7 @@ import { waitFor } from '../helpers/wait.js';
 const redis = await startRedis(t);
 const postgres = await startPostgres(t);
 let schemas = 0;
+const DASHBOARD = 'mirror-dashboard-token-0123456789';
 
 const square = (x: number, y = 0, size = 50) => ({
   rings: [
@@ -62,6 +63,7 @@ async function setUp(t: Test, parcels: number) {
     MIRROR: PARCELS,
     MIRROR_DATABASE_URL: postgres.url,
     MIRROR_SCHEMA: schema,
+    DASHBOARD_TOKEN: DASHBOARD,
   };
   const geohook = await startGeohook(t, redis, env);
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
@@ -155,6 +157,10 @@ t.test('the initial copy, then adds, updates and deletes: each table equals its 
       },
     ],
   });
+
+  const page = await (await fetch(`${geohook.url}/ui/services`, { headers: { authorization: `Bearer ${DASHBOARD}` } })).text();
+  t.match(page, `<tr data-mirror="${PARCELS}#0">`, 'the services page shows the mirror');
+  t.match(page, `<td data-column="table">${schema}.parcels_parcels</td><td data-column="rows">44</td>`);
 
   const metrics = await (await fetch(`${geohook.url}/metrics`)).text();
   t.match(metrics, `geohook_mirror_server_generation{service="${PARCELS}",layer="0"} ${gens.get(0)}`);

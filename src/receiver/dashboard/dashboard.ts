@@ -17,6 +17,7 @@ import { changesPage } from './changes-page.js';
 import { denyFraming } from './frame-headers.js';
 import { LoginLimiter } from './login-limiter.js';
 import { loginRoutes } from './login-routes.js';
+import type { MirrorView } from './mirror-section.js';
 import { servicesPage } from './services-page.js';
 import { isAuthorized } from './session.js';
 
@@ -34,6 +35,8 @@ export interface DashboardOptions {
   failing?: () => Promise<FailingService[]>;
   /** What the changes view shows (`readChangesStatus`). @defaultValue no service followed */
   changeEvents?: () => Promise<ChangesStatus>;
+  /** The PostGIS mirror's layers on the services view (`readMirrorStatus`). @defaultValue no mirror section */
+  mirror?: () => Promise<MirrorView>;
   /**
    * A webhook state older than this (ms) is shown stale: no registration pass checked it lately.
    * @defaultValue three registration intervals of 300 s
@@ -143,6 +146,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
   await app.register(servicesPage, {
     services: options.services,
     failing: options.failing ?? (async () => []),
+    ...(options.mirror === undefined ? {} : { mirror: options.mirror }),
     recent: (query) => recentEvents(eventQueue, query),
     staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     boardPath: prefix,
@@ -159,7 +163,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
  * session cookie. Wrong credentials are slowed down per client address ({@link LoginLimiter}).
  */
 export async function dashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
-  const { auth, changes, eventQueue, services, changeEvents } = options; // not `prefix`, which the children inherit already
+  const { auth, changes, eventQueue, services, changeEvents, mirror } = options; // not `prefix`, which the children inherit already
   app.addHook('onSend', denyFraming);
   app.setNotFoundHandler(sendNotFound);
   const limiter = new LoginLimiter();
@@ -171,5 +175,6 @@ export async function dashboard(app: FastifyInstance, options: DashboardOptions)
     limiter,
     ...(changes === undefined ? {} : { changes }),
     ...(changeEvents === undefined ? {} : { changeEvents }),
+    ...(mirror === undefined ? {} : { mirror }),
   });
 }
