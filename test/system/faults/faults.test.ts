@@ -28,7 +28,7 @@ interface FaultRow {
   problems: string[];
 }
 
-// About 70 s alone on two cores (a killed change resolver's range is taken again after its lock lapses); more
+// About 85 s alone on two cores (a killed change resolver's range is taken again after its lock lapses; the mirror row, 13 s); more
 // beside the other test files.
 t.setTimeout(5 * 60_000);
 
