@@ -77,7 +77,7 @@ export const usage = `npm run bench -- [options]
                           bare COPY of the same rows; then single edits timed to their row committed
                           (default 100000; quick 10000)
   --mirror-edits N        the single edits of that section (default 200; quick 50)
-  --mirror                only that mirror section (under a minute)
+  --mirror                only that mirror section (about a minute)
   --cpu-prof              profile geohook's server, the end-to-end consumer, the emulator and geohook's server of the
                           change events (bench-profiles/), print their top 15 frames
   --help`;

@@ -11,7 +11,8 @@ import { runEmulatorFeatures, type EmulatorFeaturesResult } from './emulator-fea
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 import { caseSpecs, runCaseRound, type RoundResult } from './http-cases.js';
 import { Child } from './ipc.js';
-import { mainMirror } from './mirror/mirror-section.js';
+import { mainMirror, measureMirror } from './mirror/mirror-section.js';
+import type { MirrorResult } from './mirror/run-mirror.js';
 import { parseOptions, usage, type BenchOptions } from './options.js';
 import { BODY_BYTES } from './payloads.js';
 import { profileFiles, topFrames } from './profile/top-frames.js';
@@ -151,6 +152,7 @@ async function main(): Promise<number> {
   let emulatorFeatures: EmulatorFeaturesResult;
   let backfill: BackfillResult;
   let changes: ChangesResult;
+  let mirror: MirrorResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const spec of caseSpecs) {
@@ -193,6 +195,7 @@ async function main(): Promise<number> {
     backfill = await runBackfillAfterOutage({ edits: options.backfillEdits, timeoutMs: 120_000 });
     if (!backfill.coveredOnce) problems.push('backfill: an edit missed during the outage is not in exactly one event');
     changes = await measureChanges(options, problems, profileDir, log);
+    mirror = await measureMirror(options, log);
   } finally {
     await loader.close();
   }
@@ -231,6 +234,7 @@ async function main(): Promise<number> {
     emulatorFeatures,
     backfill,
     changes,
+    mirror,
     ...(profileDir === undefined
       ? {}
       : {
