@@ -156,6 +156,8 @@ run_harness() {
   shift
   install_dependencies
   ensure_redis_server
+  # The bench's mirror section and the fault suite's mirror row start their own PostgreSQL.
+  ensure_postgis
   npx tsc -p harness && node scripts/copy-lua.mjs dist-harness/src
   exec node "dist-harness/harness/$program" "$@"
 }

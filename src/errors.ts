@@ -87,6 +87,16 @@ export const errorCodes = {
     summary:
       'A follow-up fetch (fetchChanges, fetchJobResult) could not finish: the event has no usable http(s) URL, the server-side job failed, or the deadline passed.',
   },
+  GEOHOOK_ERR_MIRROR_DATABASE: {
+    statusCode: 503,
+    summary:
+      "The mirror's PostgreSQL (MIRROR_DATABASE_URL) could not be reached or refused a statement, or another geohook held the mirror's lock: the layer's table keeps its last generation and is brought up to date on the next try.",
+  },
+  GEOHOOK_ERR_MIRROR_POSTGIS: {
+    statusCode: 500,
+    summary:
+      "PostGIS is not installed in the mirror's database and geohook may not install it (CREATE EXTENSION postgis needs the right to).",
+  },
   GEOHOOK_ERR_UNTRUSTED_URL: {
     statusCode: 403,
     summary:

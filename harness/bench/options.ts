@@ -35,6 +35,12 @@ export interface BenchOptions {
   relayEvents: number;
   /** Run only the relay section. */
   relay: boolean;
+  /** Parcels the mirror copies into PostGIS at start. */
+  mirrorFeatures: number;
+  /** Single edits timed to their mirrored row. */
+  mirrorEdits: number;
+  /** Run only the mirror section. */
+  mirror: boolean;
   /** Run only the scale section (a large organization: registration, recovery, dedup memory, backfill bytes). */
   scale: boolean;
   /** Services of the scale section's registration; half as many deactivated in its recovery. */
@@ -74,6 +80,11 @@ export const usage = `npm run bench -- [options]
   --relay-events N        events queued for a relay route, timed draining to a local sink (default 20000; quick 5000)
   --relay                 only the relay section: deliveries/s, against a worker awaiting one fetch per event, and
                           change event to sink at 500 events/s (under a minute)
+  --mirror-features N     Parcels geohook's server (MIRROR on Parcels) copies into a PostgreSQL of its own, against a
+                          bare COPY of the same rows; then single edits timed to their row committed
+                          (default 100000; quick 10000)
+  --mirror-edits N        the single edits of that section (default 200; quick 50)
+  --mirror                only that mirror section (about a minute)
   --cpu-prof              profile geohook's server, the end-to-end consumer, the emulator and geohook's server of the
                           change events (bench-profiles/), print their top 15 frames
   --help`;
@@ -116,6 +127,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       changes: { type: 'boolean', default: false },
       'relay-events': { type: 'string' },
       relay: { type: 'boolean', default: false },
+      'mirror-features': { type: 'string' },
+      'mirror-edits': { type: 'string' },
+      mirror: { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
       'scale-services': { type: 'string' },
@@ -145,6 +159,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     changes: values.changes,
     relayEvents: whole('relay-events', values['relay-events'], quick ? 5000 : 20_000, 100),
     relay: values.relay,
+    mirrorFeatures: whole('mirror-features', values['mirror-features'], quick ? 10_000 : 100_000, 1),
+    mirrorEdits: whole('mirror-edits', values['mirror-edits'], quick ? 50 : 200, 1),
+    mirror: values.mirror,
     cpuProf: values['cpu-prof'],
     scale: values.scale,
     scaleServices: whole('scale-services', values['scale-services'], 1000, 2),

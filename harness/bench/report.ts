@@ -6,6 +6,8 @@ import type { EmulatorFeaturesResult } from './emulator-features.js';
 import type { EndToEndResult } from './end-to-end.js';
 import { fixed, thousands } from './figures.js';
 import type { CaseName, RoundResult } from './http-cases.js';
+import { formatMirror, mirrorTargets } from './mirror/mirror-report.js';
+import type { MirrorResult } from './mirror/run-mirror.js';
 import { formatFrames, type ProfileSummary } from './profile/top-frames.js';
 import type { Durability } from './redis.js';
 import { alignedTable } from './table.js';
@@ -94,6 +96,8 @@ export interface BenchReport {
   backfill: BackfillResult;
   /** Change events: one generation of many adds resolved, against the floor; single edits' latency. */
   changes: ChangesResult;
+  /** The PostGIS mirror: the initial copy against a bare COPY; single edits to their row committed. */
+  mirror: MirrorResult;
   targets: Target[];
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
   problems: string[];
@@ -181,6 +185,7 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
       met: emulator.deliveriesPerSec >= 2000,
     },
     ...changeTargets(report.changes),
+    ...mirrorTargets(report.mirror),
   ];
 }
 
@@ -317,6 +322,7 @@ export function formatReport(report: BenchReport): string {
       `${backfill.events} events, each edit in exactly one: ${backfill.coveredOnce ? 'yes' : 'NO'}`,
   );
   lines.push(formatChanges(report.changes));
+  lines.push(formatMirror(report.mirror));
   lines.push('');
   lines.push('targets:');
   lines.push(...formatTargets(report.targets));

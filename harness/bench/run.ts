@@ -11,6 +11,8 @@ import { runEmulatorFeatures, type EmulatorFeaturesResult } from './emulator-fea
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 import { caseSpecs, runCaseRound, type RoundResult } from './http-cases.js';
 import { Child } from './ipc.js';
+import { mainMirror, measureMirror } from './mirror/mirror-section.js';
+import type { MirrorResult } from './mirror/run-mirror.js';
 import { parseOptions, usage, type BenchOptions } from './options.js';
 import { BODY_BYTES } from './payloads.js';
 import { profileFiles, topFrames } from './profile/top-frames.js';
@@ -133,6 +135,10 @@ async function main(): Promise<number> {
     warnIfBusy();
     return mainRelay(options, log);
   }
+  if (options.mirror) {
+    warnIfBusy();
+    return mainMirror(options, log);
+  }
   if (options.changes) {
     warnIfBusy();
     return mainChanges(options, options.cpuProf ? newProfileDir() : undefined, log);
@@ -151,6 +157,7 @@ async function main(): Promise<number> {
   let emulatorFeatures: EmulatorFeaturesResult;
   let backfill: BackfillResult;
   let changes: ChangesResult;
+  let mirror: MirrorResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const spec of caseSpecs) {
@@ -193,6 +200,7 @@ async function main(): Promise<number> {
     backfill = await runBackfillAfterOutage({ edits: options.backfillEdits, timeoutMs: 120_000 });
     if (!backfill.coveredOnce) problems.push('backfill: an edit missed during the outage is not in exactly one event');
     changes = await measureChanges(options, problems, profileDir, log);
+    mirror = await measureMirror(options, log);
   } finally {
     await loader.close();
   }
@@ -231,6 +239,7 @@ async function main(): Promise<number> {
     emulatorFeatures,
     backfill,
     changes,
+    mirror,
     ...(profileDir === undefined
       ? {}
       : {

@@ -11,6 +11,7 @@ export const faultNames = [
   'changes-redis-kill',
   'relay-kill',
   'relay-sink-outage',
+  'mirror-kill',
 ] as const;
 export type FaultName = (typeof faultNames)[number];
 

@@ -17,6 +17,10 @@ export interface FaultsOptions {
   adds: number;
   /** Features added in one generation in the relay scenarios. */
   relayAdds: number;
+  /** Parcels mirrored into PostGIS before the edits of the mirror fault. */
+  mirrorFeatures: number;
+  /** Random adds, updates and deletes made across the mirror fault's kills, outage and PostgreSQL restart. */
+  mirrorEdits: number;
   /** Faults to run, in the suite's order. */
   only: FaultName[];
   /** Keep every scenario's directory (else only those of broken rows). */
@@ -32,6 +36,8 @@ export const usage = `npm run test:faults -- [options]
   --outage-seconds S     how long Redis, or the relays' endpoint, stays down in the outage faults (default 30)
   --adds N               features added in one generation in the change-event faults (default 20000)
   --relay-adds N         features added in one generation in the relay faults, each relayed to 2 routes (default 2000)
+  --mirror-features N    parcels mirrored into PostGIS before the mirror fault's edits (default 10000)
+  --mirror-edits N       random adds, updates and deletes of the mirror fault (default 1000)
   --only LIST            comma-separated faults to run: ${faultNames.join(', ')} (default all)
   --keep                 keep every scenario's directory (Redis files, spool, receiver log)
   --help`;
@@ -58,6 +64,8 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
       'outage-seconds': { type: 'string' },
       adds: { type: 'string' },
       'relay-adds': { type: 'string' },
+      'mirror-features': { type: 'string' },
+      'mirror-edits': { type: 'string' },
       only: { type: 'string' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -75,6 +83,8 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
     outageSeconds: positive('outage-seconds', values['outage-seconds'], 30, false),
     adds: positive('adds', values.adds, 20_000, true),
     relayAdds: positive('relay-adds', values['relay-adds'], 2000, true),
+    mirrorFeatures: positive('mirror-features', values['mirror-features'], 10_000, true),
+    mirrorEdits: positive('mirror-edits', values['mirror-edits'], 1000, true),
     only: faultNames.filter((name) => only.includes(name)),
     keepDirs: values.keep,
   };

@@ -5,6 +5,7 @@ import { parseOptions, usage } from './options.js';
 import type { ScenarioOptions } from './scenario.js';
 import { runChangesKill } from './scenarios/changes-kill.js';
 import { runEmulatorRetry } from './scenarios/emulator-retry.js';
+import { runMirrorKill } from './scenarios/mirror-kill.js';
 import { runReceiverKill } from './scenarios/receiver-kill.js';
 import { runRedisKill } from './scenarios/redis-kill.js';
 import { runRedisOutage } from './scenarios/redis-outage.js';
@@ -44,6 +45,8 @@ function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => 
     case 'relay-kill':
     case 'relay-sink-outage':
       return [['fast', () => runRelayFault(options, fault)]];
+    case 'mirror-kill':
+      return [['fast', () => runMirrorKill(options)]];
   }
 }
 

@@ -14,6 +14,10 @@ export interface ScenarioOptions {
   adds: number;
   /** Features added in one generation in the relay scenarios (each relayed to two routes). */
   relayAdds: number;
+  /** Parcels mirrored into PostGIS before the edits of the mirror fault. */
+  mirrorFeatures: number;
+  /** Random adds, updates and deletes made across the mirror fault's kills, outage and PostgreSQL restart. */
+  mirrorEdits: number;
   /** Keep every scenario's directory (Redis files, spool, receiver log); else only those of broken rows. */
   keepDirs: boolean;
   /** Progress, to stderr. */

@@ -15,6 +15,10 @@ export function isOnlineAdminRoot(baseUrl: string): boolean {
   }
 }
 
+/** The organization id of an ArcGIS Online admin root (`https://<host>/<orgId>/ArcGIS/rest/admin`); `undefined` for any other URL. */
+export const onlineOrgIdOf = (baseUrl: string): string | undefined =>
+  isOnlineAdminRoot(baseUrl) ? /\/([^/]+)\/ArcGIS\/rest\/admin\/?$/i.exec(baseUrl)?.[1] : undefined;
+
 /** Where tokens for an organization come from: `<origin>/sharing/rest/generateToken`. */
 export const onlineTokenUrl = (baseUrl: string): string => `${new URL(baseUrl).origin}/sharing/rest/generateToken`;
 

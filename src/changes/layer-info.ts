@@ -22,6 +22,9 @@ export interface LayerInfo {
   /** Feature layers: their geometry type and the wkid their geometries are in (tables have neither). */
   geometryType?: string;
   wkid?: number;
+  /** Feature layers whose geometries carry z values, m values. */
+  hasZ?: boolean;
+  hasM?: boolean;
 }
 
 /** A feature service's layers and tables, as its REST resources describe them. */
@@ -67,6 +70,8 @@ function layerInfoOf(id: number, body: Json, url: string): LayerInfo {
   const wkid = reference === undefined ? undefined : (readWkid(reference.latestWkid) ?? readWkid(reference.wkid));
   if (geometryType !== undefined) info.geometryType = geometryType;
   if (geometryType !== undefined && wkid !== undefined) info.wkid = wkid;
+  if (geometryType !== undefined && body.hasZ === true) info.hasZ = true;
+  if (geometryType !== undefined && body.hasM === true) info.hasM = true;
   const globalIdField = text(body.globalIdField);
   if (globalIdField !== undefined) info.globalIdField = globalIdField;
   if (isObject(body.editFieldsInfo)) {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Queue, UnrecoverableError, Worker, type Job, type JobsOptions } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
-import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
+import { isOnlineAdminRoot, onlineOrgIdOf } from '../arcgis/online-admin.js';
 import { serviceRestUrl } from '../arcgis/rest-urls.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
@@ -147,7 +147,7 @@ export function startChanges(options: ChangesOptions): Changes {
       relays: options.relays,
     }));
   const online = isOnlineAdminRoot(options.adminUrl);
-  const orgId = online ? /\/([^/]+)\/ArcGIS\/rest\/admin\/?$/i.exec(options.adminUrl)?.[1] : undefined;
+  const orgId = onlineOrgIdOf(options.adminUrl);
   const urlOf = (service: string): string => serviceRestUrl(options.adminUrl, service).href;
 
   const sessionOf = (deadlineMs = 60_000): ServiceSession =>

@@ -66,6 +66,11 @@ const commands: readonly CommandEntry[] = [
     load: async () => (await import('./relay.js')).registerRelay,
   },
   {
+    name: 'mirror',
+    description: 'the PostGIS mirror: where each mirrored table stands (rows, generation, lag, last failure)',
+    load: async () => (await import('./mirror.js')).registerMirror,
+  },
+  {
     name: 'events',
     description: 'inspect the queues: job counts, dead letters (failed jobs), retry them, replay an event',
     load: async () => (await import('./events.js')).registerEvents,

@@ -20,6 +20,7 @@ import { closeOnSignal } from './close-on-signal.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
 import { startEventPrinter } from './event-printer.js';
 import { printNotice } from './print.js';
+import { printMirrorNotice, startUpMirror, type UpMirror } from './up-mirror.js';
 import { recordUp } from './up-record.js';
 
 /** The services `geohook up` registers on in its own emulator. */
@@ -96,10 +97,13 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     };
   }
   let server: RunningServer;
+  let mirror: UpMirror | undefined;
   try {
-    server = await startServer({ ...config, admin }, { logger, requestLogLevel: forPerson ? 'debug' : 'info' });
+    mirror = await startUpMirror(config.mirror, admin, options.mirror !== undefined);
+    server = await startServer({ ...config, admin, mirror: mirror.mirror }, { logger, requestLogLevel: forPerson ? 'debug' : 'info' });
   } catch (err) {
     await emulator?.close(); // or its listening socket keeps the process alive after the error
+    await mirror?.postgres?.stop();
     throw err;
   }
   const printer = startEventPrinter({
@@ -127,6 +131,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     await printer.close();
     await server.close();
     await emulator?.close();
+    await mirror.postgres?.stop();
   });
 
   const pending =
@@ -147,6 +152,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     printNotice(`add a parcel:   ${applyEdits} '{"edits":[{"id":0,"adds":[{"attributes":{"parcel_id":"P-1","status":"Open"}}]}]}'`);
     printNotice(`then close it:  ${applyEdits} '{"edits":[{"id":0,"updates":[{"attributes":{"objectid":1,"status":"Closed"}}]}]}'`);
   }
+  if (mirror.mirror !== undefined) printMirrorNotice(mirror.mirror);
   // The key registration generated (none was configured): what `geohook send` needs to sign as the webhooks do.
   const generatedKey =
     config.hooks.get(REGISTERED_HOOK)?.secrets[0] === undefined ? server.app.hookKeys.get(REGISTERED_HOOK)?.secrets[0] : undefined;
@@ -164,5 +170,10 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
 
 /** `geohook up`, what `npm start` runs. */
 export function registerUp(command: Command): void {
-  addConfigOptions(command, LOOPBACK_HOST).action((options: Record<string, string | undefined>) => runUp(options));
+  addConfigOptions(command, LOOPBACK_HOST)
+    .option(
+      '--mirror',
+      'mirror MIRROR (else the CHANGES services) into PostGIS: a local PostgreSQL under ./.geohook/pg unless MIRROR_DATABASE_URL',
+    )
+    .action((options: Record<string, string | undefined>) => runUp(options));
 }

@@ -6,6 +6,7 @@ import { isPattern } from '../arcgis/service-name.js';
 import { ConfigError } from '../errors.js';
 import { assertClusterPrefix } from './cluster-prefix.js';
 import { deepFreeze, frozenMap } from './freeze.js';
+import { mirrorConfigOf } from './mirror-schema.js';
 import { configFileSchema, emulatorEnvSchema, envSchema, type ConfigFile } from './schema.js';
 import type { DashboardConfig, EmulatorConfig, GeohookConfig, HookConfig, RedisSettings } from './types.js';
 
@@ -178,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
             ...(vars.TOKEN_URL === undefined ? {} : { tokenUrl: vars.TOKEN_URL }),
           }
         : undefined;
+  const changesServices = [...new Set([...(vars.CHANGES ?? []), ...Object.keys(parsedFile.data.changes)])];
 
   return deepFreeze({
     port: vars.PORT,
@@ -207,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     dashboard: dashboardConfig(vars.DASHBOARD_TOKEN, parsedFile.data.dashboard, `GEOHOOK_CONFIG (${vars.GEOHOOK_CONFIG})`),
     metricsToken: vars.METRICS_TOKEN,
     relays: parsedFile.data.relays,
+    mirror: mirrorConfigOf(vars, changesServices, vars.ADMIN_URL),
     backfill: { concurrency: vars.BACKFILL_CONCURRENCY, timeoutSeconds: vars.BACKFILL_TIMEOUT_SECONDS },
     alertUrl: vars.ALERT_URL,
     alertDebounceSeconds: vars.ALERT_DEBOUNCE_SECONDS,
@@ -220,7 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
             poll: vars.POLL ?? [],
             pollIntervalSeconds: vars.POLL_INTERVAL_SECONDS,
             changes: {
-              services: [...new Set([...(vars.CHANGES ?? []), ...Object.keys(parsedFile.data.changes)])],
+              services: changesServices,
               track: vars.CHANGES_TRACK?.includes('*') === true ? '*' : (vars.CHANGES_TRACK ?? []),
               byService: parsedFile.data.changes,
             },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseWhere } from '../arcgis/where/where-parser.js';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from './defaults.js';
+import { mirrorEnvShape } from './mirror-schema.js';
 import { orgSettingsSchema, placementSchema, registerEntry, serviceName } from './org-schema.js';
 import { relaysSchema } from './relay-schema.js';
 
@@ -140,6 +141,7 @@ export const envSchema = z.object({
   ALERT_URL: httpUrl.optional(),
   /** Shortest time between two alerts of one kind about one service. @defaultValue 300 */
   ALERT_DEBOUNCE_SECONDS: wholeNumber(0, 86_400, 'a whole number of seconds from 0 to 86400').default(300),
+  ...mirrorEnvShape,
 });
 
 const emulatorRoles = ['administrator', 'orgadmin', 'none'] as const;

@@ -3,6 +3,7 @@ import type { AdminAuth } from '../arcgis/admin-auth.js';
 import type { Envelope } from '../arcgis/geometry.js';
 import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
+import type { MirrorConfig } from './mirror-schema.js';
 import type { RelayRouteConfig } from './relay-schema.js';
 
 /** An envelope, in 4326 (the default) or Web Mercator (`{ "wkid": 3857 }` or 102100). */
@@ -121,6 +122,8 @@ export interface GeohookConfig {
   readonly metricsToken: string | undefined;
   /** Relay routes (`relays` in GEOHOOK_CONFIG); none by default. */
   readonly relays: readonly RelayRouteConfig[];
+  /** The PostGIS mirror (MIRROR, MIRROR_DATABASE_URL, MIRROR_SCHEMA); `undefined` (the default): none. */
+  readonly mirror: MirrorConfig | undefined;
 }
 
 /** How long the receiver waits for a client, in milliseconds; a client that takes longer is cut off. */

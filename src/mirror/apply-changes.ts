@@ -1,14 +1,12 @@
 import type pg from 'pg';
 import type { ChangeEvent } from '../changes/change-event.js';
-import { columnTypeOf, qualifiedName, quoteIdentifier, toColumnText, type MirrorLayer } from './column-types.js';
+import { columnTypeOf, qualifiedName, quoteIdentifier, toColumnText, type LayerTable, type MirrorLayer } from './column-types.js';
+import { readStates, writeState } from './mirror-state.js';
 import { rowColumnsOf } from './row-values.js';
-import { addColumnStatement, keyFieldOf, STATE_TABLE } from './table-ddl.js';
+import { addColumnStatement, keyFieldOf } from './table-ddl.js';
 
 /** A batch of one layer's change events and the server generation its table equals once they are applied. */
-export interface ChangeBatch {
-  schema: string;
-  table: string;
-  layer: MirrorLayer;
+export interface ChangeBatch extends LayerTable {
   /** `mirror_state.service`: `Hosted/Parcels.FeatureServer`. */
   service: string;
   /** `mirror_state.layer`: the layer id. */
@@ -32,11 +30,11 @@ type Final =
   | { op: 'delete'; objectId?: number | string; globalId?: string };
 
 /** Each feature's last change in the batch, by primary key (a batch may change a feature more than once). */
-function finalChanges(batch: ChangeBatch): Map<string, Final> {
+function finalChanges(batch: LayerTable, events: readonly ChangeEvent[]): Map<string, Final> {
   const key = keyFieldOf(batch.layer);
   const byGlobalId = key.name === batch.layer.globalIdField;
   const finals = new Map<string, Final>();
-  for (const event of batch.events) {
+  for (const event of events) {
     if (event.op === undefined) continue;
     const keyValue = byGlobalId
       ? (event.key.globalId ?? event.after?.attributes[key.name])
@@ -57,7 +55,7 @@ function finalChanges(batch: ChangeBatch): Map<string, Final> {
 }
 
 /** Deletes by primary key, and by object id for deletes that carry no GlobalID (in a layer keyed by GlobalID). */
-async function deleteRows(client: pg.ClientBase, batch: ChangeBatch, deletes: Extract<Final, { op: 'delete' }>[]): Promise<number> {
+async function deleteRows(client: pg.ClientBase, batch: LayerTable, deletes: Extract<Final, { op: 'delete' }>[]): Promise<number> {
   if (deletes.length === 0) return 0;
   const key = keyFieldOf(batch.layer);
   const table = qualifiedName(batch.schema, batch.table);
@@ -77,7 +75,7 @@ async function deleteRows(client: pg.ClientBase, batch: ChangeBatch, deletes: Ex
 }
 
 /** Inserts or updates rows in one statement: each column's values as one array parameter, unnested. */
-async function upsertRows(client: pg.ClientBase, batch: ChangeBatch, upserts: Extract<Final, { op: 'upsert' }>[]): Promise<number> {
+async function upsertRows(client: pg.ClientBase, batch: LayerTable, upserts: Extract<Final, { op: 'upsert' }>[]): Promise<number> {
   if (upserts.length === 0) return 0;
   const columns = rowColumnsOf(batch.layer);
   const key = keyFieldOf(batch.layer).name;
@@ -101,43 +99,52 @@ async function upsertRows(client: pg.ClientBase, batch: ChangeBatch, upserts: Ex
 }
 
 /**
- * Applies a batch of one layer's change events in ONE transaction on `client` (which must not be in one):
- * each feature's last change wins; creates, updates and reads are upserts (`INSERT … ON CONFLICT DO UPDATE`),
- * deletes remove the row by its key; and `mirror_state` is set to the batch's generation in the same
- * transaction, so the table is always the layer at the generation it records. A batch older than the recorded
- * generation is skipped (its changes are already in the table, or superseded); one at the same generation is
- * applied again, to the same table. Any error rolls the whole batch back and rejects.
+ * Writes one layer's change events to its table in the client's current transaction: each feature's last change
+ * wins; creates, updates and reads are upserts (`INSERT … ON CONFLICT DO UPDATE`), deletes remove the row by its key.
+ */
+export async function writeChanges(
+  client: pg.ClientBase,
+  target: LayerTable,
+  events: readonly ChangeEvent[],
+): Promise<Omit<ApplyResult, 'applied'>> {
+  const finals = [...finalChanges(target, events).values()];
+  const deleted = await deleteRows(
+    client,
+    target,
+    finals.filter((final) => final.op === 'delete'),
+  );
+  const upserted = await upsertRows(
+    client,
+    target,
+    finals.filter((final) => final.op === 'upsert'),
+  );
+  return { upserted, deleted };
+}
+
+/**
+ * Applies a batch of one layer's change events in ONE transaction on `client` (which must not be in one): the rows
+ * as {@link writeChanges} writes them, and `mirror_state` set to the batch's generation in the same transaction, so
+ * the table is always the layer at the generation it records. A batch older than the recorded generation is skipped
+ * (its changes are already in the table, or superseded); one at the same generation is applied again, to the same
+ * table. Any error rolls the whole batch back and rejects.
  */
 export async function applyChanges(client: pg.ClientBase, batch: ChangeBatch): Promise<ApplyResult> {
-  const finals = [...finalChanges(batch).values()];
-  const state = qualifiedName(batch.schema, STATE_TABLE);
   await client.query('BEGIN');
   try {
-    const { rows } = await client.query<{ server_gen: string }>(
-      `SELECT server_gen FROM ${state} WHERE service = $1 AND layer = $2 FOR UPDATE`,
-      [batch.service, batch.layerId],
-    );
-    if (rows[0] !== undefined && BigInt(rows[0].server_gen) > BigInt(batch.serverGen)) {
+    const [recorded] = await readStates(client, batch.schema, batch.service, [batch.layerId], { forUpdate: true });
+    if (recorded !== undefined && recorded.serverGen > batch.serverGen) {
       await client.query('ROLLBACK');
       return { applied: false, upserted: 0, deleted: 0 };
     }
-    const deleted = await deleteRows(
-      client,
-      batch,
-      finals.filter((final) => final.op === 'delete'),
-    );
-    const upserted = await upsertRows(
-      client,
-      batch,
-      finals.filter((final) => final.op === 'upsert'),
-    );
-    await client.query(
-      `INSERT INTO ${state} (service, layer, table_name, server_gen) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (service, layer) DO UPDATE SET table_name = EXCLUDED.table_name, server_gen = EXCLUDED.server_gen, updated_at = now()`,
-      [batch.service, batch.layerId, batch.table, batch.serverGen],
-    );
+    const written = await writeChanges(client, batch, batch.events);
+    await writeState(client, batch.schema, {
+      service: batch.service,
+      layer: batch.layerId,
+      table: batch.table,
+      serverGen: batch.serverGen,
+    });
     await client.query('COMMIT');
-    return { applied: true, upserted, deleted };
+    return { applied: true, ...written };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
     throw err;

@@ -29,6 +29,13 @@ export interface MirrorLayer {
   hasM?: boolean;
 }
 
+/** A layer's table in the mirror's schema: where its rows are written. */
+export interface LayerTable {
+  schema: string;
+  table: string;
+  layer: MirrorLayer;
+}
+
 /**
  * The PostgreSQL type of each ArcGIS field type. Coded-value domains change nothing: the column
  * holds the codes. String is `text` whatever its length (ArcGIS counts characters, and a later longer length

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { qualifiedName, quoteIdentifier, type MirrorLayer } from './column-types.js';
+import { qualifiedName, quoteIdentifier, type LayerTable } from './column-types.js';
 import { rowColumnsOf, type EsriRow } from './row-values.js';
 
 /** Characters COPY's text format escapes with a backslash, and their escapes. */
@@ -35,13 +35,6 @@ async function* copyLines(rows: Iterable<EsriRow> | AsyncIterable<EsriRow>, valu
   if (chunk !== '') yield chunk;
 }
 
-/** Where {@link copyRows} writes. */
-export interface CopyTarget {
-  schema: string;
-  table: string;
-  layer: MirrorLayer;
-}
-
 /**
  * Writes rows (Esri features: attributes and geometry) into a layer's table with `COPY … FROM STDIN` (text
  * format), streamed with backpressure: the bulk path of the mirror's initial copy. Runs in the client's current
@@ -50,7 +43,7 @@ export interface CopyTarget {
  */
 export async function copyRows(
   client: pg.ClientBase,
-  target: CopyTarget,
+  target: LayerTable,
   rows: Iterable<EsriRow> | AsyncIterable<EsriRow>,
 ): Promise<number> {
   const columns = rowColumnsOf(target.layer);

@@ -25,6 +25,9 @@ export function geometryTargetOf(layer: MirrorLayer): GeometryTarget | undefined
   return { type, srid: sridOf(layer.spatialReference), hasZ: layer.hasZ === true, hasM: layer.hasM === true };
 }
 
+/** The name of a table's GiST index on `shape`. */
+export const gistIndexNameOf = (table: string): string => `${table.slice(0, 50)}_shape_gist`;
+
 /** `geometry(MultiPolygonZ, 3857)`: the PostGIS type modifier of a target. */
 const geometrySqlType = (target: GeometryTarget): string =>
   `geometry(${target.type}${target.hasZ === true ? 'Z' : ''}${target.hasM === true ? 'M' : ''}, ${target.srid})`;
@@ -49,7 +52,7 @@ export function createTableStatements(schema: string, table: string, layer: Mirr
   const statements = [`CREATE TABLE IF NOT EXISTS ${qualifiedName(schema, table)} (\n  ${columns.join(',\n  ')}\n)`];
   if (target !== undefined) {
     statements.push(
-      `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table.slice(0, 50)}_shape_gist`)} ON ${qualifiedName(schema, table)} USING GIST (${quoteIdentifier(GEOMETRY_COLUMN)})`,
+      `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(gistIndexNameOf(table))} ON ${qualifiedName(schema, table)} USING GIST (${quoteIdentifier(GEOMETRY_COLUMN)})`,
     );
   }
   return statements;

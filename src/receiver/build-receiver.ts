@@ -192,9 +192,10 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   });
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
-    const [{ dashboard }, { readChangesStatus }] = await Promise.all([
+    const [{ dashboard }, { readChangesStatus }, { createMirrorStatusReader }] = await Promise.all([
       import('./dashboard/dashboard.js'),
       import('../changes/changes-status.js'),
+      import('../mirror/mirror-status.js'),
     ]);
     // Beside the event queues, the board lists the change queues of the services followed and each relay route's
     // queue (its dead letters are its failed jobs), opened when it first lists its queues.
@@ -208,6 +209,19 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     app.addHook('onClose', async () => {
       await Promise.all((boardQueues ?? []).map((queue) => queue.close()));
     });
+    const mirrorUrl = config.mirror?.databaseUrl;
+    const mirror =
+      mirrorUrl === undefined || config.mirror === undefined || config.admin === undefined
+        ? undefined
+        : createMirrorStatusReader({
+            databaseUrl: mirrorUrl,
+            schema: config.mirror.schema,
+            redis: connection,
+            prefix: config.prefix,
+            hook: REGISTERED_HOOK,
+            adminUrl: config.admin.url,
+          });
+    if (mirror !== undefined) app.addHook('onClose', () => mirror.close());
     // Behind a proxy that terminates TLS the request is plain HTTP, but the browser's page is https.
     await app.register(dashboard, {
       prefix: '/ui',
@@ -219,6 +233,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
       failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
       changeEvents: () => readChangesStatus(connection, config.prefix),
       relays: () => readRelayStatus(connection, config.prefix, config.relays),
+      ...(mirror === undefined ? {} : { mirror: () => mirror.read() }),
       staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
       secureCookie: config.publicUrl.startsWith('https://'),
     });

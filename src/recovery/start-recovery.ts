@@ -10,8 +10,11 @@ import { startChanges, type Changes } from '../changes/start-changes.js';
 import type { GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
+import { ConfigError } from '../errors.js';
 import { createAlertSender, type AlertSender } from '../health/alert-sender.js';
 import { UpstreamHealth } from '../health/upstream-health.js';
+import { createMirrorMetrics } from '../mirror/mirror-metrics.js';
+import { startMirror, type Mirror } from '../mirror/start-mirror.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from '../redis/connection.js';
 import { createRegistration } from '../registration/create-registration.js';
@@ -42,6 +45,8 @@ export interface Recovery {
   registration: Registration | undefined;
   /** Change events, when CHANGES is set. */
   changes: Changes | undefined;
+  /** The PostGIS mirror, when MIRROR or MIRROR_DATABASE_URL is set. */
+  mirror: Mirror | undefined;
   /** Stops the passes, the poll and the backfill, and closes recovery's connections. */
   close(): Promise<void>;
 }
@@ -94,10 +99,12 @@ export function startRecovery(options: RecoveryOptions): Recovery {
   relayRedis?.on('error', () => undefined);
   const relays = relayRedis === undefined ? undefined : startRelayRoutes(options, relayRedis, alert);
   const changes = startChangeEvents(options, backfillRedis, auth, alert, relays);
+  const mirror = startPostgisMirror(options, backfillRedis, auth);
   const passes = registrationRedis === undefined ? undefined : startPasses(options, registrationRedis, auth, alert);
   return {
     registration: passes?.registration,
     changes,
+    mirror,
     async close() {
       await passes?.registration?.close();
       await passes?.health.close();
@@ -105,6 +112,7 @@ export function startRecovery(options: RecoveryOptions): Recovery {
       await changes?.close();
       await relays?.close();
       relayRedis?.disconnect();
+      await mirror?.close();
       // Forced: BullMQ's graceful close can wait forever on a blocking connection that reconnected after a Redis
       // restart (taskforcesh/bullmq#4656). A gap being filled is picked up again, and its event is the same.
       await backfill.close(true);
@@ -170,6 +178,33 @@ function startRelayRoutes(
       alerts?.deadLetter(route, job.id, err.message);
     },
     ...(alerts === undefined ? {} : { onFailing: alerts.failing }),
+  });
+}
+
+/** The PostGIS mirror of the services of `MIRROR`, when there are any (docs/mirror.md). */
+function startPostgisMirror(
+  { config, logger, metricsRegistry }: RecoveryOptions,
+  connection: RedisClient,
+  auth: ResolvedAdminAuth | undefined,
+): Mirror | undefined {
+  if (config.mirror === undefined) return undefined;
+  if (config.admin === undefined || config.mirror.databaseUrl === undefined) {
+    throw new ConfigError(
+      'MIRROR_DATABASE_URL: required with MIRROR, with ADMIN_URL (geohook up starts a local PostgreSQL when it is unset)',
+    );
+  }
+  return startMirror({
+    connection,
+    prefix: config.prefix,
+    hook: REGISTERED_HOOK,
+    adminUrl: config.admin.url,
+    services: config.mirror.services,
+    databaseUrl: config.mirror.databaseUrl,
+    schema: config.mirror.schema,
+    ...(auth === undefined ? {} : { auth }),
+    serviceLocator: serviceLocatorOf(config),
+    logger,
+    metrics: createMirrorMetrics(metricsRegistry),
   });
 }
 

@@ -79,3 +79,5 @@ export const relayStatsKey = (prefix: string, route: string): string => `${prefi
 
 /** Relays: each new feature or GP event a route may take, pushed by the accept script, until the fan-out adds its jobs. */
 export const relayInboxKey = (prefix: string): string => `${prefix}:relay:inbox`;
+/** The PostGIS mirror: the last failure of each layer (`<service>#<layer id>` → JSON `{error, at}`), until it catches up. */
+export const mirrorErrorsKey = (prefix: string): string => `${prefix}:mirror:errors`;

@@ -18,6 +18,7 @@ import { changesPage } from './changes-page.js';
 import { denyFraming } from './frame-headers.js';
 import { LoginLimiter } from './login-limiter.js';
 import { loginRoutes } from './login-routes.js';
+import type { MirrorView } from './mirror-section.js';
 import { relaysPage, type RelaysPageOptions } from './relays-page.js';
 import { servicesPage } from './services-page.js';
 import { isAuthorized } from './session.js';
@@ -40,6 +41,8 @@ export interface DashboardOptions {
   changeEvents?: () => Promise<ChangesStatus>;
   /** What the relays view shows (`readRelayStatus`). @defaultValue no route */
   relays?: RelaysPageOptions['status'];
+  /** The PostGIS mirror's layers on the services view (`readMirrorStatus`). @defaultValue no mirror section */
+  mirror?: () => Promise<MirrorView>;
   /**
    * A webhook state older than this (ms) is shown stale: no registration pass checked it lately.
    * @defaultValue three registration intervals of 300 s
@@ -151,6 +154,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
   await app.register(servicesPage, {
     services: options.services,
     failing: options.failing ?? (async () => []),
+    ...(options.mirror === undefined ? {} : { mirror: options.mirror }),
     recent: (query) => recentEvents(eventQueue, query),
     staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     boardPath: prefix,

@@ -4,6 +4,7 @@ import type { RecentEvent, RecentEventsQuery } from '../../queue/recent-events.j
 import { serviceColumns, serviceReportRow, type ServiceReport, type ServiceRow } from '../../queue/service-report.js';
 import type { FailingService } from '../../redis/failing-services.js';
 import { sendError } from '../error-reply.js';
+import { mirrorSectionHtml, type MirrorView } from './mirror-section.js';
 import { asTime, escapeHtml, navHtml, PAGE_STYLE, sendPage, shortTime } from './page-html.js';
 
 /** Options of {@link servicesPage}. */
@@ -18,6 +19,8 @@ export interface ServicesPageOptions {
   staleAfterMs: number;
   /** The dashboard's prefix, for the link back to the queues. */
   boardPath: string;
+  /** Reads the PostGIS mirror's layers (`readMirrorStatus`); none when no service is mirrored. */
+  mirror?: () => Promise<MirrorView>;
 }
 
 /** The headings of the columns of a {@link ServiceRow}. */
@@ -92,6 +95,8 @@ interface PageContext {
   service?: string;
   /** The services self-registration could not register. @defaultValue none */
   failing?: readonly FailingService[];
+  /** The PostGIS mirror's layers. @defaultValue no section */
+  mirror?: MirrorView;
 }
 
 /** The services self-registration could not register, with why and when it tries again; nothing when there is none. */
@@ -128,6 +133,7 @@ export function servicesHtml(reports: readonly ServiceReport[], events: readonly
 <body><header><h1>Services</h1>${navHtml(boardPath)}</header>
 ${failingHtml(page.failing ?? [])}
 ${services}
+${mirrorSectionHtml(page.mirror)}
 <h2>Recent events: ${filter}</h2>
 ${recent}
 <p class="note">Times are UTC; the page reloads every ${SERVICES_REFRESH_SECONDS} s. A webhook is stale when no registration pass checked it lately (a service of an earlier run). Upstream failures are the failed deliveries the GIS server reports for geohook's webhook (ArcGIS Enterprise); the watermark is the highest server generation handed to consumers (on ArcGIS Online, each layer's, as layer: generation), with the time it reads as.</p>
@@ -158,11 +164,14 @@ export async function servicesPage(app: FastifyInstance, options: ServicesPageOp
         new QueueUnavailableError(`cannot read the services from Redis: ${(err as Error).message}`, 5, { cause: err }),
       );
     }
+    // The mirror's PostgreSQL being away is shown on the page, not an error of it.
+    const mirror = await options.mirror?.().catch((err: unknown): MirrorView => ({ error: (err as Error).message }));
     const page = {
       boardPath: options.boardPath,
       staleAfterMs: options.staleAfterMs,
       now: Date.now(),
       ...(service === undefined ? {} : { service }),
+      ...(mirror === undefined ? {} : { mirror }),
     };
     return sendPage(reply, servicesHtml(reports, events, { ...page, failing }));
   });

@@ -50,6 +50,24 @@ function checkChanges(t: Test, changes: ChangeFigures, features: number): void {
   t.ok(changes.p99Ms >= changes.p50Ms);
 }
 
+/** The figures of the mirror section. */
+interface MirrorFigures {
+  features: number;
+  rowsPerSec: number;
+  copyFloorPerSec: number;
+  vsCopy: number;
+  edits: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function checkMirror(t: Test, mirror: MirrorFigures, features: number): void {
+  t.match(mirror, { features, edits: 10 });
+  t.ok(mirror.rowsPerSec > 0 && mirror.copyFloorPerSec > 0, `copied at ${mirror.rowsPerSec}/s, a bare COPY at ${mirror.copyFloorPerSec}/s`);
+  t.equal(mirror.vsCopy, mirror.rowsPerSec / mirror.copyFloorPerSec);
+  t.ok(mirror.p99Ms >= mirror.p50Ms && mirror.p50Ms > 0, 'edit latencies');
+}
+
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
   const args = [
     '--rounds',
@@ -70,6 +88,10 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     '300',
     '--changes-edits',
     '20',
+    '--mirror-features',
+    '300',
+    '--mirror-edits',
+    '10',
     '--json',
   ];
   const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], {
@@ -99,6 +121,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     emulatorFeatures: { features: number; resultRows: number; peakRssMib: number; idleRssMib: number };
     backfill: { edits: number; secondsAfterStart: number; events: number; coveredOnce: boolean };
     changes: ChangeFigures;
+    mirror: MirrorFigures;
     targets: { name: string }[];
     problems: string[];
   };
@@ -133,6 +156,11 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   t.match(report.backfill, { edits: 50, events: 2, coveredOnce: true }, 'the edits missed while down: one backfilled event');
   t.ok(report.backfill.secondsAfterStart > 0);
   checkChanges(t, report.changes, 300);
+  checkMirror(t, report.mirror, 300);
+  t.ok(
+    report.targets.some((target) => target.name.startsWith('mirror')),
+    'the mirror has targets',
+  );
   t.ok(
     report.targets.some((target) => target.name.startsWith('change events')),
     'the change events have targets',
@@ -162,6 +190,12 @@ t.test('the change-events section (--changes --json) resolves every feature of a
   const args = ['--changes', '--changes-features', '300', '--changes-edits', '20', '--json'];
   const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 1024 * 1024 });
   checkChanges(t, (JSON.parse(stdout) as { changes: ChangeFigures }).changes, 300);
+});
+
+t.test('the mirror section (--mirror --json) copies every feature into PostGIS, against a bare COPY, and times single edits', async (t) => {
+  const args = ['--mirror', '--mirror-features', '300', '--mirror-edits', '10', '--json'];
+  const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 1024 * 1024 });
+  checkMirror(t, (JSON.parse(stdout) as { mirror: MirrorFigures }).mirror, 300);
 });
 
 t.test('the scale section (--scale --json, ten services) prints every figure of a large organization under `scale`', async (t) => {

@@ -1,0 +1,278 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { applyEdits } from '@esri/arcgis-rest-feature-service';
+import { ApiKeyManager } from '@esri/arcgis-rest-request';
+import pg from 'pg';
+import { startPostgresServer, type PostgresServer } from '../../../src/embedded/postgres-server.js';
+import { listenEmulator } from '../fault-emulator.js';
+import type { FaultRow } from '../fault-row.js';
+import { layerGenerations, layerResource, mirrorDifferences, mirrorGenerations, queryFeatures } from '../mirror-audit.js';
+import { since, type ScenarioOptions } from '../scenario.js';
+import { startStack, withStack, type Stack } from '../stack.js';
+
+const PARCELS = 'Hosted/Parcels.FeatureServer';
+/** Edits of one `applyEdits` call. */
+const EDITS_PER_CALL = 10;
+/** The longest wait, after the last fault, for every table to reach its layer's generation. */
+const CATCH_UP_TIMEOUT_MS = 120_000;
+
+/** A seeded generator (mulberry32): the same edits on every run. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let value = Math.imul(state ^ (state >>> 15), 1 | state);
+    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
+    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const square = (x: number, y: number) => ({
+  rings: [
+    [
+      [x, y],
+      [x, y + 40],
+      [x + 40, y + 40],
+      [x + 40, y],
+      [x, y],
+    ],
+  ],
+  spatialReference: { wkid: 102100 },
+});
+
+/** The emulator's admin API, with a token of `user`. */
+async function admin(url: string, path: string, params: Record<string, string>, user = 'admin'): Promise<Record<string, unknown>> {
+  const tokenAnswer = await fetch(`${url}/arcgis/sharing/rest/generateToken`, {
+    method: 'POST',
+    body: new URLSearchParams({ username: user, password: `${user}.pass`, f: 'json' }),
+  });
+  const { token } = (await tokenAnswer.json()) as { token: string };
+  const answer = await fetch(`${url}/arcgis/admin/${path}`, { method: 'POST', body: new URLSearchParams({ f: 'json', token, ...params }) });
+  return (await answer.json()) as Record<string, unknown>;
+}
+
+const webhookActive = async (url: string): Promise<boolean | undefined> =>
+  ((await admin(url, `services/${PARCELS}/webhooks`, { num: '100' })).webhooks as { active: boolean }[] | undefined)?.[0]?.active;
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`mirror-kill: ${what} not within ${timeoutMs} ms`);
+    await sleep(2);
+  }
+}
+
+/** Whether a mirror transaction holds its advisory lock now: a sync is under way. */
+const syncing = async (pool: pg.Pool): Promise<boolean> =>
+  ((await pool.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted")).rowCount ?? 0) > 0;
+
+/**
+ * Random edits of Parcels with the real JS client, `EDITS_PER_CALL` a call: adds (a square somewhere), updates
+ * (attributes, sometimes the geometry) and deletes of live features. Counts the edits the server applied.
+ */
+class Editor {
+  readonly #next = random(39);
+  readonly #live: number[];
+  readonly #url: string;
+  readonly #authentication: ApiKeyManager;
+  applied = 0;
+  made = 0;
+
+  constructor(url: string, token: string, live: number[]) {
+    this.#url = `${url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/0`;
+    this.#authentication = ApiKeyManager.fromKey(token);
+    this.#live = live;
+  }
+
+  async call(edits = EDITS_PER_CALL): Promise<void> {
+    const pick = (): number => this.#live[Math.floor(this.#next() * this.#live.length)]!;
+    const adds: { attributes: Record<string, unknown>; geometry: never }[] = [];
+    const updates: { attributes: Record<string, unknown>; geometry?: never }[] = [];
+    const deletes = new Set<number>();
+    for (let index = 0; index < edits; index += 1) {
+      const roll = this.#next();
+      const x = Math.round(this.#next() * 100_000);
+      if (roll < 0.4)
+        adds.push({ attributes: { parcel_id: `F-${this.made + index}`, status: 'Open' }, geometry: square(x, x / 2) as never });
+      else if (roll < 0.8) {
+        const objectid = pick();
+        if (deletes.has(objectid) || updates.some((update) => update.attributes.objectid === objectid)) continue;
+        const attributes = { objectid, owner: `owner ${Math.floor(this.#next() * 1e6)}`, area_sqm: this.#next() * 1000 };
+        updates.push(roll < 0.6 ? { attributes } : { attributes, geometry: square(x, x) as never });
+      } else {
+        const objectid = pick();
+        if (!updates.some((update) => update.attributes.objectid === objectid)) deletes.add(objectid);
+      }
+    }
+    this.made += adds.length + updates.length + deletes.size;
+    const answer = await applyEdits({ url: this.#url, authentication: this.#authentication, adds, updates, deletes: [...deletes] });
+    for (const result of answer.addResults) if (result.success) this.#live.push(result.objectId);
+    for (const result of answer.deleteResults) if (result.success) this.#live.splice(this.#live.indexOf(result.objectId), 1);
+    this.applied += [...answer.addResults, ...answer.updateResults, ...answer.deleteResults].filter((result) => result.success).length;
+  }
+}
+
+/**
+ * The PostGIS mirror's acceptance (issue 39): Parcels with `mirrorFeatures` features mirrored by `geohook serve`
+ * into a PostgreSQL of its own, then `mirrorEdits` random adds, updates and deletes made with the JS client while:
+ * the serve process is SIGKILLed mid-sync (a mirror transaction holding its lock) twice, stopped long enough for
+ * the server to deactivate its webhook (the edits meanwhile backfilled once it is back), and PostgreSQL is
+ * restarted. Afterwards every row must equal the layer's `query` (attributes, `ST_Equals` geometry), none missing
+ * or extra, and `mirror_state` must hold the layers' generation.
+ */
+export async function runMirrorKill(options: ScenarioOptions): Promise<FaultRow> {
+  const { log, mirrorFeatures, mirrorEdits } = options;
+  const fault = 'mirror-kill';
+  const { app: emulator, url } = await listenEmulator();
+  const pgDir = mkdtempSync(join(tmpdir(), 'geohook-faults-pg-'));
+  let postgres: PostgresServer | undefined;
+  try {
+    postgres = await startPostgresServer({ dir: pgDir });
+    const database = postgres;
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    pool.on('error', () => undefined);
+    await admin(url, 'services/webhooks/settings', { notificationAttempts: '1', numberOfFailures: '3', daysInPast: '1' }, 'orgadmin');
+    const bulk = await fetch(`${url}/emulator/services/${PARCELS}/bulk`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ layerId: 0, count: mirrorFeatures }),
+    });
+    if (bulk.status !== 200) throw new Error(`the bulk of ${mirrorFeatures} adds answered ${bulk.status}`);
+    const configFile = join(pgDir, 'geohook.json');
+    writeFileSync(configFile, JSON.stringify({ registration: { intervalSeconds: 1 } }));
+    const env = {
+      ADMIN_URL: `${url}/arcgis/admin`,
+      ADMIN_USERNAME: 'admin',
+      ADMIN_PASSWORD: 'admin.pass',
+      REGISTER: PARCELS,
+      MIRROR: PARCELS,
+      MIRROR_DATABASE_URL: database.url,
+      GEOHOOK_CONFIG: configFile,
+      LOG_LEVEL: 'info',
+    };
+    const startMs = performance.now();
+    return await withStack(await startStack(fault, 'fast', { env }), options.keepDirs, async (stack: Stack) => {
+      try {
+        const token = (await (
+          await fetch(`${url}/arcgis/sharing/rest/generateToken`, {
+            method: 'POST',
+            body: new URLSearchParams({ username: 'admin', password: 'admin.pass', f: 'json' }),
+          })
+        ).json()) as { token: string };
+        const serviceUrl = `${url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
+        await until('the initial copy', async () => (await mirrorGenerations(pool, 'geohook', PARCELS)).size === 2, 120_000);
+        log(`${fault}: ${mirrorFeatures} parcels copied ${since(startMs)} ms after the start`);
+        const ids = (await queryFeatures(serviceUrl, 0, token.token, { outFields: 'objectid', returnGeometry: 'false' })).map(
+          (feature) => feature.attributes.objectid as number,
+        );
+        const editor = new Editor(url, token.token, ids);
+        const notes: string[] = [];
+        let midSyncKills = 0;
+        const killMidSync = async (which: string): Promise<void> => {
+          // A large call gives the mirror a range to apply; it is killed while its transaction holds the lock.
+          await editor.call(EDITS_PER_CALL * 5);
+          const seen = await until('a mirror transaction', () => syncing(pool), 10_000).then(
+            () => true,
+            () => false,
+          );
+          await stack.receiver.kill();
+          if (seen) midSyncKills += 1;
+          notes.push(`${which} kill ${seen ? 'mid-sync' : 'NOT mid-sync'} after ${editor.made} edits`);
+          await sleep(300);
+          await stack.receiver.start();
+        };
+        const outage = async (): Promise<void> => {
+          await stack.receiver.stop();
+          const stoppedAt = editor.made;
+          while ((await webhookActive(url)) !== false) await editor.call();
+          await editor.call();
+          notes.push(`receiver down for ${editor.made - stoppedAt} edits, its webhook deactivated`);
+          await stack.receiver.start();
+          await until('the webhook active again', async () => (await webhookActive(url)) === true, 60_000);
+        };
+        const restartPostgres = async (): Promise<void> => {
+          await database.stop('fast');
+          await editor.call();
+          await sleep(500);
+          await database.start();
+          notes.push(`PostgreSQL restarted after ${editor.made} edits`);
+        };
+        // Each fault once, when the edits made pass its share of them; all of them, however few the edits.
+        const faults: [number, () => Promise<void>][] = [
+          [0.2, () => killMidSync('first')],
+          [0.4, outage],
+          [0.6, restartPostgres],
+          [0.8, () => killMidSync('second')],
+        ];
+        while (editor.made < mirrorEdits || faults.length > 0) {
+          if (faults[0] !== undefined && editor.made >= faults[0][0] * mirrorEdits) await faults.shift()![1]();
+          else await editor.call();
+        }
+        const caughtUpAt = performance.now();
+        const done = async (): Promise<boolean> => {
+          const [server, mirror] = await Promise.all([
+            layerGenerations(serviceUrl, token.token),
+            mirrorGenerations(pool, 'geohook', PARCELS),
+          ]);
+          const newest = Math.max(...server.values());
+          return mirror.size === server.size && [...mirror.values()].every((gen) => gen === newest);
+        };
+        const caughtUp = await until('the mirror at the layers’ generation', done, CATCH_UP_TIMEOUT_MS).then(
+          () => true,
+          () => false,
+        );
+        const client = await pool.connect();
+        let differences;
+        try {
+          differences = [
+            ...(await mirrorDifferences(
+              client,
+              { schema: 'geohook', table: 'parcels_parcels', layer: await layerResource(serviceUrl, 0, token.token) },
+              await queryFeatures(serviceUrl, 0, token.token),
+            )),
+            ...(await mirrorDifferences(
+              client,
+              { schema: 'geohook', table: 'parcels_inspections', layer: await layerResource(serviceUrl, 1, token.token) },
+              await queryFeatures(serviceUrl, 1, token.token),
+            )),
+          ];
+        } finally {
+          client.release();
+        }
+        const rows = Number((await pool.query<{ count: string }>('SELECT count(*) FROM geohook.parcels_parcels')).rows[0]!.count);
+        await pool.end();
+        const count = (kind: string): number => differences.filter((difference) => difference.kind === kind).length;
+        const problems: string[] = [];
+        if (!caughtUp) problems.push(`mirror_state not at the layers' generation ${CATCH_UP_TIMEOUT_MS / 1000} s after the last edit`);
+        if (midSyncKills < 2) problems.push(`${2 - midSyncKills} of the two kills came when no mirror transaction was under way`);
+        if (differences.length > 0) problems.push(`rows differ from the layer: ${JSON.stringify(differences.slice(0, 10))}`);
+        if (editor.applied === 0) problems.push('no edit was applied');
+        return {
+          fault,
+          durability: 'fast',
+          sent: editor.made,
+          acknowledged: editor.applied,
+          found: rows,
+          lost: count('missing') + count('changed'),
+          duplicated: count('extra'),
+          zeroLossExpected: true,
+          notes: [
+            `${mirrorFeatures} parcels mirrored`,
+            ...notes,
+            `caught up ${((performance.now() - caughtUpAt) / 1000).toFixed(1)} s after the last edit`,
+            `${rows} rows, ${count('changed')} changed`,
+          ].join('; '),
+          problems,
+        };
+      } finally {
+        await pool.end().catch(() => undefined);
+      }
+    });
+  } finally {
+    await postgres?.stop('immediate').catch(() => undefined);
+    rmSync(pgDir, { recursive: true, force: true });
+    await emulator.close();
+  }
+}

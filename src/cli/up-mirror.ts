@@ -1,0 +1,35 @@
+import { resolve } from 'node:path';
+import type { AdminConfig } from '../config/load-config.js';
+import type { MirrorConfig } from '../config/mirror-schema.js';
+import { startPostgresServer, type PostgresServer } from '../embedded/postgres-server.js';
+import { printNotice } from './print.js';
+
+/** Where `geohook up` keeps its local PostgreSQL. */
+export const EMBEDDED_POSTGRES_DIR = '.geohook/pg';
+
+/** The mirror `geohook up` runs, and its local PostgreSQL when it started one. */
+export interface UpMirror {
+  mirror: MirrorConfig | undefined;
+  postgres: PostgresServer | undefined;
+}
+
+/**
+ * The mirror of `geohook up` (docs/mirror.md): MIRROR's services (with `--mirror` alone, the CHANGES services, the
+ * emulator's Parcels), into MIRROR_DATABASE_URL, else into a local PostgreSQL with PostGIS started with its data
+ * under `./.geohook/pg` (as the `postgres` user when root). None without MIRROR or `--mirror`: plain `geohook up`
+ * needs no PostgreSQL.
+ */
+export async function startUpMirror(configured: MirrorConfig | undefined, admin: AdminConfig, wanted: boolean): Promise<UpMirror> {
+  if (configured === undefined && !wanted) return { mirror: undefined, postgres: undefined };
+  const services = configured?.services ?? admin.changes.services;
+  const schema = configured?.schema ?? 'geohook';
+  if (configured?.databaseUrl !== undefined) return { mirror: configured, postgres: undefined };
+  const postgres = await startPostgresServer({ dir: resolve(EMBEDDED_POSTGRES_DIR) });
+  return { mirror: { services, databaseUrl: postgres.url, schema }, postgres };
+}
+
+/** The notice that says what the mirror writes where, with the `psql` command that lists its tables and generations. */
+export function printMirrorNotice(mirror: MirrorConfig): void {
+  printNotice(`mirror     ${mirror.services.join(', ')} into PostgreSQL, schema ${mirror.schema}`);
+  printNotice(`look:           psql '${mirror.databaseUrl ?? ''}' -c 'SELECT * FROM ${mirror.schema}.mirror_state'`);
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { serviceName } from './org-schema.js';
+
+const featureServices = z
+  .string()
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  )
+  .pipe(z.array(serviceName.refine((name) => name.endsWith('.FeatureServer'), 'feature services: folder/name.FeatureServer')));
+
+/** The variables of the PostGIS mirror (docs/mirror.md), spread into the environment's schema. */
+export const mirrorEnvShape = {
+  /** Feature services kept as PostgreSQL/PostGIS tables, comma-separated. @defaultValue the CHANGES services, when MIRROR_DATABASE_URL is set */
+  MIRROR: featureServices.optional(),
+  /** The PostgreSQL the mirror writes to: a `postgres://` (or `postgresql://`) URL. */
+  MIRROR_DATABASE_URL: z
+    .string()
+    .refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), 'a postgres:// URL')
+    .optional(),
+  /** The schema the mirror's tables and `mirror_state` are in. @defaultValue 'geohook' */
+  MIRROR_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier: letters, digits and _, at most 63')
+    .default('geohook'),
+};
+
+/** The PostGIS mirror's settings (docs/mirror.md); `undefined` in the configuration when nothing is mirrored. */
+export interface MirrorConfig {
+  /** Feature services mirrored (MIRROR, else the CHANGES services): `folder/name.FeatureServer`. */
+  readonly services: readonly string[];
+  /** MIRROR_DATABASE_URL; `undefined` with MIRROR alone: `geohook up` starts a local PostgreSQL, `geohook serve` refuses. */
+  readonly databaseUrl: string | undefined;
+  /** MIRROR_SCHEMA. @defaultValue 'geohook' */
+  readonly schema: string;
+}
+
+type MirrorVariables = { MIRROR?: string[] | undefined; MIRROR_DATABASE_URL?: string | undefined; MIRROR_SCHEMA: string };
+
+/**
+ * The mirror's settings from its variables: MIRROR, or with MIRROR_DATABASE_URL alone the CHANGES services; none
+ * when there are no services to mirror. MIRROR without MIRROR_DATABASE_URL leaves the database to `geohook up` (a local
+ * one; ADMIN_URL may be its emulator's). Throws {@link ConfigError} when a database is named without ADMIN_URL.
+ */
+export function mirrorConfigOf(
+  vars: MirrorVariables,
+  changesServices: readonly string[],
+  adminUrl: string | undefined,
+): MirrorConfig | undefined {
+  if (vars.MIRROR === undefined && vars.MIRROR_DATABASE_URL === undefined) return undefined;
+  if (adminUrl === undefined && vars.MIRROR_DATABASE_URL !== undefined) {
+    throw new ConfigError('ADMIN_URL: required with MIRROR_DATABASE_URL (an http(s) URL of the admin root)');
+  }
+  const services = vars.MIRROR ?? changesServices;
+  // A database without services (MIRROR and CHANGES unset, as docker-compose.yml leaves them) mirrors nothing.
+  if (services.length === 0) return undefined;
+  return { services: [...new Set(services)], databaseUrl: vars.MIRROR_DATABASE_URL, schema: vars.MIRROR_SCHEMA };
+}

@@ -1,0 +1,159 @@
+import type { Logger } from 'pino';
+import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
+import { onlineOrgIdOf } from '../arcgis/online-admin.js';
+import type { ServiceLocator } from '../arcgis/service-locator.js';
+import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
+import { PreviousValuesStore } from '../changes/previous-values.js';
+import type { RedisClient } from '../redis/connection.js';
+import { mirrorErrorsKey, watermarksKey } from '../redis/keys.js';
+import { createMirrorPool, prepareMirrorDatabase } from './mirror-database.js';
+import type { MirrorMetrics } from './mirror-metrics.js';
+import { mirrorScopesOf, type FollowedScope } from './mirror-scopes.js';
+import { syncScope, type LayerSync } from './sync-scope.js';
+
+/** Options of {@link startMirror}. */
+export interface MirrorOptions {
+  /** Where the watermarks are; the caller closes it. */
+  connection: RedisClient;
+  prefix: string;
+  /** The hook the services deliver to, and where their REST resources are (ADMIN_URL). */
+  hook: string;
+  adminUrl: string;
+  /** MIRROR: `folder/name.FeatureServer`. */
+  services: readonly string[];
+  /** MIRROR_DATABASE_URL. */
+  databaseUrl: string;
+  /** MIRROR_SCHEMA. */
+  schema: string;
+  auth?: ResolvedAdminAuth;
+  serviceLocator: ServiceLocator;
+  logger: Logger;
+  /** How often the watermarks are compared with the tables' generations. @defaultValue 100 */
+  intervalMs?: number;
+  /** How often the services' layers are read again (a layer added gets its table). @defaultValue 30000 */
+  layersIntervalMs?: number;
+  /** The longest sync of one scope (an initial copy included). @defaultValue 1800000 */
+  timeoutMs?: number;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+  /** Where its metrics go (the receiver's `/metrics`). @defaultValue none are kept */
+  metrics?: MirrorMetrics;
+}
+
+/** A running mirror. */
+export interface Mirror {
+  close(): Promise<void>;
+}
+
+/** How soon a service that could not be read is read again. */
+const UNREAD_RETRY_MS = 2000;
+
+/**
+ * The PostGIS mirror (docs/mirror.md): each scope of the MIRROR services follows its watermark, the generation
+ * deliveries, backfills and polls brought it to; a table behind it gets the changes in between, read with the
+ * change resolver's range reader, in one transaction with the generation written to `mirror_state`. Exactly once
+ * by construction: after any crash each table is its layer at the generation `mirror_state` says, and the next
+ * sync goes on from there. Safe with any number of geohook processes (an advisory lock per scope).
+ */
+export function startMirror(options: MirrorOptions): Mirror {
+  const { connection, prefix, hook, schema, logger } = options;
+  const log = logger.child({ component: 'mirror' });
+  const pool = createMirrorPool(options.databaseUrl, (err) => log.warn({ err }, 'mirror database connection lost'));
+  const previous = new PreviousValuesStore(connection);
+  const orgId = onlineOrgIdOf(options.adminUrl);
+  const sessionOf = (): ServiceSession =>
+    createServiceSession({
+      trusted: options.serviceLocator.trusted(hook),
+      ...(options.auth === undefined ? {} : { auth: options.auth }),
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      deadlineMs: options.timeoutMs ?? 1_800_000,
+      pollIntervalMs: 50,
+      maxPollIntervalMs: 5000,
+    });
+
+  let prepared = false;
+  let followed: FollowedScope[] = [];
+  /** When the services' layers are to be read again. */
+  let layersReadAt = 0;
+
+  /**
+   * The scopes of the services and their layers, as the services describe them now; a service not readable now keeps
+   * what was known. Resolves to whether every service was read.
+   */
+  async function readScopes(): Promise<boolean> {
+    const found: FollowedScope[] = [];
+    let unread = 0;
+    for (const service of options.services) {
+      try {
+        found.push(...(await mirrorScopesOf(sessionOf(), options.adminUrl, hook, service)));
+      } catch (err) {
+        log.warn({ err, service }, 'mirror: the service could not be read: trying again');
+        found.push(...followed.filter((known) => known.service === service));
+        unread += 1;
+      }
+    }
+    followed = found;
+    return unread === 0;
+  }
+
+  const errorField = (scope: FollowedScope, layer: number): string => `${scope.service}#${layer}`;
+
+  async function sync(scope: FollowedScope): Promise<void> {
+    const mark = await connection.hget(watermarksKey(prefix), scope.scope);
+    const context = { pool, schema, hook, prefix, session: sessionOf(), previous, ...(orgId === undefined ? {} : { orgId }) };
+    let synced: LayerSync[];
+    try {
+      synced = await syncScope(context, scope, scope.layerIds, mark === null ? undefined : Number(mark));
+    } catch (err) {
+      log.warn({ err, service: scope.service }, 'mirror: the layers could not be brought up to date: trying again');
+      options.metrics?.failed(scope.service);
+      const error = JSON.stringify({ error: (err as Error).message, at: new Date().toISOString() });
+      await connection.hset(mirrorErrorsKey(prefix), Object.fromEntries(scope.layerIds.map((layer) => [errorField(scope, layer), error])));
+      return;
+    }
+    if (synced.length === 0) return;
+    options.metrics?.synced(scope.service, synced);
+    await connection.hdel(mirrorErrorsKey(prefix), ...synced.map(({ layer }) => errorField(scope, layer)));
+    for (const line of synced) {
+      log.info(
+        { service: scope.service, ...line },
+        line.copied === undefined ? 'mirror: table brought up to date' : 'mirror: table copied',
+      );
+    }
+  }
+
+  const tick = async (): Promise<void> => {
+    if (!prepared) {
+      await prepareMirrorDatabase(pool, schema);
+      prepared = true;
+      log.info({ schema, services: options.services }, 'mirroring the services');
+    }
+    if (Date.now() >= layersReadAt) {
+      // A service that could not be read is read again in a few seconds.
+      layersReadAt = Date.now() + ((await readScopes()) ? (options.layersIntervalMs ?? 30_000) : UNREAD_RETRY_MS);
+    }
+    for (const scope of followed) await sync(scope);
+  };
+
+  let closed = false;
+  let running: Promise<void> | undefined;
+  // One check at a time: a long copy or an unreachable database holds the next check back, and none pile up.
+  const check = (): void => {
+    if (closed || running !== undefined) return;
+    running = tick()
+      .catch((err: unknown) => log.warn({ err }, 'mirror: not checked: retrying'))
+      .finally(() => (running = undefined));
+  };
+  const timer = setInterval(check, options.intervalMs ?? 100);
+  timer.unref();
+  check();
+
+  return {
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await running;
+      await pool.end();
+    },
+  };
+}

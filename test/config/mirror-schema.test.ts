@@ -1,0 +1,41 @@
+import t from 'tap';
+import { loadConfig } from '../../src/config/load-config.js';
+
+const ADMIN = { ADMIN_URL: 'https://gis.example.com/server/admin' };
+const DATABASE = 'postgres://geohook:secret@127.0.0.1:5432/gis';
+
+t.test('no mirror unless MIRROR or MIRROR_DATABASE_URL is set, nor with a database and no service to mirror', async (t) => {
+  t.equal(loadConfig({ ...ADMIN, CHANGES: 'Hosted/Parcels.FeatureServer' }).mirror, undefined);
+  t.equal(loadConfig({ ...ADMIN, MIRROR_DATABASE_URL: DATABASE }).mirror, undefined);
+});
+
+t.test('MIRROR_DATABASE_URL alone mirrors the CHANGES services into the geohook schema', async (t) => {
+  t.same(loadConfig({ ...ADMIN, CHANGES: 'Hosted/Parcels.FeatureServer,Roads.FeatureServer', MIRROR_DATABASE_URL: DATABASE }).mirror, {
+    services: ['Hosted/Parcels.FeatureServer', 'Roads.FeatureServer'],
+    databaseUrl: DATABASE,
+    schema: 'geohook',
+  });
+});
+
+t.test('MIRROR names the services, whether in CHANGES or not; MIRROR_SCHEMA the schema', async (t) => {
+  const config = loadConfig({ ...ADMIN, MIRROR: 'Hosted/Roads.FeatureServer', MIRROR_DATABASE_URL: DATABASE, MIRROR_SCHEMA: 'gis_mirror' });
+  t.same(config.mirror, { services: ['Hosted/Roads.FeatureServer'], databaseUrl: DATABASE, schema: 'gis_mirror' });
+  t.same(config.admin?.changes.services, []);
+});
+
+t.test('MIRROR without a database leaves it to geohook up (a local PostgreSQL): no URL in the configuration', async (t) => {
+  t.same(loadConfig({ MIRROR: 'Hosted/Parcels.FeatureServer' }).mirror, {
+    services: ['Hosted/Parcels.FeatureServer'],
+    databaseUrl: undefined,
+    schema: 'geohook',
+  });
+});
+
+t.test('a database without ADMIN_URL, or bad values, are refused with the variable named', async (t) => {
+  const refused = (env: Record<string, string>, variable: string) =>
+    t.throws(() => loadConfig(env), { code: 'GEOHOOK_ERR_CONFIG', message: new RegExp(`^${variable}(\\.\\d+)?: `) }, variable);
+  refused({ MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: DATABASE }, 'ADMIN_URL');
+  refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.MapServer', MIRROR_DATABASE_URL: DATABASE }, 'MIRROR');
+  refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: 'mysql://x/y' }, 'MIRROR_DATABASE_URL');
+  refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: DATABASE, MIRROR_SCHEMA: 'Bad-Name' }, 'MIRROR_SCHEMA');
+});

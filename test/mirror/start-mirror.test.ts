@@ -1,0 +1,250 @@
+import { applyEdits } from '@esri/arcgis-rest-feature-service';
+import { ApiKeyManager } from '@esri/arcgis-rest-request';
+import type pg from 'pg';
+import t, { type Test } from 'tap';
+import {
+  layerGenerations,
+  layerResource,
+  mirrorDifferences,
+  mirrorGenerations,
+  queryFeatures,
+  type MirrorDifference,
+} from '../../harness/faults/mirror-audit.js';
+import { runCli } from '../helpers/cli.js';
+import { PARCELS } from '../helpers/edits.js';
+import { startEmulator } from '../helpers/emulator.js';
+import { registrationEnv, startGeohook } from '../helpers/geohook.js';
+import { startPostgres } from '../helpers/postgres.js';
+import { uniquePrefix } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+const redis = await startRedis(t);
+const postgres = await startPostgres(t);
+let schemas = 0;
+const DASHBOARD = 'mirror-dashboard-token-0123456789';
+
+const square = (x: number, y = 0, size = 50) => ({
+  rings: [
+    [
+      [x, y],
+      [x, y + size],
+      [x + size, y + size],
+      [x + size, y],
+      [x, y],
+    ],
+  ],
+  spatialReference: { wkid: 102100 },
+});
+
+/** The emulator with `parcels` parcels, and geohook registered on Parcels mirroring it into a fresh schema. */
+async function setUp(t: Test, parcels: number) {
+  const emulator = await startEmulator(t);
+  const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
+  const token = await emulator.token();
+  const authentication = ApiKeyManager.fromKey(token);
+  if (parcels > 0) {
+    const adds = Array.from({ length: parcels }, (_, index) => ({
+      attributes: {
+        parcel_id: `P-${index}`,
+        owner: `Owner ${index}`,
+        status: 'Open',
+        area_sqm: index + 0.5,
+        assessed_value: '9007199254740993',
+      },
+      geometry: square((index % 20) * 100, Math.floor(index / 20) * 100) as never,
+    }));
+    await applyEdits({ url: `${url}/0`, authentication, adds });
+  }
+  schemas += 1;
+  const schema = `mirror_${schemas}`;
+  const env = {
+    ...registrationEnv(emulator, [PARCELS], uniquePrefix()),
+    MIRROR: PARCELS,
+    MIRROR_DATABASE_URL: postgres.url,
+    MIRROR_SCHEMA: schema,
+    DASHBOARD_TOKEN: DASHBOARD,
+  };
+  const geohook = await startGeohook(t, redis, env);
+  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+  const client = await postgres.connect(t);
+  return { emulator, geohook, url, token, authentication, schema, client, env };
+}
+
+/** Resolves once `mirror_state` holds every layer's generation on the server. */
+async function caughtUp(client: pg.Client, schema: string, url: string, token: string): Promise<Map<number, number>> {
+  return waitFor('the mirror at the layers’ generations', async () => {
+    const [server, mirror] = await Promise.all([layerGenerations(url, token), mirrorGenerations(client, schema, PARCELS)]);
+    const max = Math.max(...server.values());
+    return server.size === mirror.size && [...mirror.values()].every((gen) => gen === max) && mirror;
+  });
+}
+
+async function differences(
+  client: pg.Client,
+  schema: string,
+  url: string,
+  token: string,
+  layerId: number,
+  table: string,
+): Promise<MirrorDifference[]> {
+  const layer = await layerResource(url, layerId, token);
+  return mirrorDifferences(client, { schema, table, layer }, await queryFeatures(url, layerId, token));
+}
+
+t.test('the initial copy, then adds, updates and deletes: each table equals its layer at the generation mirror_state says', async (t) => {
+  const { geohook, url, token, authentication, schema, client, env } = await setUp(t, 45);
+  await caughtUp(client, schema, url, token);
+  const { rows } = await client.query<{ count: string }>(`SELECT count(*) FROM ${schema}.parcels_parcels`);
+  t.equal(Number(rows[0]!.count), 45, 'every parcel copied');
+  t.same(await differences(client, schema, url, token, 0, 'parcels_parcels'), [], 'the copy equals the layer');
+
+  const added = await applyEdits({
+    url: `${url}/0`,
+    authentication,
+    adds: [{ attributes: { parcel_id: 'NEW', status: 'Pending' }, geometry: square(5000, 5000) as never }],
+    updates: [
+      { attributes: { objectid: 1, owner: 'Ada', status: 'Closed' } },
+      { attributes: { objectid: 2 }, geometry: square(7000, 7000, 10) as never },
+    ],
+    deletes: [3, 4],
+  });
+  t.equal(added.deleteResults.length, 2);
+  await applyEdits({
+    url: `${url}/1`,
+    authentication,
+    adds: [{ attributes: { parcel_guid: added.addResults[0]!.globalId, inspector: 'i7', result: 'pass', inspected_on: '2026-11-27' } }],
+  });
+  const gens = await caughtUp(client, schema, url, token);
+  t.equal(gens.size, 2, 'both layers in mirror_state');
+  t.same(await differences(client, schema, url, token, 0, 'parcels_parcels'), [], 'parcels equal the layer');
+  t.same(await differences(client, schema, url, token, 1, 'parcels_inspections'), [], 'inspections equal the table');
+  const moved = await client.query<{ owner: string; wkt: string; srid: number }>(
+    `SELECT owner, ST_AsText(shape) AS wkt, ST_SRID(shape) AS srid FROM ${schema}.parcels_parcels WHERE objectid IN (1, 2) ORDER BY objectid`,
+  );
+  t.same(
+    moved.rows.map((row) => [row.owner, row.srid]),
+    [
+      ['Ada', 3857],
+      ['Owner 1', 3857],
+    ],
+  );
+  t.equal(moved.rows[1]!.wkt, 'MULTIPOLYGON(((7000 7000,7010 7000,7010 7010,7000 7010,7000 7000)))');
+
+  const status = await runCli(['mirror', 'status', '--json'], { env: { ...env, REDIS_URL: redis.url } });
+  t.equal(status.code, 0, status.stderr);
+  t.same(JSON.parse(status.stdout), {
+    layers: [
+      {
+        service: PARCELS,
+        layer: 0,
+        table: `${schema}.parcels_parcels`,
+        rows: 44,
+        serverGen: gens.get(0),
+        lagGens: 0,
+        lagSeconds: 0,
+        lastError: null,
+      },
+      {
+        service: PARCELS,
+        layer: 1,
+        table: `${schema}.parcels_inspections`,
+        rows: 1,
+        serverGen: gens.get(1),
+        lagGens: 0,
+        lagSeconds: 0,
+        lastError: null,
+      },
+    ],
+  });
+
+  const page = await (await fetch(`${geohook.url}/ui/services`, { headers: { authorization: `Bearer ${DASHBOARD}` } })).text();
+  t.match(page, `<tr data-mirror="${PARCELS}#0">`, 'the services page shows the mirror');
+  t.match(page, `<td data-column="table">${schema}.parcels_parcels</td><td data-column="rows">44</td>`);
+
+  const metrics = await (await fetch(`${geohook.url}/metrics`)).text();
+  t.match(metrics, `geohook_mirror_server_generation{service="${PARCELS}",layer="0"} ${gens.get(0)}`);
+  t.match(metrics, `geohook_mirror_rows_written_total{service="${PARCELS}",kind="copied"} 45`);
+  t.match(metrics, `geohook_mirror_rows_written_total{service="${PARCELS}",kind="deleted"} 2`);
+});
+
+t.test('a field added to the layer becomes a column, filled by the next edits', async (t) => {
+  const { emulator, url, token, authentication, schema, client } = await setUp(t, 3);
+  await caughtUp(client, schema, url, token);
+  const answer = await emulator.admin('../rest/admin/services/Hosted/Parcels/FeatureServer/0/addToDefinition', {
+    addToDefinition: JSON.stringify({ fields: [{ name: 'zoning', type: 'esriFieldTypeString', length: 8 }] }),
+  });
+  t.same(answer, { success: true });
+  await applyEdits({ url: `${url}/0`, authentication, updates: [{ attributes: { objectid: 2, zoning: 'R1' } }] });
+  await caughtUp(client, schema, url, token);
+  const { rows } = await client.query<{ objectid: string; zoning: string | null }>(
+    `SELECT objectid, zoning FROM ${schema}.parcels_parcels ORDER BY objectid`,
+  );
+  t.same(
+    rows.map((row) => [row.objectid, row.zoning]),
+    [
+      ['1', null],
+      ['2', 'R1'],
+      ['3', null],
+    ],
+  );
+  t.same(await differences(client, schema, url, token, 0, 'parcels_parcels'), []);
+});
+
+t.test('ST_Intersects with an envelope finds the features query finds with that envelope', async (t) => {
+  const { url, token, schema, client } = await setUp(t, 60);
+  await caughtUp(client, schema, url, token);
+  const envelope = { xmin: 120, ymin: 80, xmax: 430, ymax: 260 };
+  const queried = await queryFeatures(url, 0, token, {
+    geometry: JSON.stringify({ ...envelope, spatialReference: { wkid: 102100 } }),
+    geometryType: 'esriGeometryEnvelope',
+    spatialRel: 'esriSpatialRelIntersects',
+  });
+  const { rows } = await client.query<{ objectid: string }>(
+    `SELECT objectid FROM ${schema}.parcels_parcels WHERE ST_Intersects(shape, ST_MakeEnvelope($1, $2, $3, $4, 3857)) ORDER BY objectid`,
+    [envelope.xmin, envelope.ymin, envelope.xmax, envelope.ymax],
+  );
+  t.ok(queried.length > 0 && queried.length < 60, `${queried.length} of 60 parcels in the envelope`);
+  t.same(
+    rows.map((row) => Number(row.objectid)),
+    queried.map((feature) => feature.attributes.objectid),
+  );
+});
+
+t.test('geohook mirror rebuild makes a table changed by hand its layer again, in a new table swapped in', async (t) => {
+  const { url, token, schema, client, env } = await setUp(t, 12);
+  const gens = await caughtUp(client, schema, url, token);
+  for (const round of [1, 2]) {
+    await client.query(`UPDATE ${schema}.parcels_parcels SET owner = 'tampered' WHERE objectid = 1`);
+    await client.query(`DELETE FROM ${schema}.parcels_parcels WHERE objectid = 2`);
+    t.same(
+      (await differences(client, schema, url, token, 0, 'parcels_parcels')).map(({ kind }) => kind).sort(),
+      ['changed', 'missing'],
+      `round ${round}: the table differs from the layer`,
+    );
+    const rebuilt = await runCli(['mirror', 'rebuild', '--service', PARCELS], { env: { ...env, REDIS_URL: redis.url } });
+    t.equal(rebuilt.code, 0, rebuilt.stderr);
+    t.match(JSON.parse(rebuilt.stdout), {
+      layers: [
+        { service: PARCELS, layer: 0, table: `${schema}.parcels_parcels`, serverGen: gens.get(0), copied: 12 },
+        { service: PARCELS, layer: 1, table: `${schema}.parcels_inspections`, serverGen: gens.get(1), copied: 0 },
+      ],
+    });
+    t.same(await differences(client, schema, url, token, 0, 'parcels_parcels'), [], `round ${round}: the layer again`);
+    const { rows } = await client.query<{ tablename: string; indexname: string }>(
+      'SELECT tablename, indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname',
+      [schema],
+    );
+    t.same(
+      rows.map((row) => `${row.tablename} ${row.indexname}`),
+      [
+        'parcels_inspections parcels_inspections_pkey',
+        'parcels_parcels parcels_parcels_pkey',
+        'parcels_parcels parcels_parcels_shape_gist',
+        'mirror_state mirror_state_pkey',
+      ].sort((a, b) => a.split(' ')[1]!.localeCompare(b.split(' ')[1]!)),
+      `round ${round}: one table per layer, with its index and key under their names`,
+    );
+  }
+  t.same(await mirrorGenerations(client, schema, PARCELS), gens);
+});

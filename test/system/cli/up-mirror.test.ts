@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import t from 'tap';
+import { findFreePort } from '../../../src/embedded/redis-server.js';
+import { CLI } from '../../helpers/cli.js';
+import { waitFor } from '../../helpers/wait.js';
+
+// geohook up with a local PostgreSQL (initdb on first start) on a loaded two-core machine.
+t.setTimeout(3 * 60_000);
+
+t.test('geohook up --mirror starts a PostgreSQL under ./.geohook/pg, prints the psql command, and mirrors Parcels into it', async (t) => {
+  // PostgreSQL runs as the `postgres` user when root: it must reach its folder inside the test's (the repository's
+  // folders may be closed to it).
+  const dir = mkdtempSync(join(tmpdir(), 'geohook-up-mirror-'));
+  chmodSync(dir, 0o755);
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const [port, emulatorPort] = [await findFreePort(), await findFreePort()];
+  const child = spawn(process.execPath, [CLI, 'up', '--mirror'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), EMULATOR_PORT: String(emulatorPort) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  t.teardown(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+    // Whatever happened to geohook, its PostgreSQL does not outlive the test.
+    try {
+      process.kill(Number(readFileSync(join(dir, '.geohook', 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGQUIT');
+    } catch {
+      // Stopped with geohook.
+    }
+  });
+  const url = await waitFor('the psql command', () => /psql '(postgres:\/\/[^']+)'/.exec(output)?.[1], { timeoutMs: 120_000 });
+  t.match(url, /^postgres:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/geohook$/);
+  const add = await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Hosted/Parcels.FeatureServer/applyEdits`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P-1', status: 'Open' } }] }] }),
+  });
+  t.equal(add.status, 200);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  // PostgreSQL stops with geohook: the connection it ends is no error of the test's.
+  client.on('error', () => undefined);
+  t.teardown(() => client.end().catch(() => undefined));
+  const rows = await waitFor(
+    'the parcel in the mirror',
+    async () => (await client.query<{ parcel_id: string }>('SELECT parcel_id FROM geohook.parcels_parcels')).rows,
+    { timeoutMs: 30_000 },
+  ).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}\n${output}`);
+  });
+  t.same(
+    rows.map((row) => row.parcel_id),
+    ['P-1'],
+  );
+  child.kill('SIGTERM');
+  const [code] = (await once(child, 'exit')) as [number | null];
+  t.equal(code, 0, 'Ctrl-C stops everything, PostgreSQL included');
+  t.throws(() => readFileSync(join(dir, '.geohook', 'pg', 'data', 'postmaster.pid')), 'PostgreSQL stopped');
+});
