@@ -54,7 +54,11 @@ t.test('geohook up --mirror starts a PostgreSQL under ./.geohook/pg, prints the 
   t.teardown(() => client.end().catch(() => undefined));
   const rows = await waitFor(
     'the parcel in the mirror',
-    async () => (await client.query<{ parcel_id: string }>('SELECT parcel_id FROM geohook.parcels_parcels')).rows,
+    async () => {
+      // The table exists (and is empty) from the initial copy on: wait for the parcel's row.
+      const { rows } = await client.query<{ parcel_id: string }>('SELECT parcel_id FROM geohook.parcels_parcels');
+      return rows.length > 0 && rows;
+    },
     { timeoutMs: 30_000 },
   ).catch((err: unknown) => {
     throw new Error(`${(err as Error).message}\n${output}`);
