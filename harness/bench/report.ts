@@ -10,6 +10,8 @@ import { formatMirror, mirrorTargets } from './mirror/mirror-report.js';
 import type { MirrorResult } from './mirror/run-mirror.js';
 import { formatFrames, type ProfileSummary } from './profile/top-frames.js';
 import type { Durability } from './redis.js';
+import { formatRelay, relayTargets } from './relay/relay-report.js';
+import type { RelayResult } from './relay/run-relay.js';
 import { alignedTable } from './table.js';
 
 /** One case over all rounds. */
@@ -98,6 +100,8 @@ export interface BenchReport {
   changes: ChangesResult;
   /** The PostGIS mirror: the initial copy against a bare COPY; single edits to their row committed. */
   mirror: MirrorResult;
+  /** Relays: events delivered to a local sink, against a worker awaiting one fetch per event; change event to sink. */
+  relay: RelayResult;
   targets: Target[];
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
   problems: string[];
@@ -186,6 +190,7 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
     },
     ...changeTargets(report.changes),
     ...mirrorTargets(report.mirror),
+    ...relayTargets(report.relay),
   ];
 }
 
@@ -323,6 +328,7 @@ export function formatReport(report: BenchReport): string {
   );
   lines.push(formatChanges(report.changes));
   lines.push(formatMirror(report.mirror));
+  lines.push(formatRelay(report.relay));
   lines.push('');
   lines.push('targets:');
   lines.push(...formatTargets(report.targets));

@@ -16,7 +16,8 @@ import type { MirrorResult } from './mirror/run-mirror.js';
 import { parseOptions, usage, type BenchOptions } from './options.js';
 import { BODY_BYTES } from './payloads.js';
 import { profileFiles, topFrames } from './profile/top-frames.js';
-import { mainRelay } from './relay/relay-section.js';
+import { mainRelay, measureRelay } from './relay/relay-section.js';
+import type { RelayResult } from './relay/run-relay.js';
 import { evaluateTargets, formatEmulatorFeatures, formatReport, perRoundRatios, summarizeCase, type BenchReport } from './report.js';
 import { formatScale, runScale } from './scale/run-scale.js';
 
@@ -158,6 +159,7 @@ async function main(): Promise<number> {
   let backfill: BackfillResult;
   let changes: ChangesResult;
   let mirror: MirrorResult;
+  let relay: RelayResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const spec of caseSpecs) {
@@ -201,6 +203,7 @@ async function main(): Promise<number> {
     if (!backfill.coveredOnce) problems.push('backfill: an edit missed during the outage is not in exactly one event');
     changes = await measureChanges(options, problems, profileDir, log);
     mirror = await measureMirror(options, log);
+    relay = await measureRelay(options, log);
   } finally {
     await loader.close();
   }
@@ -240,6 +243,7 @@ async function main(): Promise<number> {
     backfill,
     changes,
     mirror,
+    relay,
     ...(profileDir === undefined
       ? {}
       : {

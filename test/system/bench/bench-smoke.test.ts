@@ -68,6 +68,25 @@ function checkMirror(t: Test, mirror: MirrorFigures, features: number): void {
   t.ok(mirror.p99Ms >= mirror.p50Ms && mirror.p50Ms > 0, 'edit latencies');
 }
 
+interface RelayFigures {
+  events: number;
+  deliveriesPerSec: number;
+  naivePerSec: number;
+  vsNaive: number;
+  paceEvents: number;
+  p50Ms: number;
+  p99Ms: number;
+  repeats: number;
+}
+
+/** Every queued event reached the sink (none twice), and every figure is a number. */
+function checkRelay(t: Test, relay: RelayFigures, events: number): void {
+  t.match(relay, { events, repeats: 0 }, `the ${events} queued events delivered, none twice`);
+  for (const field of ['deliveriesPerSec', 'naivePerSec', 'vsNaive', 'p50Ms', 'p99Ms'] as const)
+    t.ok(Number.isFinite(relay[field]) && relay[field] > 0, `${field}: ${relay[field]}`);
+  t.ok(relay.paceEvents > 0 && relay.p99Ms >= relay.p50Ms, `${relay.paceEvents} change events timed at a steady pace`);
+}
+
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
   const args = [
     '--rounds',
@@ -89,6 +108,8 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     '--changes-edits',
     '20',
     '--mirror-features',
+    '300',
+    '--relay-events',
     '300',
     '--mirror-edits',
     '10',
@@ -122,6 +143,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     backfill: { edits: number; secondsAfterStart: number; events: number; coveredOnce: boolean };
     changes: ChangeFigures;
     mirror: MirrorFigures;
+    relay: RelayFigures;
     targets: { name: string }[];
     problems: string[];
   };
@@ -157,6 +179,11 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   t.ok(report.backfill.secondsAfterStart > 0);
   checkChanges(t, report.changes, 300);
   checkMirror(t, report.mirror, 300);
+  checkRelay(t, report.relay, 300);
+  t.ok(
+    report.targets.some((target) => target.name.startsWith('relay')),
+    'the relays have targets',
+  );
   t.ok(
     report.targets.some((target) => target.name.startsWith('mirror')),
     'the mirror has targets',
@@ -186,16 +213,12 @@ t.test('the feature-store section (--features --json) prints the bulk, the extra
   });
 });
 
-t.test('the change-events section (--changes --json) resolves every feature of a generation and times single edits', async (t) => {
-  const args = ['--changes', '--changes-features', '300', '--changes-edits', '20', '--json'];
+t.test('a section alone (--relay --json) prints only that section', async (t) => {
+  const args = ['--relay', '--relay-events', '200', '--json'];
   const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 1024 * 1024 });
-  checkChanges(t, (JSON.parse(stdout) as { changes: ChangeFigures }).changes, 300);
-});
-
-t.test('the mirror section (--mirror --json) copies every feature into PostGIS, against a bare COPY, and times single edits', async (t) => {
-  const args = ['--mirror', '--mirror-features', '300', '--mirror-edits', '10', '--json'];
-  const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 1024 * 1024 });
-  checkMirror(t, (JSON.parse(stdout) as { mirror: MirrorFigures }).mirror, 300);
+  const report = JSON.parse(stdout) as { relay: RelayFigures };
+  t.same(Object.keys(report), ['relay']);
+  checkRelay(t, report.relay, 200);
 });
 
 t.test('the scale section (--scale --json, ten services) prints every figure of a large organization under `scale`', async (t) => {
