@@ -2,7 +2,6 @@ import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import pino from 'pino';
 import t, { type Test } from 'tap';
 import { trustedUrls } from '../../src/arcgis/trusted-urls.js';
 import { createServiceSession } from '../../src/arcgis-request/service-session.js';
@@ -13,8 +12,8 @@ import { readChangesStatus } from '../../src/changes/changes-status.js';
 import { PreviousValuesStore } from '../../src/changes/previous-values.js';
 import { snapshotService } from '../../src/changes/snapshot.js';
 import { replayJob } from '../../src/changes/start-changes.js';
-import { subscribe } from '../../src/consumers/subscribe.js';
 import { defaultCatalog } from '../../src/emulator/catalog.js';
+import { consumeChanges } from '../helpers/change-consumer.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
@@ -37,27 +36,13 @@ const square = (x: number, y = 0) => ({
   spatialReference: { wkid: 102100 },
 });
 
-/** Every change event of `prefix`, as a consumer gets them, until teardown. */
-async function consumeChanges(t: Test, prefix: string): Promise<ChangeEvent[]> {
-  const events: ChangeEvent[] = [];
-  const subscription = subscribe({
-    connection: redis.url,
-    prefix,
-    logger: pino({ level: 'silent' }),
-    handlers: { 'change.*': async (event) => void events.push(event) },
-  });
-  t.teardown(() => subscription.close());
-  await subscription.ready();
-  return events;
-}
-
 /** geohook registered on Parcels with change events, its consumer's events, and a client of the emulator's Parcels. */
 async function setUp(t: Test, env: Record<string, string> = {}) {
   const emulator = await startEmulator(t);
   const prefix = uniquePrefix();
   const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [PARCELS], prefix), CHANGES: PARCELS, ...env });
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-  const events = await consumeChanges(t, prefix);
+  const events = await consumeChanges(t, redis.url, prefix);
   const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
   const authentication = ApiKeyManager.fromKey(await emulator.token());
   return { emulator, geohook, events, url, authentication, prefix };
@@ -215,7 +200,7 @@ t.test('ArcGIS Online: each layer is followed on its own, and a delete named by 
     CHANGES_TRACK: '*',
   });
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-  const events = await consumeChanges(t, prefix);
+  const events = await consumeChanges(t, redis.url, prefix);
   const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
     edits: [
       { id: 0, adds: [{ attributes: { parcel_id: 'P-1', status: 'Open' } }] },
@@ -243,7 +228,7 @@ t.test('tokens that live 2 seconds: every range resolves, with a token renewed a
   const prefix = uniquePrefix();
   const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [PARCELS], prefix), CHANGES: PARCELS });
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-  const events = await consumeChanges(t, prefix);
+  const events = await consumeChanges(t, redis.url, prefix);
   const startedAt = Date.now();
   const tokensBefore = emulator.requests.filter((line) => line.includes('generateToken')).length;
   for (let n = 0; n < 12; n += 1) {
@@ -286,7 +271,7 @@ t.test('a server that answers ids only (10.6.1-era): rows read with query, flagg
   const service = 'Hosted/OldParcels.FeatureServer';
   const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [service], prefix), CHANGES: service });
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-  const events = await consumeChanges(t, prefix);
+  const events = await consumeChanges(t, redis.url, prefix);
   await emulator.control(`services/${service}/applyEdits`, {
     edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P-1', status: 'Open' } }, { attributes: { parcel_id: 'P-2' } }] }],
   });
@@ -339,7 +324,7 @@ t.test(
       CHANGES_TRACK: 'status',
     });
     await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-    const events = await consumeChanges(t, prefix);
+    const events = await consumeChanges(t, redis.url, prefix);
     const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queues = [
       new Queue(changeEventsQueueName, { connection: raw, prefix }),
@@ -416,7 +401,7 @@ t.test('filters: where and within, pushed down to extractChanges, or evaluated b
       GEOHOOK_CONFIG: configFile(t, { changes: { [service]: filters } }),
     });
     await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-    const events = await consumeChanges(t, prefix);
+    const events = await consumeChanges(t, redis.url, prefix);
     const edit = (edits: unknown) => emulator.control(`services/${service}/applyEdits`, { edits });
     await edit([
       {
@@ -478,7 +463,7 @@ t.test(
       return geohook;
     };
     const first = await start();
-    const events = await consumeChanges(t, prefix);
+    const events = await consumeChanges(t, redis.url, prefix);
     const read = await count(events, 2);
     t.same(
       read.map((event) => [event.type, event.after?.attributes.parcel_id, event.source.origin]),

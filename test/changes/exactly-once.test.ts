@@ -1,10 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import pino from 'pino';
 import t from 'tap';
-import type { ChangeEvent } from '../../src/changes/change-event.js';
-import { subscribe } from '../../src/consumers/subscribe.js';
+import { consumeChanges } from '../helpers/change-consumer.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, type TestGeohook } from '../helpers/geohook.js';
@@ -72,15 +70,7 @@ t.test(
     for (let index = 0; index < 3; index += 1) receivers.push(await startGeohook(t, redis, env));
     for (const receiver of receivers) await waitFor('ready', async () => (await receiver.readyz()).status === 200);
 
-    const events: ChangeEvent[] = [];
-    const subscription = subscribe({
-      connection: redis.url,
-      prefix,
-      logger: pino({ level: 'silent' }),
-      handlers: { 'change.*': async (event) => void events.push(event) },
-    });
-    t.teardown(() => subscription.close());
-    await subscription.ready();
+    const events = await consumeChanges(t, redis.url, prefix);
 
     const raw = new Redis(redis.url);
     t.teardown(() => raw.disconnect());

@@ -2,14 +2,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
 import { Ajv } from 'ajv';
-import pino from 'pino';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import t, { type Test } from 'tap';
-import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { parseWebhookSecret } from '../../src/config/relay-secrets.js';
-import { subscribe } from '../../src/consumers/subscribe.js';
 import { formatStandard } from '../../src/relay/formats/standard.js';
+import { consumeChanges } from '../helpers/change-consumer.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
@@ -92,15 +90,7 @@ t.test('relay routes: signed for both verifiers, filtered by where and changed, 
     GEOHOOK_CONFIG: configFile(t, { relays: routes }),
   });
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-  const events: ChangeEvent[] = [];
-  const subscription = subscribe({
-    connection: redis.url,
-    prefix,
-    logger: pino({ level: 'silent' }),
-    handlers: { 'change.*': async (event) => void events.push(event) },
-  });
-  t.teardown(() => subscription.close());
-  await subscription.ready();
+  const events = await consumeChanges(t, redis.url, prefix);
 
   const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/0`;
   const authentication = ApiKeyManager.fromKey(await emulator.token());
