@@ -1,6 +1,7 @@
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const MINUS = 0x2d;
+const PLUS = 0x2b;
 const ZERO = 0x30;
 const NINE = 0x39;
 const DOT = 0x2e;
@@ -11,17 +12,28 @@ const UPPER_E = 0x45;
 const MAX_SAFE = String(Number.MAX_SAFE_INTEGER);
 
 const isDigit = (code: number): boolean => code >= ZERO && code <= NINE;
+/** A character a JSON number can hold after its integer part. */
+const isNumberPart = (code: number): boolean =>
+  isDigit(code) || code === DOT || code === LOWER_E || code === UPPER_E || code === PLUS || code === MINUS;
 
 /** Whether `digits` (no sign, no leading zero) is an integer beyond 2^53. */
 export const isUnsafeInteger = (digits: string): boolean =>
   digits.length > MAX_SAFE.length || (digits.length === MAX_SAFE.length && digits > MAX_SAFE);
 
 /**
+ * A run of 16 digits (as many as 2^53 has) that does not continue a number's fraction or exponent: every integer
+ * beyond 2^53 matches, and text without a match has none (then it needs no scan). Digits inside strings match
+ * too; the scan tells them apart.
+ */
+const MAYBE_UNSAFE_INTEGER = /(?:^|[^\d.eE+-])-?\d{16}/;
+
+/**
  * Reads a change file's JSON as `JSON.parse` does, except that an integer beyond 2^53 (a BigInteger value) stays a
- * decimal string with every digit. The text is scanned once for such integers outside strings, which are quoted,
- * then handed to the native parser. Throws a `SyntaxError` for text that is not JSON.
+ * decimal string with every digit. Text that may hold such an integer is scanned once for those outside strings,
+ * which are quoted, then handed to the native parser. Throws a `SyntaxError` for text that is not JSON.
  */
 export function parseExactJson(text: string): unknown {
+  if (!MAYBE_UNSAFE_INTEGER.test(text)) return JSON.parse(text) as unknown;
   let out: string[] | undefined;
   let copied = 0;
   for (let index = 0; index < text.length; index += 1) {
@@ -45,6 +57,8 @@ export function parseExactJson(text: string): unknown {
         out.push(text.slice(copied, start), '"', text.slice(start, end), '"');
         copied = end;
       }
+      // A fraction's or an exponent's digits belong to this number: not an integer of their own.
+      if (!integer) while (end < text.length && isNumberPart(text.charCodeAt(end))) end += 1;
       index = end - 1;
     }
   }

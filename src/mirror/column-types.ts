@@ -104,7 +104,44 @@ export function tableNameOf(serviceName: string, layerName: string): string {
 }
 
 /** Text of a GUID/GlobalID without its braces (PostgreSQL reads `{…}` too; plain is what it prints). */
-const guidText = (value: string): string => value.replace(/^\{(.*)\}$/, '$1');
+const guidText = (value: string): string => (value.startsWith('{') && value.endsWith('}') ? value.slice(1, -1) : value);
+
+/** An attribute value's text in a column, or `null` (see {@link toColumnText}). */
+export type ColumnText = (value: unknown) => string | null;
+
+/** Epoch milliseconds as ISO 8601 UTC, the last one remembered (rows written together often share their dates); other values as `other` writes them. */
+function dateText(other: ColumnText): ColumnText {
+  let lastValue: number | undefined;
+  let lastText = '';
+  return (value) => {
+    if (typeof value !== 'number' || !Number.isFinite(value)) return other(value);
+    if (value !== lastValue) [lastValue, lastText] = [value, new Date(value).toISOString()];
+    return lastText;
+  };
+}
+
+/**
+ * The encoder of a field type's values into the text PostgreSQL's input of its column reads (see
+ * {@link toColumnText}), made once per column: a row's values are encoded without looking their types up.
+ */
+export function columnTextOf(fieldType: string): ColumnText {
+  const guid = fieldType === 'esriFieldTypeGUID' || fieldType === 'esriFieldTypeGlobalID';
+  const floating = fieldType === 'esriFieldTypeDouble' || fieldType === 'esriFieldTypeSingle';
+  const text: ColumnText = (value) => {
+    if (value === null || value === undefined) return null;
+    switch (typeof value) {
+      case 'string':
+        return guid ? guidText(value) : value;
+      case 'number':
+        return Number.isFinite(value) || floating ? String(value) : null;
+      case 'bigint':
+        return value.toString();
+      default:
+        throw new TypeError(`field type ${fieldType}: a value of type ${typeof value} has no column text`);
+    }
+  };
+  return fieldType === 'esriFieldTypeDate' || fieldType === 'esriFieldTypeTimestampOffset' ? dateText(text) : text;
+}
 
 /**
  * An attribute value as PostgreSQL's text input of the field's column reads it, or `null`: Date (epoch
@@ -112,18 +149,4 @@ const guidText = (value: string): string => value.replace(/^\{(.*)\}$/, '$1');
  * GUIDs without braces, other values as their text. Strings that are already text (DateOnly `YYYY-MM-DD`,
  * TimeOnly, TimestampOffset with its offset) pass unchanged.
  */
-export function toColumnText(fieldType: string, value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  switch (typeof value) {
-    case 'string':
-      return fieldType === 'esriFieldTypeGUID' || fieldType === 'esriFieldTypeGlobalID' ? guidText(value) : value;
-    case 'number':
-      if (!Number.isFinite(value)) return fieldType === 'esriFieldTypeDouble' || fieldType === 'esriFieldTypeSingle' ? String(value) : null;
-      if (fieldType === 'esriFieldTypeDate' || fieldType === 'esriFieldTypeTimestampOffset') return new Date(value).toISOString();
-      return String(value);
-    case 'bigint':
-      return value.toString();
-    default:
-      throw new TypeError(`field type ${fieldType}: a value of type ${typeof value} has no column text`);
-  }
-}
+export const toColumnText = (fieldType: string, value: unknown): string | null => columnTextOf(fieldType)(value);

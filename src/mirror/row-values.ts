@@ -1,4 +1,4 @@
-import { mirroredColumns, toColumnText, type MirrorLayer } from './column-types.js';
+import { columnTextOf, mirroredColumns, type MirrorLayer } from './column-types.js';
 import { toEwkbHex } from './esri-geometry.js';
 import { GEOMETRY_COLUMN, geometryTargetOf } from './table-ddl.js';
 
@@ -28,11 +28,12 @@ export function rowColumnsOf(layer: MirrorLayer): RowColumns {
     names.push(GEOMETRY_COLUMN);
     sqlTypes.push('geometry');
   }
+  const encoders = columns.map(({ field }) => ({ name: field.name, text: columnTextOf(field.type) }));
   return {
     names,
     sqlTypes,
     values(row) {
-      const values = columns.map(({ field }) => toColumnText(field.type, row.attributes[field.name]));
+      const values = encoders.map(({ name, text }) => text(row.attributes[name]));
       if (target !== undefined) values.push(toEwkbHex(row.geometry, target));
       return values;
     },

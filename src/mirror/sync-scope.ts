@@ -10,7 +10,7 @@ import { copyRows } from './copy-rows.js';
 import { emptyTable, ensureLayerTable, inLockedTransaction } from './mirror-database.js';
 import { layerTableOf, mirrorLayerOf } from './mirror-layer.js';
 import { readStates, writeState, type LayerState } from './mirror-state.js';
-import { readLayerRows } from './read-layer-rows.js';
+import { readLayerPages } from './read-layer-pages.js';
 
 /** What the mirror follows: a service on ArcGIS Enterprise (its watermark's scope), one layer of it on ArcGIS Online. */
 export interface MirrorScope {
@@ -101,7 +101,7 @@ export async function copyExact(
     const target = { schema: context.schema, table, layer: mirrorLayerOf(layer) };
     await ensureLayerTable(client, target);
     await emptyTable(client, target.schema, target.table);
-    copied.set(layer.id, await copyRows(client, target, readLayerRows(context.session, scope.serviceUrl, layer)));
+    copied.set(layer.id, await copyRows(client, target, readLayerPages(context.session, scope.serviceUrl, layer)));
   }
   const endGen = await serverGenNow(context, scope);
   const changed =

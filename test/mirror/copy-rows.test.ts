@@ -83,7 +83,7 @@ t.test('10,000 parcels with awkward strings, BigInteger beyond 2^53 and dates: e
   const schema = await freshTables(client);
   const rows = Array.from({ length: 10_000 }, (_, index) => parcel(index));
   const started = Date.now();
-  const written = await copyRows(client, { schema, table: 'parcels_parcels', layer: parcels }, rows);
+  const written = await copyRows(client, { schema, table: 'parcels_parcels', layer: parcels }, [rows]);
   t.equal(written, 10_000);
   t.comment(`COPY of 10,000 parcels: ${Date.now() - started} ms`);
 
@@ -141,15 +141,15 @@ t.test('10,000 parcels with awkward strings, BigInteger beyond 2^53 and dates: e
   );
 });
 
-t.test('a table without geometry, DateOnly as date, from an async iterable', async (t) => {
+t.test('a table without geometry, DateOnly as date, from pages read one at a time', async (t) => {
   const client = await postgres.connect(t);
   const schema = await freshTables(client);
   const parent = guid();
-  async function* inspectionsRows(): AsyncGenerator<EsriRow> {
+  async function* inspectionsRows(): AsyncGenerator<EsriRow[]> {
     for (let index = 0; index < 3; index += 1) {
-      yield {
-        attributes: { objectid: index + 1, globalid: guid(), parcel_guid: parent, inspected_on: `2024-02-2${7 + index}`, result: 'ok' },
-      };
+      yield [
+        { attributes: { objectid: index + 1, globalid: guid(), parcel_guid: parent, inspected_on: `2024-02-2${7 + index}`, result: 'ok' } },
+      ];
     }
   }
   t.equal(await copyRows(client, { schema, table: 'parcels_inspections', layer: inspections }, inspectionsRows()), 3);
@@ -169,14 +169,14 @@ t.test('a bad row fails the whole COPY, and the client goes on working', async (
   const target = { schema, table: 'parcels_parcels', layer: parcels };
   const good = Array.from({ length: 1200 }, (_, index) => parcel(index));
   await t.rejects(
-    copyRows(client, target, [...good, { attributes: { objectid: 99_999, globalid: guid() }, geometry: { x: 1, y: 2 } }]),
+    copyRows(client, target, [good, [{ attributes: { objectid: 99_999, globalid: guid() }, geometry: { x: 1, y: 2 } }]]),
     TypeError,
   );
   const nul = parcel(5000);
   nul.attributes.owner = 'a\0b';
-  await t.rejects(copyRows(client, target, [...good, nul]));
+  await t.rejects(copyRows(client, target, [good, [nul]]));
   t.equal((await client.query(`SELECT count(*)::int AS n FROM ${schema}.parcels_parcels`)).rows[0].n, 0, 'no row of either');
-  t.equal(await copyRows(client, target, good.slice(0, 10)), 10);
+  t.equal(await copyRows(client, target, [good.slice(0, 10)]), 10);
 });
 
 t.test('the text format: NULL as \\N, backslash, tab, newline and carriage return escaped, the rest as it is', async (t) => {

@@ -11,7 +11,7 @@ import type { EsriFeature } from '../../../src/arcgis-request/extract-changes.js
 import { startPostgresServer } from '../../../src/embedded/postgres-server.js';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { quoteIdentifier, type MirrorLayer } from '../../../src/mirror/column-types.js';
-import { copyText } from '../../../src/mirror/copy-rows.js';
+import { copyLine } from '../../../src/mirror/copy-rows.js';
 import { rowColumnsOf } from '../../../src/mirror/row-values.js';
 import { createTableStatements } from '../../../src/mirror/table-ddl.js';
 import { Child } from '../ipc.js';
@@ -122,7 +122,7 @@ export async function runMirror(settings: MirrorSettings, log: (line: string) =>
       chunks.push(
         features
           .slice(start, start + 500)
-          .map((feature) => `${columns.values(feature).map(copyText).join('\t')}\n`)
+          .map((feature) => copyLine(columns.values(feature)))
           .join(''),
       );
     }

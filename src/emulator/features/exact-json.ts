@@ -22,10 +22,16 @@ export function parseExactJson(text: string): unknown {
 
 /**
  * `JSON.stringify` that writes a `bigint` as a bare JSON number with every digit, as the real product writes
- * BigInteger values. Each `bigint` is first written as a string holding a marker no other string of this call can
+ * BigInteger values. A value without a `bigint` is written natively (`JSON.stringify` refuses a `bigint` with a
+ * `TypeError`); otherwise each `bigint` is written as a string holding a marker no other string of this call can
  * contain, then unquoted.
  */
 export function stringifyExact(value: unknown, space?: number): string {
+  try {
+    return JSON.stringify(value, undefined, space);
+  } catch (err) {
+    if (!(err instanceof TypeError && /BigInt/i.test(err.message))) throw err;
+  }
   let marker: string | undefined;
   const text = JSON.stringify(
     value,

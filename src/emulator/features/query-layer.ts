@@ -34,8 +34,14 @@ function outFieldsOf(params: Params, layer: FeatureLayer): FieldDefinition[] {
   return fields.filter((field) => field.name === objectIdField || names.has(field.name.toLowerCase()));
 }
 
+/** How a query's rows are ordered: a comparator, and whether it is the object ids ascending (the layer's own order). */
+interface RowOrder {
+  compare: (a: Row, b: Row) => number;
+  byObjectId: boolean;
+}
+
 /** `orderByFields`: `field [ASC|DESC], …`, compared as the fields' values, nulls first in ascending order. */
-function comparatorOf(params: Params, layer: FeatureLayer): (a: Row, b: Row) => number {
+function orderOf(params: Params, layer: FeatureLayer): RowOrder {
   const text = params.string('orderByFields')?.trim() ?? '';
   const keys = (text === '' ? [layer.definition.objectIdField] : text.split(',')).map((part) => {
     const [name = '', direction = 'ASC', ...rest] = part.trim().split(/\s+/);
@@ -44,7 +50,7 @@ function comparatorOf(params: Params, layer: FeatureLayer): (a: Row, b: Row) => 
       throw invalidQuery(`'orderByFields' is invalid at '${part.trim()}'.`);
     return { name: field.name, sign: direction.toUpperCase() === 'DESC' ? -1 : 1 };
   });
-  return (a, b) => {
+  const compare = (a: Row, b: Row): number => {
     for (const { name, sign } of keys) {
       const [x, y] = [a.attributes[name] ?? null, b.attributes[name] ?? null];
       if (x === y) continue;
@@ -54,6 +60,8 @@ function comparatorOf(params: Params, layer: FeatureLayer): (a: Row, b: Row) => 
     }
     return 0;
   };
+  const byObjectId = keys.length === 1 && keys[0]!.name === layer.definition.objectIdField && keys[0]!.sign === 1;
+  return { compare, byObjectId };
 }
 
 /** The `geometry` envelope in the layer's spatial reference, if the request gives one. */
@@ -101,21 +109,24 @@ export function queryLayer(params: Params, layer: FeatureLayer): QueryAnswer {
   const where = compileWhere(params.string('where')?.trim() || '1=1', layer.definition.fields);
   const objectIds = objectIdsOf(params);
   const envelope = envelopeOf(params, layer);
+  const countOnly = params.boolean('returnCountOnly') === true;
+  const order = orderOf(params, layer);
+  const { objectIdField, maxRecordCount } = layer.definition;
+  const idsOnly = params.boolean('returnIdsOnly') === true;
+  const offset = params.integer('resultOffset', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+  const count = Math.min(params.integer('resultRecordCount', 1, Number.MAX_SAFE_INTEGER) ?? maxRecordCount, maxRecordCount);
+  // In the layer's own order a page is known once one row past it is found (whether more remain).
+  const enough = countOnly || idsOnly || !order.byObjectId ? Number.POSITIVE_INFINITY : offset + count + 1;
   const matching: Row[] = [];
   for (const [objectId, row] of layer.rows()) {
     if (objectIds !== undefined && !objectIds.has(objectId)) continue;
     if (!where(row.attributes)) continue;
     if (envelope !== undefined && (row.geometry === null || !intersectsEnvelope(row.geometry, envelope))) continue;
-    matching.push(row);
+    if (matching.push(row) === enough) break;
   }
-  if (params.boolean('returnCountOnly') === true) return { kind: 'count', count: matching.length };
-  const comparator = comparatorOf(params, layer);
-  if (params.has('orderByFields')) matching.sort(comparator);
-  const { objectIdField, maxRecordCount } = layer.definition;
-  if (params.boolean('returnIdsOnly') === true)
-    return { kind: 'ids', objectIds: matching.map((row) => row.attributes[objectIdField] as number) };
-  const offset = params.integer('resultOffset', 0, Number.MAX_SAFE_INTEGER) ?? 0;
-  const count = Math.min(params.integer('resultRecordCount', 1, Number.MAX_SAFE_INTEGER) ?? maxRecordCount, maxRecordCount);
+  if (countOnly) return { kind: 'count', count: matching.length };
+  if (!order.byObjectId) matching.sort(order.compare);
+  if (idsOnly) return { kind: 'ids', objectIds: matching.map((row) => row.attributes[objectIdField] as number) };
   const rows = matching.slice(offset, offset + count);
   return {
     kind: 'rows',
