@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { parseServiceName } from '../arcgis/service-name.js';
 import type { EsriFeature } from '../arcgis-request/extract-changes.js';
-import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
 import { readServerGens } from '../backfill/server-generations.js';
 import type { ChangeFilters } from '../config/types.js';
@@ -15,6 +14,7 @@ import { CHANGE_BATCH, type ChangeWriter } from './change-writer.js';
 import { readServiceLayers, type LayerInfo } from './layer-info.js';
 import { LineSpool } from './line-spool.js';
 import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
+import { readLayerPages } from './read-layer-pages.js';
 import { layerScopeOf } from './resolve-range.js';
 
 /** What a snapshot needs. */
@@ -47,29 +47,6 @@ export interface SnapshotResult {
   events: number;
   added: number;
   serverGen: number;
-}
-
-async function pagesOf(
-  session: ServiceSession,
-  serviceUrl: URL,
-  layer: LayerInfo,
-  visit: (features: EsriFeature[]) => Promise<void>,
-): Promise<void> {
-  for (let offset = 0; ; offset += layer.maxRecordCount) {
-    const url = new URL(`${serviceUrl.href.replace(/\/+$/, '')}/${layer.id}/query`);
-    url.search = new URLSearchParams({
-      where: '1=1',
-      outFields: '*',
-      returnGeometry: 'true',
-      orderByFields: layer.objectIdField,
-      resultOffset: String(offset),
-      resultRecordCount: String(layer.maxRecordCount),
-    }).toString();
-    const answer = await session.read(url, undefined, parseExactJson);
-    const features = Array.isArray(answer.features) ? (answer.features as EsriFeature[]) : [];
-    if (features.length > 0) await visit(features);
-    if (answer.exceededTransferLimit !== true || features.length === 0) return;
-  }
 }
 
 /** A row read by a snapshot: its event (without its place in the snapshot) and the previous values it seeds. */
@@ -131,7 +108,7 @@ function snapshotRow(context: SnapshotContext, layer: LayerInfo, feature: EsriFe
 
 /**
  * An initial snapshot (Debezium's order): reads the server's generation, then every row of the service's layers
- * (parents first, paged `query` ordered by object id), each a `change.read` (`op: "r"`) that seeds the previous
+ * (parents first, read with `query` by object id ranges, see {@link readLayerPages}), each a `change.read` (`op: "r"`) that seeds the previous
  * values; streaming then goes on from that generation (a scope resolved below it moves up to it). A row edited
  * meanwhile comes as a read and as an update.
  */
@@ -158,13 +135,13 @@ export async function snapshotService(options: SnapshotOptions): Promise<Snapsho
   try {
     for (const layer of ordered) {
       const filter = layerFilterOf(options.filters, layer);
-      await pagesOf(session, serviceUrl, layer, async (features) => {
+      for await (const features of readLayerPages(session, serviceUrl, layer)) {
         for (const feature of features) {
           if (filter !== undefined && !filter.test(feature)) continue;
           const row = snapshotRow({ ...options, serviceRef, idGen, serverGen, now }, layer, feature);
           if (row !== undefined) await spool.write(row);
         }
-      });
+      }
     }
     const total = spool.count;
     let added = 0;

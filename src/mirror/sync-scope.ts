@@ -4,13 +4,13 @@ import { readServerGens, scopeGeneration } from '../backfill/server-generations.
 import { CHANGE_BATCH } from '../changes/change-writer.js';
 import { readServiceLayers, type LayerInfo } from '../changes/layer-info.js';
 import type { PreviousValuesStore } from '../changes/previous-values.js';
+import { readLayerPages } from '../changes/read-layer-pages.js';
 import { openRange } from '../changes/resolve-range.js';
 import { writeChanges } from './apply-changes.js';
 import { copyRows } from './copy-rows.js';
 import { emptyTable, ensureLayerTable, inLockedTransaction } from './mirror-database.js';
 import { layerTableOf, mirrorLayerOf } from './mirror-layer.js';
 import { readStates, writeState, type LayerState } from './mirror-state.js';
-import { readLayerPages } from './read-layer-pages.js';
 
 /** What the mirror follows: a service on ArcGIS Enterprise (its watermark's scope), one layer of it on ArcGIS Online. */
 export interface MirrorScope {

@@ -4,7 +4,7 @@ import t from 'tap';
 import { trustedUrls } from '../../src/arcgis/trusted-urls.js';
 import { createServiceSession } from '../../src/arcgis-request/service-session.js';
 import type { LayerInfo } from '../../src/changes/layer-info.js';
-import { readLayerPages } from '../../src/mirror/read-layer-pages.js';
+import { readLayerPages } from '../../src/changes/read-layer-pages.js';
 import { startEmulator } from '../helpers/emulator.js';
 
 const emulator = await startEmulator(t);

@@ -2,7 +2,7 @@ import { pMapIterable } from 'p-map';
 import type { EsriFeature } from '../arcgis-request/extract-changes.js';
 import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
-import type { LayerInfo } from '../changes/layer-info.js';
+import type { LayerInfo } from './layer-info.js';
 
 /** Pages requested at once: one answered while the next is computed by the server and the one before is written. */
 const PAGES_IN_FLIGHT = 2;
