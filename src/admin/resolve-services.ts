@@ -1,17 +1,8 @@
-import { formatServiceName, isPattern, type ServiceName } from '../arcgis/service-name.js';
+import { formatServiceName, isPattern, patternRegExp, type ServiceName } from '../arcgis/service-name.js';
 import type { ServiceRecord } from './types.js';
 
 /** The service types that take webhooks: a pattern matches only these. */
 const WEBHOOK_TYPES: ReadonlySet<string> = new Set(['FeatureServer', 'GPServer']);
-
-/**
- * The pattern as a regular expression: `*` stands for any characters, `/` included (`*.FeatureServer` is every
- * feature service, in any folder), `?` for one character; the rest is literal.
- */
-export function patternRegExp(pattern: string): RegExp {
-  const source = [...pattern].map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[.+^${}()|[\]\\]/, '\\$&'))).join('');
-  return new RegExp(`^${source}$`);
-}
 
 /** `folder/name.Type` of a findServices record; the root folder (`/` or empty) is none. */
 export const recordServiceName = (record: ServiceRecord): ServiceName | undefined =>

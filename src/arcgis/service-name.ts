@@ -12,6 +12,15 @@ export const configuredServiceName = /^([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-
 /** True for an entry of REGISTER with a `*` or `?`: it names the services of the catalogue it matches. */
 export const isPattern = (entry: string): boolean => /[*?]/.test(entry);
 
+/**
+ * The pattern as a regular expression: `*` stands for any characters, `/` included (`*.FeatureServer` is every
+ * feature service, in any folder), `?` for one character; the rest is literal.
+ */
+export function patternRegExp(pattern: string): RegExp {
+  const source = [...pattern].map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[.+^${}()|[\]\\]/, '\\$&'))).join('');
+  return new RegExp(`^${source}$`);
+}
+
 /** What REGISTER accepts: a configured service name, or a pattern of them with `*` or `?` (`Hosted/*`, `*.FeatureServer`). */
 export const registerPattern = /^(?:([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server|(?=[^/]*\/?[^/]*$)(?=.*[*?])[A-Za-z0-9_*?./-]+)$/;
 

@@ -7,6 +7,7 @@ import { startBackfill, type BackfillOptions } from '../backfill/backfill-worker
 import { checkGenerations } from '../backfill/generation-check.js';
 import { startPoller, type Poller } from '../backfill/poller.js';
 import { startChanges, type Changes } from '../changes/start-changes.js';
+import { servicesWithoutEdits } from '../config/followed-services.js';
 import type { GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
@@ -98,6 +99,12 @@ export function startRecovery(options: RecoveryOptions): Recovery {
     config.relays.length === 0 ? undefined : connectRedis(options.redisTarget, { maxRetriesPerRequest: null, enableAutoPipelining: true });
   relayRedis?.on('error', () => undefined);
   const relays = relayRedis === undefined ? undefined : startRelayRoutes(options, relayRedis, alert);
+  for (const service of servicesWithoutEdits(config)) {
+    logger.warn(
+      { service },
+      'CHANGES/MIRROR: neither REGISTER nor POLL names this service: only a webhook registered by other means brings its edits (add it to REGISTER or POLL)',
+    );
+  }
   const changes = startChangeEvents(options, backfillRedis, auth, alert, relays);
   const mirror = startPostgisMirror(options, backfillRedis, auth);
   const passes = registrationRedis === undefined ? undefined : startPasses(options, registrationRedis, auth, alert);

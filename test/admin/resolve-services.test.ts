@@ -1,6 +1,7 @@
 import t from 'tap';
-import { patternRegExp, resolveServices } from '../../src/admin/resolve-services.js';
+import { resolveServices } from '../../src/admin/resolve-services.js';
 import type { ServiceRecord } from '../../src/admin/types.js';
+import { patternRegExp } from '../../src/arcgis/service-name.js';
 
 const record = (folderName: string, serviceName: string, type: string): ServiceRecord => ({
   id: serviceName,

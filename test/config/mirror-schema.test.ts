@@ -1,4 +1,5 @@
 import t from 'tap';
+import { servicesWithoutEdits } from '../../src/config/followed-services.js';
 import { loadConfig } from '../../src/config/load-config.js';
 
 const ADMIN = { ADMIN_URL: 'https://gis.example.com/server/admin' };
@@ -38,4 +39,16 @@ t.test('a database without ADMIN_URL, or bad values, are refused with the variab
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.MapServer', MIRROR_DATABASE_URL: DATABASE }, 'MIRROR');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: 'mysql://x/y' }, 'MIRROR_DATABASE_URL');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: DATABASE, MIRROR_SCHEMA: 'Bad-Name' }, 'MIRROR_SCHEMA');
+});
+
+t.test('services of CHANGES and MIRROR that neither REGISTER (names or patterns) nor POLL brings edits of are named', async (t) => {
+  const config = (env: Record<string, string>) =>
+    loadConfig({ ...ADMIN, MIRROR_DATABASE_URL: DATABASE, MIRROR: 'Hosted/Parcels.FeatureServer,Roads.FeatureServer', ...env });
+  t.same(servicesWithoutEdits(config({})), ['Hosted/Parcels.FeatureServer', 'Roads.FeatureServer']);
+  t.same(servicesWithoutEdits(config({ REGISTER: 'Hosted/*', POLL: 'Roads.FeatureServer' })), []);
+  t.same(servicesWithoutEdits(config({ REGISTER: 'Roads.FeatureServer', CHANGES: 'Hosted/Trees.FeatureServer' })), [
+    'Hosted/Trees.FeatureServer',
+    'Hosted/Parcels.FeatureServer',
+  ]);
+  t.same(servicesWithoutEdits(loadConfig({})), [], 'nothing followed, nothing named');
 });
