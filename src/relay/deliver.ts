@@ -42,9 +42,10 @@ export interface DeliverySuccess {
 }
 
 /**
- * A try the route did not take. Every failure is retried (Standard Webhooks: any non-2xx is a failure to retry),
- * but some are flagged for people, since retrying rarely helps them: `clientError` for a 4xx other than 408 and
- * 429 (a wrong URL, a refused signature), `gone` for a 410 (the spec says the sender should stop sending).
+ * A try the route did not take. Every failure but a 410 is retried (Standard Webhooks: any non-2xx is a failure
+ * to retry): `gone` for a 410, after which the event is not sent again (the spec says the sender should stop
+ * sending); `clientError` for a 4xx other than 408 and 429 (a wrong URL, a refused signature), which retrying
+ * rarely mends.
  */
 export interface DeliveryFailure {
   delivered: false;

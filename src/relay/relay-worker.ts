@@ -1,4 +1,4 @@
-import { Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connection.js';
 import { deliver, deliveryError, type DeliveryOutcome, type RelayFetch } from './deliver.js';
@@ -41,8 +41,8 @@ export interface RelayWorkerOptions {
 /**
  * The worker of one route's queue: each job is one try of one event, signed anew, POSTed to the route's URL only;
  * a failed try throws a `GEOHOOK_ERR_RELAY_DELIVERY` error so that BullMQ tries again on the route's schedule
- * (`Retry-After` honoured), and after the last try the job stays in the failed set: a dead letter, replayed with
- * `geohook relay replay`.
+ * (`Retry-After` honoured), and after the last try (or a 410 Gone) the job stays in the failed set: a dead letter,
+ * replayed with `geohook relay replay`.
  */
 export function startRelayWorker(options: RelayWorkerOptions): Worker<RelayEvent> {
   const { route, stats } = options;
@@ -55,6 +55,8 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RelayEvent
       options.onOutcome?.(route.name, outcome);
       if (outcome.delivered) return stats.delivered(route.name);
       stats.failed(route.name, outcome.message);
+      // 410 Gone: the endpoint asks not to be sent more (Standard Webhooks): no other try, a dead letter now.
+      if (outcome.gone) throw new UnrecoverableError(`${outcome.message} (Gone: not tried again)`);
       throw deliveryError(outcome);
     },
     {
@@ -68,7 +70,7 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RelayEvent
   );
   worker.on('failed', (job, err) => {
     if (job === undefined) return;
-    const final = job.attemptsMade >= (job.opts.attempts ?? 1);
+    const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
     log[final ? 'warn' : 'debug']({ err, eventId: job.id, attempt: job.attemptsMade }, final ? 'relay dead letter' : 'relay try failed');
     if (final) options.onDeadLetter?.(route.name, job, err);
   });

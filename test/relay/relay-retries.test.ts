@@ -48,48 +48,64 @@ async function setUp(t: Test, relays: unknown[], extra: Record<string, string> =
 
 const quickRetry = (attempts: number, delayMs: number) => ({ attempts, backoff: { type: 'fixed', delayMs, jitter: 0 } });
 
-t.test('a sink answering 500: each event a dead letter after the schedule, one alert, replayed once the sink is fixed', async (t) => {
-  const alerts = await startSink(t, (_request, response) => response.writeHead(204).end());
-  let answer = 500;
-  const accepted: string[] = [];
-  const sink = await startSink(t, (request, response, body) => {
-    if (answer === 204) {
-      webhook.verify(body.toString('utf8'), request.headers as Record<string, string>);
-      accepted.push(String(request.headers['webhook-id']));
-    }
-    response.writeHead(answer).end();
-  });
-  const { emulator, relay, status, metrics } = await setUp(
-    t,
-    [{ name: 'sick', url: sink.url, types: ['change.*'], secret: SECRET_A, retry: quickRetry(3, 50) }],
-    { ALERT_URL: alerts.url, ALERT_DEBOUNCE_SECONDS: '0' },
-  );
-  await addParcels(emulator, 2);
-  const dead = await waitFor('2 dead letters', async () => {
-    const route = await status('sick');
-    return route.deadLetters === 2 && route.pending === 0 && route;
-  });
-  t.match(dead, { delivered: 0, failing: 6, lastError: 'answered 500' }, 'three tries each, every one failed');
-  t.equal(sink.received.length, 6, 'no try after the last');
-  const text = await metrics();
-  t.match(text, /geohook_relay_tries_total\{route="sick",outcome="status"\} 6/);
-  t.match(text, /geohook_relay_dead_letters_total\{route="sick"\} 2/);
-  await waitFor('the alert', () => alerts.received.length > 0);
-  t.equal(alerts.received.length, 1, 'one alert for the episode, not one per dead letter');
-  t.match(JSON.parse(alerts.received[0]!.body.toString('utf8')), { event: 'relay.failing', route: 'sick', text: /relay route sick/ });
+t.test(
+  'a sink answering 500: each event a dead letter after the schedule, one alert, replayed once the sink is fixed; 410 Gone: after one try',
+  async (t) => {
+    const alerts = await startSink(t, (_request, response) => response.writeHead(204).end());
+    let answer = 500;
+    const accepted: string[] = [];
+    const sink = await startSink(t, (request, response, body) => {
+      if (answer === 204) {
+        webhook.verify(body.toString('utf8'), request.headers as Record<string, string>);
+        accepted.push(String(request.headers['webhook-id']));
+      }
+      response.writeHead(answer).end();
+    });
+    const gone = await startSink(t, (_request, response) => response.writeHead(410).end());
+    const { emulator, relay, status, metrics } = await setUp(
+      t,
+      [
+        { name: 'sick', url: sink.url, types: ['change.*'], secret: SECRET_A, retry: quickRetry(3, 50) },
+        { name: 'gone', url: gone.url, types: ['change.*'], secret: SECRET_A, retry: quickRetry(3, 50) },
+      ],
+      { ALERT_URL: alerts.url, ALERT_DEBOUNCE_SECONDS: '0' },
+    );
+    await addParcels(emulator, 2);
+    const dead = await waitFor('2 dead letters', async () => {
+      const route = await status('sick');
+      return route.deadLetters === 2 && route.pending === 0 && route;
+    });
+    t.match(dead, { delivered: 0, failing: 6, lastError: 'answered 500' }, 'three tries each, every one failed');
+    t.equal(sink.received.length, 6, 'no try after the last');
+    const goneRoute = await waitFor('the 410 route: 2 dead letters', async () => {
+      const route = await status('gone');
+      return route.deadLetters === 2 && route.pending === 0 && route;
+    });
+    t.match(goneRoute, { delivered: 0, lastError: /answered 410/ });
+    t.equal(gone.received.length, 2, '410 Gone: one try per event, none after it');
+    const text = await metrics();
+    t.match(text, /geohook_relay_tries_total\{route="sick",outcome="status"\} 6/);
+    t.match(text, /geohook_relay_dead_letters_total\{route="sick"\} 2/);
+    t.match(text, /geohook_relay_dead_letters_total\{route="gone"\} 2/);
+    const alertsOf = (route: string) =>
+      alerts.received.map((alert) => JSON.parse(alert.body.toString('utf8')) as { route: string }).filter((alert) => alert.route === route);
+    await waitFor('the alert', () => alertsOf('sick').length > 0);
+    t.equal(alertsOf('sick').length, 1, 'one alert for the episode, not one per dead letter');
+    t.match(alertsOf('sick')[0], { event: 'relay.failing', route: 'sick', text: /relay route sick/ });
 
-  answer = 204;
-  const replayed = (await relay('replay', '--name', 'sick')) as { replayed: number; ids: string[] };
-  t.equal(replayed.replayed, 2);
-  await waitFor('both delivered', () => accepted.length >= 2);
-  t.same([...accepted].sort(), [...replayed.ids].sort(), 'each dead letter delivered once, under its event id');
-  const healed = await waitFor('counts written', async () => {
-    const route = await status('sick');
-    return route.delivered === 2 && route;
-  });
-  t.match(healed, { deadLetters: 0, failing: 0, pending: 0 });
-  await t.rejects(relay('replay', '--name', 'sick', '--id', 'not-a-dead-letter'), /is not a dead letter of route "sick"/);
-});
+    answer = 204;
+    const replayed = (await relay('replay', '--name', 'sick')) as { replayed: number; ids: string[] };
+    t.equal(replayed.replayed, 2);
+    await waitFor('both delivered', () => accepted.length >= 2);
+    t.same([...accepted].sort(), [...replayed.ids].sort(), 'each dead letter delivered once, under its event id');
+    const healed = await waitFor('counts written', async () => {
+      const route = await status('sick');
+      return route.delivered === 2 && route;
+    });
+    t.match(healed, { deadLetters: 0, failing: 0, pending: 0 });
+    await t.rejects(relay('replay', '--name', 'sick', '--id', 'not-a-dead-letter'), /is not a dead letter of route "sick"/);
+  },
+);
 
 t.test('a sink down, then up: every event delivered, none twice by webhook-id', async (t) => {
   const port = await findFreePort();
