@@ -4,6 +4,7 @@ import { validateEvent } from '../../src/consumers/validate-event.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
 import type { GeohookEvent } from '../../src/events/envelope.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { emulatorAdminEnv } from '../emulator-control.js';
 import { Child } from './ipc.js';
 import { startRedis } from './redis.js';
 
@@ -50,9 +51,7 @@ export async function runBackfillAfterOutage(settings: BackfillSettings): Promis
       REDIS_URL: redis.url,
       HOST: '127.0.0.1',
       PORT: String(await findFreePort()),
-      ADMIN_URL: `${root}/arcgis/admin`,
-      ADMIN_USERNAME: 'admin',
-      ADMIN_PASSWORD: 'admin.pass',
+      ...emulatorAdminEnv(root),
       REGISTER: SERVICE,
       LOG_LEVEL: 'silent',
     });

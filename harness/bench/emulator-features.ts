@@ -1,3 +1,4 @@
+import { bulkAdd } from '../emulator-control.js';
 import type { ServerStats } from './cases/case-server.js';
 import { Child } from './ipc.js';
 
@@ -36,12 +37,7 @@ export async function runEmulatorFeatures(features: number): Promise<EmulatorFea
     const root = `http://127.0.0.1:${emulator.ready.port}`;
     const idle = await emulator.call<Omit<ServerStats, 'acked'>>('stats');
     const bulkStartedMs = Date.now();
-    const bulk = await fetch(`${root}/emulator/services/Hosted/Parcels.FeatureServer/bulk`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ layerId: 0, count: features }),
-    });
-    const { serverGen } = (await bulk.json()) as { serverGen: number };
+    const { serverGen } = await bulkAdd(root, 'Hosted/Parcels.FeatureServer', features);
     const bulkSeconds = (Date.now() - bulkStartedMs) / 1000;
     const { token } = (await postForm(`${root}/arcgis/sharing/rest/generateToken`, { username: 'admin', password: 'admin.pass' })) as {
       token: string;

@@ -2,6 +2,7 @@ import { Queue, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
 import { changeEventsQueueName } from '../../../src/changes/change-event.js';
 import { changesQueueName } from '../../../src/changes/change-queues.js';
+import { bulkAdd } from '../../emulator-control.js';
 import type { ServerStats } from '../cases/case-server.js';
 import type { Child } from '../ipc.js';
 import { processCpuMs } from '../redis.js';
@@ -62,13 +63,7 @@ export async function measureThroughput(processes: ThroughputProcesses, features
     const deadline = Date.now() + timeoutMs;
 
     const startedAtMs = performance.now();
-    const bulk = await fetch(`${root}/emulator/services/Hosted/Parcels.FeatureServer/bulk`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ layerId: 0, count: features }),
-    });
-    if (bulk.status !== 200) throw new Error(`changes: bulk answered HTTP ${bulk.status}`);
-    const { serverGen } = (await bulk.json()) as { serverGen: number };
+    const { serverGen } = await bulkAdd(root, 'Hosted/Parcels.FeatureServer', features);
     const bulkSeconds = (performance.now() - startedAtMs) / 1000;
     let seen = 0;
     let firstEventSeconds = Number.NaN;

@@ -1,4 +1,5 @@
 import { findFreePort } from '../../../src/embedded/redis-server.js';
+import { emulatorAdminEnv } from '../../emulator-control.js';
 import { Child } from '../ipc.js';
 import { processCpuMs, startRedis } from '../redis.js';
 import type { FloorResult } from '../workers/change-floor.js';
@@ -79,9 +80,7 @@ export async function runChanges(settings: ChangesSettings, log: (line: string) 
       REDIS_URL: redis.url,
       HOST: '127.0.0.1',
       PORT: String(await findFreePort()),
-      ADMIN_URL: `${root}/arcgis/admin`,
-      ADMIN_USERNAME: 'admin',
-      ADMIN_PASSWORD: 'admin.pass',
+      ...emulatorAdminEnv(root),
       REGISTER: SERVICE,
       CHANGES: SERVICE,
       GEOHOOK_PREFIX: PREFIX,

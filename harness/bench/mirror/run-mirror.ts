@@ -14,6 +14,7 @@ import { quoteIdentifier, type MirrorLayer } from '../../../src/mirror/column-ty
 import { copyLine } from '../../../src/mirror/copy-rows.js';
 import { rowColumnsOf } from '../../../src/mirror/row-values.js';
 import { createTableStatements } from '../../../src/mirror/table-ddl.js';
+import { bulkAdd, emulatorAdminEnv } from '../../emulator-control.js';
 import { Child } from '../ipc.js';
 import { startRedis } from '../redis.js';
 
@@ -83,19 +84,12 @@ export async function runMirror(settings: MirrorSettings, log: (line: string) =>
   try {
     const root = `http://127.0.0.1:${emulator.ready.port}`;
     const serviceUrl = `${root}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
-    const bulk = await fetch(`${root}/emulator/services/${SERVICE}/bulk`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ layerId: 0, count: settings.features }),
-    });
-    if (bulk.status !== 200) throw new Error(`mirror: bulk answered HTTP ${bulk.status}`);
+    await bulkAdd(root, SERVICE, settings.features);
     const env = {
       REDIS_URL: redis.url,
       HOST: '127.0.0.1',
       PORT: String(await findFreePort()),
-      ADMIN_URL: `${root}/arcgis/admin`,
-      ADMIN_USERNAME: 'admin',
-      ADMIN_PASSWORD: 'admin.pass',
+      ...emulatorAdminEnv(root),
       REGISTER: SERVICE,
       MIRROR: SERVICE,
       MIRROR_DATABASE_URL: postgres.url,

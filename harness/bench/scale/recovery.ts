@@ -8,6 +8,7 @@ import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { buildEmulator } from '../../../src/emulator/build-emulator.js';
 import { upstreamKey } from '../../../src/redis/keys.js';
 import { onCleanup } from '../../cleanup.js';
+import { emulatorAdminEnv } from '../../emulator-control.js';
 import { startRedis } from '../redis.js';
 import { startLatencyProxy } from './latency-proxy.js';
 import { scaleCatalog } from './scale-catalog.js';
@@ -102,9 +103,7 @@ export async function measureRecovery(options: RecoveryOptions): Promise<Recover
       HOST: '127.0.0.1',
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
-      ADMIN_URL: `${root}/arcgis/admin`,
-      ADMIN_USERNAME: 'admin',
-      ADMIN_PASSWORD: 'admin.pass',
+      ...emulatorAdminEnv(root),
       REGISTER: names.map((name) => `Scale/${name}.FeatureServer`).join(','),
       LOG_LEVEL: 'warn',
     };

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { bulkAdd, emulatorAdminEnv } from '../../emulator-control.js';
 import { ChangeEventsProbe, firstWritten, judgeChangeEvents, waitUntilResolved } from '../change-events.js';
 import { listenEmulator } from '../fault-emulator.js';
 import type { Durability } from '../fault-redis.js';
@@ -33,9 +34,7 @@ const targets = {
 /** The receiver's variables: the emulator's admin API, `default` registered on Parcels, change events followed. */
 export function changesEnv(emulatorUrl: string): Record<string, string> {
   return {
-    ADMIN_URL: `${emulatorUrl}/arcgis/admin`,
-    ADMIN_USERNAME: 'admin',
-    ADMIN_PASSWORD: 'admin.pass',
+    ...emulatorAdminEnv(emulatorUrl),
     REGISTER: PARCELS,
     CHANGES: PARCELS,
     // The kept log then shows each range resolved and the events it added.
@@ -45,15 +44,9 @@ export function changesEnv(emulatorUrl: string): Record<string, string> {
 
 /** Adds `count` features to Parcels in one generation (the emulator's `bulk`); throws unless a delivery was fired. */
 export async function addFeatures(emulatorUrl: string, count: number): Promise<number> {
-  const response = await fetch(`${emulatorUrl}/emulator/services/${PARCELS}/bulk`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ layerId: LAYER_ID, count }),
-  });
-  const answer = (await response.json()) as { count?: number; deliveries?: string[] };
-  if (response.status !== 200) throw new Error(`the bulk of ${count} adds answered ${response.status}: ${JSON.stringify(answer)}`);
-  if ((answer.deliveries ?? []).length === 0) throw new Error('the bulk fired no delivery: the receiver is not registered on Parcels');
-  return answer.count ?? 0;
+  const answer = await bulkAdd(emulatorUrl, PARCELS, count, LAYER_ID);
+  if (answer.deliveries.length === 0) throw new Error('the bulk fired no delivery: the receiver is not registered on Parcels');
+  return answer.count;
 }
 
 /**

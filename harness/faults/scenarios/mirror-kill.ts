@@ -6,6 +6,7 @@ import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
 import pg from 'pg';
 import { startPostgresServer, type PostgresServer } from '../../../src/embedded/postgres-server.js';
+import { bulkAdd, emulatorAdminEnv } from '../../emulator-control.js';
 import { listenEmulator } from '../fault-emulator.js';
 import type { FaultRow } from '../fault-row.js';
 import { layerGenerations, layerResource, mirrorDifferences, mirrorGenerations, queryFeatures } from '../mirror-audit.js';
@@ -134,18 +135,11 @@ export async function runMirrorKill(options: ScenarioOptions): Promise<FaultRow>
     const pool = new pg.Pool({ connectionString: database.url, max: 2 });
     pool.on('error', () => undefined);
     await admin(url, 'services/webhooks/settings', { notificationAttempts: '1', numberOfFailures: '3', daysInPast: '1' }, 'orgadmin');
-    const bulk = await fetch(`${url}/emulator/services/${PARCELS}/bulk`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ layerId: 0, count: mirrorFeatures }),
-    });
-    if (bulk.status !== 200) throw new Error(`the bulk of ${mirrorFeatures} adds answered ${bulk.status}`);
+    await bulkAdd(url, PARCELS, mirrorFeatures);
     const configFile = join(pgDir, 'geohook.json');
     writeFileSync(configFile, JSON.stringify({ registration: { intervalSeconds: 1 } }));
     const env = {
-      ADMIN_URL: `${url}/arcgis/admin`,
-      ADMIN_USERNAME: 'admin',
-      ADMIN_PASSWORD: 'admin.pass',
+      ...emulatorAdminEnv(url),
       REGISTER: PARCELS,
       MIRROR: PARCELS,
       MIRROR_DATABASE_URL: database.url,
