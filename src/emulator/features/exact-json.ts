@@ -20,11 +20,30 @@ export function parseExactJson(text: string): unknown {
   }
 }
 
+/** Stand-ins for `bigint`s in a value to be written as JSON, and the text with them turned back into bare numbers. */
+export interface BigIntMarks {
+  /** `item`, or for a `bigint` a string holding a marker no other string of this answer can contain, and its digits. */
+  mark(item: unknown): unknown;
+  /** JSON text written from marked values, each marked `bigint` a bare JSON number with every digit. */
+  unmark(text: string): string;
+}
+
+/**
+ * Marks for one answer: for a large value whose `bigint`s the caller knows where to find (a query's attribute values),
+ * marked as it is built, then written with the native `JSON.stringify` (a replacer would visit every value).
+ */
+export function bigIntMarks(): BigIntMarks {
+  let marker: string | undefined;
+  return {
+    mark: (item) => (typeof item === 'bigint' ? `${(marker ??= `bigint-${randomBytes(9).toString('base64url')}:`)}${item}` : item),
+    unmark: (text) => (marker === undefined ? text : text.replaceAll(new RegExp(`"${marker}(-?\\d+)"`, 'g'), '$1')),
+  };
+}
+
 /**
  * `JSON.stringify` that writes a `bigint` as a bare JSON number with every digit, as the real product writes
  * BigInteger values. A value without a `bigint` is written natively (`JSON.stringify` refuses a `bigint` with a
- * `TypeError`); otherwise each `bigint` is written as a string holding a marker no other string of this call can
- * contain, then unquoted.
+ * `TypeError`); otherwise every value is marked ({@link bigIntMarks}) as it is written.
  */
 export function stringifyExact(value: unknown, space?: number): string {
   try {
@@ -32,11 +51,6 @@ export function stringifyExact(value: unknown, space?: number): string {
   } catch (err) {
     if (!(err instanceof TypeError && /BigInt/i.test(err.message))) throw err;
   }
-  let marker: string | undefined;
-  const text = JSON.stringify(
-    value,
-    (_key, item: unknown) => (typeof item === 'bigint' ? `${(marker ??= `bigint-${randomBytes(9).toString('base64url')}:`)}${item}` : item),
-    space,
-  );
-  return marker === undefined ? text : text.replaceAll(new RegExp(`"${marker}(-?\\d+)"`, 'g'), '$1');
+  const marks = bigIntMarks();
+  return marks.unmark(JSON.stringify(value, (_key, item: unknown) => marks.mark(item), space));
 }

@@ -3,6 +3,7 @@ import type { Params } from '../params.js';
 import type { Row } from './change-log.js';
 import type { FeatureLayer } from './feature-layer.js';
 import { intersectsEnvelope, normalizeWkid, parseEnvelope, project } from './geometry.js';
+import { objectIdRangeOf } from './object-id-range.js';
 import type { Envelope, FieldDefinition } from './types.js';
 import { compileWhere } from './where.js';
 
@@ -106,7 +107,8 @@ function objectIdsOf(params: Params): Set<number> | undefined {
  * (`exceededTransferLimit` when more remain); or only their ids (`returnIdsOnly`) or count (`returnCountOnly`).
  */
 export function queryLayer(params: Params, layer: FeatureLayer): QueryAnswer {
-  const where = compileWhere(params.string('where')?.trim() || '1=1', layer.definition.fields);
+  const whereText = params.string('where')?.trim() || '1=1';
+  const where = compileWhere(whereText, layer.definition.fields);
   const objectIds = objectIdsOf(params);
   const envelope = envelopeOf(params, layer);
   const countOnly = params.boolean('returnCountOnly') === true;
@@ -117,8 +119,12 @@ export function queryLayer(params: Params, layer: FeatureLayer): QueryAnswer {
   const count = Math.min(params.integer('resultRecordCount', 1, Number.MAX_SAFE_INTEGER) ?? maxRecordCount, maxRecordCount);
   // In the layer's own order a page is known once one row past it is found (whether more remain).
   const enough = countOnly || idsOnly || !order.byObjectId ? Number.POSITIVE_INFINITY : offset + count + 1;
+  // The rows are in object id order: those below the clause's range are skipped untested, and none past it is read.
+  const range = objectIdRangeOf(whereText, objectIdField);
   const matching: Row[] = [];
   for (const [objectId, row] of layer.rows()) {
+    if (objectId < range.min) continue;
+    if (objectId > range.max) break;
     if (objectIds !== undefined && !objectIds.has(objectId)) continue;
     if (!where(row.attributes)) continue;
     if (envelope !== undefined && (row.geometry === null || !intersectsEnvelope(row.geometry, envelope))) continue;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { serviceRoute, type ServiceParams } from '../context.js';
-import { stringifyExact } from '../features/exact-json.js';
+import type { Row } from '../features/change-log.js';
+import { bigIntMarks, stringifyExact } from '../features/exact-json.js';
 import { project, normalizeWkid } from '../features/geometry.js';
 import { queryLayer } from '../features/query-layer.js';
 import { Params } from '../params.js';
@@ -19,30 +20,47 @@ export async function featureQueryRoutes(app: FastifyInstance, context: FeatureR
       const layer = addressedLayer(features, request.params.layer);
       const answer = queryLayer(Params.of(request), layer);
       const { objectIdField, globalIdField, geometryType, spatialReference } = layer.definition;
-      let body: unknown;
-      if (answer.kind === 'count') body = { count: answer.count };
-      else if (answer.kind === 'ids') body = { objectIdFieldName: objectIdField, objectIds: answer.objectIds };
-      else {
-        const own = spatialReference === undefined ? undefined : normalizeWkid(spatialReference);
-        const outSR = answer.outSR ?? own;
-        const names = answer.fields.map((field) => field.name);
-        body = {
-          objectIdFieldName: objectIdField,
-          globalIdFieldName: globalIdField,
-          ...(geometryType === undefined
-            ? {}
-            : { geometryType, spatialReference: outSR === own ? spatialReference : { wkid: outSR, latestWkid: outSR } }),
-          fields: answer.fields,
-          features: answer.rows.map((row) => ({
-            attributes: Object.fromEntries(names.map((name) => [name, row.attributes[name] ?? null])),
-            ...(answer.returnGeometry && row.geometry !== null
-              ? { geometry: own === undefined || outSR === undefined ? row.geometry : project(row.geometry, own, outSR, 'outSR') }
-              : {}),
-          })),
-          ...(answer.exceededTransferLimit ? { exceededTransferLimit: true } : {}),
-        };
-      }
-      return reply.code(200).type('application/json; charset=utf-8').send(stringifyExact(body));
+      const json = 'application/json; charset=utf-8';
+      if (answer.kind === 'count')
+        return reply
+          .code(200)
+          .type(json)
+          .send(stringifyExact({ count: answer.count }));
+      if (answer.kind === 'ids')
+        return reply
+          .code(200)
+          .type(json)
+          .send(stringifyExact({ objectIdFieldName: objectIdField, objectIds: answer.objectIds }));
+      const own = spatialReference === undefined ? undefined : normalizeWkid(spatialReference);
+      const outSR = answer.outSR ?? own;
+      const names = answer.fields.map((field) => field.name);
+      // BigInteger values are marked as the attributes are copied: the page is then written natively.
+      const marks = bigIntMarks();
+      const attributesOf = (row: Row): Record<string, unknown> => {
+        const attributes: Record<string, unknown> = {};
+        for (const name of names) attributes[name] = marks.mark(row.attributes[name] ?? null);
+        return attributes;
+      };
+      const body = {
+        objectIdFieldName: objectIdField,
+        globalIdFieldName: globalIdField,
+        ...(geometryType === undefined
+          ? {}
+          : { geometryType, spatialReference: outSR === own ? spatialReference : { wkid: outSR, latestWkid: outSR } }),
+        fields: answer.fields,
+        features: answer.rows.map((row) => ({
+          attributes: attributesOf(row),
+          ...(answer.returnGeometry && row.geometry !== null
+            ? { geometry: own === undefined || outSR === undefined ? row.geometry : project(row.geometry, own, outSR, 'outSR') }
+            : {}),
+        })),
+        ...(answer.exceededTransferLimit ? { exceededTransferLimit: true } : {}),
+      };
+      // A field's default value may be a bigint too: stringifyExact writes it (natively when there is none).
+      return reply
+        .code(200)
+        .type(json)
+        .send(marks.unmark(stringifyExact(body)));
     },
     '',
   );

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { AdminError } from '../../../src/emulator/admin-error.js';
+import { objectIdRangeOf } from '../../../src/emulator/features/object-id-range.js';
 import type { AttributeValue, FieldDefinition, FieldType } from '../../../src/emulator/features/types.js';
 import { compileWhere } from '../../../src/emulator/features/where.js';
 
@@ -407,4 +408,40 @@ t.test('a compiled clause runs over 100,000 rows', async (t) => {
   const expected = rows.filter((row) => [1, 3].includes(row.count as number) && row.name === 'n1' && (row.OBJECTID as number) >= 10).length;
   t.equal(hits, expected);
   t.ok(elapsedMs < 2_000, `took ${elapsedMs.toFixed(0)} ms`);
+});
+
+t.test('the object id range of a clause holds every row it matches, and is tight for ANDed bounds', async (t) => {
+  const id = fc.integer({ min: 0, max: 40 });
+  const op = fc.constantFrom('=', '<>', '<', '<=', '>', '>=');
+  const bound = fc.oneof(
+    fc.tuple(op, id).map(([o, n]) => `OBJECTID ${o} ${n}`),
+    fc.tuple(id, op).map(([n, o]) => `${n} ${o} objectid`),
+    fc.tuple(op, fc.double({ min: 0, max: 40, noNaN: true })).map(([o, n]) => `OBJECTID ${o} ${n}`),
+    fc.tuple(id, id).map(([a, b]) => `OBJECTID BETWEEN ${a} AND ${b}`),
+    fc.constantFrom("name = 'a'", 'count > 10', 'OBJECTID IS NULL', 'OBJECTID IN (3, 30)'),
+  );
+  const clause: fc.Arbitrary<string> = fc.letrec<{ clause: string }>((tie) => ({
+    clause: fc.oneof(
+      { depthSize: 'small' },
+      bound,
+      fc.tuple(tie('clause'), tie('clause')).map(([a, b]) => `(${a}) AND (${b})`),
+      fc.tuple(tie('clause'), tie('clause')).map(([a, b]) => `(${a}) OR (${b})`),
+      tie('clause').map((a) => `NOT (${a})`),
+    ),
+  })).clause;
+  fc.assert(
+    fc.property(clause, (where) => {
+      const test = compileWhere(where, FIELDS);
+      const { min, max } = objectIdRangeOf(where, 'OBJECTID');
+      for (let objectId = 0; objectId <= 41; objectId += 1) {
+        if (test({ OBJECTID: objectId, name: 'a', count: 20 }) && (objectId < min || objectId > max)) return false;
+      }
+      return true;
+    }),
+    { numRuns: 2_000 },
+  );
+  t.same(objectIdRangeOf('objectid > 2000 AND objectid <= 4000', 'OBJECTID'), { min: 2001, max: 4000 });
+  t.same(objectIdRangeOf('OBJECTID > 2.5 AND 7 > OBJECTID AND count > 1', 'OBJECTID'), { min: 3, max: 6 });
+  t.same(objectIdRangeOf('OBJECTID > 5 OR OBJECTID < 2', 'OBJECTID'), { min: -Infinity, max: Infinity });
+  t.same(objectIdRangeOf('NOT OBJECTID > 5', 'OBJECTID'), { min: -Infinity, max: Infinity });
 });
