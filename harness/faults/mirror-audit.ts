@@ -67,7 +67,7 @@ export async function mirrorDifferences(
 ): Promise<MirrorDifference[]> {
   const expected = `expected_${table}`.slice(0, 63);
   await client.query(`DROP TABLE IF EXISTS pg_temp.${quoteIdentifier(expected)}`);
-  for (const statement of createTableStatements('pg_temp', expected, layer).slice(0, 1)) await client.query(statement);
+  for (const statement of createTableStatements('pg_temp', expected, layer, { indexes: false })) await client.query(statement);
   await copyRows(client, { schema: 'pg_temp', table: expected, layer }, [features]);
   const key = quoteIdentifier(keyFieldOf(layer).name);
   const columns = rowColumnsOf(layer)

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { GeohookError } from '../errors.js';
 import { qualifiedName, type LayerTable } from './column-types.js';
-import { addColumnStatement, createStateStatements, createTableStatements } from './table-ddl.js';
+import { addColumnStatement, createStateStatements, createTableStatements, type CreateTableOptions } from './table-ddl.js';
 
 /** The first key of every advisory lock the mirror takes (the second names what is locked). */
 const LOCK_SPACE = 'geohook-mirror';
@@ -78,23 +78,30 @@ export async function prepareMirrorDatabase(pool: pg.Pool, schema: string): Prom
 }
 
 /**
- * Makes a layer's table if it is missing, and adds the columns of fields the layer gained since (a dropped field's
- * column stays, no longer fed). Only the missing statements run: a table that is up to date is not locked.
+ * Makes a layer's table if it is missing (without its primary key and index when `indexes` is false: see
+ * {@link CreateTableOptions}), and adds the columns of fields the layer gained since (a dropped field's column stays,
+ * no longer fed). Only the missing statements run: a table that is up to date is not locked. Resolves to whether the
+ * table was made.
  */
-export async function ensureLayerTable(client: pg.ClientBase, { schema, table, layer }: LayerTable): Promise<void> {
+export async function ensureLayerTable(
+  client: pg.ClientBase,
+  { schema, table, layer }: LayerTable,
+  options: CreateTableOptions = {},
+): Promise<boolean> {
   const { rows } = await client.query<{ column_name: string }>(
     'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
     [schema, table],
   );
   if (rows.length === 0) {
-    for (const statement of createTableStatements(schema, table, layer)) await client.query(statement);
-    return;
+    for (const statement of createTableStatements(schema, table, layer, options)) await client.query(statement);
+    return true;
   }
   const columns = new Set(rows.map((row) => row.column_name));
   for (const field of layer.fields.filter((candidate) => !columns.has(candidate.name))) {
     const statement = addColumnStatement(schema, table, field);
     if (statement !== undefined) await client.query(statement);
   }
+  return false;
 }
 
 /** Empties a table (in the client's transaction): an initial copy starts from nothing. */

@@ -11,6 +11,7 @@ import { copyRows } from './copy-rows.js';
 import { emptyTable, ensureLayerTable, inLockedTransaction } from './mirror-database.js';
 import { layerTableOf, mirrorLayerOf } from './mirror-layer.js';
 import { readStates, writeState, type LayerState } from './mirror-state.js';
+import { tableIndexStatements } from './table-ddl.js';
 
 /** What the mirror follows: a service on ArcGIS Enterprise (its watermark's scope), one layer of it on ArcGIS Online. */
 export interface MirrorScope {
@@ -85,8 +86,8 @@ export const lockNameOf = (context: SyncContext, scope: MirrorScope): string => 
 
 /**
  * Copies layers into `tables` exactly at a generation, in the client's transaction: the server's generation G0 is
- * read, then every row (`COPY`, into tables made or emptied first), then G1, and the changes of `(G0, G1]` are
- * applied over the copy: rows edited while the copy was read come as they are at G1, rows deleted are gone. The
+ * read, then every row (`COPY`, into tables emptied first, or made, their key and index built once the rows are in),
+ * then G1, and the changes of `(G0, G1]` are applied over the copy: rows edited while the copy was read come as they are at G1, rows deleted are gone. The
  * caller writes the generation (each result's `serverGen`) to `mirror_state` in the same transaction.
  */
 export async function copyExact(
@@ -99,9 +100,10 @@ export async function copyExact(
   const copied = new Map<number, number>();
   for (const { layer, table } of tables) {
     const target = { schema: context.schema, table, layer: mirrorLayerOf(layer) };
-    await ensureLayerTable(client, target);
-    await emptyTable(client, target.schema, target.table);
+    const made = await ensureLayerTable(client, target, { indexes: false });
+    if (!made) await emptyTable(client, target.schema, target.table);
     copied.set(layer.id, await copyRows(client, target, readLayerPages(context.session, scope.serviceUrl, layer)));
+    if (made) for (const statement of tableIndexStatements(target.schema, target.table, target.layer)) await client.query(statement);
   }
   const endGen = await serverGenNow(context, scope);
   const changed =

@@ -32,13 +32,27 @@ export const gistIndexNameOf = (table: string): string => `${table.slice(0, 50)}
 const geometrySqlType = (target: GeometryTarget): string =>
   `geometry(${target.type}${target.hasZ === true ? 'Z' : ''}${target.hasM === true ? 'M' : ''}, ${target.srid})`;
 
+/** What {@link createTableStatements} makes besides the table. */
+export interface CreateTableOptions {
+  /**
+   * Whether the primary key and the GiST index come with the table; without them, {@link tableIndexStatements} adds
+   * them once the rows are in (a bulk load builds each index once instead of keeping it up to date row by row).
+   * @defaultValue true
+   */
+  indexes?: boolean;
+}
+
+/** The GiST index on a feature layer's `shape`. */
+const gistIndexStatement = (schema: string, table: string): string =>
+  `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(gistIndexNameOf(table))} ON ${qualifiedName(schema, table)} USING GIST (${quoteIdentifier(GEOMETRY_COLUMN)})`;
+
 /**
  * The statements that make a layer's table in `schema` (which must exist), each safe to run again: a column per
  * field with the PostgreSQL type of its ArcGIS type (fields without one are left out), the geometry as
- * `shape geometry(<Type>, <srid>)` with a GiST index for a feature layer, the primary key on the GlobalID, else
- * the object id.
+ * `shape geometry(<Type>, <srid>)` for a feature layer, and (unless `indexes` is false) the primary key on the
+ * GlobalID, else the object id, and a GiST index on `shape`.
  */
-export function createTableStatements(schema: string, table: string, layer: MirrorLayer): string[] {
+export function createTableStatements(schema: string, table: string, layer: MirrorLayer, options: CreateTableOptions = {}): string[] {
   const key = keyFieldOf(layer);
   const target = geometryTargetOf(layer);
   const columns = mirroredColumns(layer).map(({ field, sqlType }) => `${quoteIdentifier(field.name)} ${sqlType}`);
@@ -48,14 +62,20 @@ export function createTableStatements(schema: string, table: string, layer: Mirr
     }
     columns.push(`${quoteIdentifier(GEOMETRY_COLUMN)} ${geometrySqlType(target)}`);
   }
-  columns.push(`PRIMARY KEY (${quoteIdentifier(key.name)})`);
+  const indexes = options.indexes !== false;
+  if (indexes) columns.push(`PRIMARY KEY (${quoteIdentifier(key.name)})`);
   const statements = [`CREATE TABLE IF NOT EXISTS ${qualifiedName(schema, table)} (\n  ${columns.join(',\n  ')}\n)`];
-  if (target !== undefined) {
-    statements.push(
-      `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(gistIndexNameOf(table))} ON ${qualifiedName(schema, table)} USING GIST (${quoteIdentifier(GEOMETRY_COLUMN)})`,
-    );
-  }
+  if (indexes && target !== undefined) statements.push(gistIndexStatement(schema, table));
   return statements;
+}
+
+/**
+ * The statements that give a table made by {@link createTableStatements} without `indexes` its primary key (named
+ * `<table>_pkey`, as the inline one) and, for a feature layer, its GiST index on `shape`.
+ */
+export function tableIndexStatements(schema: string, table: string, layer: MirrorLayer): string[] {
+  const key = `ALTER TABLE ${qualifiedName(schema, table)} ADD PRIMARY KEY (${quoteIdentifier(keyFieldOf(layer).name)})`;
+  return geometryTargetOf(layer) === undefined ? [key] : [key, gistIndexStatement(schema, table)];
 }
 
 /**

@@ -2,7 +2,13 @@ import pg from 'pg';
 import t from 'tap';
 import { parcelsLayers, roadsLayers } from '../../src/emulator/features/layer-schemas.js';
 import { columnTypeOf, quoteIdentifier, tableNameOf, type MirrorLayer } from '../../src/mirror/column-types.js';
-import { addColumnStatement, createStateStatements, createTableStatements, keyFieldOf } from '../../src/mirror/table-ddl.js';
+import {
+  addColumnStatement,
+  createStateStatements,
+  createTableStatements,
+  keyFieldOf,
+  tableIndexStatements,
+} from '../../src/mirror/table-ddl.js';
 import { startPostgres } from '../helpers/postgres.js';
 
 const postgres = await startPostgres(t);
@@ -110,6 +116,28 @@ t.test('creating the tables again changes nothing', async (t) => {
   await create(client, schema, 'parcels_parcels', parcels);
   for (const statement of createStateStatements(schema)) await client.query(statement);
   t.equal((await client.query(`SELECT count(*)::int AS n FROM ${schema}.parcels_parcels`)).rows[0].n, 1);
+});
+
+t.test('a table made without indexes gets the same key and GiST index once its rows are in', async (t) => {
+  const client = await postgres.connect(t);
+  const schema = await freshSchema(client);
+  for (const statement of createTableStatements(schema, 'parcels_parcels', parcels, { indexes: false })) await client.query(statement);
+  for (const statement of createTableStatements(schema, 'parcels_inspections', inspections, { indexes: false }))
+    await client.query(statement);
+  t.same(await primaryKeyOf(client, schema, 'parcels_parcels'), [], 'no key yet');
+  t.same(await gistIndexes(client, schema, 'parcels_parcels'), [], 'no index yet');
+  await client.query(`INSERT INTO ${schema}.parcels_parcels (objectid, globalid) VALUES (1, gen_random_uuid())`);
+  for (const statement of tableIndexStatements(schema, 'parcels_parcels', parcels)) await client.query(statement);
+  for (const statement of tableIndexStatements(schema, 'parcels_inspections', inspections)) await client.query(statement);
+  t.same(await primaryKeyOf(client, schema, 'parcels_parcels'), ['globalid']);
+  t.match(await gistIndexes(client, schema, 'parcels_parcels'), [/parcels_parcels_shape_gist .*\(shape\)/]);
+  t.same(await primaryKeyOf(client, schema, 'parcels_inspections'), ['globalid']);
+  t.same(await gistIndexes(client, schema, 'parcels_inspections'), [], 'a table has no geometry to index');
+  const { rows } = await client.query<{ name: string }>(
+    "SELECT conname AS name FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'",
+    [`${schema}.parcels_parcels`],
+  );
+  t.same(rows, [{ name: 'parcels_parcels_pkey' }], 'the key has the name an inline one gets');
 });
 
 t.test('every other ArcGIS type, z and m, and a layer without GlobalID keyed by its object id', async (t) => {
