@@ -28,39 +28,61 @@ export const isUnsafeInteger = (digits: string): boolean =>
 const MAYBE_UNSAFE_INTEGER = /(?:^|[^\d.eE+-])-?\d{16}/;
 
 /**
- * Reads a change file's JSON as `JSON.parse` does, except that an integer beyond 2^53 (a BigInteger value) stays a
- * decimal string with every digit. Text that may hold such an integer is scanned once for those outside strings,
- * which are quoted, then handed to the native parser. Throws a `SyntaxError` for text that is not JSON.
+ * The UTF-16 code units of `text`, as an array. The scan below reads them there rather than with `charCodeAt`: V8
+ * compiles a `charCodeAt` loop ~6 times slower in a process where some class extends `String` (ioredis's
+ * `VerbatimString` does, and geohook's server loads ioredis), and typed array reads are not affected.
  */
-export function parseExactJson(text: string): unknown {
-  if (!MAYBE_UNSAFE_INTEGER.test(text)) return JSON.parse(text) as unknown;
-  let out: string[] | undefined;
-  let copied = 0;
-  for (let index = 0; index < text.length; index += 1) {
-    const code = text.charCodeAt(index);
+function codeUnitsOf(text: string): Uint16Array {
+  const units = new Uint16Array(text.length);
+  Buffer.from(units.buffer).write(text, 'utf16le');
+  return units;
+}
+
+/** Where the integers beyond 2^53 outside strings are in JSON text: their start and end offsets, in pairs. */
+function unsafeIntegerSpans(text: string): number[] {
+  const units = codeUnitsOf(text);
+  const length = units.length;
+  const spans: number[] = [];
+  for (let index = 0; index < length; index += 1) {
+    const code = units[index]!;
     if (code === QUOTE) {
       // Skip the string: to its closing quote, escapes included.
-      for (index += 1; index < text.length; index += 1) {
-        const inner = text.charCodeAt(index);
+      for (index += 1; index < length; index += 1) {
+        const inner = units[index];
         if (inner === BACKSLASH) index += 1;
         else if (inner === QUOTE) break;
       }
     } else if (code === MINUS || isDigit(code)) {
       const start = index;
-      let end = index + (code === MINUS ? 1 : 0);
-      while (end < text.length && isDigit(text.charCodeAt(end))) end += 1;
-      const next = text.charCodeAt(end);
+      const first = code === MINUS ? index + 1 : index;
+      let end = first;
+      while (end < length && isDigit(units[end]!)) end += 1;
+      const next = units[end];
       const integer = next !== DOT && next !== LOWER_E && next !== UPPER_E;
-      const digits = text.slice(code === MINUS ? start + 1 : start, end);
-      if (integer && digits.length >= MAX_SAFE.length && isUnsafeInteger(digits)) {
-        out ??= [];
-        out.push(text.slice(copied, start), '"', text.slice(start, end), '"');
-        copied = end;
-      }
+      if (integer && end - first >= MAX_SAFE.length && isUnsafeInteger(text.slice(first, end))) spans.push(start, end);
       // A fraction's or an exponent's digits belong to this number: not an integer of their own.
-      if (!integer) while (end < text.length && isNumberPart(text.charCodeAt(end))) end += 1;
+      if (!integer) while (end < length && isNumberPart(units[end]!)) end += 1;
       index = end - 1;
     }
   }
-  return JSON.parse(out === undefined ? text : out.join('') + text.slice(copied)) as unknown;
+  return spans;
+}
+
+/**
+ * Reads a change file's JSON as `JSON.parse` does, except that an integer beyond 2^53 (a BigInteger value) stays a
+ * decimal string with every digit. Text that may hold such an integer is scanned once for those outside strings,
+ * which are quoted, then handed to the native parser. Throws a `SyntaxError` for text that is not JSON.
+ */
+export function parseExactJson(text: string): unknown {
+  const spans = MAYBE_UNSAFE_INTEGER.test(text) ? unsafeIntegerSpans(text) : [];
+  if (spans.length === 0) return JSON.parse(text) as unknown;
+  const pieces: string[] = [];
+  let copied = 0;
+  for (let index = 0; index < spans.length; index += 2) {
+    const [start, end] = [spans[index]!, spans[index + 1]!];
+    pieces.push(text.slice(copied, start), '"', text.slice(start, end), '"');
+    copied = end;
+  }
+  pieces.push(text.slice(copied));
+  return JSON.parse(pieces.join('')) as unknown;
 }

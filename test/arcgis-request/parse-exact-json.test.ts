@@ -35,6 +35,11 @@ t.test('integers beyond 2^53 stay decimal strings; everything else parses as JSO
     "a fraction's or an exponent's digits are not an integer of their own",
   );
   t.strictSame(parseExactJson('9007199254740993'), '9007199254740993', 'a bare unsafe integer');
+  t.strictSame(
+    parseExactJson('{"s":"𝔾é\\\\","t":"\\"9007199254740993","n":9007199254740993}'),
+    { s: '𝔾é\\', t: '"9007199254740993', n: '9007199254740993' },
+    'characters beyond Latin-1 and surrogate pairs keep every offset: the integer after them is quoted in place',
+  );
   t.throws(() => parseExactJson('{"a":'), SyntaxError);
   t.equal(Object.getPrototypeOf(parseExactJson('{"__proto__":{"x":1}}')), Object.prototype);
 });
