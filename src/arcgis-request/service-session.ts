@@ -45,6 +45,11 @@ export interface ServiceSession {
    * HTTP 200 body throws, a refused token is renewed once and the download made again).
    */
   downloadTo<T extends StreamedAnswer>(url: URL, namedBy: URL, consume: BodyConsumer<T>): Promise<T>;
+  /**
+   * {@link read} of a trusted URL whose answer is large (a page of `query`): its body goes to `consume` as it
+   * arrives, checked as {@link downloadTo} checks it. No redirect is followed.
+   */
+  readTo<T extends StreamedAnswer>(url: URL, consume: BodyConsumer<T>): Promise<T>;
   /** Reads `url` until `done(answer)`, waiting `pollIntervalMs` between reads (doubling up to `maxPollIntervalMs`), within the deadline. */
   poll(url: URL, namedBy: URL | undefined, done: (answer: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
 }
@@ -157,16 +162,17 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
     }
   }
 
-  /** One streamed download of `url` (redirects followed without the token), its top-level values checked. */
+  /** One streamed answer of `url` (with `follow`, redirects followed without the token), its top-level values checked. */
   async function streamOnce<T extends StreamedAnswer>(
     url: URL,
     token: string | undefined,
     post: boolean,
     consume: BodyConsumer<T>,
+    follow = true,
   ): Promise<T> {
     let result = await exchangeTo(url, token, post, consume);
     let secret = token;
-    for (let hops = 0; 'answer' in result && hops < MAX_REDIRECTS && FOLLOWED_REDIRECTS.has(result.answer.status); hops += 1) {
+    for (let hops = 0; follow && 'answer' in result && hops < MAX_REDIRECTS && FOLLOWED_REDIRECTS.has(result.answer.status); hops += 1) {
       if (result.answer.location === undefined) break;
       result = await exchangeTo(new URL(result.answer.location), undefined, false, consume);
       secret = undefined;
@@ -183,24 +189,33 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
     return result.value;
   }
 
-  async function downloadTo<T extends StreamedAnswer>(url: URL, namedBy: URL, consume: BodyConsumer<T>): Promise<T> {
-    if (!trusted.trusts(url)) {
-      if (!trusted.trusts(namedBy)) throw untrustedUrl(url, trusted);
-      return streamOnce(url, undefined, false, consume);
-    }
+  /** {@link streamOnce} of a trusted URL with the token; a refused token is renewed once. */
+  async function streamTrusted<T extends StreamedAnswer>(url: URL, consume: BodyConsumer<T>, follow: boolean): Promise<T> {
     const token = await tokens.token();
     try {
-      return await streamOnce(url, token, true, consume);
+      return await streamOnce(url, token, true, consume, follow);
     } catch (err) {
       if (!(err instanceof AdminAuthError) || !tokens.renewable) throw err;
-      return streamOnce(url, await tokens.renew(token), true, consume);
+      return streamOnce(url, await tokens.renew(token), true, consume, follow);
     }
+  }
+
+  async function downloadTo<T extends StreamedAnswer>(url: URL, namedBy: URL, consume: BodyConsumer<T>): Promise<T> {
+    if (trusted.trusts(url)) return streamTrusted(url, consume, true);
+    if (!trusted.trusts(namedBy)) throw untrustedUrl(url, trusted);
+    return streamOnce(url, undefined, false, consume);
+  }
+
+  async function readTo<T extends StreamedAnswer>(url: URL, consume: BodyConsumer<T>): Promise<T> {
+    if (!trusted.trusts(url)) throw untrustedUrl(url, trusted);
+    return streamTrusted(url, consume, false);
   }
 
   return {
     read,
     download: (url, namedBy, parse) => request(url, namedBy, true, parse),
     downloadTo,
+    readTo,
     async poll(url, namedBy, done) {
       for (let waitMs = pollIntervalMs; ; waitMs = Math.min(waitMs * 2, maxPollIntervalMs)) {
         const answer = await read(url, namedBy);

@@ -7,8 +7,25 @@ import type { LayerInfo } from './layer-info.js';
 /** Pages requested at once: one answered while the next is computed by the server and the one before is written. */
 const PAGES_IN_FLIGHT = 2;
 
-/** A layer's `query` resource read with `where` (every field, the geometry, in object id order). */
-async function queryRows(session: ServiceSession, serviceUrl: URL, layer: LayerInfo, where: string): Promise<Record<string, unknown>> {
+/** How a page of a layer's `query` is read, and what it is read into. */
+export interface PageReading<P> {
+  /** The checked answer of the `query` URL, read into a page. */
+  read(session: ServiceSession, url: URL): Promise<P>;
+  /** How many rows the page holds, and the object id of its last one. */
+  extent(page: P): { rows: number; lastObjectId: unknown };
+}
+
+/** Pages read into their features (BigInteger values exact, as decimal strings). */
+export const featurePages = (layer: LayerInfo): PageReading<EsriFeature[]> => ({
+  async read(session, url) {
+    const { features } = await session.read(url, undefined, parseExactJson);
+    return Array.isArray(features) ? (features as EsriFeature[]) : [];
+  },
+  extent: (features) => ({ rows: features.length, lastObjectId: features.at(-1)?.attributes[layer.objectIdField] }),
+});
+
+/** A layer's `query` URL for the rows of `where` (every field, the geometry, in object id order). */
+function queryUrl(serviceUrl: URL, layer: LayerInfo, where: string): URL {
   const url = new URL(`${serviceUrl.href.replace(/\/+$/, '')}/${layer.id}/query`);
   url.search = new URLSearchParams({
     where,
@@ -17,7 +34,7 @@ async function queryRows(session: ServiceSession, serviceUrl: URL, layer: LayerI
     orderByFields: `${layer.objectIdField} ASC`,
     resultRecordCount: String(layer.maxRecordCount),
   }).toString();
-  return session.read(url, undefined, parseExactJson);
+  return url;
 }
 
 /** Every object id of the layer, ascending (`returnIdsOnly`, which `maxRecordCount` does not limit). */
@@ -33,47 +50,53 @@ async function objectIdsOf(session: ServiceSession, serviceUrl: URL, layer: Laye
  * The rows whose object ids are above `after` and at most `last` (without a `last`: all of them), read page after
  * page, each after the last object id of the one before: a row deleted meanwhile shifts no other row out.
  */
-async function* rowsAfter(
+async function* pagesAfter<P>(
   session: ServiceSession,
   serviceUrl: URL,
   layer: LayerInfo,
+  reading: PageReading<P>,
   after: number,
   last?: number,
-): AsyncGenerator<EsriFeature[]> {
+): AsyncGenerator<P> {
   const oid = layer.objectIdField;
   for (let from = after; ;) {
-    const answer = await queryRows(session, serviceUrl, layer, `${oid} > ${from}${last === undefined ? '' : ` AND ${oid} <= ${last}`}`);
-    const features = Array.isArray(answer.features) ? (answer.features as EsriFeature[]) : [];
-    if (features.length > 0) yield features;
-    const lastRead = features.at(-1)?.attributes[oid];
-    if (typeof lastRead !== 'number' || lastRead <= from || (last !== undefined && lastRead >= last)) return;
-    from = lastRead;
+    const where = `${oid} > ${from}${last === undefined ? '' : ` AND ${oid} <= ${last}`}`;
+    const page = await reading.read(session, queryUrl(serviceUrl, layer, where));
+    const { rows, lastObjectId } = reading.extent(page);
+    if (rows > 0) yield page;
+    if (typeof lastObjectId !== 'number' || lastObjectId <= from || (last !== undefined && lastObjectId >= last)) return;
+    from = lastObjectId;
   }
 }
 
-/** All pages of an async iterable, joined into one array. */
-async function allOf(pages: AsyncIterable<EsriFeature[]>): Promise<EsriFeature[]> {
-  const rows: EsriFeature[] = [];
-  for await (const page of pages) rows.push(...page);
-  return rows;
+/** All pages of an async iterable. */
+async function allOf<P>(pages: AsyncIterable<P>): Promise<P[]> {
+  const all: P[] = [];
+  for await (const page of pages) all.push(page);
+  return all;
 }
 
 /**
- * Every row of a layer, in pages of at most `maxRecordCount` rows in object id order. The object ids are read first
- * (`returnIdsOnly`) and cut into ranges of `maxRecordCount` ids, each read with `where <oid> > a AND <oid> <= b`, two
- * at a time, so that the server computes a page while the one before travels and is written; then the rows added
- * since the ids were read (`<oid> > ` the last id, page after page). Rows edited meanwhile come as they are when
- * their page is read. BigInteger values are read exactly (decimal strings).
+ * Every row of a layer, in pages of at most `maxRecordCount` rows in object id order, read as `reading` says (into
+ * features: {@link featurePages}). The object ids are read first (`returnIdsOnly`) and cut into ranges of `maxRecordCount`
+ * ids, each read with `where <oid> > a AND <oid> <= b`, two at a time, so that the server computes a page while the
+ * one before travels and is written; then the rows added since the ids were read (`<oid> > ` the last id, page after
+ * page). Rows edited meanwhile come as they are when their page is read.
  */
-export async function* readLayerPages(session: ServiceSession, serviceUrl: URL, layer: LayerInfo): AsyncGenerator<EsriFeature[]> {
+export async function* readLayerPages<P>(
+  session: ServiceSession,
+  serviceUrl: URL,
+  layer: LayerInfo,
+  reading: PageReading<P>,
+): AsyncGenerator<P> {
   const ids = await objectIdsOf(session, serviceUrl, layer);
   const ranges: { after: number; last: number }[] = [];
   for (let start = 0; start < ids.length; start += layer.maxRecordCount) {
     ranges.push({ after: start === 0 ? 0 : ids[start - 1]!, last: ids[Math.min(start + layer.maxRecordCount, ids.length) - 1]! });
   }
-  const pages = pMapIterable(ranges, ({ after, last }) => allOf(rowsAfter(session, serviceUrl, layer, after, last)), {
+  const ranged = pMapIterable(ranges, ({ after, last }) => allOf(pagesAfter(session, serviceUrl, layer, reading, after, last)), {
     concurrency: PAGES_IN_FLIGHT,
   });
-  for await (const page of pages) if (page.length > 0) yield page;
-  yield* rowsAfter(session, serviceUrl, layer, ids.at(-1) ?? 0);
+  for await (const pages of ranged) yield* pages;
+  yield* pagesAfter(session, serviceUrl, layer, reading, ids.at(-1) ?? 0);
 }

@@ -14,7 +14,7 @@ import { CHANGE_BATCH, type ChangeWriter } from './change-writer.js';
 import { readServiceLayers, type LayerInfo } from './layer-info.js';
 import { LineSpool } from './line-spool.js';
 import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
-import { readLayerPages } from './read-layer-pages.js';
+import { featurePages, readLayerPages } from './read-layer-pages.js';
 import { layerScopeOf } from './resolve-range.js';
 
 /** What a snapshot needs. */
@@ -135,7 +135,7 @@ export async function snapshotService(options: SnapshotOptions): Promise<Snapsho
   try {
     for (const layer of ordered) {
       const filter = layerFilterOf(options.filters, layer);
-      for await (const features of readLayerPages(session, serviceUrl, layer)) {
+      for await (const features of readLayerPages(session, serviceUrl, layer, featurePages(layer))) {
         for (const feature of features) {
           if (filter !== undefined && !filter.test(feature)) continue;
           const row = snapshotRow({ ...options, serviceRef, idGen, serverGen, now }, layer, feature);

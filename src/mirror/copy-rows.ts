@@ -3,29 +3,9 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { qualifiedName, quoteIdentifier, type LayerTable } from './column-types.js';
+import { copyLine } from './copy-text.js';
+import type { EncodedPage } from './encode-page.js';
 import { rowColumnsOf, type EsriRow } from './row-values.js';
-
-/** Characters COPY's text format escapes with a backslash, and their escapes. */
-const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-const ESCAPED = /[\\\t\n\r]/;
-const ESCAPED_ALL = new RegExp(ESCAPED.source, 'g');
-
-/**
- * A value in COPY's text format: `\N` for NULL; backslash, tab, newline and carriage return escaped. Other
- * characters (quotes, any Unicode) are data as they are. A NUL character, which PostgreSQL's text cannot hold, is
- * refused by the server.
- */
-export function copyText(value: string | null): string {
-  if (value === null) return '\\N';
-  return ESCAPED.test(value) ? value.replace(ESCAPED_ALL, (char) => ESCAPES[char]!) : value;
-}
-
-/** A row's line in COPY's text format: its column values (as `RowColumns.values` gives them) tab-separated, then a newline. */
-export function copyLine(values: readonly (string | null)[]): string {
-  let line = copyText(values[0] ?? null);
-  for (let index = 1; index < values.length; index += 1) line += `\t${copyText(values[index] ?? null)}`;
-  return `${line}\n`;
-}
 
 /** Rows a COPY chunk carries at most: a page's lines are joined into strings of at most this many rows. */
 const ROWS_PER_CHUNK = 500;
@@ -43,20 +23,37 @@ async function* copyChunks(
   }
 }
 
+async function* linesOf(pages: AsyncIterable<EncodedPage>) {
+  for await (const page of pages) if (page.lines !== '') yield page.lines;
+}
+
+/**
+ * Writes COPY text (lines of the table's columns, see {@link copyLine}), in chunks, with `COPY … FROM STDIN`, streamed
+ * with backpressure. Resolves to the number of rows written; rejects (and the server writes none) on the first bad row.
+ */
+async function copyLines(client: pg.ClientBase, target: LayerTable, chunks: AsyncIterable<string>): Promise<number> {
+  const { names } = rowColumnsOf(target.layer);
+  const sql = `COPY ${qualifiedName(target.schema, target.table)} (${names.map(quoteIdentifier).join(', ')}) FROM STDIN`;
+  const stream = client.query(copyFrom(sql));
+  await pipeline(Readable.from(chunks), stream);
+  return stream.rowCount;
+}
+
 /**
  * Writes rows (Esri features: attributes and geometry), given in pages (as `query` reads them), into a layer's
  * table with `COPY … FROM STDIN` (text format), streamed with backpressure: the bulk path of the mirror's initial
  * copy. Runs in the client's current transaction, if any. Resolves to the number of rows written; rejects (and the
  * server writes none of them) on the first bad row.
  */
-export async function copyRows(
+export function copyRows(
   client: pg.ClientBase,
   target: LayerTable,
   pages: Iterable<readonly EsriRow[]> | AsyncIterable<readonly EsriRow[]>,
 ): Promise<number> {
-  const columns = rowColumnsOf(target.layer);
-  const sql = `COPY ${qualifiedName(target.schema, target.table)} (${columns.names.map(quoteIdentifier).join(', ')}) FROM STDIN`;
-  const stream = client.query(copyFrom(sql));
-  await pipeline(Readable.from(copyChunks(pages, columns.values)), stream);
-  return stream.rowCount;
+  return copyLines(client, target, copyChunks(pages, rowColumnsOf(target.layer).values));
+}
+
+/** {@link copyRows} for pages already encoded as COPY lines (by the page encoder, see `page-encoder.ts`). */
+export function copyEncodedPages(client: pg.ClientBase, target: LayerTable, pages: AsyncIterable<EncodedPage>): Promise<number> {
+  return copyLines(client, target, linesOf(pages));
 }

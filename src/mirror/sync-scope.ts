@@ -7,10 +7,11 @@ import type { PreviousValuesStore } from '../changes/previous-values.js';
 import { readLayerPages } from '../changes/read-layer-pages.js';
 import { openRange } from '../changes/resolve-range.js';
 import { writeChanges } from './apply-changes.js';
-import { copyRows } from './copy-rows.js';
+import { copyEncodedPages } from './copy-rows.js';
 import { emptyTable, ensureLayerTable, inLockedTransaction } from './mirror-database.js';
 import { layerTableOf, mirrorLayerOf } from './mirror-layer.js';
 import { readStates, writeState, type LayerState } from './mirror-state.js';
+import { createPageEncoder } from './page-encoder.js';
 import { tableIndexStatements } from './table-ddl.js';
 
 /** What the mirror follows: a service on ArcGIS Enterprise (its watermark's scope), one layer of it on ArcGIS Online. */
@@ -102,7 +103,12 @@ export async function copyExact(
     const target = { schema: context.schema, table, layer: mirrorLayerOf(layer) };
     const made = await ensureLayerTable(client, target, { indexes: false });
     if (!made) await emptyTable(client, target.schema, target.table);
-    copied.set(layer.id, await copyRows(client, target, readLayerPages(context.session, scope.serviceUrl, layer)));
+    const encoder = createPageEncoder(target.layer);
+    try {
+      copied.set(layer.id, await copyEncodedPages(client, target, readLayerPages(context.session, scope.serviceUrl, layer, encoder)));
+    } finally {
+      await encoder.close();
+    }
     if (made) for (const statement of tableIndexStatements(target.schema, target.table, target.layer)) await client.query(statement);
   }
   const endGen = await serverGenNow(context, scope);

@@ -1,14 +1,14 @@
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { trustedUrls } from '../../src/arcgis/trusted-urls.js';
 import { createServiceSession } from '../../src/arcgis-request/service-session.js';
 import type { LayerInfo } from '../../src/changes/layer-info.js';
-import { readLayerPages } from '../../src/changes/read-layer-pages.js';
+import { featurePages, readLayerPages, type PageReading } from '../../src/changes/read-layer-pages.js';
+import type { MirrorLayer } from '../../src/mirror/column-types.js';
+import { createPageEncoder } from '../../src/mirror/page-encoder.js';
 import { startEmulator } from '../helpers/emulator.js';
 
-const emulator = await startEmulator(t);
-const serviceUrl = new URL(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`);
 /** Parcels as the mirror reads it, with pages of 10 rows. */
 const parcels: LayerInfo = {
   id: 0,
@@ -21,11 +21,18 @@ const parcels: LayerInfo = {
   maxRecordCount: 10,
 };
 
-t.test('every row once, in pages of maxRecordCount: ids first, ranges two at a time, then the rows added meanwhile', async (t) => {
+/**
+ * Reads Parcels (25 bulk-added, 4 deleted, 5 added once the ids are read) on an emulator of its own with
+ * `reading`, and checks each row once in object id order, the pages, the requests' wheres, two at a time.
+ */
+async function readsEveryRowOnce<P>(t: Test, reading: (layer: MirrorLayer) => PageReading<P>, idsOf: (page: P) => number[]): Promise<void> {
+  const emulator = await startEmulator(t);
+  const serviceUrl = new URL(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`);
   const token = await emulator.token();
   t.equal((await emulator.control('services/Hosted/Parcels.FeatureServer/bulk', { layerId: 0, count: 25 })).status, 200);
   const authentication = ApiKeyManager.fromKey(token);
   await applyEdits({ url: `${serviceUrl.href}/0`, authentication, deletes: [3, 4, 5, 12] });
+  const layer = (await (await fetch(`${serviceUrl.href}/0?f=json&token=${token}`)).json()) as MirrorLayer;
 
   const wheres: string[] = [];
   let inFlight = 0;
@@ -51,7 +58,7 @@ t.test('every row once, in pages of maxRecordCount: ids first, ranges two at a t
   const session = createServiceSession({ trusted: trustedUrls([`${emulator.url}/arcgis/`]), auth: { token }, fetch: recording });
 
   const pages: number[][] = [];
-  for await (const page of readLayerPages(session, serviceUrl, parcels)) pages.push(page.map((row) => row.attributes.objectid as number));
+  for await (const page of readLayerPages(session, serviceUrl, parcels, reading(layer))) pages.push(idsOf(page));
   const expected = [...Array.from({ length: 30 }, (_, index) => index + 1)].filter((id) => ![3, 4, 5, 12].includes(id));
   t.same(pages.flat(), expected, 'each row once, in object id order');
   t.ok(
@@ -67,4 +74,27 @@ t.test('every row once, in pages of maxRecordCount: ids first, ranges two at a t
     'objectid > 30',
   ]);
   t.equal(mostInFlight, 2, 'two pages requested at once');
+}
+
+t.test('every row once, in pages of maxRecordCount: ids first, ranges two at a time, then the rows added meanwhile', async (t) => {
+  await readsEveryRowOnce(
+    t,
+    () => featurePages(parcels),
+    (page) => page.map((row) => row.attributes.objectid as number),
+  );
+});
+
+t.test('the same pages encoded as COPY lines on the page encoder thread', async (t) => {
+  let encoder: ReturnType<typeof createPageEncoder> | undefined;
+  t.teardown(() => encoder?.close());
+  await readsEveryRowOnce(
+    t,
+    (layer) => (encoder = createPageEncoder(layer)),
+    // objectid is the first column.
+    (page) =>
+      page.lines
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => Number(line.split('\t')[0])),
+  );
 });

@@ -11,7 +11,7 @@ import type { EsriFeature } from '../../../src/arcgis-request/extract-changes.js
 import { startPostgresServer } from '../../../src/embedded/postgres-server.js';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { quoteIdentifier, type MirrorLayer } from '../../../src/mirror/column-types.js';
-import { copyLine } from '../../../src/mirror/copy-rows.js';
+import { copyLine } from '../../../src/mirror/copy-text.js';
 import { rowColumnsOf } from '../../../src/mirror/row-values.js';
 import { createTableStatements } from '../../../src/mirror/table-ddl.js';
 import { bulkAdd, emulatorAdminEnv } from '../../emulator-control.js';

@@ -1,0 +1,29 @@
+import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
+import { copyLine } from './copy-text.js';
+import type { EsriRow, RowColumns } from './row-values.js';
+
+/** A page of a layer's `query`, its rows encoded as COPY lines. */
+export interface EncodedPage {
+  /** The answer's top-level values but its features (what the session checks for an error). */
+  root: Record<string, unknown>;
+  rows: number;
+  /** The object id of the last row. */
+  lastObjectId: unknown;
+  /** The rows in COPY's text format, a line each (see {@link copyLine}). */
+  lines: string;
+}
+
+/**
+ * Reads a `query` answer (JSON text, BigInteger values exact) and encodes its features as the COPY lines of a layer
+ * table's `columns`. Throws a `SyntaxError` for text that is not JSON, a `TypeError` for a row the table cannot hold.
+ */
+export function encodePage(text: string, columns: RowColumns, objectIdField: string): EncodedPage {
+  const answer = parseExactJson(text);
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+    return { root: {}, rows: 0, lastObjectId: undefined, lines: '' };
+  const { features, ...root } = answer as Record<string, unknown>;
+  const rows = Array.isArray(features) ? (features as EsriRow[]) : [];
+  let lines = '';
+  for (const row of rows) lines += copyLine(columns.values(row));
+  return { root, rows: rows.length, lastObjectId: rows.at(-1)?.attributes[objectIdField], lines };
+}

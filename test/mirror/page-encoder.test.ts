@@ -1,0 +1,78 @@
+import t from 'tap';
+import { trustedUrls } from '../../src/arcgis/trusted-urls.js';
+import { createServiceSession } from '../../src/arcgis-request/service-session.js';
+import { parcelsLayers } from '../../src/emulator/features/layer-schemas.js';
+import { AdminApiError } from '../../src/errors.js';
+import type { MirrorLayer } from '../../src/mirror/column-types.js';
+import { createPageEncoder } from '../../src/mirror/page-encoder.js';
+import { startSink } from '../helpers/http-sink.js';
+
+const parcels = parcelsLayers()[0] as MirrorLayer;
+const feature = {
+  attributes: { objectid: 7, globalid: '{545EA916-2E5D-4152-A753-CFB7DBC7DB6D}', owner: 'a\tb', assessed_value: 'BIG' },
+  geometry: {
+    rings: [
+      [
+        [0, 0],
+        [0, 1],
+        [1, 1],
+        [1, 0],
+        [0, 0],
+      ],
+    ],
+  },
+};
+/** What the sink answers at each path. */
+const answers: Record<string, string> = {
+  '/page': JSON.stringify({ objectIdFieldName: 'objectid', features: [feature] }).replace('"BIG"', '9007199254740993'),
+  '/error': JSON.stringify({ error: { code: 400, message: 'Invalid query', details: [] } }),
+  '/not-json': 'Service unavailable',
+  '/bad-row': JSON.stringify({ features: [{ attributes: { objectid: 8 }, geometry: { paths: [] } }] }),
+  '/redirect': '',
+};
+
+t.test('pages read on the encoder thread: COPY lines, BigInteger exact; errors are the bad answer’s, on the caller', async (t) => {
+  const sink = await startSink(t, (request, response) => {
+    const path = new URL(request.url ?? '/', 'http://x').pathname;
+    if (path === '/redirect') return response.writeHead(302, { location: '/page' }).end();
+    response.writeHead(200, { 'content-type': 'application/json' }).end(answers[path]);
+  });
+  const session = createServiceSession({ trusted: trustedUrls([`${sink.url}/`]), auth: { token: 'the-token' } });
+  const encoder = createPageEncoder(parcels);
+  t.teardown(() => encoder.close());
+
+  const page = await encoder.read(session, new URL(`${sink.url}/page`));
+  t.match(page, { rows: 1, lastObjectId: 7, root: { objectIdFieldName: 'objectid' } });
+  t.notOk('features' in page.root, 'the features are not kept as values');
+  const columns = page.lines.trimEnd().split('\t');
+  t.equal(columns[0], '7');
+  t.ok(columns.includes('9007199254740993'), 'the BigInteger value with every digit');
+  t.ok(columns.includes('a\\tb'), 'text escaped for COPY');
+  t.same(encoder.extent(page), { rows: 1, lastObjectId: 7 });
+
+  await t.rejects(encoder.read(session, new URL(`${sink.url}/error`)), { name: 'AdminApiError', message: /Invalid query/ });
+  const notJson = await encoder.read(session, new URL(`${sink.url}/not-json`)).catch((err: unknown) => err);
+  t.ok(notJson instanceof AdminApiError);
+  t.match(notJson, { message: /\/not-json: the answer is not JSON/ });
+  await t.rejects(encoder.read(session, new URL(`${sink.url}/bad-row`)), { name: 'AdminApiError', message: /rings/ });
+  await t.rejects(encoder.read(session, new URL(`${sink.url}/redirect`)), { message: /redirected \(HTTP 302\).*not followed/ });
+  await t.rejects(
+    encoder.read(session, new URL('http://elsewhere.example/page')),
+    { code: 'GEOHOOK_ERR_UNTRUSTED_URL' },
+    'an untrusted URL is refused, unsent',
+  );
+  t.ok(
+    sink.received.every((request) => request.body.toString().includes('token=the-token')),
+    'each request carries the token',
+  );
+  const after = await encoder.read(session, new URL(`${sink.url}/page`));
+  t.equal(after.rows, 1, 'the thread goes on after a bad answer');
+});
+
+t.test('a closed encoder refuses pages', async (t) => {
+  const sink = await startSink(t, (_request, response) => response.writeHead(200).end(answers['/page']));
+  const session = createServiceSession({ trusted: trustedUrls([`${sink.url}/`]), auth: { token: 'the-token' } });
+  const encoder = createPageEncoder(parcels);
+  await encoder.close();
+  await t.rejects(encoder.read(session, new URL(`${sink.url}/page`)), /page encoder's thread exited/);
+});
