@@ -4,8 +4,11 @@ import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
 import type { LayerInfo } from './layer-info.js';
 
-/** Pages requested at once: one answered while the next is computed by the server and the one before is written. */
-const PAGES_IN_FLIGHT = 2;
+/**
+ * Pages requested at once: one computed by the server while another travels and the one before is parsed (and,
+ * in the mirror's copy, written).
+ */
+const PAGES_IN_FLIGHT = 3;
 
 /** How a page of a layer's `query` is read, and what it is read into. */
 export interface PageReading<P> {
@@ -79,8 +82,7 @@ async function allOf<P>(pages: AsyncIterable<P>): Promise<P[]> {
 /**
  * Every row of a layer, in pages of at most `maxRecordCount` rows in object id order, read as `reading` says (into
  * features: {@link featurePages}). The object ids are read first (`returnIdsOnly`) and cut into ranges of `maxRecordCount`
- * ids, each read with `where <oid> > a AND <oid> <= b`, two at a time, so that the server computes a page while the
- * one before travels and is written; then the rows added since the ids were read (`<oid> > ` the last id, page after
+ * ids, each read with `where <oid> > a AND <oid> <= b`, three at a time (see {@link PAGES_IN_FLIGHT}); then the rows added since the ids were read (`<oid> > ` the last id, page after
  * page). Rows edited meanwhile come as they are when their page is read.
  */
 export async function* readLayerPages<P>(

@@ -24,14 +24,15 @@ async function* copyChunks(
 }
 
 async function* linesOf(pages: AsyncIterable<EncodedPage>) {
-  for await (const page of pages) if (page.lines !== '') yield page.lines;
+  for await (const { lines } of pages) if (lines.length > 0) yield Buffer.from(lines.buffer, lines.byteOffset, lines.length);
 }
 
 /**
- * Writes COPY text (lines of the table's columns, see {@link copyLine}), in chunks, with `COPY … FROM STDIN`, streamed
- * with backpressure. Resolves to the number of rows written; rejects (and the server writes none) on the first bad row.
+ * Writes COPY text (lines of the table's columns, see {@link copyLine}), in chunks (strings, or their UTF-8), with
+ * `COPY … FROM STDIN`, streamed with backpressure. Resolves to the number of rows written; rejects (and the server
+ * writes none) on the first bad row.
  */
-async function copyLines(client: pg.ClientBase, target: LayerTable, chunks: AsyncIterable<string>): Promise<number> {
+async function copyLines(client: pg.ClientBase, target: LayerTable, chunks: AsyncIterable<string | Buffer>): Promise<number> {
   const { names } = rowColumnsOf(target.layer);
   const sql = `COPY ${qualifiedName(target.schema, target.table)} (${names.map(quoteIdentifier).join(', ')}) FROM STDIN`;
   const stream = client.query(copyFrom(sql));

@@ -2,6 +2,8 @@ import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
 import { copyLine } from './copy-text.js';
 import type { EsriRow, RowColumns } from './row-values.js';
 
+const encoder = new TextEncoder();
+
 /** A page of a layer's `query`, its rows encoded as COPY lines. */
 export interface EncodedPage {
   /** The answer's top-level values but its features (what the session checks for an error). */
@@ -9,8 +11,8 @@ export interface EncodedPage {
   rows: number;
   /** The object id of the last row. */
   lastObjectId: unknown;
-  /** The rows in COPY's text format, a line each (see {@link copyLine}). */
-  lines: string;
+  /** The rows in COPY's text format, a line each (see {@link copyLine}), as UTF-8 in an array buffer of their own. */
+  lines: Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -20,10 +22,10 @@ export interface EncodedPage {
 export function encodePage(text: string, columns: RowColumns, objectIdField: string): EncodedPage {
   const answer = parseExactJson(text);
   if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
-    return { root: {}, rows: 0, lastObjectId: undefined, lines: '' };
+    return { root: {}, rows: 0, lastObjectId: undefined, lines: new Uint8Array() };
   const { features, ...root } = answer as Record<string, unknown>;
   const rows = Array.isArray(features) ? (features as EsriRow[]) : [];
   let lines = '';
   for (const row of rows) lines += copyLine(columns.values(row));
-  return { root, rows: rows.length, lastObjectId: rows.at(-1)?.attributes[objectIdField], lines };
+  return { root, rows: rows.length, lastObjectId: rows.at(-1)?.attributes[objectIdField], lines: encoder.encode(lines) };
 }

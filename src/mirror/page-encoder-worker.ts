@@ -15,7 +15,8 @@ const decoder = new TextDecoder();
 
 parentPort?.on('message', ({ id, body }: EncodeRequest) => {
   try {
-    parentPort?.postMessage({ id, page: encodePage(decoder.decode(body), columns, layer.objectIdField) });
+    const page = encodePage(decoder.decode(body), columns, layer.objectIdField);
+    parentPort?.postMessage({ id, page }, [page.lines.buffer]);
   } catch (err) {
     const { name, message } = err instanceof Error ? err : new Error(String(err));
     parentPort?.postMessage({ id, error: { name, message } });

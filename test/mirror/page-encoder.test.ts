@@ -44,7 +44,7 @@ t.test('pages read on the encoder thread: COPY lines, BigInteger exact; errors a
   const page = await encoder.read(session, new URL(`${sink.url}/page`));
   t.match(page, { rows: 1, lastObjectId: 7, root: { objectIdFieldName: 'objectid' } });
   t.notOk('features' in page.root, 'the features are not kept as values');
-  const columns = page.lines.trimEnd().split('\t');
+  const columns = new TextDecoder().decode(page.lines).trimEnd().split('\t');
   t.equal(columns[0], '7');
   t.ok(columns.includes('9007199254740993'), 'the BigInteger value with every digit');
   t.ok(columns.includes('a\\tb'), 'text escaped for COPY');
