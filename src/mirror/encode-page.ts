@@ -17,12 +17,12 @@ export interface EncodedPage {
 
 /**
  * Reads a `query` answer (JSON text, BigInteger values exact) and encodes its features as the COPY lines of a layer
- * table's `columns`. Throws a `SyntaxError` for text that is not JSON, a `TypeError` for a row the table cannot hold.
+ * table's `columns`. Throws a `SyntaxError` for text that is not JSON, a `TypeError` for JSON that is not an object
+ * or a row the table cannot hold.
  */
 export function encodePage(text: string, columns: RowColumns, objectIdField: string): EncodedPage {
   const answer = parseExactJson(text);
-  if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
-    return { root: {}, rows: 0, lastObjectId: undefined, lines: new Uint8Array() };
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new TypeError('the answer is not a JSON object');
   const { features, ...root } = answer as Record<string, unknown>;
   const rows = Array.isArray(features) ? (features as EsriRow[]) : [];
   let lines = '';

@@ -27,6 +27,7 @@ const answers: Record<string, string> = {
   '/page': JSON.stringify({ objectIdFieldName: 'objectid', features: [feature] }).replace('"BIG"', '9007199254740993'),
   '/error': JSON.stringify({ error: { code: 400, message: 'Invalid query', details: [] } }),
   '/not-json': 'Service unavailable',
+  '/array': '[]',
   '/bad-row': JSON.stringify({ features: [{ attributes: { objectid: 8 }, geometry: { paths: [] } }] }),
   '/redirect': '',
 };
@@ -55,6 +56,10 @@ t.test('pages read on the encoder thread: COPY lines, BigInteger exact; errors a
   t.ok(notJson instanceof AdminApiError);
   t.match(notJson, { message: /\/not-json: the answer is not JSON/ });
   await t.rejects(encoder.read(session, new URL(`${sink.url}/bad-row`)), { name: 'AdminApiError', message: /rings/ });
+  await t.rejects(encoder.read(session, new URL(`${sink.url}/array`)), {
+    name: 'AdminApiError',
+    message: /\/array: the answer is not a JSON object/,
+  });
   await t.rejects(encoder.read(session, new URL(`${sink.url}/redirect`)), { message: /redirected \(HTTP 302\).*not followed/ });
   await t.rejects(
     encoder.read(session, new URL('http://elsewhere.example/page')),
