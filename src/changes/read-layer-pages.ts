@@ -27,24 +27,16 @@ export const featurePages = (layer: LayerInfo): PageReading<EsriFeature[]> => ({
   extent: (features) => ({ rows: features.length, lastObjectId: features.at(-1)?.attributes[layer.objectIdField] }),
 });
 
-/** A layer's `query` URL for the rows of `where` (every field, the geometry, in object id order). */
-function queryUrl(serviceUrl: URL, layer: LayerInfo, where: string): URL {
+/** A layer's `query` URL with `params`. */
+function queryUrlOf(serviceUrl: URL, layer: LayerInfo, params: Record<string, string>): URL {
   const url = new URL(`${serviceUrl.href.replace(/\/+$/, '')}/${layer.id}/query`);
-  url.search = new URLSearchParams({
-    where,
-    outFields: '*',
-    returnGeometry: 'true',
-    orderByFields: `${layer.objectIdField} ASC`,
-    resultRecordCount: String(layer.maxRecordCount),
-  }).toString();
+  url.search = new URLSearchParams(params).toString();
   return url;
 }
 
 /** Every object id of the layer, ascending (`returnIdsOnly`, which `maxRecordCount` does not limit). */
 async function objectIdsOf(session: ServiceSession, serviceUrl: URL, layer: LayerInfo): Promise<number[]> {
-  const url = new URL(`${serviceUrl.href.replace(/\/+$/, '')}/${layer.id}/query`);
-  url.search = new URLSearchParams({ where: '1=1', returnIdsOnly: 'true' }).toString();
-  const { objectIds } = await session.read(url);
+  const { objectIds } = await session.read(queryUrlOf(serviceUrl, layer, { where: '1=1', returnIdsOnly: 'true' }));
   const ids = Array.isArray(objectIds) ? objectIds.filter((id): id is number => typeof id === 'number') : [];
   return ids.sort((a, b) => a - b);
 }
@@ -64,7 +56,14 @@ async function* pagesAfter<P>(
   const oid = layer.objectIdField;
   for (let from = after; ;) {
     const where = `${oid} > ${from}${last === undefined ? '' : ` AND ${oid} <= ${last}`}`;
-    const page = await reading.read(session, queryUrl(serviceUrl, layer, where));
+    const url = queryUrlOf(serviceUrl, layer, {
+      where,
+      outFields: '*',
+      returnGeometry: 'true',
+      orderByFields: `${oid} ASC`,
+      resultRecordCount: String(layer.maxRecordCount),
+    });
+    const page = await reading.read(session, url);
     const { rows, lastObjectId } = reading.extent(page);
     if (rows > 0) yield page;
     if (typeof lastObjectId !== 'number' || lastObjectId <= from || (last !== undefined && lastObjectId >= last)) return;

@@ -1,3 +1,4 @@
+import { arrayBuffer } from 'node:stream/consumers';
 import { Worker } from 'node:worker_threads';
 import { pathOf, urlWithoutToken } from '../arcgis-request/redact.js';
 import type { PageReading } from '../changes/read-layer-pages.js';
@@ -11,23 +12,6 @@ type EncodeReply = { id: number; page: EncodedPage } | { id: number; error: { na
 /** A {@link PageReading} into COPY lines, on a thread of its own; `close` ends the thread. */
 export interface PageEncoder extends PageReading<EncodedPage> {
   close(): Promise<void>;
-}
-
-/** The bytes of a body, in an array buffer of their own (one that can be handed to another thread). */
-async function bytesOf(body: AsyncIterable<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    length += chunk.length;
-  }
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return bytes;
 }
 
 /** The error of an answer the encoder could not read (not JSON, a row the table cannot hold), as a bad answer's. */
@@ -72,7 +56,11 @@ export function createPageEncoder(layer: MirrorLayer): PageEncoder {
 
   return {
     async read(session, url) {
-      return session.readTo(url, async (body) => ({ ...(await encode(url, await bytesOf(body))), close: async () => {} }));
+      // The body's bytes in an array buffer of their own, handed over to the thread.
+      return session.readTo(url, async (body) => ({
+        ...(await encode(url, new Uint8Array(await arrayBuffer(body)))),
+        close: async () => {},
+      }));
     },
     extent: (page) => ({ rows: page.rows, lastObjectId: page.lastObjectId }),
     async close() {
