@@ -121,6 +121,14 @@ export const errorCodes = {
     summary:
       'An event id given to geohook relay replay is not a dead letter of the route: it was delivered, is still being tried, or the route never took it.',
   },
+  GEOHOOK_ERR_SUBSCRIPTION_EXISTS: {
+    statusCode: 409,
+    summary: 'geohook subscriptions create: a subscription of that name exists (delete it first, or choose another name).',
+  },
+  GEOHOOK_ERR_SUBSCRIPTION_UNKNOWN: {
+    statusCode: 404,
+    summary: 'No subscription of that name exists (geohook subscriptions list shows them).',
+  },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -25,7 +25,7 @@ import { activityKey, changesResolvedKey, changesSchemasKey, changesSnapshotsKey
 import type { TrackedFields } from './build-change-events.js';
 import { changeEventsQueueName, type ChangeSource } from './change-event.js';
 import { changesQueueName } from './change-queues.js';
-import { CHANGE_BATCH, ChangeWriter, type ChangeFanout } from './change-writer.js';
+import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
 import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
 import { PreviousValuesStore } from './previous-values.js';
 import { RangeClaims, type ClaimedRange } from './range-claims.js';
@@ -86,8 +86,6 @@ export interface ChangesOptions {
   fetch?: typeof fetch;
   /** Sends the `change.unresolvable` alert of a range that failed for good (ALERT_URL). */
   alert?: AlertSender;
-  /** Relay routes' fan-out: every batch of change events is handed to it (docs/relays.md). */
-  relays?: ChangeFanout;
 }
 
 /** A running resolver. */
@@ -144,7 +142,6 @@ export function startChanges(options: ChangesOptions): Changes {
       backfillQueue: backfill,
       prefix,
       dedupMs: options.dedupMs,
-      relays: options.relays,
     }));
   const online = isOnlineAdminRoot(options.adminUrl);
   const orgId = onlineOrgIdOf(options.adminUrl);

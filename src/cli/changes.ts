@@ -17,8 +17,6 @@ import { ConfigError } from '../errors.js';
 import { scopeOf } from '../events/tracked-ranges.js';
 import { eventJobOptions } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
-import { RelayFanout } from '../relay/relay-fanout.js';
-import { createRelayRoute } from '../relay/relay-route.js';
 import { addQueueOptions, configOverrides } from './config-options.js';
 import { printJson, printLine, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
@@ -137,21 +135,12 @@ export function registerChanges(changes: Command): void {
         new Queue(changeEventsQueueName, { connection, prefix: config.prefix, defaultJobOptions: eventJobOptions(config) }),
         new Queue(backfillQueueName, { connection, prefix: config.prefix }),
       ] as const;
-      const relays =
-        config.relays.length === 0
-          ? undefined
-          : new RelayFanout(connection, {
-              routes: config.relays.map(createRelayRoute),
-              prefix: config.prefix,
-              completedJobs: config.completedJobs,
-            });
       try {
         const writer = new ChangeWriter(connection, {
           queue: queues[0],
           backfillQueue: queues[1],
           prefix: config.prefix,
           dedupMs: config.dedupRetentionSeconds * 1000,
-          relays,
         });
         const result = await snapshotService({
           connection,
@@ -168,7 +157,6 @@ export function registerChanges(changes: Command): void {
         printJson({ service, ...result });
       } finally {
         await Promise.all(queues.map((queue) => queue.close()));
-        await relays?.close();
         connection.disconnect();
       }
     });

@@ -17,6 +17,7 @@ interface ConsumeOptions {
   concurrency: string;
   metricsPort?: string;
   logLevel?: string;
+  subscription?: string;
 }
 
 /** Serves the consumer metrics at `GET /metrics` on `port` (loopback and all interfaces alike). */
@@ -48,6 +49,7 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
     patterns: options.type.length > 0 ? options.type : ['*'],
     concurrency,
     logger,
+    ...(options.subscription === undefined ? {} : { subscription: options.subscription }),
   });
   const stopMetrics = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, printer.metrics);
   closeOnSignal(logger, async () => {
@@ -57,6 +59,10 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
   });
   await printer.ready();
   logger.info({ queues: printer.queues, patterns: options.type }, 'consuming: events are printed as JSON lines on stdout');
+  if (options.subscription === undefined)
+    logger.info(
+      'without --subscription the family queues are read: every other worker on them shares their events (an application of its own: geohook subscriptions create NAME, then --subscription NAME)',
+    );
 }
 
 /** `geohook consume [--type PATTERN]…`: prints matching events as JSON lines (docs/cli.md). */
@@ -68,6 +74,7 @@ export function registerConsume(command: Command): void {
         .default([], '"*"'),
     )
     .addOption(configOption('LOG_LEVEL'))
+    .addOption(new Option('--subscription <name>', 'read this subscription: every event it takes, shared with its other workers only'))
     .addOption(new Option('--concurrency <n>', 'events handled at the same time per queue; 1 keeps the order').default('1'))
     .addOption(new Option('--metrics-port <port>', 'serve the consumer metrics at GET /metrics on this port'))
     .action((options: ConsumeOptions) => runConsume(options));

@@ -22,11 +22,14 @@ export interface EventPrinterOptions {
   logger?: Logger;
   /** Prints one event. @defaultValue one JSON line on stdout */
   print?: (event: GeohookEvent | ChangeEvent) => void;
+  /** Read this subscription instead of the family queues. */
+  subscription?: string;
 }
 
 /**
  * A consumer that prints each event matching one of `patterns` (as one JSON line on stdout unless `print`
- * says otherwise), once even when several patterns match it.
+ * says otherwise), once even when several patterns match it: it takes them from the family queues, or from
+ * `subscription`'s queue.
  */
 export function startEventPrinter(options: EventPrinterOptions): Subscription {
   const patterns = [...new Set(options.patterns ?? ['*'])];
@@ -36,7 +39,9 @@ export function startEventPrinter(options: EventPrinterOptions): Subscription {
   const printer = (index: number) => (event: GeohookEvent | ChangeEvent) => {
     const [types, queue]: [readonly string[], ConsumedQueue] =
       'family' in event ? [event.types, queueNames[event.family]] : [[event.type], changeEventsQueueName];
-    const first = compiled.findIndex((pattern) => pattern.queues.includes(queue) && types.some((type) => pattern.matches(type)));
+    const first = compiled.findIndex(
+      (pattern) => (options.subscription !== undefined || pattern.queues.includes(queue)) && types.some((type) => pattern.matches(type)),
+    );
     if (first === index) print(event);
   };
   const handlers = Object.fromEntries(patterns.map((pattern, index) => [pattern, printer(index)])) as unknown as EventHandlers;
@@ -49,6 +54,7 @@ export function startEventPrinter(options: EventPrinterOptions): Subscription {
     concurrency: options.concurrency ?? 1,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(options.subscription === undefined ? {} : { subscription: options.subscription }),
   });
   return {
     queues: subscription.queues,

@@ -66,6 +66,11 @@ const commands: readonly CommandEntry[] = [
     load: async () => (await import('./relay.js')).registerRelay,
   },
   {
+    name: 'subscriptions',
+    description: 'named readers that each get every event they take: create, delete, list',
+    load: async () => (await import('./subscriptions.js')).registerSubscriptions,
+  },
+  {
     name: 'mirror',
     description: 'the PostGIS mirror: where each mirrored table stands (rows, generation, lag, last failure)',
     load: async () => (await import('./mirror.js')).registerMirror,

@@ -3,23 +3,23 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
-import type { ChangeEvent } from '../changes/change-event.js';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
 import { isLoopbackHost, LOOPBACK_HOST } from '../config/loopback.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
 import { assertDataDirFree } from '../embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from '../embedded/recorded-redis-url.js';
 import { listenFailure } from '../errors.js';
-import type { GeohookEvent } from '../events/envelope.js';
 import { serviceNameOf } from '../events/service-activity.js';
+import { readableJobData } from '../events/stored-event.js';
+import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
+import { tailEventLog } from '../fanout/tail-event-log.js';
 import { createLogger, type LogFormat } from '../logger.js';
-import { describeTarget, hasConfiguredRedis } from '../redis/connection.js';
+import { connectRedis, describeTarget, hasConfiguredRedis } from '../redis/connection.js';
 import { startServer, type RunningServer } from '../server.js';
 import { changeLine } from './change-line.js';
 import { closeOnSignal } from './close-on-signal.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
-import { startEventPrinter } from './event-printer.js';
-import { printNotice } from './print.js';
+import { printJson, printNotice } from './print.js';
 import { printMirrorNotice, startUpMirror, type UpMirror } from './up-mirror.js';
 import { recordUp } from './up-record.js';
 
@@ -41,8 +41,11 @@ function logFormatOf(config: GeohookConfig): LogFormat {
   return config.logFormat ?? (process.stdout.isTTY && process.stderr.isTTY ? 'pretty' : 'json');
 }
 
+/** One JSON line per event on stdout: a stored event as its consumers get it (its payload parsed, without the base64 bytes). */
+const printEvent = (event: RoutedEvent): void => printJson(isChangeEvent(event) ? event : readableJobData(event));
+
 /** One readable line per event on stdout, in the format of the log lines. */
-function eventLines(): (event: GeohookEvent | ChangeEvent) => void {
+function eventLines(): (event: RoutedEvent) => void {
   const lines = createLogger({ level: 'info', format: 'pretty', fd: 1 });
   return (event) => {
     if ('family' in event) lines.info({ type: event.type, service: serviceNameOf(event), eventId: event.id, hook: event.hook }, 'event');
@@ -106,14 +109,10 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     await mirror?.postgres?.stop();
     throw err;
   }
-  const printer = startEventPrinter({
-    redis: server.redisTarget,
-    prefix: config.prefix,
-    metrics: server.app.metricsRegistry,
-    logger,
-    patterns: ['*', 'change.*'],
-    ...(forPerson ? { print: eventLines() } : {}),
-  });
+  // It shows every event without taking any: workers beside `up` get them all (docs/subscriptions.md).
+  const printerRedis = connectRedis(server.redisTarget, { maxRetriesPerRequest: null });
+  printerRedis.on('error', () => undefined);
+  const printer = tailEventLog({ connection: printerRedis, prefix: config.prefix, logger, onEvent: forPerson ? eventLines() : printEvent });
   // With its own emulator, what it registered is recorded for a `geohook doctor` run beside it with no flags
   // (never credentials of a real server: with ADMIN_URL set, doctor reads the same environment).
   const forget =
@@ -129,6 +128,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
   closeOnSignal(logger, async () => {
     forget?.();
     await printer.close();
+    printerRedis.disconnect();
     await server.close();
     await emulator?.close();
     await mirror.postgres?.stop();
@@ -163,6 +163,10 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
   }
   printNotice(
     `dashboard  ${config.publicUrl}/ui/${dashboardToken === undefined ? '  (the configured credentials)' : `login?token=${dashboardToken}`}`,
+  );
+  // The printer below takes no event: a worker of the user's own gets every one (docs/subscriptions.md).
+  printNotice(
+    `your worker:   geohook subscriptions create my-app --types 'change.*' && geohook consume --subscription my-app  (in code: subscribe({ subscription: 'my-app', … }))`,
   );
   const printed = forPerson ? 'events are printed below' : 'events are printed below as JSON lines';
   printNotice(pending === undefined ? `ready: ${printed}; Ctrl-C stops everything` : `not ready yet: ${pending}`);

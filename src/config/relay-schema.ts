@@ -21,12 +21,9 @@ const routeUrl = z
   });
 
 /** An event type pattern a route takes (`*` any run of characters): change, feature and GP events only. */
-const typePattern = z
+export const typePattern = z
   .string()
-  .regex(
-    /^(change|feature|gp)\.[A-Za-z0-9_.*]{1,120}$/,
-    'relays take patterns of change., feature. or gp. events (e.g. "change.*", "gp.*")',
-  );
+  .regex(/^(change|feature|gp)\.[A-Za-z0-9_.*]{1,120}$/, 'patterns of change., feature. or gp. events (e.g. "change.*", "gp.*")');
 
 /**
  * The `relays` of GEOHOOK_CONFIG (docs/relays.md): made from the file schema's own `retry` and `where` schemas so

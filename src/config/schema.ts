@@ -4,6 +4,7 @@ import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, 
 import { mirrorEnvShape } from './mirror-schema.js';
 import { orgSettingsSchema, placementSchema, registerEntry, serviceName } from './org-schema.js';
 import { relaysSchema } from './relay-schema.js';
+import { DEFAULT_BACKLOG, subscriptionsSchema } from './subscription-schema.js';
 
 const hookName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
 
@@ -222,7 +223,7 @@ const timeoutsSchema = z
   .refine((timeouts) => timeouts.headersMs <= timeouts.requestMs, { message: 'at most requestMs', path: ['headersMs'] });
 
 /** A where clause of change events: read once here, so that a clause geohook cannot read stops start-up. */
-const whereClause = z
+export const whereClause = z
   .string()
   .min(1)
   .max(10_000)
@@ -412,6 +413,34 @@ export const configFileSchema = z
       .default({}),
     /** Relay routes: where events are sent on, signed, in which format (docs/relays.md). */
     relays: relaysSchema({ retry: retrySchema, where: whereClause }).default([]),
+    /** Subscriptions: named readers each of which gets every event it takes (docs/subscriptions.md). */
+    subscriptions: subscriptionsSchema(whereClause).default([]),
+    /** The backlog caps of subscriptions that set none. @defaultValue {"count":100000,"ageSeconds":604800} */
+    subscriptionBacklog: z
+      .object({
+        count: z.number().int().min(1).max(100_000_000).default(DEFAULT_BACKLOG.count),
+        ageSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(365 * 86_400)
+          .default(DEFAULT_BACKLOG.ageSeconds),
+      })
+      .strict()
+      .default(DEFAULT_BACKLOG),
+    /** The event log the fan-out reads: how long it keeps events every destination has (what `--from` reaches). */
+    eventLog: z
+      .object({
+        /** @defaultValue 86400 */
+        retentionSeconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(30 * 86_400)
+          .default(86_400),
+      })
+      .strict()
+      .default({ retentionSeconds: 86_400 }),
     /** Seconds between two reloads of the generated signature keys from Redis (picks up a key rotation). @defaultValue 5 */
     keyReloadSeconds: z.number().min(0.05).max(3600).default(5),
     /**

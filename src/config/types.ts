@@ -5,6 +5,7 @@ import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 import type { MirrorConfig } from './mirror-schema.js';
 import type { RelayRouteConfig } from './relay-schema.js';
+import type { BacklogLimits, SubscriptionConfig } from './subscription-schema.js';
 
 /** An envelope, in 4326 (the default) or Web Mercator (`{ "wkid": 3857 }` or 102100). */
 export interface WithinEnvelope extends Envelope {
@@ -122,6 +123,12 @@ export interface GeohookConfig {
   readonly metricsToken: string | undefined;
   /** Relay routes (`relays` in GEOHOOK_CONFIG); none by default. */
   readonly relays: readonly RelayRouteConfig[];
+  /** Subscriptions (`subscriptions` in GEOHOOK_CONFIG); those made at run time are in Redis. */
+  readonly subscriptions: readonly SubscriptionConfig[];
+  /** The backlog caps of subscriptions that set none (`subscriptionBacklog`). */
+  readonly subscriptionBacklog: BacklogLimits;
+  /** The event log the fan-out reads (`eventLog`): how long it keeps what every destination has. */
+  readonly eventLog: { readonly retentionSeconds: number };
   /** The PostGIS mirror (MIRROR, MIRROR_DATABASE_URL, MIRROR_SCHEMA); `undefined` (the default): none. */
   readonly mirror: MirrorConfig | undefined;
 }

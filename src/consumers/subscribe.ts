@@ -5,9 +5,10 @@ import { Registry } from 'prom-client';
 import { changeEventsQueueName, type ChangeEvent } from '../changes/change-event.js';
 import { assertClusterPrefix } from '../config/cluster-prefix.js';
 import { DEFAULT_PREFIX } from '../config/defaults.js';
+import { SUBSCRIPTION_NAME } from '../config/subscription-schema.js';
 import { ConfigError } from '../errors.js';
 import type { EventFamily, GeohookEvent } from '../events/envelope.js';
-import { allQueueNames, queueNames, type QueueName } from '../queue/names.js';
+import { allQueueNames, queueNames, subscriptionQueueName, type QueueName } from '../queue/names.js';
 import type { ConnectionOptions } from '../redis/connection.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
 import { compilePattern, type ConsumedQueue, type EventPattern } from './event-patterns.js';
@@ -27,6 +28,12 @@ export interface SubscribeOptions {
   prefix?: string;
   /** Handlers by event-type pattern (`gp.job.succeeded`, `gp.*`, `feature.*`, `change.*`, `unknown`, `*`). */
   handlers: EventHandlers;
+  /**
+   * Read this subscription (docs/subscriptions.md): every event it takes, shared with its other workers only. Without
+   * it the handlers' patterns choose among the family queues (`gp-events`, `feature-events`, `change-events`), whose
+   * events every worker of every application shares.
+   */
+  subscription?: string;
   /** Events handled at the same time, per queue. @defaultValue 10 */
   concurrency?: number;
   /** A prom-client registry for the consumer metrics (e.g. the receiver's). @defaultValue a registry of its own */
@@ -38,7 +45,7 @@ export interface SubscribeOptions {
 /** A running subscription: one BullMQ Worker per queue its patterns need. */
 export interface Subscription {
   /** The queues consumed. */
-  readonly queues: readonly ConsumedQueue[];
+  readonly queues: readonly string[];
   /** The registry holding the consumer metrics. */
   readonly metrics: Registry;
   /** Resolves once every worker is connected. */
@@ -104,13 +111,14 @@ function connectionOf(connection: SubscribeOptions['connection']): { redis: Redi
   return { redis, owned: true };
 }
 
-/** The event of a job of queue `name`: a change event, or a geohook event of the queue's family. */
-function decode(name: ConsumedQueue, data: unknown): Decoded {
-  if (name === changeEventsQueueName) {
+/** The event of a job of queue `name`: a change event, or a geohook event of the queue's family (of its own `family` in a subscription's queue). */
+function decode(name: string, data: unknown): Decoded {
+  const family = name in familyOf ? familyOf[name as QueueName] : (data as { family?: EventFamily } | null)?.family;
+  if (family === undefined) {
     const event = validateChangeEvent(data);
     return { event, types: [event.type] };
   }
-  const event = validateEvent(data, familyOf[name]);
+  const event = validateEvent(data, family);
   return { event, types: event.types };
 }
 
@@ -160,9 +168,17 @@ export function subscribe(options: SubscribeOptions): Subscription {
   redis.on('error', () => undefined); // each worker reports connection trouble below
 
   const running = new Set<Promise<void>>();
-  const queues = consumedQueues.filter((name) => routes.some((route) => route.pattern.queues.includes(name)));
+  if (options.subscription !== undefined && !SUBSCRIPTION_NAME.test(options.subscription))
+    throw new ConfigError(
+      `subscribe: subscription "${options.subscription}" is not a subscription name (lower-case letters, digits and "-")`,
+    );
+  const queues: readonly string[] =
+    options.subscription === undefined
+      ? consumedQueues.filter((name) => routes.some((route) => route.pattern.queues.includes(name)))
+      : [subscriptionQueueName(options.subscription)];
   const workers = queues.map((name) => {
-    const queueRoutes = routes.filter((route) => route.pattern.queues.includes(name));
+    const queueRoutes =
+      options.subscription === undefined ? routes.filter((route) => route.pattern.queues.includes(name as ConsumedQueue)) : routes;
     const count = (job: Job, outcome: ConsumeOutcome): void => {
       metrics.consumed.inc({ queue: name, type: job.name, outcome });
     };

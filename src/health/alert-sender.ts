@@ -5,7 +5,13 @@ import { alertText } from './alert-text.js';
 
 /** What an alert is about (docs/backfill.md#alerts). */
 export type AlertEvent =
-  'webhook.failing' | 'webhook.deactivated' | 'webhook.recovered' | 'gap.backfilled' | 'change.unresolvable' | 'relay.failing';
+  | 'webhook.failing'
+  | 'webhook.deactivated'
+  | 'webhook.recovered'
+  | 'gap.backfilled'
+  | 'change.unresolvable'
+  | 'relay.failing'
+  | 'subscription.lagging';
 
 /** An alert: what happened, a line for a person, and typed fields. */
 export interface Alert {

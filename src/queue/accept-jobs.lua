@@ -35,16 +35,16 @@
 -- Each request may also name an activity (`<what>\t<service>`): its field of the activity hash is set to the
 -- time, whatever the answer (a new field only while the hash has fewer than MAX_ACTIVITY_FIELDS).
 --
--- An event queue whose events relay routes take (ARGV 10) also has each new event's data pushed to the relay inbox
--- (KEYS 6, a list), in the same call: the relays' fan-out reads it from there, so that no acknowledged event escapes
--- the routes (docs/relays.md).
+-- Each new event is also appended to the event log (KEYS 6, a stream: `j` its job id, `d` its data), in the same
+-- call: the fan-out reads it from there into every relay route and subscription that takes it, so that no
+-- acknowledged event escapes them (docs/subscriptions.md).
 --
--- KEYS: the watermarks, the activity, the server generations, the ranges ahead and the gaps (hashes), the relay inbox (a list). The queues' keys are
+-- KEYS: the watermarks, the activity, the server generations, the ranges ahead and the gaps (hashes), the event log (a stream). The queues' keys are
 -- made here from their key prefixes (as BullMQ's own scripts make a job's keys): on a Redis Cluster they share
 -- the prefix's hash tag.
 -- ARGV: 1 dedup window (ms), 2 the time (ms), 3 the same in base 36, 4 BullMQ's msgpacked job options, 5 those of
 -- gap jobs, 6 those of confirm jobs, 7 those of delayed gap jobs, 8 the gap delay (ms; 0: none), 9 the dedup keys'
--- prefix, 10 which event queues relay (`1` or `0` for each of the three), 11-14 the key prefixes
+-- prefix, 10-13 the key prefixes
 -- (`<prefix>:<queue>:`) of the three event queues and the backfill queue, then PER_REQUEST per request: queue (1-3,
 -- the order of those prefixes; or RESERVE or CONFIRM), event id, hook, job name, job data (of CONFIRM: the time
 -- before which a range still ahead is refused, ms; empty: none is), ranges (`scope\tfrom\tto\tserviceUrl\tsource`
@@ -68,65 +68,13 @@ local function queueOf(q)
   local queue = queues[q]
   if not queue then
     local prefix = ARGV[HEADER - SCRIPT_QUEUES + q]
-    queue = { prefix = prefix, opts = optionsOf(q == SCRIPT_QUEUES and 5 or 4), events = prefix .. 'events', added = 0,
-      relay = string.sub(ARGV[10], q, q) == '1' }
+    queue = { prefix = prefix, opts = optionsOf(q == SCRIPT_QUEUES and 5 or 4), events = prefix .. 'events', added = 0 }
     queues[q] = queue
   end
   return queue
 end
--- The queue's meta as BullMQ reads it per job (the events stream's length), once per queue and call.
-local function prepare(queue)
-  if queue.maxEvents then return end
-  local meta = queue.prefix .. 'meta'
-  queue.maxEvents = rcall('HGET', meta, 'opts.maxLenEvents')
-  if not queue.maxEvents then
-    queue.maxEvents = 10000
-    rcall('HSET', meta, 'opts.maxLenEvents', queue.maxEvents)
-  end
-end
--- BullMQ's addStandardJob for a job with an id of its own (and the queue's options, or opts); with a delay (ms,
--- the one opts hold), its addDelayedJob.
-local function addJob(queue, jobId, name, data, opts, delay)
-  local prefix = queue.prefix
-  prepare(queue)
-  local jobOpts = opts or queue.opts
-  jobOpts['jobId'] = jobId
-  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', cjson.encode(jobOpts), 'timestamp', timestamp, 'delay', delay or 0, 'priority', 0)
-  rcall('XADD', queue.events, '*', 'event', 'added', 'jobId', jobId, 'name', name)
-  if delay then
-    -- The score bakes in an order among the jobs due in the same millisecond; the marker says when the next is due.
-    local delayed, at = prefix .. 'delayed', timestamp + delay
-    local score, last = at * 0x1000, (at + 1) * 0x1000 - 1
-    local top = rcall('ZREVRANGEBYSCORE', delayed, last, score, 'WITHSCORES', 'LIMIT', 0, 1)
-    if top[2] then score = math.min(tonumber(top[2]) + 1, last) end
-    rcall('ZADD', delayed, score, jobId)
-    rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'delayed', 'jobId', jobId, 'delay', at)
-    local next = rcall('ZRANGE', delayed, 0, 0, 'WITHSCORES')
-    rcall('ZADD', prefix .. 'marker', tonumber(next[2]) / 0x1000, '1')
-  else
-    if not queue.marked then
-      local attributes = rcall('HMGET', prefix .. 'meta', 'paused', 'concurrency')
-      local held = attributes[1] and true or (attributes[2] and rcall('LLEN', prefix .. 'active') >= tonumber(attributes[2]))
-      if not held then rcall('ZADD', prefix .. 'marker', 0, '0') end
-      queue.marked = true
-    end
-    rcall('LPUSH', prefix .. 'wait', jobId)
-    rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'waiting', 'jobId', jobId)
-  end
-  queue.added = queue.added + 1
-end
--- BullMQ's removeJob for a job no worker took yet (delayed or waiting).
-local function removeJob(queue, jobId)
-  local prefix = queue.prefix
-  prepare(queue)
-  local prev = 'delayed'
-  if rcall('ZREM', prefix .. 'delayed', jobId) == 0 then
-    rcall('LREM', prefix .. 'wait', 1, jobId)
-    prev = 'wait'
-  end
-  rcall('DEL', prefix .. jobId, prefix .. jobId .. ':logs')
-  rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'removed', 'jobId', jobId, 'prev', prev)
-end
+-- BullMQ's job writes (prepare, addJob, removeJob), shared with the fan-out script.
+-- @include bullmq-jobs.lua
 local RANGE = '([^\t\n]+)\t(%d+)\t(%d+)\t([^\t\n]*)\t([^\n]*)'
 local AHEAD = '^(%d+)\t(%d+)\t([^\t]*)\t([^\t]*)\t(%d+)\t?(%x*)$'
 local GAP = '(%d+)\t(%d+)'
@@ -363,7 +311,7 @@ local function accept(queue, eventId, hook, name, data, ranges, digest)
   if not jobId then return 0 end
   if not fresh(ranges) then return 2 end
   addJob(queue, jobId, name, data)
-  if queue.relay then rcall('RPUSH', KEYS[6], data) end
+  rcall('XADD', KEYS[6], '*', 'j', jobId, 'd', data)
   -- Only a complete job marks the event seen: when Redis fails the script midway, the retry writes it. The key's
   -- presence is the mark; 1 is Redis's smallest value (a shared integer) for the window it is kept.
   if not track(ranges, hook, digest) then rcall('SET', dedupKey, 1, 'PX', dedupMs) end

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { withBullmqJobs } from './bullmq-jobs.js';
 
 /** Queues the script writes to: the three event queues, then the backfill queue. */
 const SCRIPT_QUEUES = 4;
@@ -6,8 +7,8 @@ const SCRIPT_QUEUES = 4;
 /** Values per request in ARGV. */
 const PER_REQUEST = 8;
 
-/** Values in ARGV before the requests': ten settings, then the key prefix of each queue. */
-const HEADER = 10 + SCRIPT_QUEUES;
+/** Values in ARGV before the requests': nine settings, then the key prefix of each queue. */
+const HEADER = 9 + SCRIPT_QUEUES;
 
 /** What a request asks of the script, in its first value (the event queues are 1 to 3). */
 export const Operation = {
@@ -71,4 +72,4 @@ const constants = {
 export const acceptLua =
   Object.entries(constants)
     .map(([name, value]) => `local ${name} = ${value}\n`)
-    .join('') + readFileSync(new URL('./accept-jobs.lua', import.meta.url), 'utf8');
+    .join('') + withBullmqJobs(readFileSync(new URL('./accept-jobs.lua', import.meta.url), 'utf8'));

@@ -5,7 +5,6 @@ import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, 
 import type { RetryPolicy } from '../config/types.js';
 import { QueueUnavailableError } from '../errors.js';
 import type { AcceptedEvent } from '../events/build-event.js';
-import type { EventFamily } from '../events/envelope.js';
 import type { ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -52,8 +51,6 @@ export interface EventQueueOptions {
   spoolDir?: string;
   /** Where the durability in force and the spool's progress are reported. */
   log?: Pick<BaseLogger, 'info' | 'warn' | 'error'>;
-  /** The families whose new events relay routes may take: each is also pushed to the relay inbox (docs/relays.md). @defaultValue none */
-  relayFamilies?: readonly EventFamily[];
 }
 
 /** The options of every event job: the retry policy, the completed jobs kept, failed jobs kept as dead letters. */
@@ -107,7 +104,6 @@ export class EventQueue {
   private writer: JobWriter | undefined;
   private script: JobScript | undefined;
   private readonly dedupRetentionMs: number;
-  private readonly relayFamilies: readonly EventFamily[];
   private readonly gapDelayMs: number;
   private readonly enqueueTimeoutMs: number;
   private readonly retryAfterSeconds: number;
@@ -125,7 +121,6 @@ export class EventQueue {
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
     this.durability = options.durability ?? 'fast';
     this.defaultJobOptions = eventJobOptions(options);
-    this.relayFamilies = options.relayFamilies ?? [];
     this.durabilityWatch = new DurabilityWatch({
       connection: this.connection,
       durability: this.durability,
@@ -160,7 +155,6 @@ export class EventQueue {
       ...scriptKeys(prefix),
       dedupMs: this.dedupRetentionMs,
       gapDelayMs: this.gapDelayMs,
-      relayQueues: (Object.keys(queueNames) as EventFamily[]).map((family) => this.relayFamilies.includes(family)),
     });
     this.writer = new JobWriter({
       connection,

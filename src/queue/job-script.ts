@@ -6,7 +6,7 @@ import { GeohookError } from '../errors.js';
 import { activityField, type ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, aheadKey, dedupKey, gapsKey, relayInboxKey, serverGensKey, watermarksKey } from '../redis/keys.js';
+import { activityKey, aheadKey, dedupKey, gapsKey, eventLogKey, serverGensKey, watermarksKey } from '../redis/keys.js';
 import { acceptLua, Operation } from './accept-script.js';
 import { confirmJobOptions } from './backfill-jobs.js';
 
@@ -37,7 +37,7 @@ const UNSUPPORTED_OPTIONS: readonly (keyof JobsOptions)[] = [
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** `numberOfKeys` first: 6, the watermarks, the activity, the server generations, the ranges ahead, the gaps and the relay inbox. */
+    /** `numberOfKeys` first: 6, the watermarks, the activity, the server generations, the ranges ahead, the gaps and the event log. */
     geohookAcceptJobs(numberOfKeys: number, ...keysAndArgs: (string | number | Buffer)[]): Result<(number | string)[], Context>;
   }
 }
@@ -91,7 +91,7 @@ const TEMPLATE_ID = 'geohook-template';
  * running BullMQ's own job insert against a client that only records the call (BullMQ makes the call
  * synchronously, before its first await).
  */
-function encodedJobOptions(queue: Queue, jobOptions: JobsOptions = queue.defaultJobOptions, delay = 0): Buffer {
+export function encodedJobOptions(queue: Queue, jobOptions: JobsOptions = queue.defaultJobOptions, delay = 0): Buffer {
   const unsupported = UNSUPPORTED_OPTIONS.filter((option) => jobOptions[option] !== undefined);
   if (unsupported.length > 0)
     throw new GeohookError(
@@ -112,12 +112,12 @@ function encodedJobOptions(queue: Queue, jobOptions: JobsOptions = queue.default
   return options;
 }
 
-/** The Redis keys the accept script works with under `prefix`: watermarks, activity, server generations, ranges ahead, gaps, relay inbox, dedup keys. */
+/** The Redis keys the accept script works with under `prefix`: watermarks, activity, server generations, ranges ahead, gaps, event log, dedup keys. */
 export function scriptKeys(
   prefix: string,
-): Pick<JobScriptOptions, 'watermarksKey' | 'activityKey' | 'serverGensKey' | 'aheadKey' | 'gapsKey' | 'relayInboxKey' | 'dedupKeyPrefix'> {
+): Pick<JobScriptOptions, 'watermarksKey' | 'activityKey' | 'serverGensKey' | 'aheadKey' | 'gapsKey' | 'eventLogKey' | 'dedupKeyPrefix'> {
   return {
-    relayInboxKey: relayInboxKey(prefix),
+    eventLogKey: eventLogKey(prefix),
     watermarksKey: watermarksKey(prefix),
     activityKey: activityKey(prefix),
     serverGensKey: serverGensKey(prefix),
@@ -143,10 +143,8 @@ export interface JobScriptOptions {
   aheadKey: string;
   /** The hash of the gaps a delivery may still fill, by scope. */
   gapsKey: string;
-  /** The list each new event of a relayed queue is pushed to, for the relays' fan-out. */
-  relayInboxKey: string;
-  /** Per event queue, in the order of `queues`: whether relay routes take its events. @defaultValue none do */
-  relayQueues?: readonly boolean[];
+  /** The stream each new event is appended to, for the fan-out to relay routes and subscriptions. */
+  eventLogKey: string;
   /** What every dedup key begins with: `<prefix>:de:` (see `dedupKey`). */
   dedupKeyPrefix: string;
   /** How long an event id is remembered per hook, ms. */
@@ -174,7 +172,6 @@ export class JobScript {
   private readonly delayedGapOptions: Buffer;
   private readonly gapDelayMs: number;
   private readonly dedupKeyPrefix: string;
-  private readonly relayFlags: string;
 
   constructor(connection: RedisClient, options: JobScriptOptions) {
     if (bullmqVersion !== BULLMQ_VERSION) {
@@ -185,15 +182,7 @@ export class JobScript {
     }
     if (typeof connection.geohookAcceptJobs !== 'function') connection.defineCommand('geohookAcceptJobs', { lua: acceptLua });
     this.connection = connection;
-    this.keys = [
-      options.watermarksKey,
-      options.activityKey,
-      options.serverGensKey,
-      options.aheadKey,
-      options.gapsKey,
-      options.relayInboxKey,
-    ];
-    this.relayFlags = options.queues.map((_, index) => (options.relayQueues?.[index] === true ? '1' : '0')).join('');
+    this.keys = [options.watermarksKey, options.activityKey, options.serverGensKey, options.aheadKey, options.gapsKey, options.eventLogKey];
     this.queuePrefixes = [...options.queues, options.backfillQueue].map((queue) => queue.toKey(''));
     this.dedupMs = options.dedupMs;
     this.options = encodedJobOptions(options.queues[0]!);
@@ -221,7 +210,6 @@ export class JobScript {
       this.delayedGapOptions,
       this.gapDelayMs,
       this.dedupKeyPrefix,
-      this.relayFlags,
       ...this.queuePrefixes,
     ];
     // Every activity of a call gets the same time: each field is sent once, with its first event.

@@ -13,3 +13,6 @@ export const allQueueNames: readonly QueueName[] = Object.values(queueNames);
 
 /** The queue of ranges of server generations geohook fetches itself (docs/backfill.md). */
 export const backfillQueueName = 'backfill';
+
+/** The queue of a subscription (docs/subscriptions.md): every event it takes, job id the event's. */
+export const subscriptionQueueName = (subscription: string): string => `sub-${subscription}`;

@@ -7,9 +7,9 @@ import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
 import { GeohookError } from '../errors.js';
-import type { EventFamily } from '../events/envelope.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { EventQueue } from '../queue/event-queue.js';
+import { subscriptionQueueName } from '../queue/names.js';
 import { PingLog } from '../queue/ping-log.js';
 import { readServiceReports } from '../queue/service-report.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
@@ -24,10 +24,6 @@ import { healthRoutes } from './health-routes.js';
 import { startKeyReload } from './key-reloader.js';
 import { createReceiverMetrics } from './metrics.js';
 import { webhookRoutes } from './webhook-route.js';
-
-/** The event families relay routes take (`feature.*`, `gp.*` patterns): their new events go to the relay inbox. */
-const relayFamiliesOf = (routes: GeohookConfig['relays']): EventFamily[] =>
-  (['feature', 'gp'] as const).filter((family) => routes.some((route) => route.types.some((type) => type.startsWith(`${family}.`))));
 
 /** Options of {@link buildReceiver}. */
 export interface ReceiverOptions {
@@ -124,7 +120,6 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     durability: config.durability,
     ...(config.spoolDir === undefined ? {} : { spoolDir: config.spoolDir }),
     log: app.log,
-    relayFamilies: relayFamiliesOf(config.relays),
   });
   const metrics = createReceiverMetrics(eventQueue);
   capConnections(app.server, config.maxConnections, app.log, () => metrics.connectionsDropped.inc());
@@ -192,22 +187,35 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   });
   if (config.dashboard !== undefined) {
     // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
-    const [{ dashboard }, { readChangesStatus }, { createMirrorStatusReader }] = await Promise.all([
-      import('./dashboard/dashboard.js'),
-      import('../changes/changes-status.js'),
-      import('../mirror/mirror-status.js'),
-    ]);
-    // Beside the event queues, the board lists the change queues of the services followed and each relay route's
-    // queue (its dead letters are its failed jobs), opened when it first lists its queues.
+    const [{ dashboard }, { readChangesStatus }, { createMirrorStatusReader }, { SubscriptionRegistry }, { readSubscriptionStatus }] =
+      await Promise.all([
+        import('./dashboard/dashboard.js'),
+        import('../changes/changes-status.js'),
+        import('../mirror/mirror-status.js'),
+        import('../subscriptions/subscription-registry.js'),
+        import('../subscriptions/subscription-status.js'),
+      ]);
+    // Beside the event queues, the board lists the change queues of the services followed, each relay route's queue
+    // (its dead letters are its failed jobs), and each subscription's, read again on each call of its API as
+    // subscriptions are made and deleted at run time. A queue is opened when the board first lists it.
     const boardQueueNames = [
       ...((config.admin?.changes.services.length ?? 0) > 0 ? [changesQueueName, changeEventsQueueName] : []),
       ...config.relays.map((route) => relayQueueName(route.name)),
     ];
-    let boardQueues: Queue[] | undefined;
-    const queues = (): readonly Queue[] =>
-      (boardQueues ??= boardQueueNames.map((name) => new Queue(name, { connection, prefix: config.prefix, skipWaitingForReady: true })));
+    const subscriptions = new SubscriptionRegistry(connection, config.prefix);
+    const boardQueues = new Map<string, Queue>();
+    const boardQueue = (name: string): Queue => {
+      let queue = boardQueues.get(name);
+      if (queue === undefined)
+        boardQueues.set(name, (queue = new Queue(name, { connection, prefix: config.prefix, skipWaitingForReady: true })));
+      return queue;
+    };
+    const queues = async (): Promise<readonly Queue[]> => {
+      const subscriptionNames = (await subscriptions.list()).map((subscription) => subscriptionQueueName(subscription.name));
+      return [...boardQueueNames, ...subscriptionNames].map(boardQueue);
+    };
     app.addHook('onClose', async () => {
-      await Promise.all((boardQueues ?? []).map((queue) => queue.close()));
+      await Promise.all([...boardQueues.values()].map((queue) => queue.close()));
     });
     const mirrorUrl = config.mirror?.databaseUrl;
     const mirror =
@@ -228,11 +236,12 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
       auth: config.dashboard.auth,
       changes: config.dashboard.changes,
       eventQueue,
-      ...(boardQueueNames.length > 0 ? { queues } : {}),
+      queues,
       services: () => readServiceReports(connection, config.prefix),
       failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
       changeEvents: () => readChangesStatus(connection, config.prefix),
       relays: () => readRelayStatus(connection, config.prefix, config.relays),
+      subscriptions: () => readSubscriptionStatus(connection, config.prefix, subscriptions, config.subscriptionBacklog),
       ...(mirror === undefined ? {} : { mirror: () => mirror.read() }),
       staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
       secureCookie: config.publicUrl.startsWith('https://'),

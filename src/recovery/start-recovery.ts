@@ -21,10 +21,8 @@ import { connectRedis, createProducerConnection, type RedisClient, type RedisTar
 import { createRegistration } from '../registration/create-registration.js';
 import { registerRegistrationMetrics } from '../registration/registration-metrics.js';
 import type { Registration } from '../registration/registration.js';
-import { createRelayAlerts } from '../relay/relay-alerts.js';
-import { registerRelayMetrics } from '../relay/relay-metrics.js';
-import { startRelays, type Relays } from '../relay/start-relays.js';
 import type { HookKeys } from '../signature/hook-keys.js';
+import { startOutputs } from './start-outputs.js';
 
 /** Options of {@link startRecovery}: what the receiver already holds. */
 export interface RecoveryOptions {
@@ -93,19 +91,14 @@ export function startRecovery(options: RecoveryOptions): Recovery {
     ...(alert === undefined ? {} : { onFilled: gapAlerts(alert) }),
   });
   const poller = startPoll(options, auth);
-  // Relays: a connection of their own, auto-pipelined (a try's BullMQ commands of one tick go in one write: about
-  // a fifth more tries per second on the same CPU).
-  const relayRedis =
-    config.relays.length === 0 ? undefined : connectRedis(options.redisTarget, { maxRetriesPerRequest: null, enableAutoPipelining: true });
-  relayRedis?.on('error', () => undefined);
-  const relays = relayRedis === undefined ? undefined : startRelayRoutes(options, relayRedis, alert);
+  const outputs = startOutputs(options, alert);
   for (const service of servicesWithoutEdits(config)) {
     logger.warn(
       { service },
       'CHANGES/MIRROR: neither REGISTER nor POLL names this service: only a webhook registered by other means brings its edits (add it to REGISTER or POLL)',
     );
   }
-  const changes = startChangeEvents(options, backfillRedis, auth, alert, relays);
+  const changes = startChangeEvents(options, backfillRedis, auth, alert);
   const mirror = startPostgisMirror(options, backfillRedis, auth);
   const passes = registrationRedis === undefined ? undefined : startPasses(options, registrationRedis, auth, alert);
   return {
@@ -117,8 +110,7 @@ export function startRecovery(options: RecoveryOptions): Recovery {
       await passes?.health.close();
       await poller?.close();
       await changes?.close();
-      await relays?.close();
-      relayRedis?.disconnect();
+      await outputs.close();
       await mirror?.close();
       // Forced: BullMQ's graceful close can wait forever on a blocking connection that reconnected after a Redis
       // restart (taskforcesh/bullmq#4656). A gap being filled is picked up again, and its event is the same.
@@ -144,7 +136,6 @@ function startChangeEvents(
   connection: RedisClient,
   auth: ResolvedAdminAuth | undefined,
   alert: AlertSender | undefined,
-  relays: Relays | undefined,
 ): Changes | undefined {
   if (config.admin === undefined || config.admin.changes.services.length === 0) return undefined;
   return startChanges({
@@ -161,30 +152,6 @@ function startChangeEvents(
     jobOptions: eventQueue.jobOptions,
     logger,
     ...(alert === undefined ? {} : { alert }),
-    ...(relays === undefined ? {} : { relays: relays.fanout }),
-  });
-}
-
-/** The relay routes of GEOHOOK_CONFIG (docs/relays.md), with their metrics and alerts. */
-function startRelayRoutes(
-  { config, logger, metricsRegistry }: RecoveryOptions,
-  connection: RedisClient,
-  alert: AlertSender | undefined,
-): Relays {
-  const metrics = registerRelayMetrics(metricsRegistry);
-  const alerts = alert === undefined ? undefined : createRelayAlerts({ redis: connection, prefix: config.prefix, alert });
-  return startRelays({
-    routes: config.relays,
-    connection,
-    prefix: config.prefix,
-    completedJobs: config.completedJobs,
-    logger,
-    onOutcome: metrics.onOutcome,
-    onDeadLetter: (route, job, err) => {
-      metrics.onDeadLetter(route);
-      alerts?.deadLetter(route, job.id, err.message);
-    },
-    ...(alerts === undefined ? {} : { onFailing: alerts.failing }),
   });
 }
 

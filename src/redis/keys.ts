@@ -77,7 +77,28 @@ export const changesSnapshotsKey = (prefix: string): string => `${prefix}:change
 /** Relays (docs/relays.md): a route's counts and last error (`delivered`, `failing`, `lastError`, `lastErrorAt`, `lastDeliveredAt`, `alerted`). */
 export const relayStatsKey = (prefix: string, route: string): string => `${prefix}:relay:route:${route}`;
 
-/** Relays: each new feature or GP event a route may take, pushed by the accept script, until the fan-out adds its jobs. */
-export const relayInboxKey = (prefix: string): string => `${prefix}:relay:inbox`;
+/**
+ * The event log (docs/subscriptions.md): a stream of every new event, appended by the accept script in the call that
+ * stores it (`j` its job id, `d` its data), read by the fan-out, kept for `eventLog.retentionSeconds`.
+ */
+export const eventLogKey = (prefix: string): string => `${prefix}:log`;
+
+/**
+ * The fan-out's state: `cursor` (the last log entry handed to every destination), `version` (raised by every change
+ * of the subscriptions), `catchup:<name>` (where a subscription made with `--from` reads the log next).
+ */
+export const fanoutKey = (prefix: string): string => `${prefix}:fanout`;
+
+/** The lease of the receiver running the fan-out (the others wait for it to lapse). */
+export const fanoutLeaseKey = (prefix: string): string => `${prefix}:fanout:lease`;
+
+/** The fields of each layer whose change events were written (`<service>#<layer id>` → JSON), which `where` filters read. */
+export const layerFieldsKey = (prefix: string): string => `${prefix}:fanout:layers`;
+
+/** Subscriptions: their definitions, by name (JSON). */
+export const subscriptionsKey = (prefix: string): string => `${prefix}:subscriptions`;
+
+/** Subscriptions: the events each one dropped past its backlog cap, by name. */
+export const subscriptionDroppedKey = (prefix: string): string => `${prefix}:subscriptions:dropped`;
 /** The PostGIS mirror: the last failure of each layer (`<service>#<layer id>` → JSON `{error, at}`), until it catches up. */
 export const mirrorErrorsKey = (prefix: string): string => `${prefix}:mirror:errors`;

@@ -1,14 +1,14 @@
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { parseWebhookSecret } from '../config/relay-secrets.js';
+import { routeMatcher, type RouteMatcher } from '../fanout/route-match.js';
+import type { RoutedEvent } from '../fanout/routed-event.js';
 import { DEFAULT_RELAY_TIMEOUT_MS } from './deliver.js';
 import { formatPowerAutomate } from './formats/powerautomate.js';
 import type { RelayRequest } from './formats/relay-request.js';
 import { formatSlack } from './formats/slack.js';
 import { formatStandard } from './formats/standard.js';
 import { formatTeams } from './formats/teams.js';
-import type { RelayEvent } from './relay-event.js';
 import { DEFAULT_RELAY_JITTER, scheduleFromPolicy, STANDARD_WEBHOOKS_SCHEDULE_MS } from './retry-schedule.js';
-import { routeMatcher, type RouteMatcher } from './route-match.js';
 
 /** A configured route, ready to use: what it takes, what it sends, and on which schedule. */
 export interface RelayRoute {
@@ -17,7 +17,7 @@ export interface RelayRoute {
   readonly url: string;
   readonly matches: RouteMatcher;
   /** The request of one try, signed at `nowMs` (ms since the epoch). */
-  request(event: RelayEvent, nowMs: number): RelayRequest;
+  request(event: RoutedEvent, nowMs: number): RelayRequest;
   /** The waits between tries, ms: BullMQ's `attempts` is one more. */
   readonly scheduleMs: readonly number[];
   readonly jitter: number;
@@ -25,7 +25,7 @@ export interface RelayRoute {
 }
 
 /** The format of a route as a function of the event and the try's time. */
-function formatterOf(route: RelayRouteConfig): (event: RelayEvent, nowMs: number) => RelayRequest {
+function formatterOf(route: RelayRouteConfig): (event: RoutedEvent, nowMs: number) => RelayRequest {
   const secrets = route.secret === undefined ? [] : [route.secret].flat();
   switch (route.format) {
     case 'standard': {

@@ -1,8 +1,8 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
+import type { RoutedEvent } from '../fanout/routed-event.js';
 import type { RedisClient } from '../redis/connection.js';
 import { deliver, deliveryError, type DeliveryOutcome, type RelayFetch } from './deliver.js';
-import type { RelayEvent } from './relay-event.js';
 import { relayQueueName } from './relay-queues.js';
 import type { RelayRoute } from './relay-route.js';
 import type { RelayStats } from './relay-stats.js';
@@ -35,7 +35,7 @@ export interface RelayWorkerOptions {
   /** Each try's outcome (metrics). */
   onOutcome?: (route: string, outcome: DeliveryOutcome) => void;
   /** A job that used its last try: now a dead letter of the route. */
-  onDeadLetter?: (route: string, job: Job<RelayEvent>, err: Error) => void;
+  onDeadLetter?: (route: string, job: Job<RoutedEvent>, err: Error) => void;
 }
 
 /**
@@ -44,11 +44,11 @@ export interface RelayWorkerOptions {
  * (`Retry-After` honoured), and after the last try (or a 410 Gone) the job stays in the failed set: a dead letter,
  * replayed with `geohook relay replay`.
  */
-export function startRelayWorker(options: RelayWorkerOptions): Worker<RelayEvent> {
+export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEvent> {
   const { route, stats } = options;
   const log = options.logger.child({ component: 'relay', route: route.name });
   const deliverOptions = { timeoutMs: route.timeoutMs, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) };
-  const worker = new Worker<RelayEvent>(
+  const worker = new Worker<RoutedEvent>(
     relayQueueName(route.name),
     async (job) => {
       const outcome = await deliver(route.url, route.request(job.data, Date.now()), deliverOptions);

@@ -1,9 +1,9 @@
 import type { Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
+import type { Destination } from '../fanout/destination.js';
 import type { RedisClient } from '../redis/connection.js';
-import { RelayFanout } from './relay-fanout.js';
-import { startRelayInbox } from './relay-inbox.js';
+import { relayJobOptions, relayQueueName } from './relay-queues.js';
 import { createRelayRoute } from './relay-route.js';
 import { RelayStats } from './relay-stats.js';
 import { createRelayTransport } from './relay-transport.js';
@@ -27,21 +27,20 @@ export interface RelaysOptions {
   onFailing?: (route: string, failing: number, lastError: string) => void;
 }
 
-/** Running relays: the fan-out writers add jobs with, and the routes' workers. */
+/** Running relays: the routes as the fan-out's destinations, and their workers. */
 export interface Relays {
-  fanout: RelayFanout;
+  destinations: readonly Destination[];
   close(): Promise<void>;
 }
 
 /**
- * Relays (docs/relays.md): a queue and a worker per configured route, the fan-out that fills the queues (change
- * writers hand it their batches), and the loop that hands it the feature and GP events of the relay inbox.
+ * Relays (docs/relays.md): a queue and a worker per configured route; the fan-out (`startFanout`) fills the queues,
+ * each route being one of its destinations.
  */
 export function startRelays(options: RelaysOptions): Relays {
   const { connection, prefix, logger } = options;
   const routes = options.routes.map(createRelayRoute);
   const stats = new RelayStats({ redis: connection, prefix, ...(options.onFailing === undefined ? {} : { onFailing: options.onFailing }) });
-  const fanout = new RelayFanout(connection, { routes, prefix, completedJobs: options.completedJobs });
   const transport = options.fetch === undefined ? createRelayTransport() : undefined;
   const fetch = options.fetch ?? transport!.fetch;
   const workers: Worker[] = routes.map((route) =>
@@ -57,18 +56,18 @@ export function startRelays(options: RelaysOptions): Relays {
       ...(options.onDeadLetter === undefined ? {} : { onDeadLetter: options.onDeadLetter }),
     }),
   );
-  // Feature and GP events come through the inbox the accept script fills; change events from the change writer.
-  const takesStored = options.routes.some((route) => route.types.some((type) => !type.startsWith('change.')));
-  const inbox = takesStored ? startRelayInbox({ connection, prefix, fanout, logger }) : undefined;
   logger.info({ routes: routes.map((route) => route.name) }, 'relaying events');
   return {
-    fanout,
+    destinations: routes.map((route) => ({
+      name: `relay:${route.name}`,
+      queue: relayQueueName(route.name),
+      matches: route.matches,
+      jobOptions: relayJobOptions(route, options.completedJobs),
+    })),
     async close() {
       // Forced, as the backfill worker is closed: a try cut short is tried again, under the same webhook-id.
-      await inbox?.close();
       await Promise.all(workers.map((worker) => worker.close(true)));
       await stats.close();
-      await fanout.close();
       await transport?.close();
     },
   };

@@ -46,7 +46,7 @@ t.test('a where geohook cannot read, a reserved header, a second route of a name
   );
   t.match(refusal(t, [{ ...route, headers: { 'content-type': 'text/plain' } }]), /cannot set "content-type"/);
   t.match(refusal(t, [route, route]), /route "parcels": a second route of this name/);
-  t.match(refusal(t, [{ ...route, types: ['*'] }]), /relays take patterns of change\., feature\. or gp\. events/);
+  t.match(refusal(t, [{ ...route, types: ['*'] }]), /patterns of change\., feature\. or gp\. events/);
   t.match(refusal(t, [{ ...route, name: 'a:b' }]), /relays\.0\.name/);
   t.match(refusal(t, [{ ...route, url: 'ftp://example.com' }]), /an http\(s\) URL/);
   t.match(refusal(t, [{ ...route, layers: [0] }]), /layers need services/);

@@ -6,12 +6,13 @@ import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import type { StoredEvent } from '../../src/events/envelope.js';
 import { readableJobData } from '../../src/events/stored-event.js';
+import { acceptLua } from '../../src/queue/accept-script.js';
 import { confirmJobOptions } from '../../src/queue/backfill-jobs.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { BULLMQ_VERSION, JobScript, type EventWrite, type RangesWrite } from '../../src/queue/job-script.js';
 import { allQueueNames } from '../../src/queue/names.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
-import { activityKey, aheadKey, dedupKey, gapsKey, relayInboxKey, serverGensKey, watermarksKey } from '../../src/redis/keys.js';
+import { activityKey, aheadKey, dedupKey, gapsKey, eventLogKey, serverGensKey, watermarksKey } from '../../src/redis/keys.js';
 import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { repoPath } from '../helpers/paths.js';
 import { uniquePrefix } from '../helpers/receiver.js';
@@ -74,7 +75,7 @@ async function setUp(
     serverGensKey: serverGensKey(ours),
     aheadKey: aheadKey(ours),
     gapsKey: gapsKey(ours),
-    relayInboxKey: relayInboxKey(ours),
+    eventLogKey: eventLogKey(ours),
     dedupKeyPrefix: dedupKey(ours, ''),
     dedupMs: 60_000,
     gapDelayMs,
@@ -104,14 +105,33 @@ const requestOf = (event: StoredEvent): EventWrite => ({
   activity: undefined,
 });
 
-t.test('the accept script is accept-jobs.lua, copied beside the compiled module; no .ts file of src/ holds its Lua', async (t) => {
+t.test('the scripts that write jobs are .lua files, copied beside the compiled modules; no .ts file of src/ holds their Lua', async (t) => {
   const sources = (readdirSync(repoPath('src'), { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'));
   t.ok(sources.length > 50);
   t.same(
     sources.filter((file) => /local function addJob|rcall\('LPUSH'/.test(readFileSync(repoPath('src', file), 'utf8'))),
     [],
   );
-  t.match(readFileSync(repoPath('src/queue/accept-jobs.lua'), 'utf8'), /local function addJob/);
+  t.match(readFileSync(repoPath('src/queue/bullmq-jobs.lua'), 'utf8'), /local function addJob/);
+  // Both scripts include BullMQ's job writes, and the loaded accept script holds them.
+  for (const script of ['src/queue/accept-jobs.lua', 'src/fanout/fanout.lua'])
+    t.match(readFileSync(repoPath(script), 'utf8'), /^-- @include bullmq-jobs\.lua$/m, script);
+  t.match(acceptLua, /local function addJob/);
+  t.notMatch(acceptLua, /@include/);
+});
+
+t.test('each new event, and no repeat, is appended to the event log in the call that stores it: its job id and data', async (t) => {
+  const { script, prefixes } = await setUp(t);
+  const [first, second] = [envelopeOf('gp'), envelopeOf('gp')];
+  t.same(await script.write([requestOf(first), requestOf(second), requestOf(first)]), [1, 1, 0]);
+  t.same(await script.write([requestOf(second)]), [0]);
+  const connection = new Redis(redis.url);
+  t.teardown(() => connection.disconnect());
+  const entries = await connection.xrange(eventLogKey(prefixes[0]), '-', '+');
+  t.same(
+    entries.map(([, fields]) => fields),
+    [first, second].map((event) => ['j', event.id, 'd', JSON.stringify(event)]),
+  );
 });
 
 t.test('package.json pins bullmq to exactly the release whose layout the script writes', async (t) => {

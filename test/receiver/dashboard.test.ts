@@ -2,13 +2,14 @@ import crypto from 'node:crypto';
 import { once } from 'node:events';
 import { syncBuiltinESMExports } from 'node:module';
 import { connect } from 'node:net';
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { buildReceiver } from '../../src/receiver/build-receiver.js';
 import { createSession, isAuthorized } from '../../src/receiver/dashboard/session.js';
 import { sign } from '../../src/signature/sign.js';
+import { SubscriptionRegistry } from '../../src/subscriptions/subscription-registry.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { fixture } from '../helpers/paths.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
@@ -540,6 +541,43 @@ t.test("with CHANGES and relay routes the board also lists the change queues and
     'relay-ops',
     'unknown-events',
   ]);
+});
+
+t.test('a subscription made at run time: the subscriptions view shows its waiting events, the board its queue', async (t) => {
+  const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
+  const connection = new Redis(redis.url);
+  t.teardown(() => connection.quit());
+  const listed = async (): Promise<string[]> =>
+    (JSON.parse((await get(receiver, '/ui/api/queues', BEARER)).body) as { queues: Array<{ name: string }> }).queues.map(
+      (queue) => queue.name,
+    );
+  t.notOk((await listed()).includes('sub-permits'), 'no subscription yet');
+  t.match((await get(receiver, '/ui/subscriptions', BEARER)).body, /No subscription/);
+
+  const registry = new SubscriptionRegistry(connection, receiver.prefix);
+  t.equal(await registry.create({ name: 'permits', types: ['change.*', 'gp.*'] }, { origin: 'runtime' }), 'created');
+  // What the fan-out adds to a subscription's queue: one job per event.
+  const queue = new Queue('sub-permits', { connection, prefix: receiver.prefix });
+  t.teardown(() => queue.close());
+  await queue.addBulk([1, 2, 3].map((n) => ({ name: 'change.FeaturesCreated', data: { n }, opts: { jobId: `e${n}` } })));
+
+  t.equal((await get(receiver, '/ui/subscriptions')).status, 302, 'no credentials: to the login page');
+  const page = await get(receiver, '/ui/subscriptions', BEARER);
+  t.equal(page.status, 200);
+  t.match(
+    page.body,
+    /<tr data-subscription="permits"><td>permits<\/td><td data-column="types">change\.\*, gp\.\*<\/td><td data-column="waiting">3<\/td>/,
+  );
+  t.match(page.body, /<td data-column="deadLetters">0<\/td><td data-column="dropped">0<\/td><td data-column="origin">runtime<\/td>/);
+  t.match(page.body, '<code>geohook consume --subscription permits</code>', 'the command that attaches a worker');
+  t.match(page.body, /<a href="\/ui\/subscriptions">Subscriptions<\/a>/, 'the menu links the page');
+  t.ok((await listed()).includes('sub-permits'), 'the board lists the queue of a subscription made after it first listed its queues');
+  const jobs = JSON.parse((await get(receiver, '/ui/api/queues?activeQueue=sub-permits&status=waiting', BEARER)).body) as {
+    queues: Array<{ name: string; counts: { waiting: number } }>;
+  };
+  t.equal(jobs.queues.find((entry) => entry.name === 'sub-permits')?.counts.waiting, 3, 'with its waiting events');
+  await registry.delete('permits');
+  t.notOk((await listed()).includes('sub-permits'), 'and drops it once the subscription is deleted');
 });
 
 t.test('the services page lists the services self-registration could not register', async (t) => {

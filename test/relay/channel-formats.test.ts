@@ -3,10 +3,10 @@ import t from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { parseSharedSecret, SHARED_SECRET_HEADER } from '../../src/config/relay-secrets.js';
 import { GeohookError } from '../../src/errors.js';
+import type { RoutedEvent } from '../../src/fanout/routed-event.js';
 import { formatPowerAutomate } from '../../src/relay/formats/powerautomate.js';
 import { escapeMrkdwn, formatSlack } from '../../src/relay/formats/slack.js';
 import { formatTeams } from '../../src/relay/formats/teams.js';
-import type { RelayEvent } from '../../src/relay/relay-event.js';
 import { fixture } from '../helpers/paths.js';
 import { changeUpdated, storedFeatureEvent, storedGpEvent } from '../helpers/relay-events.js';
 
@@ -23,7 +23,7 @@ function without(event: ChangeEvent, ...fields: (keyof ChangeEvent)[]): ChangeEv
   return copy as ChangeEvent;
 }
 
-const events: [string, RelayEvent][] = [
+const events: [string, RoutedEvent][] = [
   ['change.updated', changeUpdated()],
   ['change.created', without(changeUpdated({ type: 'change.created', op: 'c', before: null }), 'changedFields')],
   ['change.deleted', changeUpdated({ type: 'change.deleted', op: 'd', after: null })],

@@ -2,9 +2,9 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import t, { type Test } from 'tap';
 import { parseWebhookSecret } from '../../src/config/relay-secrets.js';
+import type { RoutedEvent } from '../../src/fanout/routed-event.js';
 import { deliver } from '../../src/relay/deliver.js';
 import { formatStandard, standardBody } from '../../src/relay/formats/standard.js';
-import type { RelayEvent } from '../../src/relay/relay-event.js';
 import { startSink } from '../helpers/http-sink.js';
 import { changeUpdated, SECRET_A, SECRET_B, storedFeatureEvent, storedGpEvent } from '../helpers/relay-events.js';
 
@@ -29,7 +29,7 @@ async function verifyingSink(t: Test, verifier: Verifier, secret: string) {
   return { ...sink, verdicts };
 }
 
-const events: [string, RelayEvent][] = [
+const events: [string, RoutedEvent][] = [
   ['a change event', changeUpdated()],
   ['a stored feature event', storedFeatureEvent()],
   ['a stored GP event', storedGpEvent()],

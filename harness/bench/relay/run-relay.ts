@@ -8,7 +8,7 @@ import { ChangeWriter } from '../../../src/changes/change-writer.js';
 import type { RelayRouteConfig } from '../../../src/config/relay-schema.js';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { backfillQueueName } from '../../../src/queue/names.js';
-import { RelayFanout } from '../../../src/relay/relay-fanout.js';
+import { relayJobOptions, relayQueueName } from '../../../src/relay/relay-queues.js';
 import { createRelayRoute } from '../../../src/relay/relay-route.js';
 import { percentile } from '../changes/change-latency.js';
 import { Child } from '../ipc.js';
@@ -66,13 +66,22 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
     secret: SECRET,
   };
   const completedJobs = { ageSeconds: 3600, count: 1000 };
-  const fanout = new RelayFanout(connection, { routes: [createRelayRoute(route)], prefix: PREFIX, completedJobs });
+  const relayQueue = new Queue(relayQueueName(route.name), {
+    connection,
+    prefix: PREFIX,
+    defaultJobOptions: relayJobOptions(createRelayRoute(route), completedJobs),
+  });
   let server: Child<{ url: string }> | undefined;
   let naive: Child | undefined;
   try {
     log(`relay: ${settings.events.toLocaleString('en-US')} events queued for one standard route, then geohook's server drains them`);
     for (let start = 0; start < settings.events; start += 500)
-      await fanout.add(Array.from({ length: Math.min(500, settings.events - start) }, (_, i) => benchChangeEvent('drain', start + i)));
+      await relayQueue.addBulk(
+        Array.from({ length: Math.min(500, settings.events - start) }, (_, i) => {
+          const event = benchChangeEvent('drain', start + i);
+          return { name: event.type, data: event, opts: { jobId: event.id } };
+        }),
+      );
     const config = join(dir, 'geohook.json');
     writeFileSync(config, JSON.stringify({ relays: [route], completedJobs }));
     const env = {
@@ -119,7 +128,6 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
       backfillQueue: queues[1]!,
       prefix: PREFIX,
       dedupMs: 3_600_000,
-      relays: fanout,
     });
     const writtenAtMs = new Map<string, number>();
     const batch = 10;
@@ -153,7 +161,7 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
   } finally {
     await naive?.close();
     await server?.close();
-    await fanout.close();
+    await relayQueue.close();
     connection.disconnect();
     await sink.close();
     await redis.stop();

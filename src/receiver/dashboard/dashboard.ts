@@ -22,6 +22,7 @@ import type { MirrorView } from './mirror-section.js';
 import { relaysPage, type RelaysPageOptions } from './relays-page.js';
 import { servicesPage } from './services-page.js';
 import { isAuthorized } from './session.js';
+import { subscriptionsPage, type SubscriptionsPageOptions } from './subscriptions-page.js';
 
 /** Options of the {@link dashboard} plugin, registered with `prefix: '/ui'`. */
 export interface DashboardOptions {
@@ -31,8 +32,11 @@ export interface DashboardOptions {
   changes?: DashboardChanges;
   /** The queues the board shows. */
   eventQueue: EventQueue;
-  /** Further queues the board shows after the event queues (change ranges and change events). @defaultValue none */
-  queues?: () => readonly Queue[];
+  /**
+   * Further queues the board shows after the event queues (change ranges and events, relay routes', subscriptions'),
+   * listed again on every call of the board's API: subscriptions come and go at run time. @defaultValue none
+   */
+  queues?: () => Promise<readonly Queue[]>;
   /** What the services view shows (`readServiceReports`). */
   services: () => Promise<ServiceReport[]>;
   /** The services self-registration could not register (`readFailingServices`). @defaultValue none */
@@ -41,6 +45,8 @@ export interface DashboardOptions {
   changeEvents?: () => Promise<ChangesStatus>;
   /** What the relays view shows (`readRelayStatus`). @defaultValue no route */
   relays?: RelaysPageOptions['status'];
+  /** What the subscriptions view shows (`readSubscriptionStatus`). @defaultValue no subscription */
+  subscriptions?: SubscriptionsPageOptions['status'];
   /** The PostGIS mirror's layers on the services view (`readMirrorStatus`). @defaultValue no mirror section */
   mirror?: () => Promise<MirrorView>;
   /**
@@ -91,6 +97,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
       { text: 'Services', url: `${prefix}/services` },
       { text: 'Changes', url: `${prefix}/changes` },
       { text: 'Relays', url: `${prefix}/relays` },
+      { text: 'Subscriptions', url: `${prefix}/subscriptions` },
     ],
   };
   const bullBoard = createBullBoard({ queues: [], serverAdapter, options: { uiConfig } });
@@ -100,11 +107,12 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
   );
 
   // The queues exist only once Redis was first reached, which may be long after start-up: the board
-  // takes them on the first API call that finds them.
-  let attached = false;
-  const attachQueues = (): void => {
-    if (attached) return;
-    bullBoard.setQueues([
+  // takes them on the first API call that finds them. The further queues are listed again on each call, and the
+  // board's set replaced when they changed (a subscription made or deleted).
+  let eventAdapters: BullMQAdapter[] | undefined;
+  let shown: string | undefined;
+  const attachQueues = async (): Promise<void> => {
+    eventAdapters ??= [
       ...allQueueNames.map((name) => {
         const adapter = new BullMQAdapter(eventQueue.queue(name), adapterOptions);
         // Jobs hold the stored form: the board shows each event with its payload, as consumers get it.
@@ -113,9 +121,12 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
         return adapter;
       }),
       new BullMQAdapter(eventQueue.backfillQueue(), adapterOptions),
-      ...(options.queues?.() ?? []).map((queue) => new BullMQAdapter(queue, adapterOptions)),
-    ]);
-    attached = true;
+    ];
+    const queues = (await options.queues?.()) ?? [];
+    const names = queues.map((queue) => queue.name).join('\n');
+    if (names === shown) return;
+    bullBoard.replaceQueues([...eventAdapters, ...queues.map((queue) => new BullMQAdapter(queue, adapterOptions))]);
+    shown = names;
   };
 
   const challenge = tokenMode ? 'Bearer realm="geohook"' : 'Basic realm="geohook", charset="UTF-8"';
@@ -143,10 +154,10 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     }
     if (!api) return;
     try {
-      attachQueues();
+      await attachQueues();
     } catch (err) {
       if (err instanceof QueueUnavailableError) return sendError(reply, err);
-      throw err;
+      return sendError(reply, new QueueUnavailableError(`cannot list the queues from Redis: ${(err as Error).message}`, 5, { cause: err }));
     }
   });
 
@@ -164,6 +175,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     boardPath: prefix,
   });
   await app.register(relaysPage, { status: options.relays ?? (async () => ({ routes: [] })), boardPath: prefix });
+  await app.register(subscriptionsPage, { status: options.subscriptions ?? (async () => []), boardPath: prefix });
 }
 
 /**

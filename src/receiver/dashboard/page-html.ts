@@ -37,7 +37,7 @@ export const navHtml = (boardPath: string): string => {
   const path = escapeHtml(boardPath);
   return (
     `<nav><a href="${path}/services">Services and recent events</a><a href="${path}/changes">Change events</a>` +
-    `<a href="${path}/relays">Relays</a>` +
+    `<a href="${path}/relays">Relays</a><a href="${path}/subscriptions">Subscriptions</a>` +
     `<a href="${path}/">Queues (jobs, retries, dead letters)</a></nav>`
   );
 };

@@ -1,5 +1,6 @@
 import { SHARED_SECRET_HEADER } from '../../config/relay-secrets.js';
-import { relayData, type RelayEvent } from '../relay-event.js';
+import type { RoutedEvent } from '../../fanout/routed-event.js';
+import { relayData } from '../relay-event.js';
 import { JSON_CONTENT_TYPE, type RelayRequest } from './relay-request.js';
 
 /** Options of {@link formatPowerAutomate}. */
@@ -13,7 +14,7 @@ export interface PowerAutomateFormatOptions {
  * event JSON as the body, the shared secret in {@link SHARED_SECRET_HEADER}, and `webhook-id` (the event id)
  * for flows that keep the ids they have handled.
  */
-export function formatPowerAutomate(event: RelayEvent, options: PowerAutomateFormatOptions = {}): RelayRequest {
+export function formatPowerAutomate(event: RoutedEvent, options: PowerAutomateFormatOptions = {}): RelayRequest {
   const headers: Record<string, string> = { 'content-type': JSON_CONTENT_TYPE, 'webhook-id': event.id };
   if (options.secret !== undefined) headers[SHARED_SECRET_HEADER] = options.secret;
   return { headers, body: JSON.stringify(relayData(event)) };

@@ -1,4 +1,4 @@
-import type { RelayEvent } from '../relay-event.js';
+import type { RoutedEvent } from '../../fanout/routed-event.js';
 import { JSON_CONTENT_TYPE, type RelayRequest } from './relay-request.js';
 import { summarizeEvent } from './summary.js';
 
@@ -21,7 +21,7 @@ function cutEscaped(text: string, max: number): string {
  * a section with the summary line and a context block with its facts, every value escaped; `verbatim` so that
  * Slack does not turn names or URLs in the values into links.
  */
-export function formatSlack(event: RelayEvent): RelayRequest {
+export function formatSlack(event: RoutedEvent): RelayRequest {
   const { line, facts } = summarizeEvent(event);
   const text = cutEscaped(escapeMrkdwn(line), MAX_SECTION_CHARS);
   const elements = facts.slice(0, MAX_CONTEXT_ELEMENTS).map(({ title, value }) => ({

@@ -1,4 +1,5 @@
-import { eventTime, relayData, type RelayEvent } from '../relay-event.js';
+import type { RoutedEvent } from '../../fanout/routed-event.js';
+import { eventTime, relayData } from '../relay-event.js';
 import { standardSignature } from '../standard-signature.js';
 import { JSON_CONTENT_TYPE, type RelayRequest } from './relay-request.js';
 
@@ -11,7 +12,7 @@ export interface StandardFormatOptions {
 }
 
 /** The Standard Webhooks body of an event: `{"type","timestamp","data"}`, `timestamp` the event's time (ISO 8601). */
-export function standardBody(event: RelayEvent): string {
+export function standardBody(event: RoutedEvent): string {
   return JSON.stringify({ type: event.type, timestamp: eventTime(event), data: relayData(event) });
 }
 
@@ -20,7 +21,7 @@ export function standardBody(event: RelayEvent): string {
  * route, so receivers deduplicate), `webhook-timestamp` the try's time in seconds, `webhook-signature` one
  * `v1,` signature per key. Sign each try anew: receivers refuse a timestamp more than 5 minutes old.
  */
-export function formatStandard(event: RelayEvent, options: StandardFormatOptions): RelayRequest {
+export function formatStandard(event: RoutedEvent, options: StandardFormatOptions): RelayRequest {
   const body = standardBody(event);
   const timestampSeconds = Math.floor((options.nowMs ?? Date.now()) / 1000);
   return {

@@ -3,7 +3,8 @@ import type { ChangeEvent } from '../../changes/change-event.js';
 import type { StoredEvent } from '../../events/envelope.js';
 import { serviceNameOf } from '../../events/service-activity.js';
 import { storedPayload } from '../../events/stored-event.js';
-import { eventTime, isChangeEvent, type RelayEvent } from '../relay-event.js';
+import { isChangeEvent, type RoutedEvent } from '../../fanout/routed-event.js';
+import { eventTime } from '../relay-event.js';
 
 /** One name/value pair shown under the summary line (a Teams FactSet, Slack context). */
 export interface SummaryFact {
@@ -102,7 +103,7 @@ function storedLine(event: StoredEvent): string {
 }
 
 /** The summary of an event: "Parcels {4F95…}: status Open → Closed by inspector7", and its facts. */
-export function summarizeEvent(event: RelayEvent): EventSummary {
+export function summarizeEvent(event: RoutedEvent): EventSummary {
   if (!isChangeEvent(event)) {
     const service = serviceNameOf(event);
     const facts: SummaryFact[] = [{ title: 'Type', value: event.type }];

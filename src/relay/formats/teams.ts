@@ -1,4 +1,4 @@
-import type { RelayEvent } from '../relay-event.js';
+import type { RoutedEvent } from '../../fanout/routed-event.js';
 import { JSON_CONTENT_TYPE, type RelayRequest } from './relay-request.js';
 import { summarizeEvent } from './summary.js';
 
@@ -12,7 +12,7 @@ export const ADAPTIVE_CARD_VERSION = '1.4';
  * The Adaptive Card of an event: its summary line in bold, then its facts. Teams renders a subset of Markdown in
  * both; values are sent as they are, since Adaptive Cards have no escape for it.
  */
-export function teamsCard(event: RelayEvent): Record<string, unknown> {
+export function teamsCard(event: RoutedEvent): Record<string, unknown> {
   const { line, facts } = summarizeEvent(event);
   return {
     $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
@@ -30,7 +30,7 @@ export function teamsCard(event: RelayEvent): Record<string, unknown> {
  * An event as a Teams channel's workflow webhook ("When a Teams webhook request is received") takes a message:
  * `{"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","content":<card>}]}`.
  */
-export function formatTeams(event: RelayEvent): RelayRequest {
+export function formatTeams(event: RoutedEvent): RelayRequest {
   const message = {
     type: 'message',
     attachments: [{ contentType: ADAPTIVE_CARD_CONTENT_TYPE, contentUrl: null, content: teamsCard(event) }],

@@ -140,12 +140,7 @@ t.test(
         .find((text) => text.startsWith('{"id":')),
     );
     t.match(JSON.parse(line), { type: 'gp.job.succeeded', verified: true }, 'the event is printed as a JSON line');
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    t.match(
-      metrics,
-      /geohook_events_consumed_total\{queue="gp-events",type="gp.job.succeeded",outcome="completed"\} 1/,
-      "the consumer metrics are on the receiver's /metrics",
-    );
+    t.match(output(), /your worker: +geohook subscriptions create my-app --types 'change\.\*' && geohook consume --subscription my-app/);
 
     // A second `up` in the same directory, on the same ports (a second `npm start`), is refused in one line and
     // exits: it must not start a second redis-server on the same AOF, nor stop at a port its twin holds.
@@ -167,9 +162,33 @@ t.test(
     t.match(doctor.stdout, /round trip: ✓ /);
     t.notMatch(doctor.stdout, /[✗!] /, "all green: checked as the emulator's organization administrator");
 
-    // A second consumer in the same directory finds the embedded Redis (it competes with up's own printer
-    // for events, so it is only checked to connect and consume).
-    const consumer = await startCli(['consume', '--type', 'feature.*'], {}, /"queues":\["feature-events"\].*"msg":"consuming/, dir);
+    // Issue 50: a worker of the user's own beside `up`, on change-events (found in the same directory), gets every
+    // one of the edits: up's printer shows them and takes none.
+    const consumer = await startCli(['consume', '--type', 'change.*'], {}, /"queues":\["change-events"\].*"msg":"consuming/, dir);
+    const edits = 4;
+    for (let n = 0; n < edits; n++) {
+      const edited = await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Hosted/Parcels.FeatureServer/applyEdits`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ edits: [{ id: 0, adds: [{ attributes: { parcel_id: `P-${n}`, status: 'Open' } }] }] }),
+      });
+      t.equal(edited.status, 200);
+    }
+    const consumed = await waitFor('every edit at the worker', () => {
+      const lines = consumer
+        .output()
+        .split('\n')
+        .filter((text) => text.startsWith('{"id":') && text.includes('"change.created"'));
+      return lines.length >= edits ? lines : undefined;
+    });
+    t.equal(new Set(consumed.map((text) => (JSON.parse(text) as { id: string }).id)).size, edits, 'the worker got all of them, once each');
+    await waitFor(
+      'every edit printed by up too',
+      () =>
+        output()
+          .split('\n')
+          .filter((text) => text.includes('"change.created"')).length >= edits,
+    );
     consumer.child.kill('SIGTERM');
     t.equal((await once(consumer.child, 'exit'))[0], 0);
 

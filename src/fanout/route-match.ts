@@ -5,7 +5,7 @@ import type { ChangeEvent } from '../changes/change-event.js';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { compilePattern } from '../consumers/event-patterns.js';
 import { serviceNameOf } from '../events/service-activity.js';
-import { isChangeEvent, type RelayEvent } from './relay-event.js';
+import { isChangeEvent, type RoutedEvent } from './routed-event.js';
 
 /** What a route's `where` reads of a layer: its id and fields (a change writer's `LayerInfo` is one). */
 export interface RelayLayer {
@@ -14,7 +14,7 @@ export interface RelayLayer {
 }
 
 /** Whether a route takes an event; `layers`: the fields of the event's layer, which its `where` needs. */
-export type RouteMatcher = (event: RelayEvent, layers?: readonly RelayLayer[]) => boolean;
+export type RouteMatcher = (event: RoutedEvent, layers?: readonly RelayLayer[]) => boolean;
 
 /** The service a change event is of, `folder/name.FeatureServer`. */
 const changeServiceOf = ({ service }: ChangeEvent): string | undefined =>
@@ -48,11 +48,15 @@ function whereTest(clause: string): (event: ChangeEvent, layers: readonly RelayL
   };
 }
 
+/** What a relay route or a subscription takes: the filters they share (docs/relays.md#routes). */
+export type RouteFilter = Pick<RelayRouteConfig, 'types' | 'services' | 'layers' | 'where' | 'changed'>;
+
 /**
- * The matcher of a route (docs/relays.md#routes): its type patterns, then its services and layers, then, for change
- * events, its `where` and `changed`. A feature or GP event carries no row: a route with `where` or `changed` takes none.
+ * The matcher of a route or subscription (docs/relays.md#routes): its type patterns, then its services and layers,
+ * then, for change events, its `where` and `changed`. A feature or GP event carries no row: a filter with `where`
+ * or `changed` takes none.
  */
-export function routeMatcher(route: RelayRouteConfig): RouteMatcher {
+export function routeMatcher(route: RouteFilter): RouteMatcher {
   const patterns = route.types.map(compilePattern);
   const services = route.services === undefined ? undefined : new Set(route.services);
   const where = route.where === undefined ? undefined : whereTest(route.where);

@@ -1,0 +1,45 @@
+import type { RedisClient } from '../redis/connection.js';
+import type { RoutedEvent } from './routed-event.js';
+
+/** One entry of the event log: the event's job id in its queue, its type, and its data as stored (JSON). */
+export interface LogEntry {
+  /** The stream entry id: the log's order. */
+  id: string;
+  jobId: string;
+  name: string;
+  data: string;
+  event: RoutedEvent;
+}
+
+/** The fields of a stream entry as ioredis returns them: name, value, name, value… */
+function fieldOf(fields: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < fields.length - 1; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
+}
+
+/**
+ * Entries of the log `key` from `start` (a stream id; `(id` for the entries after it) up to `end` (inclusive; `+`
+ * for the newest), at most `count`. An entry that is not an event (never written by geohook) is passed over and
+ * reported to `skipped`; `read` counts every entry read, those included.
+ */
+export async function readEventLog(
+  redis: RedisClient,
+  key: string,
+  range: { start: string; end?: string; count: number },
+  skipped: (id: string, err: unknown) => void,
+): Promise<{ entries: LogEntry[]; lastId: string | undefined; read: number }> {
+  const raw = await redis.xrange(key, range.start, range.end ?? '+', 'COUNT', range.count);
+  const entries: LogEntry[] = [];
+  for (const [id, fields] of raw) {
+    const jobId = fieldOf(fields, 'j');
+    const data = fieldOf(fields, 'd');
+    try {
+      if (jobId === undefined || data === undefined) throw new Error('an entry without j and d');
+      const event = JSON.parse(data) as RoutedEvent;
+      entries.push({ id, jobId, name: event.type, data, event });
+    } catch (err) {
+      skipped(id, err);
+    }
+  }
+  return { entries, lastId: raw.at(-1)?.[0], read: raw.length };
+}

@@ -1,0 +1,196 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { layerFieldsField } from '../changes/layer-fields.js';
+import type { RedisClient } from '../redis/connection.js';
+import { eventLogKey, fanoutKey, fanoutLeaseKey, layerFieldsKey } from '../redis/keys.js';
+import type { Destination } from './destination.js';
+import { readEventLog, type LogEntry } from './event-log.js';
+import { FanoutLease } from './fanout-lease.js';
+import { FanoutScript, type HandOver } from './fanout-script.js';
+import { compareLogIds, LOG_START, logIdMs } from './log-id.js';
+import type { RelayLayer } from './route-match.js';
+import { isChangeEvent } from './routed-event.js';
+
+/** The destinations of a version of the subscriptions. */
+export type DestinationSource = (version: string) => Promise<readonly Destination[]>;
+
+/** Options of {@link startFanout}. */
+export interface FanoutOptions {
+  /** A connection of the fan-out's own (it blocks on the log while idle), made with `maxRetriesPerRequest: null`; the caller closes it. */
+  connection: RedisClient;
+  prefix: string;
+  /** The relay routes' destinations. */
+  routes: readonly Destination[];
+  /** The subscriptions' destinations, read again whenever their version changes. @defaultValue none */
+  subscriptions?: DestinationSource;
+  /** How long the log keeps an event once every destination has it (what `--from` can reach back to), ms. */
+  retentionMs: number;
+  logger: Logger;
+  /** Log entries handed over per call. @defaultValue 500 */
+  batch?: number;
+  /** How long the lease of the receiver that runs the fan-out lasts unless renewed, ms. @defaultValue 5000 */
+  leaseMs?: number;
+  /** Each hand-over done: its destination jobs, by destination name (metrics, tests). */
+  onHandOver?: (entries: number) => void;
+}
+
+/** The running fan-out. */
+export interface Fanout {
+  close(): Promise<void>;
+}
+
+interface FanoutState {
+  cursor: string;
+  version: string;
+  /** Subscriptions reading the log from an earlier time: destination name → where they read next. */
+  catchingUp: Map<string, string>;
+}
+
+const CATCHUP = 'catchup:';
+
+/**
+ * The one fan-out of geohook's events (docs/subscriptions.md): every event the accept script stores is also in the
+ * event log; this loop hands each log entry to every relay route and subscription that takes it, in the log's order,
+ * and moves its cursor past them in the same Redis call (`fanout.lua`), so that nothing is handed over twice or
+ * skipped, whichever receiver does it and whenever one dies. One receiver at a time does the work (a lease); the
+ * acknowledgement never waits for it.
+ */
+export function startFanout(options: FanoutOptions): Fanout {
+  const { connection, prefix, routes, batch = 500, leaseMs = 5000 } = options;
+  const log = options.logger.child({ component: 'fanout' });
+  const script = new FanoutScript(connection, prefix);
+  const lease = new FanoutLease(connection, fanoutLeaseKey(prefix), leaseMs);
+  const logKey = eventLogKey(prefix);
+  const stateKey = fanoutKey(prefix);
+  const skipped = (id: string, err: unknown): void => log.error({ err, entry: id }, 'event log: an entry that is no event, passed over');
+  let cached: { version: string; destinations: readonly Destination[] } | undefined;
+  let lastTrimMs = 0;
+  let closed = false;
+
+  const readState = async (): Promise<FanoutState> => {
+    await connection.hsetnx(stateKey, 'cursor', LOG_START);
+    const fields = await connection.hgetall(stateKey);
+    const catchingUp = new Map<string, string>();
+    for (const [field, value] of Object.entries(fields)) if (field.startsWith(CATCHUP)) catchingUp.set(field.slice(CATCHUP.length), value);
+    return { cursor: fields.cursor ?? LOG_START, version: fields.version ?? '0', catchingUp };
+  };
+
+  const destinationsOf = async (version: string): Promise<readonly Destination[]> => {
+    if (cached?.version !== version) cached = { version, destinations: (await options.subscriptions?.(version)) ?? [] };
+    return cached.destinations;
+  };
+
+  /** The fields of the layers of the change events among `entries`, which `where` filters read. */
+  const layersOf = async (entries: readonly LogEntry[]): Promise<Map<string, RelayLayer>> => {
+    const fields = [...new Set(entries.flatMap(({ event }) => (isChangeEvent(event) ? [layerFieldsField(event)] : [])))];
+    if (fields.length === 0) return new Map();
+    const values = await connection.hmget(layerFieldsKey(prefix), ...fields);
+    return new Map(
+      fields.flatMap((field, index) => {
+        const value = values[index];
+        return value == null ? [] : [[field, { id: Number(field.slice(field.lastIndexOf('#') + 1)), fields: JSON.parse(value) }] as const];
+      }),
+    );
+  };
+
+  /** Which entries each destination takes: its filter matches, and (unless reading back) the entry came after it was made. */
+  const match = async (
+    entries: readonly LogEntry[],
+    destinations: readonly Destination[],
+    { readingBack = false } = {},
+  ): Promise<Map<Destination, number[]>> => {
+    const layers = await layersOf(entries);
+    const taken = new Map<Destination, number[]>(destinations.map((destination) => [destination, []]));
+    entries.forEach(({ id, event }, index) => {
+      const layer = isChangeEvent(event) ? layers.get(layerFieldsField(event)) : undefined;
+      const eventLayers = layer === undefined ? undefined : [layer];
+      for (const destination of destinations) {
+        if (!readingBack && destination.after !== undefined && compareLogIds(id, destination.after) <= 0) continue;
+        if (destination.matches(event, eventLayers)) taken.get(destination)!.push(index);
+      }
+    });
+    return taken;
+  };
+
+  /** Hands the entries after the cursor to every destination that is not catching up; true when there were any. */
+  const handNew = async (state: FanoutState): Promise<boolean> => {
+    const { entries, lastId } = await readEventLog(connection, logKey, { start: `(${state.cursor}`, count: batch }, skipped);
+    if (lastId === undefined) return false;
+    const subscriptions = await destinationsOf(state.version);
+    const live = [...routes, ...subscriptions.filter(({ name }) => !state.catchingUp.has(name))];
+    const taken = await match(entries, live);
+    const outcome = await script.handOver({
+      field: 'cursor',
+      expected: state.cursor,
+      next: lastId,
+      version: state.version,
+      entries,
+      taken,
+    });
+    if (outcome === 'done') options.onHandOver?.(entries.length);
+    return true;
+  };
+
+  /** One run of the log for a subscription reading it from an earlier time, up to the cursor, where it joins the others. */
+  const catchUp = async (state: FanoutState, name: string, next: string): Promise<HandOver | undefined> => {
+    const destination = (await destinationsOf(state.version)).find((candidate) => candidate.name === name);
+    if (destination === undefined) return undefined;
+    const read = await readEventLog(connection, logKey, { start: next, end: state.cursor, count: batch }, skipped);
+    const complete = read.read < batch;
+    const after = complete ? state.cursor : read.lastId!;
+    // Its `after` (the log's end when it was made) bounds what it gets with the others, not what it reads back.
+    const taken = await match(read.entries, [destination], { readingBack: true });
+    return script.handOver({
+      field: `${CATCHUP}${name}`,
+      expected: next,
+      next: `(${after}`,
+      version: state.version,
+      entries: read.entries,
+      taken,
+      ...(complete ? { joinAt: state.cursor } : {}),
+    });
+  };
+
+  /** Trims what every destination has and the retention no longer keeps (at most once a second). */
+  const trim = async (state: FanoutState): Promise<void> => {
+    const now = Date.now();
+    if (now - lastTrimMs < 1000) return;
+    lastTrimMs = now;
+    const held = [state.cursor, ...[...state.catchingUp.values()].map((next) => next.replace(/^\(/, ''))];
+    const keepFromMs = Math.min(now - options.retentionMs, ...held.map(logIdMs));
+    await connection.xtrim(logKey, 'MINID', `${keepFromMs}-0`);
+  };
+
+  /** One turn: true when it handed something over (the next turn follows at once). */
+  const turn = async (): Promise<boolean> => {
+    if (!(await lease.hold())) {
+      await sleep(leaseMs / 2);
+      return false;
+    }
+    const state = await readState();
+    let busy = await handNew(state);
+    for (const [name, next] of state.catchingUp) busy = (await catchUp(state, name, next)) !== undefined || busy;
+    await trim(state);
+    if (!busy) await connection.xread('COUNT', 1, 'BLOCK', Math.min(250, leaseMs / 2), 'STREAMS', logKey, state.cursor);
+    return busy;
+  };
+
+  const loop = (async () => {
+    while (!closed) {
+      await turn().catch(async (err: unknown) => {
+        log.warn({ err }, 'fan-out: retrying');
+        await sleep(250);
+      });
+    }
+    await lease.release().catch(() => undefined);
+  })();
+  log.debug({ routes: routes.map(({ name }) => name) }, 'fanning events out');
+  return {
+    async close() {
+      closed = true;
+      // A turn waiting for a Redis that is away ends when the caller disconnects: the wait is bounded.
+      await Promise.race([loop, sleep(leaseMs)]);
+      await script.close();
+    },
+  };
+}
