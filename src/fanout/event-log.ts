@@ -11,6 +11,14 @@ export interface LogEntry {
   event: RoutedEvent;
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The shape the fan-out reads of an event: a type, and a family (stored events) or a service and layer (change events). */
+function isRoutedEvent(value: unknown): value is RoutedEvent {
+  if (!isObject(value) || typeof value.type !== 'string') return false;
+  return 'family' in value || (isObject(value.service) && isObject(value.layer) && typeof value.layer.id === 'number');
+}
+
 /** The fields of a stream entry as ioredis returns them: name, value, name, value… */
 function fieldOf(fields: readonly string[], name: string): string | undefined {
   for (let i = 0; i < fields.length - 1; i += 2) if (fields[i] === name) return fields[i + 1];
@@ -35,7 +43,8 @@ export async function readEventLog(
     const data = fieldOf(fields, 'd');
     try {
       if (jobId === undefined || data === undefined) throw new Error('an entry without j and d');
-      const event = JSON.parse(data) as RoutedEvent;
+      const event = JSON.parse(data) as unknown;
+      if (!isRoutedEvent(event)) throw new Error('data that is no geohook event');
       entries.push({ id, jobId, name: event.type, data, event });
     } catch (err) {
       skipped(id, err);

@@ -66,6 +66,7 @@ export function startFanout(options: FanoutOptions): Fanout {
   let cached: { version: string; destinations: readonly Destination[] } | undefined;
   let lastTrimMs = 0;
   let closed = false;
+  const stopping = new AbortController();
 
   const readState = async (): Promise<FanoutState> => {
     await connection.hsetnx(stateKey, 'cursor', LOG_START);
@@ -164,7 +165,7 @@ export function startFanout(options: FanoutOptions): Fanout {
   /** One turn: true when it handed something over (the next turn follows at once). */
   const turn = async (): Promise<boolean> => {
     if (!(await lease.hold())) {
-      await sleep(leaseMs / 2);
+      await sleep(leaseMs / 2, undefined, { signal: stopping.signal }).catch(() => undefined);
       return false;
     }
     const state = await readState();
@@ -188,6 +189,7 @@ export function startFanout(options: FanoutOptions): Fanout {
   return {
     async close() {
       closed = true;
+      stopping.abort();
       // A turn waiting for a Redis that is away ends when the caller disconnects: the wait is bounded.
       await Promise.race([loop, sleep(leaseMs)]);
       await script.close();

@@ -1,0 +1,250 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import t, { type Test } from 'tap';
+import type { EventFamily, StoredEvent } from '../../src/events/envelope.js';
+import type { Destination } from '../../src/fanout/destination.js';
+import { readEventLog } from '../../src/fanout/event-log.js';
+import { FanoutScript } from '../../src/fanout/fanout-script.js';
+import { routeMatcher } from '../../src/fanout/route-match.js';
+import { startFanout, type FanoutOptions } from '../../src/fanout/start-fanout.js';
+import { eventLogKey, fanoutKey, fanoutLeaseKey } from '../../src/redis/keys.js';
+import { accepted, envelopeOf } from '../helpers/envelope.js';
+import { startEventQueue } from '../helpers/event-queue.js';
+import { capturingLogger } from '../helpers/log-capture.js';
+import { uniquePrefix } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+const redis = await startRedis(t);
+const silent = pino({ level: 'silent' });
+
+/** A connection of the test's own (the fan-out's kind: it waits for Redis), closed at teardown. */
+function connect(t: Test): Redis {
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  t.teardown(() => connection.disconnect());
+  return connection;
+}
+
+/** A destination of queue `queue` taking the event types `types`. */
+const destination = (queue: string, types: string[], extra: Partial<Destination> = {}): Destination => ({
+  name: `test:${queue}`,
+  queue,
+  matches: routeMatcher({ types }),
+  jobOptions: { removeOnComplete: false },
+  ...extra,
+});
+
+/** A fan-out on `prefix`, closed at teardown (it closes before its connection). */
+function fanOut(t: Test, prefix: string, options: Partial<FanoutOptions> & Pick<FanoutOptions, 'routes'>) {
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const fanout = startFanout({ connection, prefix, retentionMs: 60_000, logger: silent, ...options });
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await fanout.close();
+    connection.disconnect();
+  };
+  t.teardown(close);
+  return { close };
+}
+
+/** A stored event of `family` and `type` (distinct bytes). */
+function eventOf(family: EventFamily, type: string): StoredEvent {
+  return { ...envelopeOf(family), type, types: [type] };
+}
+
+/** Every log entry's id and job id, in the log's order. */
+async function logOf(connection: Redis, prefix: string): Promise<{ id: string; jobId: string; type: string }[]> {
+  const entries = await connection.xrange(eventLogKey(prefix), '-', '+');
+  return entries.map(([id, fields]) => {
+    const at = (name: string): string => fields[fields.indexOf(name) + 1]!;
+    return { id, jobId: at('j'), type: (JSON.parse(at('d')) as StoredEvent).type };
+  });
+}
+
+/** The job ids in a destination queue's wait list, oldest first (the order its workers take them). */
+async function waiting(connection: Redis, prefix: string, queue: string): Promise<string[]> {
+  return (await connection.lrange(`${prefix}:${queue}:wait`, 0, -1)).reverse();
+}
+
+/** Waits for the fan-out's cursor to reach `id`. */
+const cursorAt = (connection: Redis, prefix: string, id: string): Promise<true> =>
+  waitFor(`the cursor at ${id}`, async () => (await connection.hget(fanoutKey(prefix), 'cursor')) === id);
+
+t.test('two fan-outs racing on one prefix hand each entry to each destination once, in log order', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  const types = ['gp.job.succeeded', 'gp.job.failed', 'feature.FeaturesCreated'];
+  const write = async (count: number, pauseMs = 0): Promise<void> => {
+    for (let i = 0; i < count; i += 1) {
+      const type = types[i % types.length]!;
+      await eventQueue.enqueue(accepted(eventOf(type.startsWith('gp.') ? 'gp' : 'feature', type)));
+      if (pauseMs > 0) await sleep(pauseMs);
+    }
+  };
+  await write(12);
+  // Each receiver's fan-out as it would run: the lease is taken away from under them all the time, so both work.
+  let racing = true;
+  const leaseKey = fanoutLeaseKey(prefix);
+  const thief = (async () => {
+    while (racing) {
+      await connection.del(leaseKey);
+      await sleep(1);
+    }
+  })();
+  const handedBy = [0, 0];
+  const routes = (): Destination[] => [destination('gp-only', ['gp.*']), destination('all', ['gp.*', 'feature.*'])];
+  for (const index of [0, 1])
+    fanOut(t, prefix, { routes: routes(), batch: 3, leaseMs: 20, onHandOver: () => void (handedBy[index]! += 1) });
+  await write(36, 10);
+  const log = await logOf(connection, prefix);
+  t.equal(log.length, 48);
+  await cursorAt(connection, prefix, log.at(-1)!.id);
+  racing = false;
+  await thief;
+
+  t.ok(
+    handedBy.every((count) => count > 0),
+    `both fan-outs handed entries over (${handedBy.join(', ')})`,
+  );
+  t.same(
+    await waiting(connection, prefix, 'all'),
+    log.map(({ jobId }) => jobId),
+    'every entry once, in log order',
+  );
+  t.same(
+    await waiting(connection, prefix, 'gp-only'),
+    log.filter(({ type }) => type.startsWith('gp.')).map(({ jobId }) => jobId),
+    'the GP entries once, in log order',
+  );
+  const first = log[0]!;
+  const job = await connection.hmget(`${prefix}:all:${first.jobId}`, 'name', 'data');
+  t.equal(job[0], first.type, 'the job is named after the event type');
+  t.equal((JSON.parse(job[1]!) as StoredEvent).id, first.jobId, 'and holds the event');
+});
+
+t.test('a hand-over from a cursor or version that moved meanwhile adds nothing and moves nothing', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  for (let i = 0; i < 3; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  const { entries, lastId } = await readEventLog(connection, eventLogKey(prefix), { start: '-', count: 10 }, () => t.fail('an event'));
+  const script = new FanoutScript(connection, prefix);
+  t.teardown(() => script.close());
+  const target = destination('once', ['gp.*']);
+  const request = { field: 'cursor', expected: '0-0', next: lastId!, version: '0', entries, taken: new Map([[target, [0, 1, 2]]]) };
+  await connection.hset(fanoutKey(prefix), 'cursor', '0-0', 'version', '0');
+  t.equal(await script.handOver(request), 'done');
+  t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), lastId);
+  const handed = entries.map(({ jobId }) => jobId);
+  t.same(await waiting(connection, prefix, 'once'), handed);
+
+  // The jobs were handled and removed since; a receiver that read the cursor before this hand-over comes late.
+  await connection.del(`${prefix}:once:wait`, ...handed.map((jobId) => `${prefix}:once:${jobId}`));
+  t.equal(await script.handOver(request), 'moved', 'the cursor moved meanwhile');
+  t.same(await waiting(connection, prefix, 'once'), [], 'nothing handed over again');
+  t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), lastId, 'the cursor is not taken back');
+
+  await connection.hset(fanoutKey(prefix), 'cursor', '0-0');
+  await connection.hincrby(fanoutKey(prefix), 'version', 1);
+  t.equal(await script.handOver(request), 'changed', 'the subscriptions changed meanwhile');
+  t.same(await waiting(connection, prefix, 'once'), [], 'nothing handed over');
+  t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), '0-0', 'the cursor unmoved');
+});
+
+t.test('a destination with `after` gets only the entries after it', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  for (let i = 0; i < 3; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  const after = (await logOf(connection, prefix)).at(-1)!.id;
+  for (let i = 0; i < 3; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  const log = await logOf(connection, prefix);
+  fanOut(t, prefix, { routes: [destination('later', ['gp.*'], { after }), destination('every', ['gp.*'])] });
+  await cursorAt(connection, prefix, log.at(-1)!.id);
+  t.same(
+    await waiting(connection, prefix, 'later'),
+    log.slice(3).map(({ jobId }) => jobId),
+    'the three written after',
+  );
+  t.same(
+    await waiting(connection, prefix, 'every'),
+    log.map(({ jobId }) => jobId),
+    'beside it, a destination without gets all six',
+  );
+});
+
+t.test('trimming keeps the entries after the cursor, whatever the retention, until they are handed over', async (t) => {
+  const prefix = uniquePrefix();
+  const connection = connect(t);
+  const logKey = eventLogKey(prefix);
+  // Six entries written long ago (far past a retention of 0), three of them handed over already.
+  const ids = ['1000-0', '2000-0', '3000-0', '4000-0', '5000-0', '6000-0'];
+  for (const id of ids) {
+    const event = eventOf('gp', 'gp.job.failed');
+    await connection.xadd(logKey, id, 'j', `job-${id}`, 'd', JSON.stringify(event));
+  }
+  await connection.hset(fanoutKey(prefix), 'cursor', '3000-0', 'version', '0');
+  // The subscriptions change under every hand-over while `stalled`: the fan-out turns (and trims) but hands nothing over.
+  let stalled = true;
+  const subscriptions = async (): Promise<Destination[]> => {
+    if (stalled) {
+      await connection.hincrby(fanoutKey(prefix), 'version', 1);
+      await sleep(10);
+    }
+    return [];
+  };
+  fanOut(t, prefix, { routes: [destination('keep', ['gp.*'])], retentionMs: 0, subscriptions });
+  const stream = async (): Promise<string[]> => (await connection.xrange(logKey, '-', '+')).map(([id]) => id);
+  await waitFor('the entries before the cursor trimmed', async () => (await stream()).length < ids.length);
+  await sleep(1200); // a second trim at least
+  t.same(await stream(), ids.slice(2), 'what every destination had is gone; the cursor and what follows it are kept');
+  t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), '3000-0', 'nothing handed over meanwhile');
+  t.same(await waiting(connection, prefix, 'keep'), []);
+
+  stalled = false;
+  await waitFor('the kept entries handed over', async () => (await connection.hget(fanoutKey(prefix), 'cursor')) === '6000-0', {
+    timeoutMs: 3000,
+  });
+  t.same(await waiting(connection, prefix, 'keep'), ['job-4000-0', 'job-5000-0', 'job-6000-0'], 'the kept entries, handed over');
+  await waitFor('the log trimmed up to the cursor', async () => (await stream()).join() === '6000-0');
+});
+
+t.test('an entry that is no event is passed over and the loop goes on', async (t) => {
+  const prefix = uniquePrefix();
+  const connection = connect(t);
+  const logKey = eventLogKey(prefix);
+  const good = async (): Promise<string> => {
+    const event = eventOf('gp', 'gp.job.failed');
+    await connection.xadd(logKey, '*', 'j', event.id, 'd', JSON.stringify(event));
+    return event.id;
+  };
+  const expected = [await good()];
+  await connection.xadd(logKey, '*', 'hello', 'world');
+  await connection.xadd(logKey, '*', 'j', 'no-data');
+  await connection.xadd(logKey, '*', 'j', 'not-json', 'd', '{"type":');
+  await connection.xadd(logKey, '*', 'j', 'null', 'd', 'null');
+  expected.push(await good());
+  const { logger, lines } = capturingLogger('error');
+  fanOut(t, prefix, { routes: [destination('events', ['*'])], logger });
+  const last = (await connection.xrevrange(logKey, '+', '-', 'COUNT', 1))[0]![0];
+  await cursorAt(connection, prefix, last);
+  expected.push(await good());
+  await waitFor('the event written after them', async () => (await waiting(connection, prefix, 'events')).length === 3);
+  t.same(await waiting(connection, prefix, 'events'), expected, 'the events around them, once each');
+  t.equal(lines.filter((line) => line.includes('an entry that is no event, passed over')).length, 4, 'each reported once');
+});
+
+// Regression: an entry whose `d` parsed but was no event (`{}`, `5`) threw in the matching, and every turn failed on it.
+t.test('an entry whose data is JSON but no event is passed over too', async (t) => {
+  const prefix = uniquePrefix();
+  const connection = connect(t);
+  const logKey = eventLogKey(prefix);
+  await connection.xadd(logKey, '*', 'j', 'object', 'd', '{}');
+  await connection.xadd(logKey, '*', 'j', 'number', 'd', '5');
+  const event = eventOf('gp', 'gp.job.failed');
+  await connection.xadd(logKey, '*', 'j', event.id, 'd', JSON.stringify(event));
+  fanOut(t, prefix, { routes: [destination('events', ['*'])] });
+  await waitFor('the event after them', async () => (await waiting(connection, prefix, 'events')).length > 0, { timeoutMs: 2000 });
+  t.same(await waiting(connection, prefix, 'events'), [event.id]);
+});
