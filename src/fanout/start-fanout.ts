@@ -30,6 +30,8 @@ export interface FanoutOptions {
   batch?: number;
   /** How long the lease of the receiver that runs the fan-out lasts unless renewed, ms. @defaultValue 5000 */
   leaseMs?: number;
+  /** Shortest time between two trims of the log, ms. @defaultValue 1000 */
+  trimIntervalMs?: number;
   /** Each hand-over done: its destination jobs, by destination name (metrics, tests). */
   onHandOver?: (entries: number) => void;
 }
@@ -56,7 +58,7 @@ const CATCHUP = 'catchup:';
  * acknowledgement never waits for it.
  */
 export function startFanout(options: FanoutOptions): Fanout {
-  const { connection, prefix, routes, batch = 500, leaseMs = 5000 } = options;
+  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000 } = options;
   const log = options.logger.child({ component: 'fanout' });
   const script = new FanoutScript(connection, prefix);
   const lease = new FanoutLease(connection, fanoutLeaseKey(prefix), leaseMs);
@@ -69,8 +71,12 @@ export function startFanout(options: FanoutOptions): Fanout {
   const stopping = new AbortController();
 
   const readState = async (): Promise<FanoutState> => {
-    await connection.hsetnx(stateKey, 'cursor', LOG_START);
-    const fields = await connection.hgetall(stateKey);
+    let fields = await connection.hgetall(stateKey);
+    // The first fan-out on this prefix: the cursor starts before every entry (the script compares with it).
+    if (fields.cursor === undefined) {
+      await connection.hsetnx(stateKey, 'cursor', LOG_START);
+      fields = await connection.hgetall(stateKey);
+    }
     const catchingUp = new Map<string, string>();
     for (const [field, value] of Object.entries(fields)) if (field.startsWith(CATCHUP)) catchingUp.set(field.slice(CATCHUP.length), value);
     return { cursor: fields.cursor ?? LOG_START, version: fields.version ?? '0', catchingUp };
@@ -152,10 +158,10 @@ export function startFanout(options: FanoutOptions): Fanout {
     });
   };
 
-  /** Trims what every destination has and the retention no longer keeps (at most once a second). */
+  /** Trims what every destination has and the retention no longer keeps (at most once per `trimIntervalMs`). */
   const trim = async (state: FanoutState): Promise<void> => {
     const now = Date.now();
-    if (now - lastTrimMs < 1000) return;
+    if (now - lastTrimMs < trimIntervalMs) return;
     lastTrimMs = now;
     const held = [state.cursor, ...[...state.catchingUp.values()].map((next) => next.replace(/^\(/, ''))];
     const keepFromMs = Math.min(now - options.retentionMs, ...held.map(logIdMs));

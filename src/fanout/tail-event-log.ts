@@ -18,12 +18,18 @@ export interface TailOptions {
  * event log, so the workers of the family queues and of the subscriptions still get every event. A reader that
  * falls further behind than the log's retention misses what was trimmed meanwhile.
  */
-export function tailEventLog(options: TailOptions): { close(): Promise<void> } {
+export function tailEventLog(options: TailOptions): { ready: Promise<void>; close(): Promise<void> } {
   const { connection, onEvent } = options;
   const key = eventLogKey(options.prefix);
   let closed = false;
+  // Where it starts: after the log's last entry when it was called.
+  const start = connection.xrevrange(key, '+', '-', 'COUNT', 1).then(
+    (entries) => entries[0]?.[0] ?? '0-0',
+    // Redis not answering yet: from the first entry stored once it does.
+    () => '$',
+  );
   const loop = (async () => {
-    let last = (await connection.xrevrange(key, '+', '-', 'COUNT', 1).catch(() => []))[0]?.[0] ?? '0-0';
+    let last = await start;
     while (!closed) {
       const read = await connection.xread('COUNT', 500, 'BLOCK', 250, 'STREAMS', key, last).catch((err: unknown) => {
         options.logger.debug({ err }, 'event log not read: retrying');
@@ -41,6 +47,8 @@ export function tailEventLog(options: TailOptions): { close(): Promise<void> } {
     }
   })();
   return {
+    /** Resolves once it knows where the log ends: every event stored after that is shown. */
+    ready: start.then(() => undefined),
     async close() {
       closed = true;
       await loop;

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import t, { type Test } from 'tap';
@@ -77,33 +76,25 @@ t.test('two fan-outs racing on one prefix hand each entry to each destination on
   const { eventQueue, prefix } = await startEventQueue(t, redis);
   const connection = connect(t);
   const types = ['gp.job.succeeded', 'gp.job.failed', 'feature.FeaturesCreated'];
-  const write = async (count: number, pauseMs = 0): Promise<void> => {
-    for (let i = 0; i < count; i += 1) {
-      const type = types[i % types.length]!;
-      await eventQueue.enqueue(accepted(eventOf(type.startsWith('gp.') ? 'gp' : 'feature', type)));
-      if (pauseMs > 0) await sleep(pauseMs);
-    }
-  };
-  await write(12);
-  // Each receiver's fan-out as it would run: the lease is taken away from under them all the time, so both work.
-  let racing = true;
+  for (let i = 0; i < 48; i += 1) {
+    const type = types[i % types.length]!;
+    await eventQueue.enqueue(accepted(eventOf(type.startsWith('gp.') ? 'gp' : 'feature', type)));
+  }
+  // Each receiver's fan-out as it would run, except that after every hand-over the lease is taken from its holder for
+  // a few ms (as if it had lapsed): then either may take it, so both work, in no set order.
   const leaseKey = fanoutLeaseKey(prefix);
-  const thief = (async () => {
-    while (racing) {
-      await connection.del(leaseKey);
-      await sleep(1);
-    }
-  })();
   const handedBy = [0, 0];
   const routes = (): Destination[] => [destination('gp-only', ['gp.*']), destination('all', ['gp.*', 'feature.*'])];
-  for (const index of [0, 1])
-    fanOut(t, prefix, { routes: routes(), batch: 3, leaseMs: 20, onHandOver: () => void (handedBy[index]! += 1) });
-  await write(36, 10);
+  for (const index of [0, 1]) {
+    const onHandOver = (): void => {
+      handedBy[index]! += 1;
+      void connection.set(leaseKey, 'lapsed', 'PX', 15);
+    };
+    fanOut(t, prefix, { routes: routes(), batch: 3, leaseMs: 20, onHandOver });
+  }
   const log = await logOf(connection, prefix);
   t.equal(log.length, 48);
   await cursorAt(connection, prefix, log.at(-1)!.id);
-  racing = false;
-  await thief;
 
   t.ok(
     handedBy.every((count) => count > 0),
@@ -188,16 +179,16 @@ t.test('trimming keeps the entries after the cursor, whatever the retention, unt
   // The subscriptions change under every hand-over while `stalled`: the fan-out turns (and trims) but hands nothing over.
   let stalled = true;
   const subscriptions = async (): Promise<Destination[]> => {
-    if (stalled) {
-      await connection.hincrby(fanoutKey(prefix), 'version', 1);
-      await sleep(10);
-    }
+    if (stalled) await connection.hincrby(fanoutKey(prefix), 'version', 1);
     return [];
   };
-  fanOut(t, prefix, { routes: [destination('keep', ['gp.*'])], retentionMs: 0, subscriptions });
+  // Each turn trims (no interval), and each turn while stalled raises the version once.
+  fanOut(t, prefix, { routes: [destination('keep', ['gp.*'])], retentionMs: 0, trimIntervalMs: 0, subscriptions });
   const stream = async (): Promise<string[]> => (await connection.xrange(logKey, '-', '+')).map(([id]) => id);
+  const version = async (): Promise<number> => Number(await connection.hget(fanoutKey(prefix), 'version'));
   await waitFor('the entries before the cursor trimmed', async () => (await stream()).length < ids.length);
-  await sleep(1200); // a second trim at least
+  const trimmedAt = await version();
+  await waitFor('more turns, each with its trim', async () => (await version()) >= trimmedAt + 3);
   t.same(await stream(), ids.slice(2), 'what every destination had is gone; the cursor and what follows it are kept');
   t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), '3000-0', 'nothing handed over meanwhile');
   t.same(await waiting(connection, prefix, 'keep'), []);

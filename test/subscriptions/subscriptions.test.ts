@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
@@ -8,7 +7,7 @@ import { DEFAULT_BACKLOG } from '../../src/config/subscription-schema.js';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import type { StoredEvent } from '../../src/events/envelope.js';
 import { tailEventLog } from '../../src/fanout/tail-event-log.js';
-import { fanoutKey } from '../../src/redis/keys.js';
+import { eventLogKey, fanoutKey } from '../../src/redis/keys.js';
 import { sign } from '../../src/signature/sign.js';
 import { SubscriptionRegistry } from '../../src/subscriptions/subscription-registry.js';
 import { readSubscriptionStatus } from '../../src/subscriptions/subscription-status.js';
@@ -102,6 +101,25 @@ async function workersOf(t: Test, prefix: string, name: string, workers = 1): Pr
 
 const sorted = (ids: Iterable<string>): string[] => [...ids].sort();
 
+/**
+ * Waits until nothing more can reach the workers of `names`: the fan-out has handed over the whole log, and no job of
+ * their queues is waiting, running or due for a retry. A repeat would have been handled by then.
+ */
+async function settled(t: Test, prefix: string, names: readonly string[]): Promise<void> {
+  const connection = connect(t);
+  const queues = names.map((name) => {
+    const queue = new Queue(`sub-${name}`, { connection, prefix });
+    t.teardown(() => queue.close());
+    return queue;
+  });
+  await waitFor('the fan-out at the end of the log and every job done', async () => {
+    const [last] = await connection.xrevrange(eventLogKey(prefix), '+', '-', 'COUNT', 1);
+    if (last === undefined || (await connection.hget(fanoutKey(prefix), 'cursor')) !== last[0]) return false;
+    const counts = await Promise.all(queues.map((queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')));
+    return counts.every((count) => Object.values(count).every((n) => n === 0));
+  });
+}
+
 t.test("two subscriptions' workers each handle every event once, whichever receiver took it", async (t) => {
   const { prefix, geohooks } = await receivers(t, 2, {
     subscriptions: [
@@ -115,7 +133,7 @@ t.test("two subscriptions' workers each handle every event once, whichever recei
   for (let i = 0; i < 12; i += 1) acknowledged.push(await postGp(geohooks[i % 2]!, i % 3 === 0 ? 'esriJobFailed' : 'esriJobSucceeded'));
   t.equal(new Set(acknowledged).size, 12);
   await waitFor('both subscriptions to have every event', () => billing.counts.size >= 12 && audit.counts.size >= 12);
-  await sleep(200); // a repeat would show by now
+  await settled(t, prefix, ['billing', 'audit']);
   t.same(billing.ids, sorted(acknowledged), 'billing: every acknowledged event');
   t.same(audit.ids, sorted(acknowledged), 'audit: every acknowledged event');
   t.same(billing.repeated, [], 'billing: none twice');
@@ -141,7 +159,7 @@ t.test('a subscription takes only the types and services it names', async (t) =>
   }
   // The subscription that takes everything is the yardstick: once it has all, the fan-out has handed them all over.
   await waitFor('every event handed over', () => everything.counts.size >= posted.length);
-  await sleep(200);
+  await settled(t, prefix, ['failures', 'clip', 'everything']);
   t.same(failures.ids, sorted(posted.filter(({ failed }) => failed).map(({ id }) => id)), 'types: exactly the failed jobs');
   t.ok(
     [...failures.types.values()].every((type) => type === 'gp.job.failed'),
@@ -174,7 +192,7 @@ t.test('a subscription made while deliveries flow gets every event acknowledged 
   await Promise.all(senders);
   t.ok(after.length >= 4, `${after.length} events acknowledged after it was made`);
   await waitFor('every event acknowledged after it was made', () => after.every((id) => handled.counts.has(id)));
-  await sleep(200);
+  await settled(t, prefix, ['late']);
   t.same(handled.repeated, [], 'each once');
   t.same(
     before.filter((id) => handled.counts.has(id)),
@@ -193,9 +211,10 @@ t.test('a subscription made with `from` catches up on what the log holds since t
   const geohook = geohooks[0]!;
   const early = await postGp(geohook, 'esriJobSucceeded');
   await waitFor('the first event handed over', () => yardstick.counts.size === 1);
-  await sleep(50);
-  const from = new Date();
-  await sleep(50);
+  // `from`: a millisecond after the first event was stored, and past before the next ones are.
+  const [[firstId]] = (await connection.xrevrange(eventLogKey(prefix), '+', '-', 'COUNT', 1)) as [[string, string[]]];
+  const from = new Date(Number(firstId.split('-')[0]) + 1);
+  await waitFor('the clock past `from`', () => Date.now() > from.getTime());
   const old: string[] = [];
   for (let i = 0; i < 3; i += 1) old.push(await postGp(geohook, 'esriJobFailed'));
   await waitFor('those handed over to the others', () => yardstick.counts.size === 4);
@@ -206,8 +225,7 @@ t.test('a subscription made with `from` catches up on what the log holds since t
   for (let i = 0; i < 3; i += 1) fresh.push(await postGp(geohook, 'esriJobSucceeded'));
   await waitFor('the new events handed to the others', () => yardstick.counts.size === 7);
   await waitFor('the catch-up to join the others', async () => (await connection.hget(fanoutKey(prefix), 'catchup:sub:replay')) === null);
-  await waitFor('the subscription to have its events', () => replay.counts.size >= 6, { timeoutMs: 1000 }).catch(() => undefined);
-  await sleep(200);
+  await settled(t, prefix, ['yardstick', 'replay']);
   t.same(replay.ids, sorted([...old, ...fresh]), 'the events since `from`, then the new ones');
   t.notOk(replay.counts.has(early), 'not the event before `from`');
   t.same(replay.repeated, [], 'each once');
@@ -275,12 +293,14 @@ t.test('a BullMQ worker of its own on gp-events gets every event beside a runnin
   );
   t.teardown(() => worker.close());
   await worker.waitUntilReady();
-  await sleep(300); // the printer reads from the log's end
+  await printer.ready;
   const acknowledged: string[] = [];
   for (let i = 0; i < 5; i += 1) acknowledged.push(await postGp(geohooks[0]!, 'esriJobSucceeded'));
   await waitFor('the worker to have every event', () => taken.length >= 5);
   await waitFor('the printer to have printed every event', () => printed.length >= 5);
-  await sleep(100);
+  const gpEvents = new Queue('gp-events', { connection: connect(t), prefix });
+  t.teardown(() => gpEvents.close());
+  await waitFor('every job of gp-events done', async () => (await gpEvents.getJobCounts('waiting', 'active', 'completed')).completed === 5);
   t.same(sorted(taken), sorted(acknowledged), 'the worker took every event, once');
   t.same(printed, acknowledged, 'the printer showed every event, in order');
 });
