@@ -10,14 +10,13 @@ import { readChangesStatus } from '../changes/changes-status.js';
 import { PreviousValuesStore } from '../changes/previous-values.js';
 import { snapshotService } from '../changes/snapshot.js';
 import { replayJob } from '../changes/start-changes.js';
-import { loadConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
 import { ConfigError } from '../errors.js';
 import { scopeOf } from '../events/tracked-ranges.js';
 import { eventJobOptions } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
-import { addQueueOptions, configOverrides } from './config-options.js';
+import { addQueueOptions, queueCommandConfig } from './config-options.js';
 import { printJson, printLine, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
 
@@ -49,7 +48,7 @@ export function registerChanges(changes: Command): void {
     .option('--json', 'print one JSON object')
     .action(async (_options: unknown, command: Command) => {
       const flags = command.optsWithGlobals<ChangesFlags>();
-      const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
+      const config = queueCommandConfig(flags);
       const { connection } = await connectQueueRedis(config);
       try {
         const status = await readChangesStatus(connection, config.prefix);
@@ -85,7 +84,7 @@ export function registerChanges(changes: Command): void {
     .addOption(new Option('--to-gen <gen>', 'and ends at this one').argParser(generation).makeOptionMandatory())
     .action(async (_options: unknown, command: Command) => {
       const flags = command.optsWithGlobals<ChangesFlags>();
-      const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
+      const config = queueCommandConfig(flags);
       const service = flags.service!;
       if (config.admin === undefined || !config.admin.changes.services.includes(service)) {
         throw new ConfigError(`changes replay: ${service} is not a service of CHANGES (with ADMIN_URL)`);
@@ -118,7 +117,7 @@ export function registerChanges(changes: Command): void {
     .requiredOption('--service <name>', 'a CHANGES service, folder/name.FeatureServer')
     .action(async (_options: unknown, command: Command) => {
       const flags = command.optsWithGlobals<ChangesFlags>();
-      const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
+      const config = queueCommandConfig(flags);
       const service = flags.service!;
       const admin = config.admin;
       if (admin === undefined || !admin.changes.services.includes(service)) {

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { ConfigOverrides } from '../config/load-config.js';
+import { loadConfig, type ConfigOverrides, type GeohookConfig } from '../config/load-config.js';
 
 /** Flags shared by the commands that run the receiver; each mirrors a variable of docs/configuration.md. */
 const flags = [
@@ -57,4 +57,13 @@ export function configOverrides(options: Record<string, string | undefined>): Co
     GEOHOOK_CONFIG: options.config,
     LOG_LEVEL: options.logLevel,
   };
+}
+
+/** The configuration of a command that reads the queues: the environment, its `addQueueOptions` flags winning. */
+export function queueCommandConfig(flags: {
+  redisUrl?: string | undefined;
+  prefix?: string | undefined;
+  config?: string | undefined;
+}): GeohookConfig {
+  return loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
 }

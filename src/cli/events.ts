@@ -1,11 +1,10 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { loadConfig } from '../config/load-config.js';
 import { ConfigError, GeohookError } from '../errors.js';
 import { EventQueue } from '../queue/event-queue.js';
 import { allQueueNames, type QueueName } from '../queue/names.js';
 import { QueueInspector } from '../queue/queue-inspector.js';
 import { readServiceReports, serviceColumns, serviceReportRow, type ServiceReport } from '../queue/service-report.js';
-import { addQueueOptions, configOverrides } from './config-options.js';
+import { addQueueOptions, queueCommandConfig } from './config-options.js';
 import { printJson, printLine, printResult, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
 
@@ -39,7 +38,7 @@ async function withInspector<T>(
   flags: EventsFlags,
   work: (inspector: QueueInspector, services: () => Promise<ServiceReport[]>) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
+  const config = queueCommandConfig(flags);
   const { connection, where } = await connectQueueRedis(config);
   const eventQueue = new EventQueue({ connection, prefix: config.prefix });
   try {

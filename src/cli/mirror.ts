@@ -4,7 +4,7 @@ import pg from 'pg';
 import { adminAuthFor, onlineOrgIdOf } from '../arcgis/online-admin.js';
 import { createServiceSession } from '../arcgis-request/service-session.js';
 import { PreviousValuesStore } from '../changes/previous-values.js';
-import { loadConfig, type GeohookConfig } from '../config/load-config.js';
+import type { GeohookConfig } from '../config/load-config.js';
 import type { MirrorConfig } from '../config/mirror-schema.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
@@ -13,7 +13,7 @@ import { createMirrorPool, prepareMirrorDatabase } from '../mirror/mirror-databa
 import { mirrorScopesOf } from '../mirror/mirror-scopes.js';
 import { readMirrorStatus } from '../mirror/mirror-status.js';
 import { rebuildScope } from '../mirror/rebuild-scope.js';
-import { addQueueOptions, configOverrides } from './config-options.js';
+import { addQueueOptions, queueCommandConfig } from './config-options.js';
 import { printJson, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
 
@@ -30,7 +30,7 @@ const LOCK_WAIT_MS = 60_000;
 
 /** The configuration with the mirror's settings, or the error that says which variable is missing. */
 function mirrorConfig(flags: MirrorFlags): { config: GeohookConfig; mirror: MirrorConfig & { databaseUrl: string }; adminUrl: string } {
-  const config = loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
+  const config = queueCommandConfig(flags);
   const databaseUrl = config.mirror?.databaseUrl;
   if (config.mirror === undefined || config.admin === undefined || databaseUrl === undefined) {
     throw new ConfigError('MIRROR_DATABASE_URL: required by geohook mirror (with ADMIN_URL and MIRROR or CHANGES)');

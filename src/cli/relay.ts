@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import { loadConfig, type GeohookConfig } from '../config/load-config.js';
 import { GeohookError } from '../errors.js';
 import { replayDeadLetters } from '../relay/relay-replay.js';
 import { readRelayStatus } from '../relay/relay-status.js';
-import { addQueueOptions, configOverrides } from './config-options.js';
+import { addQueueOptions, queueCommandConfig } from './config-options.js';
 import { printJson, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
 
@@ -16,9 +15,6 @@ interface RelayFlags {
   id?: string[];
 }
 
-const configOf = (flags: RelayFlags): GeohookConfig =>
-  loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
-
 /** `geohook relay …`: where the relay routes stand, and their dead letters replayed (docs/relays.md). */
 export function registerRelay(relay: Command): void {
   addQueueOptions(relay);
@@ -28,7 +24,7 @@ export function registerRelay(relay: Command): void {
     .option('--json', 'print one JSON object')
     .action(async (_options: unknown, command: Command) => {
       const flags = command.optsWithGlobals<RelayFlags>();
-      const config = configOf(flags);
+      const config = queueCommandConfig(flags);
       const { connection } = await connectQueueRedis(config);
       try {
         const status = await readRelayStatus(connection, config.prefix, config.relays);
@@ -49,7 +45,7 @@ export function registerRelay(relay: Command): void {
     ])
     .action(async (_options: unknown, command: Command) => {
       const flags = command.optsWithGlobals<RelayFlags>();
-      const config = configOf(flags);
+      const config = queueCommandConfig(flags);
       const name = flags.name!;
       if (!config.relays.some((route) => route.name === name))
         throw new GeohookError('GEOHOOK_ERR_RELAY_UNKNOWN_ROUTE', `relay replay: no route "${name}" in GEOHOOK_CONFIG's relays`);

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { loadConfig, type GeohookConfig } from '../config/load-config.js';
+import type { GeohookConfig } from '../config/load-config.js';
 import { whereClause } from '../config/schema.js';
 import { subscriptionSchema, type SubscriptionConfig } from '../config/subscription-schema.js';
 import { ConfigError, GeohookError } from '../errors.js';
 import { subscriptionQueueName } from '../queue/names.js';
 import { SubscriptionRegistry } from '../subscriptions/subscription-registry.js';
 import { readSubscriptionStatus } from '../subscriptions/subscription-status.js';
-import { addQueueOptions, configOverrides } from './config-options.js';
+import { addQueueOptions, queueCommandConfig } from './config-options.js';
 import { printJson, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
 
@@ -24,9 +24,6 @@ interface SubscriptionFlags {
   backlogCount?: string;
   backlogAgeSeconds?: string;
 }
-
-const configOf = (flags: SubscriptionFlags): GeohookConfig =>
-  loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
 
 const list = (value: string | undefined): string[] | undefined =>
   value
@@ -76,7 +73,7 @@ async function withRegistry<T>(
   flags: SubscriptionFlags,
   use: (registry: SubscriptionRegistry, config: GeohookConfig) => Promise<T>,
 ): Promise<T> {
-  const config = configOf(flags);
+  const config = queueCommandConfig(flags);
   const { connection } = await connectQueueRedis(config);
   try {
     return await use(new SubscriptionRegistry(connection, config.prefix), config);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { serviceName } from './org-schema.js';
 import { parseSharedSecret, parseWebhookSecret, SHARED_SECRET_HEADER } from './relay-secrets.js';
+import { layersNeedServices, routeFilterFields, type RouteFilterConfig } from './route-filter.js';
 import type { RetryPolicy } from './types.js';
 
 /** The formats a relay route sends events in (docs/relays.md#formats). */
@@ -20,11 +20,6 @@ const routeUrl = z
     message: 'an http(s) URL without credentials (send them with `headers`)',
   });
 
-/** An event type pattern a route takes (`*` any run of characters): change, feature and GP events only. */
-export const typePattern = z
-  .string()
-  .regex(/^(change|feature|gp)\.[A-Za-z0-9_.*]{1,120}$/, 'patterns of change., feature. or gp. events (e.g. "change.*", "gp.*")');
-
 /**
  * The `relays` of GEOHOOK_CONFIG (docs/relays.md): made from the file schema's own `retry` and `where` schemas so
  * that a route's are read as the top-level ones are. Each route is checked whole: its secret fits its format, its
@@ -36,16 +31,7 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
       name: routeName,
       /** The only URL the route calls; redirects are not followed. */
       url: routeUrl,
-      /** Event type patterns: `change.*`, `change.updated`, `feature.*`, `gp.*`… */
-      types: z.array(typePattern).min(1, 'at least one event type pattern'),
-      /** Only events of these services (`folder/name.Type`). */
-      services: z.array(serviceName).min(1).optional(),
-      /** Only change events of these layers (ids). */
-      layers: z.array(z.number().int().min(0)).min(1).optional(),
-      /** Only change events whose row matches (`after`, or `before` for deletes). */
-      where: parts.where.optional(),
-      /** Only updates whose changed fields include one of these. */
-      changed: z.array(z.string().min(1)).min(1).optional(),
+      ...routeFilterFields(parts.where),
       /** @defaultValue 'standard' */
       format: z.enum(relayFormats, { error: relayFormats.join(', ') }).default('standard'),
       /** `standard`: one `whsec_` secret, or several while rotating (the current one first); `powerautomate`: the shared secret. */
@@ -81,27 +67,18 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
       }
       for (const header of Object.keys(entry.headers ?? {}))
         if (RESERVED_HEADER.test(header)) issue(`headers cannot set "${header}": geohook sets it`, ['headers']);
-      if (entry.layers !== undefined && entry.services === undefined) issue('layers need services: layer ids are per service', ['layers']);
+      const layers = layersNeedServices(entry);
+      if (layers !== undefined) issue(layers, ['layers']);
     });
   });
 }
 
 /** A relay route of GEOHOOK_CONFIG, validated (docs/relays.md#routes). */
-export interface RelayRouteConfig {
+export interface RelayRouteConfig extends RouteFilterConfig {
   /** Letters, digits, `-` and `_`: its queue is `relay-<name>`. */
   readonly name: string;
   /** The only URL the route calls; redirects are not followed. */
   readonly url: string;
-  /** Event type patterns: `change.*`, `change.updated`, `feature.*`, `gp.*`… */
-  readonly types: readonly string[];
-  /** Only events of these services (`folder/name.Type`); every service when absent. */
-  readonly services?: readonly string[] | undefined;
-  /** Only change events of these layers (ids); every layer when absent. */
-  readonly layers?: readonly number[] | undefined;
-  /** Only change events whose row matches: `after`, or `before` for deletes. */
-  readonly where?: string | undefined;
-  /** Only updates whose changed fields include one of these. */
-  readonly changed?: readonly string[] | undefined;
   /** @defaultValue 'standard' */
   readonly format: RelayFormat;
   /** `standard`: `whsec_` secrets, the current one first; `powerautomate`: the shared secret. */

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { serviceName } from './org-schema.js';
-import { typePattern } from './relay-schema.js';
+import { layersNeedServices, routeFilterFields, type RouteFilterConfig } from './route-filter.js';
 
 /** A subscription's name: also its queue's (`sub-<name>`). */
 export const SUBSCRIPTION_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -16,19 +15,9 @@ export interface BacklogLimits {
 export const DEFAULT_BACKLOG: BacklogLimits = { count: 100_000, ageSeconds: 7 * 86_400 };
 
 /** A subscription as GEOHOOK_CONFIG or `geohook subscriptions create` declares it (docs/subscriptions.md). */
-export interface SubscriptionConfig {
+export interface SubscriptionConfig extends RouteFilterConfig {
   /** `[a-z0-9][a-z0-9-]{0,62}`: its queue is `sub-<name>`. */
   readonly name: string;
-  /** Event type patterns: `change.*`, `change.updated`, `feature.*`, `gp.*`… */
-  readonly types: readonly string[];
-  /** Only events of these services (`folder/name.Type`); every service when absent. */
-  readonly services?: readonly string[] | undefined;
-  /** Only change events of these layers (ids); every layer when absent. */
-  readonly layers?: readonly number[] | undefined;
-  /** Only change events whose row matches: `after`, or `before` for deletes. */
-  readonly where?: string | undefined;
-  /** Only updates whose changed fields include one of these. */
-  readonly changed?: readonly string[] | undefined;
   /** Past these, its oldest waiting events are dropped and counted; the defaults of `subscriptionBacklog` otherwise. */
   readonly backlog?: { readonly count?: number | undefined; readonly ageSeconds?: number | undefined } | undefined;
 }
@@ -50,17 +39,13 @@ export function subscriptionSchema(where: z.ZodType<string>): z.ZodType<Subscrip
   return z
     .object({
       name: z.string().regex(SUBSCRIPTION_NAME, 'lower-case letters, digits and "-", starting with a letter or digit, at most 63'),
-      types: z.array(typePattern).min(1, 'at least one event type pattern'),
-      services: z.array(serviceName).min(1).optional(),
-      layers: z.array(z.number().int().min(0)).min(1).optional(),
-      where: where.optional(),
-      changed: z.array(z.string().min(1)).min(1).optional(),
+      ...routeFilterFields(where),
       backlog: backlogSchema.optional(),
     })
     .strict()
     .superRefine((entry, context) => {
-      if (entry.layers !== undefined && entry.services === undefined)
-        context.addIssue({ code: 'custom', message: 'layers need services: layer ids are per service', path: ['layers'] });
+      const layers = layersNeedServices(entry);
+      if (layers !== undefined) context.addIssue({ code: 'custom', message: layers, path: ['layers'] });
     });
 }
 

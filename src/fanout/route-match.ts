@@ -2,7 +2,7 @@ import { formatServiceName } from '../arcgis/service-name.js';
 import { InvalidWhereError } from '../arcgis/where/where-error.js';
 import { compileWhere, type WhereField } from '../arcgis/where/where.js';
 import type { ChangeEvent } from '../changes/change-event.js';
-import type { RelayRouteConfig } from '../config/relay-schema.js';
+import type { RouteFilterConfig } from '../config/route-filter.js';
 import { compilePattern } from '../consumers/event-patterns.js';
 import { serviceNameOf } from '../events/service-activity.js';
 import { isChangeEvent, type RoutedEvent } from './routed-event.js';
@@ -48,15 +48,12 @@ function whereTest(clause: string): (event: ChangeEvent, layers: readonly RelayL
   };
 }
 
-/** What a relay route or a subscription takes: the filters they share (docs/relays.md#routes). */
-export type RouteFilter = Pick<RelayRouteConfig, 'types' | 'services' | 'layers' | 'where' | 'changed'>;
-
 /**
  * The matcher of a route or subscription (docs/relays.md#routes): its type patterns, then its services and layers,
  * then, for change events, its `where` and `changed`. A feature or GP event carries no row: a filter with `where`
  * or `changed` takes none.
  */
-export function routeMatcher(route: RouteFilter): RouteMatcher {
+export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
   const patterns = route.types.map(compilePattern);
   const services = route.services === undefined ? undefined : new Set(route.services);
   const where = route.where === undefined ? undefined : whereTest(route.where);
