@@ -87,6 +87,9 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     ...((config.admin?.changes.services.length ?? 0) > 0
       ? [() => (recovery === undefined ? 'change events pending' : recovery.changes?.notReadyReason())]
       : []),
+    ...(config.subscriptions.length > 0
+      ? [() => (recovery === undefined ? 'subscriptions pending' : recovery.outputs.notReadyReason())]
+      : []),
   ];
   const redisTarget = configuredTarget(config, redisUrl);
   const app = await buildReceiver({

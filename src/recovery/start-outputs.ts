@@ -14,6 +14,8 @@ import type { RecoveryOptions } from './start-recovery.js';
 
 /** What {@link startOutputs} started. */
 export interface Outputs {
+  /** Why the receiver is not ready yet: the subscriptions of GEOHOOK_CONFIG not made (events stored before would miss them). */
+  notReadyReason(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -31,24 +33,25 @@ export function startOutputs(options: RecoveryOptions, alert: AlertSender | unde
   const relays = config.relays.length === 0 ? undefined : startRelayRoutes(options, connection, alert);
   const registry = new SubscriptionRegistry(connection, config.prefix);
   let closed = false;
+  let made = config.subscriptions.length === 0;
+  // The subscriptions of the config, made (or brought up to their definition) once Redis takes them.
   const declared = (async () => {
-    for (let done = config.subscriptions.length === 0; !done && !closed;) {
-      done = await Promise.all(config.subscriptions.map((subscription) => registry.create(subscription, { origin: 'config' }))).then(
-        (outcomes) => {
-          outcomes.forEach((outcome, index) => {
-            const name = config.subscriptions[index]!.name;
-            if (outcome === 'exists')
-              logger.warn({ subscription: name }, 'subscriptions: one of this name was made at run time: it is kept as it is');
-          });
-          return true;
-        },
-        async (err: unknown) => {
-          if (closed) return true;
-          logger.warn({ err }, 'subscriptions of GEOHOOK_CONFIG not made yet: retrying');
-          await sleep(1000);
-          return false;
-        },
-      );
+    while (!made && !closed) {
+      try {
+        const outcomes = await Promise.all(config.subscriptions.map((subscription) => registry.create(subscription, { origin: 'config' })));
+        outcomes.forEach((outcome, index) => {
+          if (outcome === 'exists')
+            logger.warn(
+              { subscription: config.subscriptions[index]!.name },
+              'subscriptions: one of this name was made at run time: it is kept as it is',
+            );
+        });
+        made = true;
+      } catch (err) {
+        if (closed) return;
+        logger.warn({ err }, 'subscriptions of GEOHOOK_CONFIG not made yet: retrying');
+        await sleep(1000);
+      }
     }
   })();
   const fanout = startFanout({
@@ -63,6 +66,7 @@ export function startOutputs(options: RecoveryOptions, alert: AlertSender | unde
   registerSubscriptionMetrics(metricsRegistry, read);
   const watch = startLagWatch({ read, ...(alert === undefined ? {} : { alert }), logger });
   return {
+    notReadyReason: () => (made ? undefined : 'the subscriptions of GEOHOOK_CONFIG are not made yet'),
     async close() {
       closed = true;
       watch.close();

@@ -22,7 +22,7 @@ import { createRegistration } from '../registration/create-registration.js';
 import { registerRegistrationMetrics } from '../registration/registration-metrics.js';
 import type { Registration } from '../registration/registration.js';
 import type { HookKeys } from '../signature/hook-keys.js';
-import { startOutputs } from './start-outputs.js';
+import { startOutputs, type Outputs } from './start-outputs.js';
 
 /** Options of {@link startRecovery}: what the receiver already holds. */
 export interface RecoveryOptions {
@@ -46,6 +46,8 @@ export interface Recovery {
   changes: Changes | undefined;
   /** The PostGIS mirror, when MIRROR or MIRROR_DATABASE_URL is set. */
   mirror: Mirror | undefined;
+  /** The fan-out, relay routes and subscriptions. */
+  outputs: Outputs;
   /** Stops the passes, the poll and the backfill, and closes recovery's connections. */
   close(): Promise<void>;
 }
@@ -105,6 +107,7 @@ export function startRecovery(options: RecoveryOptions): Recovery {
     registration: passes?.registration,
     changes,
     mirror,
+    outputs,
     async close() {
       await passes?.registration?.close();
       await passes?.health.close();
