@@ -30,7 +30,7 @@ export interface FanoutOptions {
   batch?: number;
   /** How long the lease of the receiver that runs the fan-out lasts unless renewed, ms. @defaultValue 5000 */
   leaseMs?: number;
-  /** Shortest time between two trims of the log, ms. @defaultValue 1000 */
+  /** Shortest time between two trims of the log (and, while no event comes, two applications of the backlog caps), ms. @defaultValue 1000 */
   trimIntervalMs?: number;
   /** Each hand-over done: its destination jobs, by destination name (metrics, tests). */
   onHandOver?: (entries: number) => void;
@@ -158,14 +158,25 @@ export function startFanout(options: FanoutOptions): Fanout {
     });
   };
 
-  /** Trims what every destination has and the retention no longer keeps (at most once per `trimIntervalMs`). */
-  const trim = async (state: FanoutState): Promise<void> => {
+  /**
+   * At most once per `trimIntervalMs`: trims what every destination has and the retention no longer keeps; and, when
+   * nothing new came (`idle`), applies the backlog caps, which otherwise apply as events are handed over, so that an
+   * age cap holds without traffic too.
+   */
+  const tidy = async (state: FanoutState, idle: boolean): Promise<void> => {
     const now = Date.now();
     if (now - lastTrimMs < trimIntervalMs) return;
     lastTrimMs = now;
     const held = [state.cursor, ...[...state.catchingUp.values()].map((next) => next.replace(/^\(/, ''))];
     const keepFromMs = Math.min(now - options.retentionMs, ...held.map(logIdMs));
     await connection.xtrim(logKey, 'MINID', `${keepFromMs}-0`);
+    if (!idle) return;
+    const capped = (await destinationsOf(state.version)).filter(
+      ({ name, backlog }) => backlog !== undefined && !state.catchingUp.has(name),
+    );
+    if (capped.length === 0) return;
+    const taken = new Map(capped.map((destination) => [destination, []]));
+    await script.handOver({ field: 'cursor', expected: state.cursor, next: state.cursor, version: state.version, entries: [], taken });
   };
 
   /** One turn: true when it handed something over (the next turn follows at once). */
@@ -175,9 +186,10 @@ export function startFanout(options: FanoutOptions): Fanout {
       return false;
     }
     const state = await readState();
-    let busy = await handNew(state);
+    const fresh = await handNew(state);
+    let busy = fresh;
     for (const [name, next] of state.catchingUp) busy = (await catchUp(state, name, next)) !== undefined || busy;
-    await trim(state);
+    await tidy(state, !fresh);
     if (!busy) await connection.xread('COUNT', 1, 'BLOCK', Math.min(250, leaseMs / 2), 'STREAMS', logKey, state.cursor);
     return busy;
   };

@@ -321,3 +321,14 @@ t.test('a receiver is ready only once the subscriptions of its config are made, 
   await waitFor('ready', async () => (await geohook.readyz()).status === 200);
   t.match(await new SubscriptionRegistry(connection, prefix).list(), [{ name: 'audit', origin: 'config' }], 'made by then');
 });
+
+t.test('an age cap holds without traffic: events older than it are dropped and counted though no new event comes', async (t) => {
+  const { prefix, geohooks } = await receivers(t, 1, { subscriptions: [{ name: 'stale', types: ['gp.*'], backlog: { ageSeconds: 1 } }] });
+  const connection = connect(t);
+  const registry = new SubscriptionRegistry(connection, prefix);
+  for (let i = 0; i < 3; i += 1) await postGp(geohooks[0]!, 'esriJobSucceeded');
+  const status = async () => (await readSubscriptionStatus(connection, prefix, registry, DEFAULT_BACKLOG))[0]!;
+  await waitFor('the three handed over', async () => (await status()).waiting === 3);
+  await waitFor('the three dropped once a second old', async () => (await status()).dropped === 3, { timeoutMs: 5000 });
+  t.match(await status(), { waiting: 0, dropped: 3 });
+});
