@@ -28,16 +28,18 @@ function fieldOf(fields: readonly string[], name: string): string | undefined {
 /**
  * Entries of the log `key` from `start` (a stream id; `(id` for the entries after it) up to `end` (inclusive; `+`
  * for the newest), at most `count`. An entry that is not an event (never written by geohook) is passed over and
- * reported to `skipped`; `read` counts every entry read, those included.
+ * reported to `skipped`; `read` counts every entry read, those included. With `parse: false` no entry is returned,
+ * only where the range ended.
  */
 export async function readEventLog(
   redis: RedisClient,
   key: string,
-  range: { start: string; end?: string; count: number },
+  range: { start: string; end?: string; count: number; parse?: boolean },
   skipped: (id: string, err: unknown) => void,
 ): Promise<{ entries: LogEntry[]; lastId: string | undefined; read: number }> {
   const raw = await redis.xrange(key, range.start, range.end ?? '+', 'COUNT', range.count);
   const entries: LogEntry[] = [];
+  if (range.parse === false) return { entries, lastId: raw.at(-1)?.[0], read: raw.length };
   for (const [id, fields] of raw) {
     const jobId = fieldOf(fields, 'j');
     const data = fieldOf(fields, 'd');

@@ -121,10 +121,12 @@ export function startFanout(options: FanoutOptions): Fanout {
 
   /** Hands the entries after the cursor to every destination that is not catching up; true when there were any. */
   const handNew = async (state: FanoutState): Promise<boolean> => {
-    const { entries, lastId } = await readEventLog(connection, logKey, { start: `(${state.cursor}`, count: batch }, skipped);
-    if (lastId === undefined) return false;
     const subscriptions = await destinationsOf(state.version);
     const live = [...routes, ...subscriptions.filter(({ name }) => !state.catchingUp.has(name))];
+    // With no destination the cursor only moves past the entries: they are not parsed.
+    const range = { start: `(${state.cursor}`, count: batch, parse: live.length > 0 };
+    const { entries, lastId } = await readEventLog(connection, logKey, range, skipped);
+    if (lastId === undefined) return false;
     const taken = await match(entries, live);
     const outcome = await script.handOver({
       field: 'cursor',

@@ -239,3 +239,17 @@ t.test('an entry whose data is JSON but no event is passed over too', async (t) 
   await waitFor('the event after them', async () => (await waiting(connection, prefix, 'events')).length > 0, { timeoutMs: 2000 });
   t.same(await waiting(connection, prefix, 'events'), [event.id]);
 });
+
+t.test('with no destination the cursor moves past the entries, unparsed (an entry that is no event is not even seen)', async (t) => {
+  const prefix = uniquePrefix();
+  const connection = connect(t);
+  const { logger, lines } = capturingLogger('debug');
+  await connection.xadd(eventLogKey(prefix), '*', 'j', 'x', 'd', 'not JSON');
+  const last = await connection.xadd(eventLogKey(prefix), '*', 'j', 'y', 'd', JSON.stringify(eventOf('gp', 'gp.job.failed')));
+  fanOut(t, prefix, { routes: [], logger });
+  await cursorAt(connection, prefix, last!);
+  t.notOk(
+    lines.some((line) => line.includes('no event')),
+    'nothing parsed',
+  );
+});
