@@ -3,7 +3,7 @@ import type { ChangesScopeStatus, ChangesServiceStatus, ChangesStatus } from '..
 import type { FailedRange } from '../../changes/failed-ranges.js';
 import { QueueUnavailableError } from '../../errors.js';
 import { sendError } from '../error-reply.js';
-import { asTime, escapeHtml, navHtml, PAGE_STYLE, sendPage, shortTime } from './page-html.js';
+import { asTime, escapeHtml, sendPage, shortTime, statusPageHtml } from './page-html.js';
 
 /** Options of {@link changesPage}. */
 export interface ChangesPageOptions {
@@ -98,14 +98,11 @@ export function changesHtml(status: ChangesStatus, boardPath: string): string {
       : `<table id="scopes"><thead><tr><th>Service</th><th>Layer</th><th>Resolved to</th><th>Watermark</th><th>Server generation</th>` +
         `<th>Resolving</th><th>Jobs in flight</th><th>Previous values kept</th><th>Last failed range</th></tr></thead>` +
         `<tbody>${status.services.flatMap(scopeRows).join('')}</tbody></table>\n${failedHtml(status.services)}\n${queuesHtml(status)}`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>geohook · change events</title>
-<meta http-equiv="refresh" content="${CHANGES_REFRESH_SECONDS}"><style>${PAGE_STYLE}</style></head>
-<body><header><h1>Change events</h1>${navHtml(boardPath)}</header>
-${body}
-<p class="note">Times are UTC; the page reloads every ${CHANGES_REFRESH_SECONDS} s. A range is counted in <em>Resolved to</em> from when it is claimed, and shown under <em>Resolving</em> until its events are written; the watermark is the highest server generation handed to consumers, and the server generation the one the server last reported. Jobs in flight are the scope's ranges waiting, delayed or being resolved on <code>change-ranges</code>. A failed range stays listed until another range of the same scope fails; run its command with the receiver's configuration.</p>
-</body></html>
-`;
+  return statusPageHtml(
+    { title: 'change events', heading: 'Change events', refreshSeconds: CHANGES_REFRESH_SECONDS, boardPath },
+    `${body}
+<p class="note">Times are UTC; the page reloads every ${CHANGES_REFRESH_SECONDS} s. A range is counted in <em>Resolved to</em> from when it is claimed, and shown under <em>Resolving</em> until its events are written; the watermark is the highest server generation handed to consumers, and the server generation the one the server last reported. Jobs in flight are the scope's ranges waiting, delayed or being resolved on <code>change-ranges</code>. A failed range stays listed until another range of the same scope fails; run its command with the receiver's configuration.</p>`,
+  );
 }
 
 /**

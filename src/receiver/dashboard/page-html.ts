@@ -42,6 +42,19 @@ export const navHtml = (boardPath: string): string => {
   );
 };
 
+/** A status page of the dashboard's own: its title, its heading with the menu, `content`, and a reload every `refreshSeconds`. */
+export const statusPageHtml = (
+  page: { title: string; heading: string; refreshSeconds: number; boardPath: string },
+  content: string,
+): string =>
+  `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>geohook · ${page.title}</title>
+<meta http-equiv="refresh" content="${page.refreshSeconds}"><style>${PAGE_STYLE}</style></head>
+<body><header><h1>${page.heading}</h1>${navHtml(page.boardPath)}</header>
+${content}
+</body></html>
+`;
+
 /** Sends a page of the dashboard's own: never cached, no script, no source but its inline style, never framed. */
 export function sendPage(reply: FastifyReply, html: string): FastifyReply {
   return reply

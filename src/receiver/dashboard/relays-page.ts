@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { QueueUnavailableError } from '../../errors.js';
 import type { RelayRouteStatus } from '../../relay/relay-status.js';
 import { sendError } from '../error-reply.js';
-import { escapeHtml, navHtml, PAGE_STYLE, sendPage, shortTime } from './page-html.js';
+import { escapeHtml, sendPage, shortTime, statusPageHtml } from './page-html.js';
 
 /** Options of {@link relaysPage}. */
 export interface RelaysPageOptions {
@@ -42,14 +42,11 @@ export function relaysHtml(routes: readonly RelayRouteStatus[], boardPath: strin
       : `<table id="routes"><thead><tr><th>Route</th><th>Format</th><th>Delivered</th><th>Failed tries in a row</th>` +
         `<th>Dead letters</th><th>Pending</th><th>Last error</th><th>at</th><th>Last delivered</th><th>Replay with</th></tr></thead>` +
         `<tbody>${routes.map(routeRow).join('')}</tbody></table>`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>geohook · relays</title>
-<meta http-equiv="refresh" content="${RELAYS_REFRESH_SECONDS}"><style>${PAGE_STYLE}</style></head>
-<body><header><h1>Relays</h1>${navHtml(boardPath)}</header>
-${body}
-<p class="note">Times are UTC; the page reloads every ${RELAYS_REFRESH_SECONDS} s. A dead letter is an event that used every try of its route; run the command with the receiver's configuration once the endpoint is fixed. URLs and secrets are not shown.</p>
-</body></html>
-`;
+  return statusPageHtml(
+    { title: 'relays', heading: 'Relays', refreshSeconds: RELAYS_REFRESH_SECONDS, boardPath },
+    `${body}
+<p class="note">Times are UTC; the page reloads every ${RELAYS_REFRESH_SECONDS} s. A dead letter is an event that used every try of its route; run the command with the receiver's configuration once the endpoint is fixed. URLs and secrets are not shown.</p>`,
+  );
 }
 
 /** `GET <prefix>/relays`: where each relay route stands (docs/relays.md#the-relays-view), behind the dashboard's credentials. */

@@ -5,7 +5,7 @@ import { serviceColumns, serviceReportRow, type ServiceReport, type ServiceRow }
 import type { FailingService } from '../../redis/failing-services.js';
 import { sendError } from '../error-reply.js';
 import { mirrorSectionHtml, type MirrorView } from './mirror-section.js';
-import { asTime, escapeHtml, navHtml, PAGE_STYLE, sendPage, shortTime } from './page-html.js';
+import { asTime, escapeHtml, sendPage, shortTime, statusPageHtml } from './page-html.js';
 
 /** Options of {@link servicesPage}. */
 export interface ServicesPageOptions {
@@ -127,18 +127,15 @@ export function servicesHtml(reports: readonly ServiceReport[], events: readonly
     events.length === 0
       ? '<p class="empty">No event yet.</p>'
       : `<table id="events"><thead><tr><th>Received</th><th>Type</th><th>Service</th><th>Event</th><th>Source</th><th>State</th></tr></thead><tbody>${events.map((event) => eventHtml(event, boardPath)).join('')}</tbody></table>`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>geohook · services</title>
-<meta http-equiv="refresh" content="${SERVICES_REFRESH_SECONDS}"><style>${PAGE_STYLE}</style></head>
-<body><header><h1>Services</h1>${navHtml(boardPath)}</header>
-${failingHtml(page.failing ?? [])}
+  return statusPageHtml(
+    { title: 'services', heading: 'Services', refreshSeconds: SERVICES_REFRESH_SECONDS, boardPath },
+    `${failingHtml(page.failing ?? [])}
 ${services}
 ${mirrorSectionHtml(page.mirror)}
 <h2>Recent events: ${filter}</h2>
 ${recent}
-<p class="note">Times are UTC; the page reloads every ${SERVICES_REFRESH_SECONDS} s. A webhook is stale when no registration pass checked it lately (a service of an earlier run). Upstream failures are the failed deliveries the GIS server reports for geohook's webhook (ArcGIS Enterprise); the watermark is the highest server generation handed to consumers (on ArcGIS Online, each layer's, as layer: generation), with the time it reads as.</p>
-</body></html>
-`;
+<p class="note">Times are UTC; the page reloads every ${SERVICES_REFRESH_SECONDS} s. A webhook is stale when no registration pass checked it lately (a service of an earlier run). Upstream failures are the failed deliveries the GIS server reports for geohook's webhook (ArcGIS Enterprise); the watermark is the highest server generation handed to consumers (on ArcGIS Online, each layer's, as layer: generation), with the time it reads as.</p>`,
+  );
 }
 
 /**

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { QueueUnavailableError } from '../../errors.js';
 import type { SubscriptionStatus } from '../../subscriptions/subscription-status.js';
 import { sendError } from '../error-reply.js';
-import { escapeHtml, navHtml, PAGE_STYLE, sendPage } from './page-html.js';
+import { escapeHtml, sendPage, statusPageHtml } from './page-html.js';
 
 /** Options of {@link subscriptionsPage}. */
 export interface SubscriptionsPageOptions {
@@ -40,14 +40,11 @@ export function subscriptionsHtml(subscriptions: readonly SubscriptionStatus[], 
       : `<table id="subscriptions"><thead><tr><th>Subscription</th><th>Types</th><th>Waiting</th><th>Lag (s)</th>` +
         `<th>Handled</th><th>Dead letters</th><th>Dropped</th><th>Made by</th><th>Attach a worker with</th></tr></thead>` +
         `<tbody>${subscriptions.map(subscriptionRow).join('')}</tbody></table>`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>geohook · subscriptions</title>
-<meta http-equiv="refresh" content="${SUBSCRIPTIONS_REFRESH_SECONDS}"><style>${PAGE_STYLE}</style></head>
-<body><header><h1>Subscriptions</h1>${navHtml(boardPath)}</header>
-${body}
-<p class="note">The page reloads every ${SUBSCRIPTIONS_REFRESH_SECONDS} s. Lag is how long the oldest waiting event has waited; past its backlog cap a subscription drops its oldest waiting events. Each subscription's queue <code>sub-&lt;name&gt;</code> is on the board, with its dead letters.</p>
-</body></html>
-`;
+  return statusPageHtml(
+    { title: 'subscriptions', heading: 'Subscriptions', refreshSeconds: SUBSCRIPTIONS_REFRESH_SECONDS, boardPath },
+    `${body}
+<p class="note">The page reloads every ${SUBSCRIPTIONS_REFRESH_SECONDS} s. Lag is how long the oldest waiting event has waited; past its backlog cap a subscription drops its oldest waiting events. Each subscription's queue <code>sub-&lt;name&gt;</code> is on the board, with its dead letters.</p>`,
+  );
 }
 
 /** `GET <prefix>/subscriptions`: where each subscription stands (docs/subscriptions.md#watching-the-subscriptions), behind the dashboard's credentials. */
