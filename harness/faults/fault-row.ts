@@ -12,8 +12,27 @@ export const faultNames = [
   'relay-kill',
   'relay-sink-outage',
   'mirror-kill',
+  'subscriptions',
 ] as const;
 export type FaultName = (typeof faultNames)[number];
+
+/** What one subscription's queue held at the end of the `subscriptions` fault, by event id. */
+export interface SubscriptionCount {
+  /** The subscription's name (its queue is `sub-<name>`). */
+  name: string;
+  /** Acknowledged deliveries it takes (its filter matches them). */
+  takes: number;
+  /** Of those, the ones its queue holds. */
+  found: number;
+  /** Acknowledged deliveries it takes that its queue lacks. */
+  lost: number;
+  /** Deliveries its queue holds more than once, or that a consumer of it was handed more than once. */
+  duplicated: number;
+  /** Jobs in its queue of no delivery it takes (another filter's events, or no delivery's). */
+  strangers: number;
+  /** Distinct events a consumer (`subscribe({subscription})`) was handed afterwards. */
+  consumed: number;
+}
 
 /**
  * One row of the report: one fault on one durability setting. The change-event faults (`changes-*`) count
@@ -26,11 +45,17 @@ export interface FaultRow {
   sent: number;
   /** Deliveries answered 2xx (the emulator's: reported `delivered`); `changes-*`: adds the emulator applied. */
   acknowledged: number;
-  /** Deliveries with at least one job in Redis; `changes-*`: features with a change event. */
+  /**
+   * Deliveries with at least one job in Redis; `changes-*`: features with a change event; `subscriptions`: with a job
+   * in their family's queue and in every subscription's queue that takes them.
+   */
   found: number;
-  /** Acknowledged deliveries with no job; `changes-*`: added features with no change event. */
+  /**
+   * Acknowledged deliveries with no job; `changes-*`: added features with no change event; `subscriptions`: missing
+   * from their family's queue or from a subscription's queue that takes them.
+   */
   lost: number;
-  /** Deliveries with more than one job; `changes-*`: change events beyond one per feature. */
+  /** Deliveries with more than one job (`subscriptions`: in any one queue); `changes-*`: change events beyond one per feature. */
   duplicated: number;
   /** False where losing acknowledged events is expected (fast durability, Redis killed): reported, not a failure. */
   zeroLossExpected: boolean;
@@ -44,6 +69,8 @@ export interface FaultRow {
   relayRepeats?: number;
   /** Change events written just before the kill (`changes-*`): above 0 and below `sent` when it struck mid-resolution. */
   writtenAtFault?: number;
+  /** Per subscription, what its queue held (`subscriptions`). */
+  subscriptions?: SubscriptionCount[];
   /** How the fault went: answers by status, timings. */
   notes: string;
   /** Broken promises and anything that makes the row unreliable; empty when all is well. */

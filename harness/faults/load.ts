@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SIGNATURE_HEADER, signedDelivery, WEBHOOK_PATH } from './deliveries.js';
+import { SIGNATURE_HEADER, signedDelivery, WEBHOOK_PATH, type SignedDelivery } from './deliveries.js';
 
 /** What became of one delivery: an HTTP status, or the reason there was none. */
 export interface DeliveryOutcome {
@@ -32,6 +32,8 @@ export interface LoadOptions {
   concurrency?: number;
   /** Longest wait for an answer; past it the delivery counts as not acknowledged. @defaultValue 10000 */
   timeoutMs?: number;
+  /** The bytes of delivery `index` of load `tag`. @defaultValue {@link signedDelivery} (a GP job that succeeded) */
+  delivery?: (tag: string, index: number) => SignedDelivery;
 }
 
 /** A load running in the background. */
@@ -57,13 +59,13 @@ function reasonOf(err: unknown): string {
  * recorded. Runs in this process, with Node's fetch.
  */
 export function startLoad(options: LoadOptions): Load {
-  const { url, tag, count, ratePerSecond, concurrency = 32, timeoutMs = 10_000 } = options;
+  const { url, tag, count, ratePerSecond, concurrency = 32, timeoutMs = 10_000, delivery = signedDelivery } = options;
   const outcomes = new Array<DeliveryOutcome>(count);
   const startedAtMs = performance.now();
   let next = 0;
 
   const send = async (index: number): Promise<void> => {
-    const { body, signature, eventId } = signedDelivery(tag, index);
+    const { body, signature, eventId } = delivery(tag, index);
     const outcome: DeliveryOutcome = { eventId, sentAtMs: Math.round(performance.now() - startedAtMs) };
     outcomes[index] = outcome;
     try {

@@ -10,6 +10,7 @@ import { runReceiverKill } from './scenarios/receiver-kill.js';
 import { runRedisKill } from './scenarios/redis-kill.js';
 import { runRedisOutage } from './scenarios/redis-outage.js';
 import { runRelayFault } from './scenarios/relay-kill.js';
+import { runSubscriptionsFault } from './scenarios/subscriptions-kill.js';
 
 /**
  * `npm run test:faults`: each fault on a fresh redis-server and its own receiver process, under a load of
@@ -22,7 +23,7 @@ const log = (line: string): void => {
   process.stderr.write(`faults: ${line}\n`);
 };
 
-/** The runs of a fault, one per row: redis-kill runs on both durabilities, changes-redis-kill on strict, the others on fast. */
+/** The runs of a fault, one per row: redis-kill runs on both durabilities, changes-redis-kill and subscriptions on strict, the others on fast. */
 function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => Promise<FaultRow>][] {
   switch (fault) {
     case 'receiver-kill':
@@ -47,6 +48,8 @@ function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => 
       return [['fast', () => runRelayFault(options, fault)]];
     case 'mirror-kill':
       return [['fast', () => runMirrorKill(options)]];
+    case 'subscriptions':
+      return [['strict', () => runSubscriptionsFault(options)]];
   }
 }
 
