@@ -35,6 +35,10 @@ export interface BenchOptions {
   relayEvents: number;
   /** Run only the relay section. */
   relay: boolean;
+  /** Events in the log the fan-out hands to 16 subscriptions, timed; as many (10 s at most) at 1,000/s timed to the last queue. */
+  subscriptionEvents: number;
+  /** Run only the subscriptions section. */
+  subscriptions: boolean;
   /** Parcels the mirror copies into PostGIS at start. */
   mirrorFeatures: number;
   /** Single edits timed to their mirrored row. */
@@ -80,6 +84,12 @@ export const usage = `npm run bench -- [options]
   --relay-events N        events queued for a relay route, timed draining to a local sink (default 20000; quick 5000)
   --relay                 only the relay section: deliveries/s, against a worker awaiting one fetch per event, and
                           change event to sink at 500 events/s (under a minute)
+  --subscription-events N events in the log, handed to 16 subscriptions by the fan-out and timed (default 20000;
+                          quick 5000); as many deliveries (at most 10 s; quick 3 s) at 1,000/s timed from their 202 to
+                          the last subscription's queue
+  --subscriptions         only the subscriptions section: deliveries/s acknowledged by geohook's server with 0 and with
+                          16 subscriptions in turns (--rounds, --duration, --warmup), the fan-out's rate, the latency
+                          (about two minutes; quick under a minute)
   --mirror-features N     Parcels geohook's server (MIRROR on Parcels) copies into a PostgreSQL of its own, against a
                           bare COPY of the same rows; then single edits timed to their row committed
                           (default 100000; quick 10000)
@@ -127,6 +137,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       changes: { type: 'boolean', default: false },
       'relay-events': { type: 'string' },
       relay: { type: 'boolean', default: false },
+      'subscription-events': { type: 'string' },
+      subscriptions: { type: 'boolean', default: false },
       'mirror-features': { type: 'string' },
       'mirror-edits': { type: 'string' },
       mirror: { type: 'boolean', default: false },
@@ -159,6 +171,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     changes: values.changes,
     relayEvents: whole('relay-events', values['relay-events'], quick ? 5000 : 20_000, 100),
     relay: values.relay,
+    subscriptionEvents: whole('subscription-events', values['subscription-events'], quick ? 5000 : 20_000, 100),
+    subscriptions: values.subscriptions,
     mirrorFeatures: whole('mirror-features', values['mirror-features'], quick ? 10_000 : 100_000, 1),
     mirrorEdits: whole('mirror-edits', values['mirror-edits'], quick ? 50 : 200, 1),
     mirror: values.mirror,

@@ -12,6 +12,8 @@ import { formatFrames, type ProfileSummary } from './profile/top-frames.js';
 import type { Durability } from './redis.js';
 import { formatRelay, relayTargets } from './relay/relay-report.js';
 import type { RelayResult } from './relay/run-relay.js';
+import type { SubscriptionsResult } from './subscriptions/run-subscriptions.js';
+import { formatSubscriptions, subscriptionTargets } from './subscriptions/subscriptions-report.js';
 import { alignedTable } from './table.js';
 
 /** One case over all rounds. */
@@ -102,6 +104,8 @@ export interface BenchReport {
   mirror: MirrorResult;
   /** Relays: events delivered to a local sink, against a worker awaiting one fetch per event; change event to sink. */
   relay: RelayResult;
+  /** Subscriptions: acknowledgements with 0 and 16, the fan-out's rate, 202 to the last subscription's queue. */
+  subscriptions: SubscriptionsResult;
   targets: Target[];
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
   problems: string[];
@@ -191,6 +195,7 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
     ...changeTargets(report.changes),
     ...mirrorTargets(report.mirror),
     ...relayTargets(report.relay),
+    ...subscriptionTargets(report.subscriptions),
   ];
 }
 
@@ -329,6 +334,7 @@ export function formatReport(report: BenchReport): string {
   lines.push(formatChanges(report.changes));
   lines.push(formatMirror(report.mirror));
   lines.push(formatRelay(report.relay));
+  lines.push(formatSubscriptions(report.subscriptions));
   lines.push('');
   lines.push('targets:');
   lines.push(...formatTargets(report.targets));

@@ -20,12 +20,15 @@ import { mainRelay, measureRelay } from './relay/relay-section.js';
 import type { RelayResult } from './relay/run-relay.js';
 import { evaluateTargets, formatEmulatorFeatures, formatReport, perRoundRatios, summarizeCase, type BenchReport } from './report.js';
 import { formatScale, runScale } from './scale/run-scale.js';
+import type { SubscriptionsResult } from './subscriptions/run-subscriptions.js';
+import { mainSubscriptions, measureSubscriptions } from './subscriptions/subscriptions-section.js';
 
 /**
  * `npm run bench`: in one run, bare Fastify, the naive receiver, geohook's receiver and geohook's receiver
  * on a Redis that fsyncs at every write, in turns under the same load, then geohook end to end with a
- * consumer, then the emulator's fan-out and feature store, the backfill after an outage, and change events. Every
- * piece runs in a process of its own; progress goes to stderr, the report (table or `--json`) to stdout.
+ * consumer, then the emulator's fan-out and feature store, the backfill after an outage, change events, the mirror,
+ * relays and subscriptions. Every piece runs in a process of its own; progress goes to stderr, the report (table or
+ * `--json`) to stdout.
  */
 
 const log = (line: string): void => {
@@ -136,6 +139,10 @@ async function main(): Promise<number> {
     warnIfBusy();
     return mainRelay(options, log);
   }
+  if (options.subscriptions) {
+    warnIfBusy();
+    return mainSubscriptions(options, log);
+  }
   if (options.mirror) {
     warnIfBusy();
     return mainMirror(options, log);
@@ -160,6 +167,7 @@ async function main(): Promise<number> {
   let changes: ChangesResult;
   let mirror: MirrorResult;
   let relay: RelayResult;
+  let subscriptions: SubscriptionsResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const spec of caseSpecs) {
@@ -204,6 +212,7 @@ async function main(): Promise<number> {
     changes = await measureChanges(options, problems, profileDir, log);
     mirror = await measureMirror(options, log);
     relay = await measureRelay(options, log);
+    subscriptions = await measureSubscriptions(options, loader, problems, log);
   } finally {
     await loader.close();
   }
@@ -244,6 +253,7 @@ async function main(): Promise<number> {
     changes,
     mirror,
     relay,
+    subscriptions,
     ...(profileDir === undefined
       ? {}
       : {

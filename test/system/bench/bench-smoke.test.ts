@@ -11,7 +11,7 @@ const run = promisify(execFile);
  */
 const env: NodeJS.ProcessEnv = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' };
 
-// About 60 s alone on two cores (each change-events run times 220 single edits at 20/s), two to three times that
+// About 70 s alone on two cores (each change-events run times 220 single edits at 20/s), two to three times that
 // beside the other test files: past tap's 60 s default.
 t.setTimeout(5 * 60_000);
 
@@ -87,6 +87,39 @@ function checkRelay(t: Test, relay: RelayFigures, events: number): void {
   t.ok(relay.paceEvents > 0 && relay.p99Ms >= relay.p50Ms, `${relay.paceEvents} change events timed at a steady pace`);
 }
 
+interface SubscriptionFigures {
+  subscriptions: number;
+  ackPerSec0: number;
+  ackPerSec16: number;
+  ackRatio16: number;
+  fanoutPerSec: number;
+  p99Ms: number;
+  rounds: { round: number; subscriptions: number; ackPerSec: number; non2xx: number; errors: number }[];
+  fanout: { events: number; subscriptions: number; fewestHeld: number; dropped: number };
+  latency: { events: number; p50Ms: number; p99Ms: number; non2xx: number; errors: number };
+}
+
+/** Acknowledgements with 0 and 16 subscriptions in one round, every logged event in all 16 queues, each paced one timed. */
+function checkSubscriptions(t: Test, subscriptions: SubscriptionFigures, events: number): void {
+  t.same(
+    subscriptions.rounds.map((turn) => turn.subscriptions),
+    [0, 16],
+    'a turn without subscriptions, then one with 16',
+  );
+  for (const turn of subscriptions.rounds)
+    t.match(turn, { non2xx: 0, errors: 0 }, `${turn.subscriptions} subscriptions: every delivery 2xx`);
+  for (const field of ['ackPerSec0', 'ackPerSec16', 'ackRatio16', 'fanoutPerSec'] as const)
+    t.ok(Number.isFinite(subscriptions[field]) && subscriptions[field] > 0, `${field}: ${subscriptions[field]}`);
+  t.equal(subscriptions.ackRatio16, subscriptions.ackPerSec16 / subscriptions.ackPerSec0, 'one round: the ratio of its two turns');
+  t.match(
+    subscriptions.fanout,
+    { events, subscriptions: 16, fewestHeld: events, dropped: 0 },
+    `the ${events} logged events in each of the 16 queues`,
+  );
+  t.match(subscriptions.latency, { events, non2xx: 0, errors: 0 }, `${events} deliveries timed to the last queue`);
+  t.ok(subscriptions.p99Ms === subscriptions.latency.p99Ms && subscriptions.p99Ms >= subscriptions.latency.p50Ms, 'latency percentiles');
+}
+
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
   const args = [
     '--rounds',
@@ -110,6 +143,8 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     '--mirror-features',
     '300',
     '--relay-events',
+    '300',
+    '--subscription-events',
     '300',
     '--mirror-edits',
     '10',
@@ -144,6 +179,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     changes: ChangeFigures;
     mirror: MirrorFigures;
     relay: RelayFigures;
+    subscriptions: SubscriptionFigures;
     targets: { name: string }[];
     problems: string[];
   };
@@ -180,9 +216,14 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   checkChanges(t, report.changes, 300);
   checkMirror(t, report.mirror, 300);
   checkRelay(t, report.relay, 300);
+  checkSubscriptions(t, report.subscriptions, 300);
   t.ok(
     report.targets.some((target) => target.name.startsWith('relay')),
     'the relays have targets',
+  );
+  t.ok(
+    report.targets.some((target) => target.name.startsWith('fan-out')),
+    'the subscriptions have targets',
   );
   t.ok(
     report.targets.some((target) => target.name.startsWith('mirror')),
