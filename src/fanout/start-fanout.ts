@@ -30,6 +30,11 @@ export interface FanoutOptions {
   batch?: number;
   /** How long the lease of the receiver that runs the fan-out lasts unless renewed, ms. @defaultValue 5000 */
   leaseMs?: number;
+  /**
+   * Most jobs one hand-over adds (entries × destinations): each call holds Redis, and every acknowledgement waits
+   * behind it, for its length. @defaultValue 1000
+   */
+  maxJobsPerCall?: number;
   /** Shortest time between two trims of the log (and, while no event comes, two applications of the backlog caps), ms. @defaultValue 1000 */
   trimIntervalMs?: number;
   /** Each hand-over done: its destination jobs, by destination name (metrics, tests). */
@@ -58,7 +63,7 @@ const CATCHUP = 'catchup:';
  * acknowledgement never waits for it.
  */
 export function startFanout(options: FanoutOptions): Fanout {
-  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000 } = options;
+  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000, maxJobsPerCall = 1000 } = options;
   const log = options.logger.child({ component: 'fanout' });
   const script = new FanoutScript(connection, prefix);
   const lease = new FanoutLease(connection, fanoutLeaseKey(prefix), leaseMs);
@@ -124,7 +129,8 @@ export function startFanout(options: FanoutOptions): Fanout {
     const subscriptions = await destinationsOf(state.version);
     const live = [...routes, ...subscriptions.filter(({ name }) => !state.catchingUp.has(name))];
     // With no destination the cursor only moves past the entries: they are not parsed.
-    const range = { start: `(${state.cursor}`, count: batch, parse: live.length > 0 };
+    const count = Math.max(1, Math.min(batch, Math.floor(maxJobsPerCall / Math.max(1, live.length))));
+    const range = { start: `(${state.cursor}`, count, parse: live.length > 0 };
     const { entries, lastId } = await readEventLog(connection, logKey, range, skipped);
     if (lastId === undefined) return false;
     const taken = await match(entries, live);
@@ -144,8 +150,9 @@ export function startFanout(options: FanoutOptions): Fanout {
   const catchUp = async (state: FanoutState, name: string, next: string): Promise<HandOver | undefined> => {
     const destination = (await destinationsOf(state.version)).find((candidate) => candidate.name === name);
     if (destination === undefined) return undefined;
-    const read = await readEventLog(connection, logKey, { start: next, end: state.cursor, count: batch }, skipped);
-    const complete = read.read < batch;
+    const count = Math.max(1, Math.min(batch, maxJobsPerCall));
+    const read = await readEventLog(connection, logKey, { start: next, end: state.cursor, count }, skipped);
+    const complete = read.read < count;
     const after = complete ? state.cursor : read.lastId!;
     // Its `after` (the log's end when it was made) bounds what it gets with the others, not what it reads back.
     const taken = await match(read.entries, [destination], { readingBack: true });

@@ -253,3 +253,16 @@ t.test('with no destination the cursor moves past the entries, unparsed (an entr
     'nothing parsed',
   );
 });
+
+t.test('a hand-over adds at most maxJobsPerCall jobs: entries per call shrink as destinations grow', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  for (let i = 0; i < 12; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  const sizes: number[] = [];
+  const routes = ['a', 'b', 'c', 'd'].map((queue) => destination(queue, ['gp.*']));
+  fanOut(t, prefix, { routes, maxJobsPerCall: 8, onHandOver: (entries) => void sizes.push(entries) });
+  const log = await logOf(connection, prefix);
+  await cursorAt(connection, prefix, log.at(-1)!.id);
+  t.same(sizes, [2, 2, 2, 2, 2, 2], 'two entries (eight jobs) per call');
+  t.equal((await waiting(connection, prefix, 'd')).length, 12, 'every entry handed over');
+});
