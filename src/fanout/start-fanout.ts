@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
 import { layerFieldsField } from '../changes/layer-fields.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -16,7 +17,7 @@ export type DestinationSource = (version: string) => Promise<readonly Destinatio
 
 /** Options of {@link startFanout}. */
 export interface FanoutOptions {
-  /** A connection of the fan-out's own (it blocks on the log while idle), made with `maxRetriesPerRequest: null`; the caller closes it. */
+  /** A connection for the fan-out's commands, made with `maxRetriesPerRequest: null`; the caller closes it (the fan-out blocks on a duplicate of its own). */
   connection: RedisClient;
   prefix: string;
   /** The relay routes' destinations. */
@@ -67,6 +68,9 @@ export function startFanout(options: FanoutOptions): Fanout {
   const log = options.logger.child({ component: 'fanout' });
   const script = new FanoutScript(connection, prefix);
   const lease = new FanoutLease(connection, fanoutLeaseKey(prefix), leaseMs);
+  // Waiting for new entries blocks a connection: one of its own, so that closing ends the wait at once.
+  const waiter: RedisClient = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
+  waiter.on('error', () => undefined);
   const logKey = eventLogKey(prefix);
   const stateKey = fanoutKey(prefix);
   const skipped = (id: string, err: unknown): void => log.error({ err, entry: id }, 'event log: an entry that is no event, passed over');
@@ -199,15 +203,16 @@ export function startFanout(options: FanoutOptions): Fanout {
     let busy = fresh;
     for (const [name, next] of state.catchingUp) busy = (await catchUp(state, name, next)) !== undefined || busy;
     await tidy(state, !fresh);
-    if (!busy) await connection.xread('COUNT', 1, 'BLOCK', Math.min(250, leaseMs / 2), 'STREAMS', logKey, state.cursor);
+    if (!busy) await waiter.xread('COUNT', 1, 'BLOCK', Math.min(250, leaseMs / 2), 'STREAMS', logKey, state.cursor);
     return busy;
   };
 
   const loop = (async () => {
     while (!closed) {
       await turn().catch(async (err: unknown) => {
+        if (closed) return;
         log.warn({ err }, 'fan-out: retrying');
-        await sleep(250);
+        await sleep(250, undefined, { signal: stopping.signal }).catch(() => undefined);
       });
     }
     await lease.release().catch(() => undefined);
@@ -217,8 +222,12 @@ export function startFanout(options: FanoutOptions): Fanout {
     async close() {
       closed = true;
       stopping.abort();
-      // A turn waiting for a Redis that is away ends when the caller disconnects: the wait is bounded.
-      await Promise.race([loop, sleep(leaseMs)]);
+      // Its wait for new entries ends at once; a turn waiting for a Redis that is away ends when the caller
+      // disconnects, so the wait here is bounded.
+      waiter.disconnect();
+      const bound = new AbortController();
+      await Promise.race([loop, sleep(leaseMs, undefined, { signal: bound.signal }).catch(() => undefined)]);
+      bound.abort();
       await script.close();
     },
   };

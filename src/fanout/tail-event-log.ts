@@ -22,6 +22,8 @@ export function tailEventLog(options: TailOptions): { ready: Promise<void>; clos
   const { connection, onEvent } = options;
   const key = eventLogKey(options.prefix);
   let closed = false;
+  let stop = (): void => undefined;
+  const stopped = new Promise<null>((resolve) => (stop = () => resolve(null)));
   // Where it starts: after the log's last entry when it was called.
   const start = connection.xrevrange(key, '+', '-', 'COUNT', 1).then(
     (entries) => entries[0]?.[0] ?? '0-0',
@@ -31,7 +33,9 @@ export function tailEventLog(options: TailOptions): { ready: Promise<void>; clos
   const loop = (async () => {
     let last = await start;
     while (!closed) {
-      const read = await connection.xread('COUNT', 500, 'BLOCK', 250, 'STREAMS', key, last).catch((err: unknown) => {
+      const reading = connection.xread('COUNT', 500, 'BLOCK', 250, 'STREAMS', key, last);
+      // Closing ends the wait at once (the caller then disconnects, which ends the read).
+      const read = await Promise.race([reading, stopped]).catch((err: unknown) => {
         options.logger.debug({ err }, 'event log not read: retrying');
         return new Promise<null>((resolve) => setTimeout(() => resolve(null), 250));
       });
@@ -51,6 +55,7 @@ export function tailEventLog(options: TailOptions): { ready: Promise<void>; clos
     ready: start.then(() => undefined),
     async close() {
       closed = true;
+      stop();
       await loop;
     },
   };
