@@ -1,13 +1,14 @@
 import { Option, type Command } from 'commander';
 import Fastify from 'fastify';
 import type { Registry } from 'prom-client';
-import { loadConfig } from '../config/load-config.js';
-import { ConfigError } from '../errors.js';
+import { loadConfig, type GeohookConfig } from '../config/load-config.js';
+import { subscriptionExists, unknownSubscriptionHint } from '../consumers/subscribe.js';
+import { ConfigError, GeohookError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { closeOnSignal } from './close-on-signal.js';
 import { addQueueOptions, configOption, configOverrides } from './config-options.js';
 import { startEventPrinter } from './event-printer.js';
-import { queueRedisTarget } from './queue-redis-target.js';
+import { connectQueueRedis, queueRedisTarget } from './queue-redis-target.js';
 
 interface ConsumeOptions {
   type: string[];
@@ -28,6 +29,17 @@ async function serveMetrics(port: number, registry: Registry): Promise<() => Pro
   return () => app.close();
 }
 
+/** Refuses to read a subscription that does not exist: its queue would stay empty with nothing said. */
+async function assertSubscriptionExists(config: GeohookConfig, name: string): Promise<void> {
+  const { connection } = await connectQueueRedis(config);
+  try {
+    if (!(await subscriptionExists(connection, config.prefix, name)))
+      throw new GeohookError('GEOHOOK_ERR_SUBSCRIPTION_UNKNOWN', `consume --subscription: ${unknownSubscriptionHint(name)}`);
+  } finally {
+    connection.disconnect();
+  }
+}
+
 async function runConsume(options: ConsumeOptions): Promise<void> {
   const { redisUrl, prefix, config: configFile, logLevel } = options;
   const config = loadConfig(process.env, configOverrides({ redisUrl, prefix, config: configFile, logLevel }));
@@ -37,6 +49,7 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
     throw new ConfigError('--metrics-port: a port number from 0 to 65535');
   }
+  if (options.subscription !== undefined) await assertSubscriptionExists(config, options.subscription);
   const logger = createLogger({
     level: config.logLevel,
     signatureHeaders: config.signatureHeaders,

@@ -10,6 +10,7 @@ import { ConfigError } from '../errors.js';
 import type { EventFamily, GeohookEvent } from '../events/envelope.js';
 import { allQueueNames, queueNames, subscriptionQueueName, type QueueName } from '../queue/names.js';
 import type { ConnectionOptions } from '../redis/connection.js';
+import { subscriptionsKey } from '../redis/keys.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
 import { compilePattern, type ConsumedQueue, type EventPattern } from './event-patterns.js';
 import type { ChangedFieldsHandler, EventHandler, EventHandlers } from './types.js';
@@ -48,7 +49,10 @@ export interface Subscription {
   readonly queues: readonly string[];
   /** The registry holding the consumer metrics. */
   readonly metrics: Registry;
-  /** Resolves once every worker is connected. */
+  /**
+   * Resolves once every worker is connected. A `subscription` that does not exist yet is logged once as a warning:
+   * its queue gets events only once it is made.
+   */
   ready(): Promise<void>;
   /**
    * Stops taking events and waits for the handlers running; after `timeoutMs` they are abandoned and
@@ -143,6 +147,15 @@ async function dispatch(job: Job, decoded: Decoded, routes: readonly Route[], me
   return matching.length;
 }
 
+/** Whether subscription `name` exists in the Redis of `prefix`. */
+export async function subscriptionExists(redis: Redis | Cluster, prefix: string, name: string): Promise<boolean> {
+  return (await redis.hexists(subscriptionsKey(prefix), name)) === 1;
+}
+
+/** What to do about reading subscription `name` that does not exist. */
+export const unknownSubscriptionHint = (name: string): string =>
+  `no subscription "${name}": nothing reaches its queue until it is made (geohook subscriptions create ${name} --types …, or "subscriptions" in GEOHOOK_CONFIG)`;
+
 /**
  * Consumes geohook events with typed handlers. Each delivery reaches every handler whose pattern matches
  * one of its `types`, once: a handler that succeeded is not run again when a later one fails and the event
@@ -228,6 +241,9 @@ export function subscribe(options: SubscribeOptions): Subscription {
     metrics: registry,
     async ready() {
       await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+      const name = options.subscription;
+      if (name !== undefined && !(await subscriptionExists(redis, prefix, name)))
+        logger.warn({ subscription: name }, unknownSubscriptionHint(name));
     },
     async close({ timeoutMs = 10_000 } = {}) {
       // Stop taking events, give the running handlers up to timeoutMs, then close without waiting more:

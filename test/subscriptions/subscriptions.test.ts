@@ -332,3 +332,23 @@ t.test('an age cap holds without traffic: events older than it are dropped and c
   await waitFor('the three dropped once a second old', async () => (await status()).dropped === 3, { timeoutMs: 5000 });
   t.match(await status(), { waiting: 0, dropped: 3 });
 });
+
+t.test(
+  'a worker of a subscription that does not exist is told so once it is ready; one of a subscription that exists is not',
+  async (t) => {
+    const prefix = uniquePrefix();
+    await new SubscriptionRegistry(connect(t), prefix).create({ name: 'permits', types: ['gp.*'] }, { origin: 'runtime' });
+    const warningsOf = async (name: string): Promise<string[]> => {
+      const lines: string[] = [];
+      const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+      const subscription = subscribe({ connection: redis.url, prefix, subscription: name, logger, handlers: { '*': () => undefined } });
+      t.teardown(() => subscription.close({ timeoutMs: 1000 }));
+      await subscription.ready();
+      return lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+    };
+    t.same(await warningsOf('permits'), [], 'an existing subscription: nothing said');
+    t.match(await warningsOf('permit'), [
+      /^no subscription "permit": nothing reaches its queue until it is made \(geohook subscriptions create permit/,
+    ]);
+  },
+);

@@ -3,7 +3,7 @@ import { runCli } from '../../helpers/cli.js';
 import { uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 
-t.setTimeout(60_000);
+t.setTimeout(90_000);
 
 t.test('geohook subscriptions create, list and delete one; a refused flag or name is one line naming it and the fix', async (t) => {
   const redis = await startRedis(t);
@@ -62,5 +62,11 @@ t.test('geohook subscriptions create, list and delete one; a refused flag or nam
   const gone = await cli('delete', 'permits');
   t.equal(gone.code, 1);
   t.match(gone.stderr, /no subscription "permits"/);
+  const unknown = await runCli(['consume', '--subscription', 'permits'], { env });
+  t.equal(unknown.code, 1, 'consume of a subscription that does not exist stops at once');
+  t.match(
+    unknown.stderr,
+    /^geohook: consume --subscription: no subscription "permits": nothing reaches its queue until it is made \(geohook subscriptions create permits/,
+  );
   t.match(JSON.parse((await cli('list', '--json')).stdout), { subscriptions: [] });
 });
