@@ -22,6 +22,7 @@ export {
   type StoredEvent,
   type EventFields,
   type EventSource,
+  type EventChanges,
 } from './events/envelope.js';
 export { eventFromStored } from './events/stored-event.js';
 export { type GpJobPayload, type FeaturePayloadItem, type PayloadEvent } from './arcgis/payload.js';

@@ -76,7 +76,8 @@ export function backfillEvent(range: BackfilledRange): AcceptedEvent {
   const payload = payloadOf(range);
   const raw = Buffer.from(JSON.stringify(payload), 'utf8');
   const event: StoredEvent = {
-    ...buildStoredEvent({ raw, hook: range.hook, contentType: 'application/json', verified: false, classified: payload }),
+    // Its changesUrl is where geohook itself read the edits: a URL it trusts.
+    ...buildStoredEvent({ raw, hook: range.hook, contentType: 'application/json', verified: false, classified: payload }, () => true),
     source: range.source ?? 'backfill',
   };
   // Its range was reserved when the gap was found: it is not checked against the watermarks again.

@@ -44,6 +44,8 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
       timeoutMs: z.number().int().min(100).max(60_000).optional(),
       /** The schedule of tries, in the shape of the top-level `retry`; the Standard Webhooks schedule otherwise. */
       retry: parts.retry.optional(),
+      /** Also relay deliveries no signature verified (accepted with REQUIRE_SIGNATURE=false). @defaultValue false */
+      allowUnverified: z.boolean().optional(),
     })
     .strict();
   return z.array(route).superRefine((routes, context) => {
@@ -89,4 +91,10 @@ export interface RelayRouteConfig extends RouteFilterConfig {
   readonly timeoutMs?: number | undefined;
   /** Its schedule of tries; the Standard Webhooks schedule (8 tries over about 27.5 h) when absent. */
   readonly retry?: RetryPolicy | undefined;
+  /**
+   * Also relay webhook deliveries no signature verified (`verified: false`, accepted with REQUIRE_SIGNATURE=false):
+   * anyone who reached the receiver may have sent them, and the route would sign them as geohook. Backfilled,
+   * polled and change events are geohook's own and always relayed. @defaultValue false
+   */
+  readonly allowUnverified?: boolean | undefined;
 }

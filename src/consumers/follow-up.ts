@@ -4,6 +4,7 @@ import { unexpected } from '../arcgis-request/check-response.js';
 import { httpUrl, readChanges, type FeatureChanges } from '../arcgis-request/extract-changes.js';
 import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
 import type { GeohookEvent } from '../events/envelope.js';
+import { isUnverifiedDelivery } from '../events/stored-event.js';
 import { changesUrlsOf, followUpError, statusUrlOf } from './follow-up-urls.js';
 
 export type { EsriFeature, FeatureChanges, LayerChanges } from '../arcgis-request/extract-changes.js';
@@ -55,7 +56,7 @@ function allowedOf(options: FollowUpOptions): TrustedUrls {
 /** The session of one follow-up call, once the event and the options pass the checks that keep credentials home. */
 function sessionFor(event: GeohookEvent, options: FollowUpOptions): ServiceSession {
   const trusted = allowedOf(options);
-  if (!event.verified && (event.source ?? 'webhook') === 'webhook' && options.allowUnverified !== true) {
+  if (isUnverifiedDelivery(event) && options.allowUnverified !== true) {
     throw followUpError(`event ${event.id} was not verified by a signature: pass allowUnverified to follow it up`);
   }
   const { auth } = options;

@@ -38,15 +38,19 @@ export interface AcceptedEvent {
  * activity, from the payload the receiver parsed.
  */
 export function buildEvent(delivery: AcceptedDelivery, locator: ServiceLocator): AcceptedEvent {
-  const event = buildStoredEvent(delivery);
+  const event = buildStoredEvent(delivery, (url) => locator.trusted(delivery.hook).trusts(url));
   return { event, ranges: trackedRangesOf(event, delivery.classified, locator), activity: activityOf(event) };
 }
 
-/** The stored event of a delivery (docs/events.md): its id, classification, the time it was received and its bytes. */
-export function buildStoredEvent(delivery: AcceptedDelivery): StoredEvent {
+/**
+ * The stored event of a delivery (docs/events.md): its id, classification, the time it was received and its bytes;
+ * `trustsUrl` says whether its `changes.url` is one geohook trusts (`changes.trusted`).
+ */
+export function buildStoredEvent(delivery: AcceptedDelivery, trustsUrl: (url: URL) => boolean): StoredEvent {
   const { raw, hook, contentType, verified, classified } = delivery;
   const { family, types, service } = classifyEvent(classified);
-  const changes = family === 'feature' ? changesLocationOf(Array.isArray(classified) ? classified[0] : classified) : undefined;
+  const location = family === 'feature' ? changesLocationOf(Array.isArray(classified) ? classified[0] : classified) : undefined;
+  const changes = location === undefined ? undefined : { ...location, trusted: trustsUrl(new URL(location.url)) };
   return {
     id: createHash('sha256').update(raw).digest('hex'),
     hook,

@@ -44,9 +44,19 @@ export interface EventFields {
   verified: boolean;
   /**
    * Feature events: where the edits are, the `changesUrl` decoded with its `serverGens` range and the layer
-   * named (of the first item of an ArcGIS Online array). Absent when the payload has no such `changesUrl`.
+   * named (of the first item of an ArcGIS Online array), and whether geohook trusts its URL. Absent when the
+   * payload has no such `changesUrl`.
    */
-  changes?: ChangesLocation;
+  changes?: EventChanges;
+}
+
+/** A feature event's `changes` (docs/events.md#changes): the payload's `changesUrl`, read, and whether geohook trusts it. */
+export interface EventChanges extends ChangesLocation {
+  /**
+   * True when `url` is under a URL geohook trusts on the event's hook (ADMIN_URL's site, TRUSTED_ORIGINS, the hook's
+   * `trustedOrigins`); false when the payload named another origin, which geohook never calls (nor should a receiver).
+   */
+  trusted: boolean;
 }
 
 /** An event as consumers get it (docs/events.md): the stored fields, the parsed payload and the raw bytes. */

@@ -1,11 +1,19 @@
 import { isUtf8 } from 'node:buffer';
-import type { EventFields, GeohookEvent, StoredEvent } from './envelope.js';
+import type { EventFields, EventSource, GeohookEvent, StoredEvent } from './envelope.js';
 import { serviceNameOf } from './service-activity.js';
 
 /** The body of a stored event: the exact bytes as text, UTF-8 when they are valid UTF-8, else base64. */
 export function storedBody(raw: Buffer): Pick<StoredEvent, 'bodyEncoding' | 'body'> {
   return isUtf8(raw) ? { bodyEncoding: 'utf8', body: raw.toString('utf8') } : { bodyEncoding: 'base64', body: raw.toString('base64') };
 }
+
+/**
+ * True for a webhook delivery no signature vouched for (`verified: false`, accepted with REQUIRE_SIGNATURE=false):
+ * whoever reached the receiver may have sent it. Backfilled and polled events are geohook's own, read at trusted
+ * URLs: never unverified deliveries.
+ */
+export const isUnverifiedDelivery = (event: Pick<EventFields, 'verified'> & { source?: EventSource | undefined }): boolean =>
+  !event.verified && (event.source ?? 'webhook') === 'webhook';
 
 /** A JSON body parsed as the receiver parsed it: a leading byte order mark is not part of the JSON. */
 function parseJsonBody(text: string): unknown {

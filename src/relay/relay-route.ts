@@ -1,7 +1,8 @@
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { parseWebhookSecret } from '../config/relay-secrets.js';
+import { isUnverifiedDelivery } from '../events/stored-event.js';
 import { routeMatcher, type RouteMatcher } from '../fanout/route-match.js';
-import type { RoutedEvent } from '../fanout/routed-event.js';
+import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
 import { DEFAULT_RELAY_TIMEOUT_MS } from './deliver.js';
 import { formatPowerAutomate } from './formats/powerautomate.js';
 import type { RelayRequest } from './formats/relay-request.js';
@@ -10,11 +11,19 @@ import { formatStandard } from './formats/standard.js';
 import { formatTeams } from './formats/teams.js';
 import { DEFAULT_RELAY_JITTER, scheduleFromPolicy, STANDARD_WEBHOOKS_SCHEDULE_MS } from './retry-schedule.js';
 
+/** A route's filter, refusing unverified deliveries unless the route allows them: it would sign them as geohook. */
+function matcherOf(route: RelayRouteConfig): RouteMatcher {
+  const filter = routeMatcher(route);
+  if (route.allowUnverified === true) return filter;
+  return (event, layers) => (isChangeEvent(event) || !isUnverifiedDelivery(event)) && filter(event, layers);
+}
+
 /** A configured route, ready to use: what it takes, what it sends, and on which schedule. */
 export interface RelayRoute {
   readonly name: string;
   /** The only URL it calls. */
   readonly url: string;
+  /** Its filter, and unless `allowUnverified`, no delivery a signature did not verify. */
   readonly matches: RouteMatcher;
   /** The request of one try, signed at `nowMs` (ms since the epoch). */
   request(event: RoutedEvent, nowMs: number): RelayRequest;
@@ -48,7 +57,7 @@ export function createRelayRoute(route: RelayRouteConfig): RelayRoute {
   return {
     name: route.name,
     url: route.url,
-    matches: routeMatcher(route),
+    matches: matcherOf(route),
     request(event, nowMs) {
       const request = format(event, nowMs);
       return { headers: { ...extra, ...request.headers }, body: request.body };

@@ -14,7 +14,7 @@ t.test('a stored event reads back with its exact bytes and its payload', async (
   const stored = {
     ...envelopeOf('feature'),
     ...storedBody(bytes),
-    changes: { url: 'https://x/extractChanges', serverGens: [1, 2] as [number, number] },
+    changes: { url: 'https://x/extractChanges', serverGens: [1, 2] as [number, number], trusted: true },
   };
   const event = eventFromStored(stored);
   t.same(event.payload, { a: [1, 2] }, 'JSON: the body parsed past its byte order mark');

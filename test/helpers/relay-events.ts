@@ -36,7 +36,7 @@ export function storedFeatureEvent(): StoredEvent {
     type: 'feature.FeaturesEdited',
     types: ['feature.FeaturesEdited'],
     service: { folderName: 'Hosted', serviceName: 'Parcels' },
-    changes: { url: 'https://gis.example.com/x/extractChanges', serverGens: [1, 2], layerId: 0 },
+    changes: { url: 'https://gis.example.com/x/extractChanges', serverGens: [1, 2], layerId: 0, trusted: true },
   };
 }
 

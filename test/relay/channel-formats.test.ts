@@ -121,6 +121,81 @@ t.test('Teams: the summary line in bold, then the facts, as an Adaptive Card 1.4
   });
 });
 
+/** Every text of a Teams card: `fallbackText`, the TextBlock, the facts' titles and values. */
+function teamsTexts(event: RoutedEvent): string[] {
+  const card = (JSON.parse(formatTeams(event).body) as { attachments: { content: TeamsCard }[] }).attachments[0]!.content;
+  const [block, factSet] = card.body;
+  return [card.fallbackText, block!.text!, ...factSet!.facts!.flatMap(({ title, value }) => [title, value])];
+}
+
+interface TeamsCard {
+  fallbackText: string;
+  body: { text?: string; facts?: { title: string; value: string }[] }[];
+}
+
+const PHISH = '[Session expired, sign in](https://evil.example/x)';
+
+t.test('issue 51 (N5): Markdown in a value, a name or a GP jobId makes no link, emphasis or line of its own in a Teams card', async (t) => {
+  const injected: [string, RoutedEvent][] = [
+    [
+      'a changed value',
+      changeUpdated({ changedFields: ['owner'], before: { attributes: { owner: '**Ada**' } }, after: { attributes: { owner: PHISH } } }),
+    ],
+    ['the editor', changeUpdated({ editor: { user: `_${PHISH}_` } })],
+    ['the layer', changeUpdated({ layer: { id: 0, name: `~~Parcels~~ ${PHISH}` } })],
+    [
+      'a GP jobId',
+      {
+        ...storedGpEvent(),
+        body: JSON.stringify({
+          serviceType: 'GPServer',
+          jobId: PHISH,
+          folderName: 'Tools',
+          serviceName: 'Buffer',
+          events: [{ eventType: 'JobSucceeded' }],
+        }),
+      },
+    ],
+    ['a value on two lines', changeUpdated({ changedFields: ['owner'], after: { attributes: { owner: `Ada\n\n${PHISH}` } } })],
+  ];
+  for (const [name, event] of injected) {
+    const texts = teamsTexts(event);
+    t.ok(
+      texts.some((text) => text.includes('Session expired, sign in')),
+      `${name}: the value is shown`,
+    );
+    for (const text of texts) {
+      t.notMatch(text, /\]\s*\(/, `${name}: no link syntax in "${text}"`);
+      t.notMatch(text, /[[\]*~]/, `${name}: no bracket, asterisk or tilde`);
+      t.notMatch(text, /(^|[^\p{L}\p{N}])_|_($|[^\p{L}\p{N}])/u, `${name}: no underscore that may open or close emphasis`);
+      t.notMatch(text, /[\r\n]/, `${name}: on one line`);
+    }
+    t.ok(validTeams(JSON.parse(formatTeams(event).body)), `${name}: the schema accepts the card`);
+  }
+  t.match(
+    teamsTexts(changeUpdated({ editor: { user: PHISH } }))[1],
+    'by ［Session expired, sign in］(https://evil.example/x)',
+    'shown in fullwidth brackets',
+  );
+  const fields = changeUpdated({ changedFields: ['last_edited_user'], after: { attributes: { last_edited_user: 'a_b' } } });
+  t.match(teamsTexts(fields)[1], 'last_edited_user → a_b', 'an underscore joining letters stays');
+});
+
+t.test('issue 51 (N5): a delivery no signature verified is marked in the Teams card and the Slack message', async (t) => {
+  const unverified: RoutedEvent = { ...storedGpEvent(), verified: false };
+  const texts = teamsTexts(unverified);
+  t.match(texts[0], /^UNVERIFIED: Tools\/Buffer\.GPServer: job j1a2b3 failed$/, 'the fallback text');
+  t.match(texts[1], /^UNVERIFIED: /, 'the bold line');
+  t.ok(texts.includes('Verified'), 'a Verified fact');
+  t.match(JSON.parse(formatSlack(unverified).body), { text: /^UNVERIFIED: / });
+  t.notMatch(teamsTexts(storedGpEvent())[1], /UNVERIFIED/, 'a verified delivery is not marked');
+  t.notMatch(
+    teamsTexts({ ...storedGpEvent(), verified: false, source: 'backfill' })[1],
+    /UNVERIFIED/,
+    "nor geohook's own backfilled event",
+  );
+});
+
 t.test('Slack: text and a section with the summary, a context with the facts, & < > escaped', async (t) => {
   const line = 'Parcels {4F95…}: owner A &amp; B &lt;Holdings&gt; → &lt;!channel&gt; by inspector7';
   const event = changeUpdated({

@@ -2,11 +2,15 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
 import { Ajv } from 'ajv';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import t, { type Test } from 'tap';
 import { parseWebhookSecret } from '../../src/config/relay-secrets.js';
 import { formatStandard } from '../../src/relay/formats/standard.js';
+import { relayQueueName } from '../../src/relay/relay-queues.js';
+import { sign } from '../../src/signature/sign.js';
 import { consumeChanges } from '../helpers/change-consumer.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
@@ -30,19 +34,20 @@ const validSlack = ajv.compile(schema('slack-message.schema.json'));
 const headersOf = (headers: IncomingHttpHeaders): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).flatMap(([name, value]) => (typeof value === 'string' ? [[name, value]] : [])));
 
-/** A sink that answers 204 to what `verify` accepts and 401 to the rest, and the ids it accepted. */
+/** A sink that answers 204 to what `verify` accepts and 401 to the rest, the ids it accepted and what `verify` read of them. */
 async function verifyingSink(t: Test, verify: (body: string, headers: Record<string, string>) => unknown) {
   const accepted: string[] = [];
+  const verified: unknown[] = [];
   const sink = await startSink(t, (request, response, body) => {
     try {
-      verify(body.toString('utf8'), headersOf(request.headers));
+      verified.push(verify(body.toString('utf8'), headersOf(request.headers)));
       accepted.push(String(request.headers['webhook-id']));
       response.writeHead(204).end();
     } catch {
       response.writeHead(401).end();
     }
   });
-  return { ...sink, accepted };
+  return { ...sink, accepted, verified };
 }
 
 const square = (x: number) => ({
@@ -180,3 +185,78 @@ t.test('feature events: each accepted delivery relayed once to a Power Automate 
   );
   t.notOk('rawBody' in bodies[0]!, 'the readable event, without its base64 bytes');
 });
+
+t.test(
+  'issue 51 (N6): an unverified delivery reaches only a route with allowUnverified; an untrusted changesUrl arrives marked untrusted',
+  async (t) => {
+    const verifier = new StandardWebhook(SECRET_A);
+    const strict = await verifyingSink(t, (body, headers) => verifier.verify(body, headers));
+    const open = await verifyingSink(t, (body, headers) => verifier.verify(body, headers));
+    const types = ['gp.*', 'feature.*'];
+    const prefix = uniquePrefix();
+    const geohook = await startGeohook(t, redis, {
+      GEOHOOK_PREFIX: prefix,
+      HOOK_SECRETS: 'a-hook-key',
+      REQUIRE_SIGNATURE: 'false',
+      GEOHOOK_CONFIG: configFile(t, {
+        relays: [
+          { name: 'strict', url: strict.url, types, secret: SECRET_A },
+          { name: 'open', url: open.url, types, secret: SECRET_A, allowUnverified: true },
+        ],
+      }),
+    });
+    const post = async (body: string, headers: Record<string, string> = {}): Promise<string> => {
+      const response = await fetch(`${geohook.url}/webhooks/default`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
+      t.equal(response.status, 202);
+      return ((await response.json()) as { id: string }).id;
+    };
+    const anonymous = JSON.stringify({
+      serviceType: 'GPServer',
+      folderName: 'Tools',
+      serviceName: 'Buffer',
+      jobId: '[Your session expired: sign in](https://evil.example/r)',
+      events: [{ eventType: 'JobSucceeded' }],
+    });
+    const untrustedUrl = 'http://127.0.0.1:9/evil/rest/services/Hosted/Parcels/FeatureServer/extractChanges?serverGens=[1,2]';
+    const signed = JSON.stringify({
+      serviceType: 'FeatureServer',
+      folderName: 'Hosted',
+      serviceName: 'Parcels',
+      changesUrl: untrustedUrl,
+      events: [{ eventType: 'FeaturesUpdated', when: 1 }],
+    });
+    const anonymousId = await post(anonymous);
+    const signedId = await post(signed, { 'x-service': sign('a-hook-key', signed) });
+
+    // The fan-out hands events over in the order they were stored: once the later, signed one is at the strict
+    // route, the anonymous one was either handed to it too or never will be.
+    await waitFor('the signed delivery at the strict route', () => strict.accepted.includes(signedId));
+    await waitFor(
+      'both deliveries at the allowUnverified route',
+      () => open.accepted.includes(anonymousId) && open.accepted.includes(signedId),
+    );
+    t.same(strict.accepted, [signedId], 'the strict route got the signed delivery only');
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(relayQueueName('strict'), { connection, prefix });
+    t.teardown(async () => {
+      await queue.close();
+      connection.disconnect();
+    });
+    t.equal(await queue.getJob(anonymousId), undefined, 'and holds no job of the anonymous one');
+
+    const dataOf = (sink: { verified: unknown[] }, id: string) =>
+      (sink.verified as { data: { id: string; verified: boolean; changes?: { url: string; trusted: boolean } } }[]).find(
+        ({ data }) => data.id === id,
+      )!.data;
+    t.match(dataOf(open, anonymousId), { verified: false }, 'the allowUnverified route got it, marked unverified');
+    t.match(
+      dataOf(strict, signedId),
+      { verified: true, changes: { url: untrustedUrl, trusted: false } },
+      'its changesUrl marked untrusted',
+    );
+  },
+);

@@ -2,7 +2,7 @@ import type { GpJobPayload } from '../../arcgis/payload.js';
 import type { ChangeEvent } from '../../changes/change-event.js';
 import type { StoredEvent } from '../../events/envelope.js';
 import { serviceNameOf } from '../../events/service-activity.js';
-import { storedPayload } from '../../events/stored-event.js';
+import { isUnverifiedDelivery, storedPayload } from '../../events/stored-event.js';
 import { isChangeEvent, type RoutedEvent } from '../../fanout/routed-event.js';
 import { eventTime } from '../relay-event.js';
 
@@ -17,6 +17,9 @@ export interface EventSummary {
   line: string;
   facts: SummaryFact[];
 }
+
+/** What starts the line of a delivery no signature verified (accepted with REQUIRE_SIGNATURE=false). */
+export const UNVERIFIED_PREFIX = 'UNVERIFIED: ';
 
 /** Changed fields shown with their values; the others are counted. */
 export const MAX_SHOWN_CHANGES = 3;
@@ -102,14 +105,19 @@ function storedLine(event: StoredEvent): string {
   return `${service}: an event geohook does not classify`;
 }
 
-/** The summary of an event: "Parcels {4F95…}: status Open → Closed by inspector7", and its facts. */
+/**
+ * The summary of an event: "Parcels {4F95…}: status Open → Closed by inspector7", and its facts; a delivery no
+ * signature verified starts with {@link UNVERIFIED_PREFIX} and says so in a `Verified` fact.
+ */
 export function summarizeEvent(event: RoutedEvent): EventSummary {
   if (!isChangeEvent(event)) {
     const service = serviceNameOf(event);
     const facts: SummaryFact[] = [{ title: 'Type', value: event.type }];
     if (service !== undefined) facts.push({ title: 'Service', value: service });
     facts.push({ title: 'Received', value: eventTime(event) }, { title: 'Event', value: event.id.slice(0, 12) });
-    return { line: storedLine(event), facts };
+    if (!isUnverifiedDelivery(event)) return { line: storedLine(event), facts };
+    facts.push({ title: 'Verified', value: 'no: no signature, anyone who reached the receiver may have sent it' });
+    return { line: `${UNVERIFIED_PREFIX}${storedLine(event)}`, facts };
   }
   const { folderName, serviceName } = event.service;
   const facts: SummaryFact[] = [

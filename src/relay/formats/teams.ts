@@ -8,12 +8,28 @@ export const ADAPTIVE_CARD_CONTENT_TYPE = 'application/vnd.microsoft.card.adapti
 /** The Adaptive Card version geohook writes: the highest Teams renders in every client. */
 export const ADAPTIVE_CARD_VERSION = '1.4';
 
+/** Markdown's characters as Teams is sent them: fullwidth forms, which read alike and mark nothing up. */
+const FULLWIDTH: Readonly<Record<string, string>> = { '[': '［', ']': '］', '*': '＊', '~': '～', _: '＿' };
+
 /**
- * The Adaptive Card of an event: its summary line in bold, then its facts. Teams renders a subset of Markdown in
- * both; values are sent as they are, since Adaptive Cards have no escape for it.
+ * Text that Teams shows as it is: Teams renders a subset of Markdown in a card's text and facts, and Adaptive Cards
+ * have no escape for it, so `[` `]` `*` `~` become their fullwidth forms (no link, emphasis or strike can be
+ * written), as does `_` unless it joins letters or digits (`parcel_id`, where Markdown reads no emphasis), and
+ * line breaks become spaces (a value cannot start a line of its own).
+ */
+export function plainTeamsText(text: string): string {
+  return text
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/[[\]*~]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, (character) => FULLWIDTH[character] ?? character);
+}
+
+/**
+ * The Adaptive Card of an event: its summary line in bold, then its facts, every text made plain
+ * ({@link plainTeamsText}): the values come from edits, payloads and names anyone with edit rights may choose.
  */
 export function teamsCard(event: RoutedEvent): Record<string, unknown> {
-  const { line, facts } = summarizeEvent(event);
+  const summary = summarizeEvent(event);
+  const line = plainTeamsText(summary.line);
   return {
     $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
     type: 'AdaptiveCard',
@@ -21,7 +37,7 @@ export function teamsCard(event: RoutedEvent): Record<string, unknown> {
     fallbackText: line,
     body: [
       { type: 'TextBlock', text: line, weight: 'bolder', size: 'medium', wrap: true },
-      { type: 'FactSet', facts: facts.map(({ title, value }) => ({ title, value })) },
+      { type: 'FactSet', facts: summary.facts.map(({ title, value }) => ({ title: plainTeamsText(title), value: plainTeamsText(value) })) },
     ],
   };
 }
