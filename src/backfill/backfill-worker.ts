@@ -78,6 +78,17 @@ const CLIENT_ERROR = /^40[034]$/;
 const NOT_ON_SERVER = 'the server says the service is not there';
 const NOT_IN_CATALOGUE = "the service is neither registered nor in the server's catalogue";
 
+/** A scope's server generation as a confirmation read it (0: none), or why it was not read. */
+interface GenerationRead {
+  serverGen: number;
+  /** Why the service was not read, or its answer not used. */
+  why?: string;
+  /** Its waiting ranges are refused at once: the service is not there. */
+  refuse: boolean;
+  /** The server's 400, 403 or 404. */
+  serverCode?: number | undefined;
+}
+
 /** What a gap's job did: the change types of the event it enqueued, or none when the range held no edit. */
 export interface GapOutcome {
   types: string[];
@@ -134,7 +145,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
    * the service is not there or not change-tracked (400, 403, 404: the scope is then not read for `absentMs`), or
    * the catalogue does not list it. Other failures are retried.
    */
-  async function serverGenOf(hook: string, scope: string, serviceUrl: URL): Promise<{ serverGen: number; why?: string; refuse: boolean }> {
+  async function serverGenOf(hook: string, scope: string, serviceUrl: URL): Promise<GenerationRead> {
     const skipped = await unread(scope, serviceUrl);
     if (skipped !== undefined) return { serverGen: 0, ...skipped };
     try {
@@ -144,7 +155,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     } catch (err) {
       if (!(err instanceof AdminApiError) || err instanceof AdminAuthError || !CLIENT_ERROR.test(String(err.serverCode))) throw err;
       absent.add(scope);
-      return { serverGen: 0, why: `${NOT_ON_SERVER} (${err.serverCode})`, refuse: true };
+      return { serverGen: 0, why: NOT_ON_SERVER, refuse: true, serverCode: err.serverCode };
     }
   }
 
@@ -156,11 +167,11 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
   async function confirm(job: Job<ConfirmJobData>, token: string | undefined): Promise<undefined> {
     const { scope, hook } = job.data;
     const serviceUrl = new URL(job.data.serviceUrl);
-    const { serverGen, why, refuse } = await serverGenOf(hook, scope, serviceUrl);
+    const { serverGen, why, refuse, serverCode } = await serverGenOf(hook, scope, serviceUrl);
     const range = { scope, from: serverGen, to: serverGen, serviceUrl: serviceUrl.href };
     const { ahead, refused } = await eventQueue.confirm(hook, [range], refuse ? Number.MAX_SAFE_INTEGER : Date.now() - refuseAfterMs);
     if (refused.length > 0) {
-      const fields = { scope, url: serviceUrl.href, serverGens: refused.slice(0, 10), refused: refused.length, serverGen };
+      const fields = { scope, url: serviceUrl.href, serverGens: refused.slice(0, 10), refused: refused.length, serverGen, serverCode };
       warnings.warn(fields, why === undefined ? 'range past its server generation refused: not tracked' : `ranges refused: ${why}`);
     }
     if (ahead === 0) return undefined;
