@@ -1,5 +1,5 @@
 import { adminSiteUrl, restServicesUrl } from '../arcgis/rest-urls.js';
-import { formatServiceName, type ServiceName } from '../arcgis/service-name.js';
+import { formatServiceName, isArcgisName, type ServiceName } from '../arcgis/service-name.js';
 import { trustedUrls } from '../arcgis/trusted-urls.js';
 import type { ServiceCatalogue } from './service-catalogue.js';
 
@@ -34,8 +34,9 @@ function serviceNameAt(serviceUrl: URL, root: string): ServiceName | undefined {
   } catch {
     return undefined;
   }
-  const [type, name, folder] = parts.reverse();
+  const [type, name = '', folder] = parts.reverse();
   if (parts.length > 3 || type?.toLowerCase() !== 'featureserver') return undefined;
+  if (!isArcgisName(name) || (folder !== undefined && !isArcgisName(folder))) return undefined;
   return formatServiceName(folder, name, 'FeatureServer');
 }
 
