@@ -19,9 +19,13 @@ import type { EventQueue } from '../queue/event-queue.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
 import { aheadKey } from '../redis/keys.js';
+import { createAbsentScopes } from './absent-scopes.js';
 import { backfillEvent } from './backfill-event.js';
+import type { CatalogueGate } from './catalogue-gate.js';
 import { readGapChanges } from './gap-changes.js';
-import { readServerGens, scopeGeneration } from './server-generations.js';
+import { readServerGens, scopeGeneration, type LayerGen } from './server-generations.js';
+import { createSharedReads } from './shared-reads.js';
+import { createWarningLimiter } from './warning-limiter.js';
 
 /** Options of {@link startBackfill}. */
 export interface BackfillOptions {
@@ -35,6 +39,11 @@ export interface BackfillOptions {
   auth?: ResolvedAdminAuth;
   /** The URLs a gap may be filled at: a gap whose service is elsewhere fails for good, unsent. */
   serviceLocator: ServiceLocator;
+  /**
+   * Which services under ADMIN_URL's site are read (docs/backfill.md#services-geohook-reads): those geohook registers
+   * or polls, and those the server's catalogue lists. @defaultValue every service under a trusted URL
+   */
+  catalogue?: CatalogueGate;
   logger: Logger;
   /** Gaps filled at once (BACKFILL_CONCURRENCY). @defaultValue 16 */
   concurrency?: number;
@@ -57,10 +66,28 @@ export interface ConfirmationTiming {
   intervalMs?: number;
   /** A range the server has not reached this long after it was delivered is refused: not tracked. @defaultValue 60000 */
   refuseAfterMs?: number;
+  /** How long a scope whose server answered 400, 403 or 404 is not read again: its ranges are refused unread. @defaultValue 300000 */
+  absentMs?: number;
+  /** The least time between two warnings of one cause (a refusal, a service not there). @defaultValue 60000 */
+  warningIntervalMs?: number;
 }
 
 /** The server's answer for a service that is not there, or not change-tracked: 400, 403, 404. */
 const CLIENT_ERROR = /^40[034]$/;
+
+const NOT_ON_SERVER = 'the server says the service is not there';
+const NOT_IN_CATALOGUE = "the service is neither registered nor in the server's catalogue";
+
+/** A scope's server generation as a confirmation read it (0: none), or why it was not read. */
+interface GenerationRead {
+  serverGen: number;
+  /** Why the service was not read, or its answer not used. */
+  why?: string;
+  /** Its waiting ranges are refused at once: the service is not there. */
+  refuse: boolean;
+  /** The server's 400, 403 or 404. */
+  serverCode?: number | undefined;
+}
 
 /** What a gap's job did: the change types of the event it enqueued, or none when the range held no edit. */
 export interface GapOutcome {
@@ -82,7 +109,11 @@ const FILL_POLLING = { pollIntervalMs: 100, maxPollIntervalMs: 5000 } as const;
 export function startBackfill(options: BackfillOptions): Worker<GapJobData | ConfirmJobData, GapOutcome | undefined> {
   const { eventQueue, logger } = options;
   const log = logger.child({ component: 'backfill' });
-  const { intervalMs = 1000, refuseAfterMs = 60_000 } = options.confirmation ?? {};
+  const { intervalMs = 1000, refuseAfterMs = 60_000, absentMs = 300_000, warningIntervalMs = 60_000 } = options.confirmation ?? {};
+  const absent = createAbsentScopes(absentMs);
+  const warnings = createWarningLimiter(log, warningIntervalMs);
+  // However many scopes name a service URL (a key holder can invent scopes for a real one), it is read once per interval.
+  const generations = createSharedReads<LayerGen[]>(intervalMs);
 
   /** A session for the service at `serviceUrl`, or an error that fails the job for good when no configuration trusts it. */
   function sessionFor(
@@ -101,32 +132,48 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     });
   }
 
+  /** Why a scope's service is not read now, or undefined: read it. `refuse`: its waiting ranges are refused at once. */
+  async function unread(scope: string, serviceUrl: URL): Promise<{ why: string; refuse: boolean } | undefined> {
+    if (absent.has(scope)) return { why: NOT_ON_SERVER, refuse: true };
+    const verdict = (await options.catalogue?.verdict(serviceUrl)) ?? 'read';
+    if (verdict === 'read') return undefined;
+    return verdict === 'unlisted' ? { why: NOT_IN_CATALOGUE, refuse: true } : { why: 'the catalogue could not be read', refuse: false };
+  }
+
   /**
-   * The generation of a scope's server; 0 (it confirms nothing) when the server says the service is not there
-   * or not change-tracked: the ranges announced for it are then refused in time. Other failures are retried.
+   * The generation of a scope's server, read unless {@link unread} says otherwise; `refuse` when the server says
+   * the service is not there or not change-tracked (400, 403, 404: the scope is then not read for `absentMs`), or
+   * the catalogue does not list it. Other failures are retried.
    */
-  async function serverGenOf(session: ServiceSession, serviceUrl: URL, layerId: number | undefined): Promise<number> {
+  async function serverGenOf(hook: string, scope: string, serviceUrl: URL): Promise<GenerationRead> {
+    const skipped = await unread(scope, serviceUrl);
+    if (skipped !== undefined) return { serverGen: 0, ...skipped };
     try {
-      return scopeGeneration(await readServerGens(session, serviceUrl), layerId) ?? 0;
+      const session = sessionFor(hook, serviceUrl);
+      const layers = await generations.get(serviceUrl.href, () => readServerGens(session, serviceUrl));
+      return { serverGen: scopeGeneration(layers, parseScope(scope).layerId) ?? 0, refuse: false };
     } catch (err) {
       if (!(err instanceof AdminApiError) || err instanceof AdminAuthError || !CLIENT_ERROR.test(String(err.serverCode))) throw err;
-      log.warn({ url: serviceUrl.href, serverCode: err.serverCode }, 'a service announced in a delivery is not on its server');
-      return 0;
+      absent.add(scope);
+      return { serverGen: 0, why: NOT_ON_SERVER, refuse: true, serverCode: err.serverCode };
     }
   }
 
   /**
    * Reads the server's generation for the ranges of a scope waiting ahead of it: those it covers count; the job
    * comes back after `intervalMs` while some still wait, and refuses those the server has not reached
-   * `refuseAfterMs` after their delivery.
+   * `refuseAfterMs` after their delivery, or all of them at once when the service is not there.
    */
   async function confirm(job: Job<ConfirmJobData>, token: string | undefined): Promise<undefined> {
     const { scope, hook } = job.data;
     const serviceUrl = new URL(job.data.serviceUrl);
-    const serverGen = await serverGenOf(sessionFor(hook, serviceUrl), serviceUrl, parseScope(scope).layerId);
+    const { serverGen, why, refuse, serverCode } = await serverGenOf(hook, scope, serviceUrl);
     const range = { scope, from: serverGen, to: serverGen, serviceUrl: serviceUrl.href };
-    const { ahead, refused } = await eventQueue.confirm(hook, [range], Date.now() - refuseAfterMs);
-    for (const serverGens of refused) log.warn({ scope, serverGens, serverGen }, 'range past its server generation refused: not tracked');
+    const { ahead, refused } = await eventQueue.confirm(hook, [range], refuse ? Number.MAX_SAFE_INTEGER : Date.now() - refuseAfterMs);
+    if (refused.length > 0) {
+      const fields = { scope, url: serviceUrl.href, serverGens: refused.slice(0, 10), refused: refused.length, serverGen, serverCode };
+      warnings.warn(fields, why === undefined ? 'range past its server generation refused: not tracked' : `ranges refused: ${why}`);
+    }
     if (ahead === 0) return undefined;
     await job.moveToDelayed(Date.now() + intervalMs, token);
     throw new DelayedError();
@@ -137,6 +184,8 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     const { service, layerId } = parseScope(scope);
     const { folder: folderName = '', name: serviceName } = parseServiceName(service);
     const serviceUrl = new URL(job.data.serviceUrl);
+    const skipped = await unread(scope, serviceUrl);
+    if (skipped !== undefined) throw skipped.refuse ? new UnrecoverableError(skipped.why) : new Error(skipped.why);
     // No 60-s session: a large range can take the server minutes. BullMQ renews the job's lock meanwhile.
     const session = sessionFor(hook, serviceUrl, { deadlineMs: options.fillTimeoutMs ?? 1_800_000, ...FILL_POLLING });
     const { changesUrl, types } = await readGapChanges(session, { serviceUrl, from, to, layerId });

@@ -1,6 +1,6 @@
 -- geohook's accept script: the acknowledgement's write, for a batch of accepted events (see job-writer.ts).
 -- Loaded by accept-script.ts, which declares its constants as locals before this text: SCRIPT_QUEUES, HEADER,
--- PER_REQUEST, RESERVE, CONFIRM, MAX_AHEAD, MAX_GAPS, MAX_ACTIVITY_FIELDS.
+-- PER_REQUEST, RESERVE, CONFIRM, MAX_AHEAD, MAX_WAITING_SCOPES, MAX_GAPS, MAX_ACTIVITY_FIELDS.
 --
 -- One call answers, per event, a repeat from its dedup key, or from the watermarks when every range of server
 -- generations the event covers was handed over already (docs/backfill.md), or else writes the BullMQ job and
@@ -197,9 +197,13 @@ local function count(scope, from, to, url, source, hook, delayed)
   rcall('HSET', watermarks, scope, to)
 end
 -- A range past the server's generation waits for it (with the digest of its event's dedup key), and a confirm job
--- (one at a time) goes to read it. False when the list of the scope is full: the range is not kept.
+-- (one at a time) goes to read it. False when the list of the scope is full, or when the scope is new, its server
+-- never read, and MAX_WAITING_SCOPES scopes wait already: the range is not kept, and nothing is read for it.
 local function pend(scope, from, to, url, source, hook, digest)
   local lines = rcall('HGET', ahead, scope)
+  if not lines and rcall('HLEN', ahead) >= MAX_WAITING_SCOPES and rcall('HEXISTS', serverGens, scope) == 0 then
+    return false
+  end
   local line = from .. '\t' .. to .. '\t' .. url .. '\t' .. source .. '\t' .. timestamp .. '\t' .. hex(digest)
   local kept = true
   if not lines then

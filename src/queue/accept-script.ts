@@ -22,6 +22,12 @@ export const Operation = {
 const MAX_AHEAD = 1000;
 
 /**
+ * Most scopes with ranges waiting for their server: past it, a range of a scope whose server was never read (an
+ * invented service, a key holder's) is not kept and costs the server no read; scopes read before still wait.
+ */
+const MAX_WAITING_SCOPES = 1000;
+
+/**
  * Most gaps listed per scope for deliveries to fill (those a worker took are dropped when it is full): a gap
  * past it is filled by the backfill alone.
  */
@@ -60,6 +66,7 @@ const constants = {
   RESERVE: Operation.reserve,
   CONFIRM: Operation.confirm,
   MAX_AHEAD,
+  MAX_WAITING_SCOPES,
   MAX_GAPS,
   MAX_ACTIVITY_FIELDS,
 };

@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
-import { adminAuthFor } from '../arcgis/online-admin.js';
-import { parseServiceName } from '../arcgis/service-name.js';
+import { adminAuthFor, isOnlineAdminRoot } from '../arcgis/online-admin.js';
+import { isPattern, parseServiceName } from '../arcgis/service-name.js';
 import { startBackfill, type BackfillOptions } from '../backfill/backfill-worker.js';
+import { createCatalogueGate, type CatalogueGate } from '../backfill/catalogue-gate.js';
 import { checkGenerations } from '../backfill/generation-check.js';
 import { startPoller, type Poller } from '../backfill/poller.js';
+import { createServiceCatalogue } from '../backfill/service-catalogue.js';
 import { startChanges, type Changes } from '../changes/start-changes.js';
 import { servicesWithoutEdits } from '../config/followed-services.js';
 import type { GeohookConfig } from '../config/load-config.js';
@@ -18,6 +20,7 @@ import { createMirrorMetrics } from '../mirror/mirror-metrics.js';
 import { startMirror, type Mirror } from '../mirror/start-mirror.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from '../redis/connection.js';
+import { catalogueReader } from '../registration/catalogue-reader.js';
 import { createRegistration } from '../registration/create-registration.js';
 import { registerRegistrationMetrics } from '../registration/registration-metrics.js';
 import type { Registration } from '../registration/registration.js';
@@ -81,12 +84,14 @@ export function startRecovery(options: RecoveryOptions): Recovery {
           prefix: config.prefix,
           logger,
         });
+  const catalogue = catalogueGateOf(config, logger);
   const backfill = startBackfill({
     connection: backfillRedis,
     prefix: config.prefix,
     eventQueue,
     ...(auth === undefined ? {} : { auth }),
     serviceLocator: serviceLocatorOf(config),
+    ...(catalogue === undefined ? {} : { catalogue }),
     logger,
     concurrency: config.backfill.concurrency,
     fillTimeoutMs: config.backfill.timeoutSeconds * 1000,
@@ -122,6 +127,21 @@ export function startRecovery(options: RecoveryOptions): Recovery {
       await registrationRedis?.quit().catch(() => registrationRedis.disconnect());
     },
   };
+}
+
+/**
+ * What decides which services under ADMIN_URL's site the backfill reads (docs/backfill.md#services-geohook-reads):
+ * those REGISTER or POLL name, and those the server's findServices lists (ArcGIS Enterprise; ArcGIS Online has none).
+ */
+function catalogueGateOf(config: GeohookConfig, logger: Logger): CatalogueGate | undefined {
+  const { admin } = config;
+  if (admin === undefined || isOnlineAdminRoot(admin.url)) return undefined;
+  const list = catalogueReader(admin.url, admin.auth);
+  return createCatalogueGate({
+    adminUrl: admin.url,
+    known: [...admin.register.filter((entry) => !isPattern(entry)), ...admin.poll],
+    catalogue: createServiceCatalogue({ list, logger: logger.child({ component: 'backfill' }) }),
+  });
 }
 
 /** An alert for each backfilled gap; polled ranges are the normal course of poll mode, not gaps worth one. */
