@@ -129,7 +129,7 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
     }
   }
 
-  /** The target of a redirect `from` answered, once it is known to be one a download may follow (see {@link NamedUrls}). */
+  /** The target of a redirect `from` answered, once it is known to be one a download may follow (see {@link namedUrls}). */
   function redirectTarget(location: string, from: URL): URL {
     const target = new URL(location);
     if (!named.allows(target, from)) throw refusedNamedUrl(target, from, named.storage);
