@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { GeohookConfig } from './config/load-config.js';
+import { warnPlainHttp } from './config/plain-http.js';
 import { wantsRegistration } from './config/self-registration.js';
 import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
@@ -54,6 +55,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
       format: config.logFormat ?? 'json',
       fd: options.logDestination ?? 1,
     });
+  warnPlainHttp(config, logger);
   let redis: RedisServer | undefined;
   let redisUrl = config.redisUrl;
   const embeddedDir = resolve(options.embeddedRedisDir ?? EMBEDDED_REDIS_DIR);

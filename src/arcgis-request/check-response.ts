@@ -16,6 +16,11 @@ export interface AdminAnswer {
   secrets?: readonly string[];
   /** How the body's JSON is read (a change file's BigInteger values kept exact). @defaultValue JSON.parse */
   parse?: JsonParser;
+  /**
+   * Whether an error may repeat what the answer says. False for a URL no configuration trusts (one a server's
+   * answer named): the error then gives the HTTP status and the answer's error code only. @defaultValue true
+   */
+  quote?: boolean;
 }
 
 /** Reads JSON text; throws on text that is not JSON. */
@@ -55,11 +60,20 @@ function parse(text: string, parser: JsonParser = JSON.parse): { ok: true; value
   }
 }
 
+/** What an error says of an answer it may not repeat. */
+const unquoted = (answer: AdminAnswer): string[] => [`HTTP ${answer.status}: the answer of a URL geohook does not trust is not repeated`];
+
 function fail(answer: AdminAnswer, code: number | undefined, messages: string[], response: unknown): never {
   const secrets = answer.secrets ?? [];
-  const clean = messages.map((message) => redactText(message, secrets).replace(/\s+/g, ' ').trim());
+  const quote = answer.quote ?? true;
+  const clean = (quote ? messages : unquoted(answer)).map((message) => redactText(message, secrets).replace(/\s+/g, ' ').trim());
   const url = urlWithoutToken(answer.url);
-  const details: AdminApiErrorDetails = { serverCode: code, messages: clean, url, response: redactValue(response, secrets) };
+  const details: AdminApiErrorDetails = {
+    serverCode: code,
+    messages: clean,
+    url,
+    response: quote ? redactValue(response, secrets) : undefined,
+  };
   const message = `${pathOf(url)}: ${clean.join(' ') || 'error'}${code === undefined ? '' : ` (code ${code})`}`;
   throw code === 498 || code === 499 ? new AdminAuthError(message, details) : new AdminApiError(message, details);
 }

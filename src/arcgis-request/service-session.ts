@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
+import { namedUrls } from '../arcgis/named-urls.js';
 import type { TrustedUrls } from '../arcgis/trusted-urls.js';
 import { AdminAuthError, GeohookError } from '../errors.js';
 import { checkResponse, throwAnswerError, type AdminAnswer, type JsonParser } from './check-response.js';
@@ -9,8 +10,17 @@ import { exchangeBody, getJson, networkError, postForm, type BodyConsumer } from
 
 /** Options of {@link createServiceSession}. */
 export interface ServiceSessionOptions {
-  /** Where requests may go: a URL these trust is sent the token; any other only when a trusted answer names it, without it. */
+  /**
+   * Where requests may go: a URL these trust is sent the token; any other only when a trusted answer names it
+   * on its own origin or on `storage`, without it.
+   */
   trusted: TrustedUrls;
+  /**
+   * Signed storage a trusted answer may name (or redirect a result to) besides its own origin: http(s) origins,
+   * `*.` before a host for any of its subdomains. A malformed entry throws a TypeError.
+   * @defaultValue ['https://*.arcgis.com'] (ArcGIS Online's storage)
+   */
+  storage?: readonly string[];
   /** A token, or credentials exchanged at their `tokenUrl`. @defaultValue no token is sent */
   auth?: ResolvedAdminAuth;
   /** Each request, body included. @defaultValue 10000 */
@@ -30,13 +40,14 @@ export interface ServiceSession {
   /**
    * The checked JSON answer of `url`. A URL the session trusts is POSTed the token (form `token`, `f=json`; the
    * URL's query is kept). Another one is read only when `namedBy`, a trusted URL, named it in its answer (a
-   * job's status, a pre-signed result): with GET, and no token. Anything else is refused, unsent
-   * (`GEOHOOK_ERR_UNTRUSTED_URL`). No request follows a redirect.
+   * job's status, a pre-signed result) on its own origin or on signed storage: with GET, and no token, and its
+   * answer is not repeated in errors. Anything else is refused, unsent (`GEOHOOK_ERR_UNTRUSTED_URL`). No request
+   * follows a redirect.
    */
   read(url: URL, namedBy?: URL, parse?: JsonParser): Promise<Record<string, unknown>>;
   /**
-   * {@link read} for a file a trusted answer names (an `extractChanges` result): a 301, 302 or 303 to another place
-   * (signed storage) is followed with GET and no token, at most three times.
+   * {@link read} for a file a trusted answer names (an `extractChanges` result): a 301, 302 or 303 to the same
+   * origin or to signed storage is followed with GET and no token, at most three times; one elsewhere is refused.
    */
   download(url: URL, namedBy: URL, parse?: JsonParser): Promise<Record<string, unknown>>;
   /**
@@ -67,6 +78,13 @@ export const untrustedUrl = (url: URL, trusted: TrustedUrls): GeohookError =>
     `${url.origin}${url.pathname} is not under a trusted URL (${trusted.entries.join(', ') || 'none is configured'}): no request was sent`,
   );
 
+/** The error of a URL a trusted answer names elsewhere than its own origin and signed storage: nothing is sent to it. */
+const refusedNamedUrl = (url: URL, namedBy: URL, storage: readonly string[]): GeohookError =>
+  new GeohookError(
+    'GEOHOOK_ERR_UNTRUSTED_URL',
+    `${url.origin}${url.pathname}, named by an answer of ${namedBy.origin}, is neither on that origin nor on signed storage (${storage.join(', ') || 'none is configured'}): no request was sent`,
+  );
+
 /** Token providers by credentials object, so that sessions given the same object share its token. */
 const providers = new WeakMap<ResolvedAdminAuth, TokenProvider>();
 
@@ -84,6 +102,7 @@ const MAX_REDIRECTS = 3;
 /** Starts a session: the deadline runs from now. */
 export function createServiceSession(options: ServiceSessionOptions): ServiceSession {
   const { trusted } = options;
+  const named = namedUrls(options.storage);
   const fetchFn = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const deadlineMs = options.deadlineMs ?? 60_000;
@@ -110,42 +129,57 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
     }
   }
 
-  /** The checked answer, once the redirects a download follows (each a GET without credentials) are followed. */
+  /** The target of a redirect `from` answered, once it is known to be one a download may follow (see {@link namedUrls}). */
+  function redirectTarget(location: string, from: URL): URL {
+    const target = new URL(location);
+    if (!named.allows(target, from)) throw refusedNamedUrl(target, from, named.storage);
+    return target;
+  }
+
+  /**
+   * The checked answer of `url`, once the redirects a download follows (each a GET without credentials) are
+   * followed. The answer of a URL no configuration trusts is not repeated in an error.
+   */
   async function settle(
     answer: AdminAnswer,
+    url: URL,
     token: string | undefined,
     follow: boolean,
     parse?: JsonParser,
   ): Promise<Record<string, unknown>> {
     let current = answer;
+    let at = url;
     let secret = token;
     for (
       let hops = 0;
       follow && hops < MAX_REDIRECTS && FOLLOWED_REDIRECTS.has(current.status) && current.location !== undefined;
       hops += 1
     ) {
-      current = await exchange(new URL(current.location), false);
+      at = redirectTarget(current.location, at);
+      current = await exchange(at, false);
       secret = undefined;
     }
-    return checkResponse({ ...current, secrets: secret === undefined ? [] : [secret], ...(parse === undefined ? {} : { parse }) });
+    const secrets = secret === undefined ? [] : [secret];
+    return checkResponse({ ...current, secrets, quote: trusted.trusts(at), ...(parse === undefined ? {} : { parse }) });
   }
 
   /** POSTs the token to a trusted URL; a refused token is renewed once. */
   async function sendTrusted(url: URL, follow: boolean, parse?: JsonParser): Promise<Record<string, unknown>> {
     const token = await tokens.token();
     try {
-      return await settle(await exchange(url, true, token), token, follow, parse);
+      return await settle(await exchange(url, true, token), url, token, follow, parse);
     } catch (err) {
       if (!(err instanceof AdminAuthError) || !tokens.renewable) throw err;
       const renewed = await tokens.renew(token);
-      return settle(await exchange(url, true, renewed), renewed, follow, parse);
+      return settle(await exchange(url, true, renewed), url, renewed, follow, parse);
     }
   }
 
   async function request(url: URL, namedBy: URL | undefined, follow: boolean, parse?: JsonParser): Promise<Record<string, unknown>> {
     if (trusted.trusts(url)) return sendTrusted(url, follow, parse);
     if (namedBy === undefined || !trusted.trusts(namedBy)) throw untrustedUrl(url, trusted);
-    return settle(await exchange(url, false), undefined, follow, parse);
+    if (!named.allows(url, namedBy)) throw refusedNamedUrl(url, namedBy, named.storage);
+    return settle(await exchange(url, false), url, undefined, follow, parse);
   }
 
   const read = (url: URL, namedBy?: URL, parse?: JsonParser): Promise<Record<string, unknown>> => request(url, namedBy, false, parse);
@@ -171,17 +205,20 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
     follow = true,
   ): Promise<T> {
     let result = await exchangeTo(url, token, post, consume);
+    let at = url;
     let secret = token;
     for (let hops = 0; follow && 'answer' in result && hops < MAX_REDIRECTS && FOLLOWED_REDIRECTS.has(result.answer.status); hops += 1) {
       if (result.answer.location === undefined) break;
-      result = await exchangeTo(new URL(result.answer.location), undefined, false, consume);
+      at = redirectTarget(result.answer.location, at);
+      result = await exchangeTo(at, undefined, false, consume);
       secret = undefined;
     }
     const secrets = secret === undefined ? [] : [secret];
+    const quote = trusted.trusts(at);
     // Not streamed: an error or a redirect, which the checker throws for.
-    if ('answer' in result) throwAnswerError({ ...result.answer, secrets });
+    if ('answer' in result) throwAnswerError({ ...result.answer, secrets, quote });
     try {
-      checkResponse({ status: 200, statusText: 'OK', body: JSON.stringify(result.value.root), url: url.href, secrets });
+      checkResponse({ status: 200, statusText: 'OK', body: JSON.stringify(result.value.root), url: url.href, secrets, quote });
     } catch (err) {
       await result.value.close();
       throw err;
@@ -203,6 +240,7 @@ export function createServiceSession(options: ServiceSessionOptions): ServiceSes
   async function downloadTo<T extends StreamedAnswer>(url: URL, namedBy: URL, consume: BodyConsumer<T>): Promise<T> {
     if (trusted.trusts(url)) return streamTrusted(url, consume, true);
     if (!trusted.trusts(namedBy)) throw untrustedUrl(url, trusted);
+    if (!named.allows(url, namedBy)) throw refusedNamedUrl(url, namedBy, named.storage);
     return streamOnce(url, undefined, false, consume);
   }
 

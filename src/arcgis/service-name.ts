@@ -1,4 +1,5 @@
 import { GeohookError } from '../errors.js';
+import { compileWildcards } from './wildcards.js';
 
 /** A service as `folder/name.Type` or `name.Type` (e.g. `Tools/Buffer.GPServer`). */
 export type ServiceName = string;
@@ -13,13 +14,11 @@ export const configuredServiceName = /^([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-
 export const isPattern = (entry: string): boolean => /[*?]/.test(entry);
 
 /**
- * The pattern as a regular expression: `*` stands for any characters, `/` included (`*.FeatureServer` is every
- * feature service, in any folder), `?` for one character; the rest is literal.
+ * The pattern as a test of service names: `*` stands for any characters, `/` included (`*.FeatureServer` is every
+ * feature service, in any folder), `?` for one character; the rest is literal. It reads a name in time
+ * proportional to its length (no backtracking regular expression: names come from the server).
  */
-export function patternRegExp(pattern: string): RegExp {
-  const source = [...pattern].map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[.+^${}()|[\]\\]/, '\\$&'))).join('');
-  return new RegExp(`^${source}$`);
-}
+export const patternMatcher = (pattern: string): ((service: ServiceName) => boolean) => compileWildcards(pattern, { many: '*', one: '?' });
 
 /** What REGISTER accepts: a configured service name, or a pattern of them with `*` or `?` (`Hosted/*`, `*.FeatureServer`). */
 export const registerPattern = /^(?:([A-Za-z0-9_-]+\/)?[A-Za-z0-9_-]+\.[A-Za-z]+Server|(?=[^/]*\/?[^/]*$)(?=.*[*?])[A-Za-z0-9_*?./-]+)$/;

@@ -4,7 +4,7 @@ import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { parseServiceName } from '../arcgis/service-name.js';
 import { createServiceSession, untrustedUrl, type ServiceSession, type ServiceSessionOptions } from '../arcgis-request/service-session.js';
-import { AdminApiError, AdminAuthError } from '../errors.js';
+import { AdminApiError, AdminAuthError, GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import type { ConfirmJobData, GapJobData } from '../queue/accept-script.js';
 import {
@@ -103,7 +103,8 @@ const FILL_POLLING = { pollIntervalMs: 100, maxPollIntervalMs: 5000 } as const;
  * `extractChanges` for the generations in between and, when they hold edits, enqueues one feature event
  * (`source: "backfill"`) for the range. Also runs the `confirm` jobs that read a server's generation for the
  * delivered ranges waiting ahead of it. Only URLs the configuration trusts are read. A failure (the server down,
- * a token refused) is retried with backoff (1 s doubling to 60 s), never on the acknowledgement's path. Safe with
+ * a token refused) is retried with backoff (1 s doubling to 60 s), never on the acknowledgement's path; a gap
+ * whose server named a URL geohook does not go to fails for good (`backfill refused`). Safe with
  * any number of receivers: BullMQ hands each gap to one worker, and the event's id is the same for the same range.
  */
 export function startBackfill(options: BackfillOptions): Worker<GapJobData | ConfirmJobData, GapOutcome | undefined> {
@@ -188,7 +189,10 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     if (skipped !== undefined) throw skipped.refuse ? new UnrecoverableError(skipped.why) : new Error(skipped.why);
     // No 60-s session: a large range can take the server minutes. BullMQ renews the job's lock meanwhile.
     const session = sessionFor(hook, serviceUrl, { deadlineMs: options.fillTimeoutMs ?? 1_800_000, ...FILL_POLLING });
-    const { changesUrl, types } = await readGapChanges(session, { serviceUrl, from, to, layerId });
+    const { changesUrl, types } = await readGapChanges(session, { serviceUrl, from, to, layerId }).catch((err: unknown) => {
+      // The server named a URL geohook does not go to (its job elsewhere): asking again would name it again.
+      throw err instanceof GeohookError && err.code === 'GEOHOOK_ERR_UNTRUSTED_URL' ? new UnrecoverableError(err.message) : err;
+    });
     if (types.length === 0) return { types, duplicate: false };
     const { source = 'backfill' } = job.data;
     const accepted = backfillEvent({

@@ -1,4 +1,4 @@
-import { isPattern, patternRegExp } from '../arcgis/service-name.js';
+import { isPattern, patternMatcher } from '../arcgis/service-name.js';
 import type { GeohookConfig } from './load-config.js';
 
 /**
@@ -9,8 +9,8 @@ import type { GeohookConfig } from './load-config.js';
 export function servicesWithoutEdits(config: GeohookConfig): string[] {
   if (config.admin === undefined) return [];
   const { register, poll, changes } = config.admin;
-  const patterns = register.filter(isPattern).map(patternRegExp);
+  const patterns = register.filter(isPattern).map(patternMatcher);
   const followed = (service: string): boolean =>
-    register.includes(service) || poll.includes(service) || patterns.some((regExp) => regExp.test(service));
+    register.includes(service) || poll.includes(service) || patterns.some((matches) => matches(service));
   return [...new Set([...changes.services, ...(config.mirror?.services ?? [])])].filter((service) => !followed(service));
 }

@@ -9,6 +9,7 @@ import { deepFreeze, frozenMap } from './freeze.js';
 import { mirrorConfigOf } from './mirror-schema.js';
 import { configFileSchema, emulatorEnvSchema, envSchema, type ConfigFile } from './schema.js';
 import type { DashboardConfig, EmulatorConfig, GeohookConfig, HookConfig, RedisSettings } from './types.js';
+import { urlOutline } from './url-outline.js';
 
 export type {
   AdminConfig,
@@ -50,13 +51,17 @@ const EXAMPLES: Readonly<Record<string, string>> = {
 
 /** Variables whose values are never repeated in a message: they hold secrets (a Redis URL may hold its password). */
 const SECRET = /SECRET|PASSWORD|TOKEN$|KEY|USERS|REDIS_URL/;
+/** Variables holding URLs (or comma lists of them), which may carry secrets (a password, a webhook key): only their schemes and hosts are repeated. */
+const URL_VARIABLE = /_URL$|_ORIGINS$/;
 
-/** A refused variable in one line: what it must be, an example, and the value it had (unless it is a secret). */
+/** A refused variable in one line: what it must be, an example, and the value it had (unless it is a secret; a URL's scheme and host). */
 function describeVariable(issue: z.core.$ZodIssue, merged: Record<string, string | undefined>): string {
   const name = String(issue.path[0] ?? '');
   const value = merged[name];
   const example = EXAMPLES[name] === undefined ? '' : `, e.g. ${EXAMPLES[name]}`;
-  const got = value === undefined || SECRET.test(name) ? '' : ` (got ${JSON.stringify(value)})`;
+  const shown =
+    value === undefined || SECRET.test(name) ? undefined : URL_VARIABLE.test(name) ? value.split(',').map(urlOutline).join(',') : value;
+  const got = shown === undefined ? '' : ` (got ${JSON.stringify(shown)})`;
   return `${describeIssue(issue, 'environment')}${example}${got}`;
 }
 

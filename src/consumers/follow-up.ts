@@ -1,4 +1,5 @@
 import { isResolvedAuth, type AdminAuth, type ResolvedAdminAuth } from '../arcgis/admin-auth.js';
+import { namedUrls } from '../arcgis/named-urls.js';
 import { trustedUrls, type TrustedUrls } from '../arcgis/trusted-urls.js';
 import { unexpected } from '../arcgis-request/check-response.js';
 import { httpUrl, readChanges, type FeatureChanges } from '../arcgis-request/extract-changes.js';
@@ -19,6 +20,12 @@ export interface FollowUpOptions {
    * the edits are, these say where the token may go.
    */
   allowedOrigins: readonly string[];
+  /**
+   * Signed storage an answer may name, or redirect a result to, besides the GIS server's own origin: http(s)
+   * origins, `*.` before a host for any of its subdomains. A URL an answer names anywhere else is refused, unsent.
+   * @defaultValue ['https://*.arcgis.com'] (ArcGIS Online's storage)
+   */
+  allowedStorage?: readonly string[];
   /**
    * A token, or credentials with the `tokenUrl` they are exchanged at (the portal's
    * `…/sharing/rest/generateToken`; never derived from the event). Tokens are renewed before expiry and once
@@ -63,8 +70,17 @@ function sessionFor(event: GeohookEvent, options: FollowUpOptions): ServiceSessi
   if (auth !== undefined && !isResolvedAuth(auth)) {
     throw followUpError('auth: credentials need tokenUrl, where tokens come from (it is never taken from the event)');
   }
+  const storage = options.allowedStorage;
+  if (storage !== undefined) {
+    try {
+      namedUrls(storage);
+    } catch (err) {
+      throw followUpError(`allowedStorage: ${(err as Error).message}`);
+    }
+  }
   return createServiceSession({
     trusted,
+    ...(storage === undefined ? {} : { storage }),
     ...(auth === undefined ? {} : { auth: auth as ResolvedAdminAuth }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),

@@ -51,6 +51,14 @@ async function recordedSince(options: RoundTripOptions, since: number): Promise<
   }
 }
 
+/** A redirect of the hookUrl, not followed: the signed delivery goes only where the webhook says. */
+function redirectMessage(response: Response, hookUrl: string): string {
+  const location = response.headers.get('location');
+  const target = location !== null && URL.canParse(location, hookUrl) ? new URL(location, hookUrl) : undefined;
+  const to = target === undefined ? '' : ` to ${target.origin}${target.pathname}`;
+  return `the hookUrl answered ${response.status}, a redirect${to} (not followed): register the receiver's final URL (PUBLIC_URL)`;
+}
+
 /**
  * A live delivery through the webhook's hookUrl, proven by this geohook's Redis: ArcGIS Online sends its test
  * payload (`status`); elsewhere doctor sends the same payload signed with the webhook's key, as the server would.
@@ -76,6 +84,7 @@ export async function roundTrip(options: RoundTripOptions): Promise<RoundTrip> {
       method: 'POST',
       headers: { 'content-type': 'application/json', [options.signatureHeader]: sign(webhook.signatureKey, body) },
       body,
+      redirect: 'manual',
       signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
     });
   } catch (err) {
@@ -92,6 +101,8 @@ export async function roundTrip(options: RoundTripOptions): Promise<RoundTrip> {
       recorded: false,
       message: `the receiver refused the signature (${answer.code ?? 401}): it holds a different key than the webhook`,
     };
+  if (response.status >= 300 && response.status <= 399)
+    return { ok: false, ...answered, recorded: false, message: redirectMessage(response, webhook.hookUrl) };
   if (response.status !== 202)
     return { ok: false, ...answered, recorded: false, message: `the receiver answered ${response.status} ${answer.message ?? ''}`.trim() };
   const recorded = await recordedSince(options, since);

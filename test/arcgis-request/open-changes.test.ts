@@ -48,8 +48,8 @@ const FILE = JSON.stringify({
   edits: [{ id: 0, features: { adds: [{ attributes: { objectid: 1, big: 0 } }], updates: [], deleteIds: [4] } }],
 }).replace('"big":0', '"big":9007199254740993');
 
-/** The GIS server: tokens t1, t2…; `extractChanges` answers a job whose result is `resultUrl(gis)`. */
-async function gisServer(t: Test, resultUrl: (gis: string) => string, result?: (token: string | undefined) => string) {
+/** The GIS server: tokens t1, t2…; `extractChanges` answers a job whose result is `resultUrl(gis)`; `storage` is the session's signed storage. */
+async function gisServer(t: Test, resultUrl: (gis: string) => string, result?: (token: string | undefined) => string, storage?: string[]) {
   let issued = 0;
   let gis = '';
   const server = await serve(t, (path, token) => {
@@ -67,16 +67,17 @@ async function gisServer(t: Test, resultUrl: (gis: string) => string, result?: (
     trusted: trustedUrls([`${gis}/arcgis`]),
     auth: { username: 'u', password: 'p', tokenUrl: `${gis}/arcgis/sharing/rest/generateToken` },
     pollIntervalMs: 10,
+    ...(storage === undefined ? {} : { storage }),
   });
   // The jobs and results are on the GIS server's origin but outside the trusted path: named by a trusted answer.
   return { ...server, session, extract: new URL(`${gis}/arcgis/rest/services/S/FeatureServer/extractChanges?serverGens=[1,9]`) };
 }
 
-t.test('a result on another origin is read with GET and no token; a redirect from it is followed without one', async (t) => {
+t.test('a result on signed storage is read with GET and no token; a redirect from it is followed without one', async (t) => {
   const storage = await serve(t, (path) =>
     path === '/signed/1' ? { status: 302, location: '/blob/1' } : path === '/blob/1' ? { body: FILE } : { status: 404, body: '{}' },
   );
-  const gis = await gisServer(t, () => `${storage.url}/signed/1`);
+  const gis = await gisServer(t, () => `${storage.url}/signed/1`, undefined, [storage.url]);
   const file = await openChanges(gis.session, gis.extract, { dir: t.testdir() });
   t.teardown(() => file.close());
   t.strictSame(

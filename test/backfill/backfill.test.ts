@@ -389,7 +389,7 @@ async function gapOfEveryChange(t: Test) {
     { scope: `default ${PARCELS}`, hook: 'default', serviceUrl, from: String(from), to: String(to) },
     backfillJobOptions,
   );
-  return { emulator, eventQueue, prefix, from, to };
+  return { emulator, eventQueue, connection, prefix, from, to };
 }
 
 t.test('a gap is read as ids only, in an asynchronous job, and its adds, updates and deletes are all found', async (t) => {
@@ -417,6 +417,32 @@ t.test('a gap is read as ids only, in an asynchronous job, and its adds, updates
     { serverGens: `[${from},${to}]`, layers: '[0,1]' },
     "the event's changesUrl gives the features",
   );
+});
+
+t.test('issue 51 (N7): a gap whose job the server names on another host fails for good, and that host is never asked', async (t) => {
+  const { emulator, eventQueue, connection, prefix } = await gapOfEveryChange(t);
+  const recording = recordingFetch((url) =>
+    url.pathname.endsWith('/extractChanges')
+      ? { statusUrl: 'http://169.254.169.254/latest/meta-data/iam/security-credentials/' }
+      : undefined,
+  );
+  backfillWorker(t, emulator.url, { prefix, eventQueue, fetch: recording.fetch });
+  const gaps = new Queue<GapJobData>(backfillQueueName, { connection, prefix });
+  t.teardown(() => gaps.close());
+  const [failed] = await waitFor('the gap failed', async () => {
+    const jobs = await gaps.getJobs(['failed']);
+    return jobs.length === 1 ? jobs : undefined;
+  });
+  t.equal(failed?.attemptsMade, 1, 'not retried');
+  t.match(
+    failed?.failedReason,
+    /^http:\/\/169\.254\.169\.254\/latest\/meta-data\/iam\/security-credentials\/, named by an answer of .*: no request was sent$/,
+  );
+  t.notOk(
+    recording.urls.some((url) => url.hostname === '169.254.169.254'),
+    'nothing was sent there',
+  );
+  t.strictSame(await featureEvents(eventQueue), [], 'no event');
 });
 
 t.test('an ids-only answer with no id is checked once in full: a server answering ids only with empty lists loses no edit', async (t) => {

@@ -71,10 +71,30 @@ t.test('REQUIRE_SIGNATURE accepts true, false, 1, 0, yes and no', async (t) => {
 t.test('a refused variable is named with an example and the value it had, unless the value is a secret', async (t) => {
   t.equal(
     configError({ ADMIN_URL: 'gis.example.com/arcgis/admin' }).message,
-    'ADMIN_URL: an http(s) URL, e.g. https://gis.example.com/arcgis/admin (ArcGIS Online: https://services.arcgis.com/<orgId>/ArcGIS/rest/admin) (got "gis.example.com/arcgis/admin")',
+    'ADMIN_URL: an http(s) URL, e.g. https://gis.example.com/arcgis/admin (ArcGIS Online: https://services.arcgis.com/<orgId>/ArcGIS/rest/admin) (got "gis.example.com…")',
   );
   const secret = configError({ METRICS_TOKEN: 'short-secret' });
   t.equal(secret.message, 'METRICS_TOKEN: a token of at least 16 characters', 'a secret is not repeated');
+});
+
+t.test('issue 51 (N8): a refused *_URL is repeated by its scheme and host only, never its credentials, path or query', async (t) => {
+  const refused: [string, string, string][] = [
+    ['MIRROR_DATABASE_URL', 'mysql://u:SECRETPW1@db.internal/mirror', '"mysql://db.internal…"'],
+    ['MIRROR_DATABASE_URL', 'postgresql+psycopg://u:SECRET/PW2@db.internal/mirror', '"postgresql+psycopg://…"'],
+    ['ALERT_URL', 'hooks.slack.com/services/T0/B0/SLACKSECRET', '"hooks.slack.com…"'],
+    ['ADMIN_URL', 'ftp://u:ADMINPW@gis.example.com/arcgis/admin?token=TOKENSECRET', '"ftp://gis.example.com…"'],
+    ['TOKEN_URL', 'gis.example.com', '"gis.example.com"'],
+    [
+      'TRUSTED_ORIGINS',
+      'https://gis2.example.com,https://u:SECRETPW3@gis3.example.com/arcgis',
+      '"https://gis2.example.com,https://gis3.example.com…"',
+    ],
+  ];
+  for (const [name, value, shown] of refused) {
+    const { message } = configError({ [name]: value });
+    t.ok(message.startsWith(name) && message.endsWith(`(got ${shown})`), message);
+    t.notMatch(message.slice(message.lastIndexOf('(got ')), /SECRET|PW|u:|mirror|services/, `${name}: nothing past the host`);
+  }
 });
 
 t.test('REQUIRE_SIGNATURE refuses any other word', async (t) => {

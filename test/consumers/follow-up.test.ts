@@ -238,7 +238,7 @@ t.test('an async job that never completes fails at the deadline; one that fails,
 });
 
 t.test(
-  'the token goes in the form to allowed URLs only; a result the server names elsewhere is fetched with GET and no token',
+  'the token goes in the form to allowed URLs only; a result redirected to allowed storage is fetched with GET and no token, to other storage not at all',
   async (t) => {
     const storage = await startSink(t, (_request, response) => response.writeHead(200).end(JSON.stringify({ edits: [] })));
     const server = await startSink(t, (request, response) => {
@@ -248,9 +248,11 @@ t.test(
         : { statusUrl: `http://${request.headers.host}/status` };
       response.writeHead(200).end(JSON.stringify(body));
     });
-    const changes = await fetchChanges(eventOf('feature', { changesUrl: `${server.url}/changes?serverGens=%5B1,2%5D` }), {
+    const event = eventOf('feature', { changesUrl: `${server.url}/changes?serverGens=%5B1,2%5D` });
+    const changes = await fetchChanges(event, {
       auth: { token: 'secret-token-1234' },
       allowedOrigins: [server.url],
+      allowedStorage: [storage.url],
     });
     t.same(changes[0]!.edits, []);
     t.same(
@@ -262,6 +264,16 @@ t.test(
     t.equal(storage.received[0]!.method, 'GET');
     t.equal(storage.received[0]!.body.length, 0, 'no body');
     t.notMatch(JSON.stringify(storage.received[0]!), /secret-token/);
+    t.match(await rejection(fetchChanges(event, { auth: { token: 'secret-token-1234' }, allowedOrigins: [server.url] })), {
+      code: 'GEOHOOK_ERR_UNTRUSTED_URL',
+      message:
+        /named by an answer of http:\/\/127\.0\.0\.1:\d+, is neither on that origin nor on signed storage \(https:\/\/\*\.arcgis\.com\): no request was sent/,
+    });
+    t.equal(storage.received.length, 1, "storage not allowed (the default is ArcGIS Online's) got nothing");
+    t.match(await rejection(fetchChanges(event, { allowedOrigins: [server.url], allowedStorage: ['ftp://x'] })), {
+      code: 'GEOHOOK_ERR_FOLLOW_UP',
+      message: /^allowedStorage: /,
+    });
   },
 );
 

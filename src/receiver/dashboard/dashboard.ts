@@ -134,17 +134,17 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
   app.addHook('onRequest', async (request, reply) => {
     const api = request.url.startsWith(`${prefix}/api/`);
     // Credentials in the request (bearer token, basic auth) are guesses to slow down; a session cookie is not.
+    // They are checked first, in constant time: the right ones go through even while their address waits.
     const guess = request.headers.authorization !== undefined;
-    const waitSeconds = guess ? limiter.waitSeconds(request.ip) : 0;
-    if (waitSeconds > 0) return sendError(reply, new DashboardRateLimitError(waitSeconds));
     if (!isAuthorized(auth, request.headers)) {
+      const waitSeconds = guess ? limiter.waitSeconds(request.ip) : 0;
+      if (waitSeconds > 0) return sendError(reply, new DashboardRateLimitError(waitSeconds));
       if (guess) limiter.failed(request.ip);
       const page = request.method === 'GET' && !api && !request.url.startsWith(`${prefix}/static/`);
       if (tokenMode && page) return reply.redirect(`${prefix}/login`, 302);
       reply.header('www-authenticate', challenge);
       return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_AUTH', 'the dashboard needs its credentials'));
     }
-    if (guess) limiter.succeeded(request.ip);
     if (fromAnotherOrigin(request)) {
       return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_AUTH', 'changes are accepted from the dashboard itself only'));
     }

@@ -44,9 +44,11 @@ export function addressKey(ip: string): string {
 /**
  * Slows down guessing of the dashboard's credentials, per client address: the first `freeFailures` wrong
  * attempts cost nothing; each further one makes the address wait before its next attempt, 1 s, then twice as
- * long each time up to 5 minutes (by default). An attempt during the wait is refused without being checked,
- * so that it cannot tell a right guess. A success forgets the address's failures, and so does an hour without
- * one. The memory is bounded: at most `maxAddresses` addresses.
+ * long each time up to 5 minutes (by default). The caller checks the credentials first, in constant time, and
+ * asks the limiter only about wrong ones: the right credentials go through even while their address waits, so
+ * that a guesser behind the same proxy cannot lock the administrators out. A success does not forget the
+ * failures (it would give a guesser at the same address new free attempts); an hour without one does. The
+ * memory is bounded: at most `maxAddresses` addresses.
  */
 export class LoginLimiter {
   readonly #freeFailures: number;
@@ -93,10 +95,5 @@ export class LoginLimiter {
     this.#failures.set(key, { count, lastMs: now, nextAttemptMs: now + delayMs });
     if (this.#failures.size > this.#maxAddresses) this.#failures.delete(this.#failures.keys().next().value!);
     return Math.ceil(delayMs / 1000);
-  }
-
-  /** Forgets the failures of `ip`: it proved it has the credentials. */
-  succeeded(ip: string): void {
-    this.#failures.delete(addressKey(ip));
   }
 }

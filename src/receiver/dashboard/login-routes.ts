@@ -73,13 +73,13 @@ export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptio
 
   const { limiter } = options;
   const signIn = async (request: FastifyRequest, reply: FastifyReply, token: unknown): Promise<FastifyReply> => {
-    const waitSeconds = limiter.waitSeconds(request.ip);
-    if (waitSeconds > 0) return sendPage(reply.header('retry-after', String(waitSeconds)), 429, tooManyAttempts(waitSeconds));
+    // The token is checked first (in constant time): the right one signs in even while the address waits.
     if (typeof token !== 'string' || !safeEqual(token, options.token)) {
+      const waitSeconds = limiter.waitSeconds(request.ip);
+      if (waitSeconds > 0) return sendPage(reply.header('retry-after', String(waitSeconds)), 429, tooManyAttempts(waitSeconds));
       request.log.info({ waitSeconds: limiter.failed(request.ip) }, 'dashboard login refused');
       return sendPage(reply, 401, WRONG_TOKEN);
     }
-    limiter.succeeded(request.ip);
     const expiresAtSeconds = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
     return reply
       .header('set-cookie', sessionCookie(request, createSession(options.token, expiresAtSeconds), SESSION_SECONDS))
