@@ -54,10 +54,10 @@ async function rawAnswer(receiver: TestReceiver, request: string): Promise<strin
   return answer;
 }
 
-async function login(receiver: TestReceiver, token: string): Promise<Answer> {
+async function login(receiver: TestReceiver, token: string, cookie?: string): Promise<Answer> {
   const response = await fetch(`${receiver.url}/ui/login`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie === undefined ? {} : { cookie }) },
     body: new URLSearchParams({ token }).toString(),
     redirect: 'manual',
   });
@@ -156,7 +156,11 @@ t.test('login page: the right token sets an HttpOnly SameSite=Strict cookie hold
   t.equal(accepted.status, 303);
   t.equal(accepted.headers.get('location'), '/ui/services', 'the services page is the first page');
   const setCookie = accepted.headers.get('set-cookie') ?? '';
-  t.match(setCookie, /^geohook_dashboard=\d+\.[\w-]{43}; Path=\/ui; Max-Age=28800; HttpOnly; SameSite=Strict$/);
+  t.match(
+    setCookie,
+    /^geohook_dashboard=\d+\.[\w-]{43}; Path=\/ui; Max-Age=28800; HttpOnly; SameSite=Strict, geohook_device=\d+\.[\w-]{43}; Path=\/ui; Max-Age=2592000; HttpOnly; SameSite=Strict$/,
+    'a session, and the mark of a known browser',
+  );
   t.notOk(setCookie.includes(TOKEN), 'the cookie does not hold the token');
   const cookie = setCookie.split(';')[0]!;
   t.equal((await get(receiver, '/ui/', { cookie })).status, 200, 'the cookie opens the page');
@@ -466,10 +470,15 @@ t.test('dashboard.changes "all": every change of Bull Board, adding and editing 
 });
 
 t.test(
-  'wrong tokens from one address are slowed down: after ten, 429 with Retry-After; the right token still gets in (L6, issue 51 I1)',
+  'wrong tokens from one address are slowed down: after ten, 429 with Retry-After, unchecked, except for a browser that signed in before (L6, I1)',
   async (t) => {
     const receiver = await startReceiver(t, redis, { DASHBOARD_TOKEN: TOKEN });
     const cookie = `geohook_dashboard=${createSession(TOKEN, Math.floor(Date.now() / 1000) + 60)}`;
+    const before = await login(receiver, TOKEN);
+    t.equal(before.status, 303, 'an administrator signs in before the guessing starts');
+    const device = /geohook_device=[^;]+/.exec(before.headers.get('set-cookie') ?? '')?.[0];
+    t.ok(device, 'and the browser is marked as known');
+    t.match(before.headers.get('set-cookie'), /geohook_device=[^;]+; Path=\/ui; Max-Age=2592000; HttpOnly; SameSite=Strict/);
     for (let attempt = 1; attempt <= 5; attempt += 1)
       t.equal((await login(receiver, `${TOKEN}-${attempt}`)).status, 401, `login ${attempt}`);
     for (let attempt = 6; attempt <= 10; attempt += 1) {
@@ -477,38 +486,45 @@ t.test(
     }
     t.equal((await login(receiver, `${TOKEN}-11`)).status, 401, 'the eleventh is refused, and makes the address wait');
 
-    const page = await login(receiver, `${TOKEN}-12`);
-    t.equal(page.status, 429, 'the login page: a wrong token is refused while the address waits');
+    const page = await login(receiver, TOKEN);
+    t.equal(page.status, 429, 'the login page: the right token from a new browser is not even checked (the wait tells nothing)');
     t.equal(page.headers.get('retry-after'), '1');
     t.match(page.body, /data-code="GEOHOOK_ERR_DASHBOARD_RATE_LIMITED"/);
     t.equal(page.headers.get('set-cookie'), null, 'no session');
-    const api = await get(receiver, '/ui/api/queues', { authorization: `Bearer ${TOKEN}-13` });
-    t.equal(api.status, 429, 'a wrong bearer token on the API');
+    const link = await fetch(`${receiver.url}/ui/login?token=${TOKEN}`, { redirect: 'manual' });
+    t.equal(link.status, 429, 'the sign-in link');
+    await link.text();
+    const api = await get(receiver, '/ui/api/queues', BEARER);
+    t.equal(api.status, 429, 'the bearer token on the API');
     t.equal(api.headers.get('retry-after'), '1');
     t.match(JSON.parse(api.body), { statusCode: 429, code: 'GEOHOOK_ERR_DASHBOARD_RATE_LIMITED' });
     t.equal((await get(receiver, '/ui/api/queues', { cookie })).status, 200, 'a session opened before goes on');
 
-    // Issue 51 (I1): a guesser behind the same proxy must not lock the administrators out.
-    const right = await login(receiver, TOKEN);
-    t.equal(right.status, 303, 'the right token signs in while the address waits');
-    t.match(right.headers.get('set-cookie'), /^geohook_dashboard=/);
-    const link = await fetch(`${receiver.url}/ui/login?token=${TOKEN}`, { redirect: 'manual' });
-    t.equal(link.status, 303, 'the sign-in link');
-    await link.text();
-    t.equal((await get(receiver, '/ui/api/queues', BEARER)).status, 200, 'the right bearer token on the API');
-    t.equal((await login(receiver, `${TOKEN}-14`)).status, 429, 'and the successes did not forget the failures');
+    // Issue 51 (I1): a guesser behind the same proxy locks out no administrator whose browser signed in before.
+    const forged = `geohook_device=${Math.floor(Date.now() / 1000) + 60}.${'A'.repeat(43)}`;
+    t.equal((await login(receiver, TOKEN, forged)).status, 429, 'a forged device cookie spares nothing');
+    const known = await login(receiver, TOKEN, device);
+    t.equal(known.status, 303, 'the known browser signs in while the address waits');
+    t.equal((await login(receiver, `${TOKEN}-12`, device)).status, 401, 'and its wrong token is checked, not waited');
+    t.equal((await get(receiver, '/ui/api/queues', { ...BEARER, cookie: device! })).status, 200, 'the bearer token from it');
+    t.equal((await login(receiver, `${TOKEN}-13`)).status, 429, 'the successes did not forget the failures');
   },
 );
 
-t.test('basic mode: wrong passwords are slowed down the same way', async (t) => {
+t.test('basic mode: wrong passwords are slowed down the same way; a browser that signed in before is not (I1)', async (t) => {
   const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { dashboard: { username: USER, password: PASSWORD } }) });
+  const first = await fetch(`${receiver.url}/ui/api/queues`, { headers: BASIC });
+  t.equal(first.status, 200);
+  await first.text();
+  const device = /geohook_device=[^;]+/.exec(first.headers.get('set-cookie') ?? '')?.[0];
+  t.ok(device, 'the browser that signed in is marked as known');
   const wrong = { authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}x`).toString('base64')}` };
   for (let attempt = 1; attempt <= 11; attempt += 1)
     t.equal((await get(receiver, '/ui/api/queues', wrong)).status, 401, `attempt ${attempt}`);
-  const refused = await get(receiver, '/ui/api/queues', wrong);
-  t.equal(refused.status, 429);
+  const refused = await get(receiver, '/ui/api/queues', BASIC);
+  t.equal(refused.status, 429, 'the right password from a new client waits, unchecked');
   t.match(JSON.parse(refused.body), { code: 'GEOHOOK_ERR_DASHBOARD_RATE_LIMITED' });
-  t.equal((await get(receiver, '/ui/api/queues', BASIC)).status, 200, 'the right password still gets in (issue 51, I1)');
+  t.equal((await get(receiver, '/ui/api/queues', { ...BASIC, cookie: device! })).status, 200, 'the known browser gets in');
   t.equal((await get(receiver, '/ui/api/queues')).status, 401, 'a request without credentials is no guess: a plain 401');
 });
 

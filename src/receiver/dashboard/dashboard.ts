@@ -21,7 +21,7 @@ import { loginRoutes } from './login-routes.js';
 import type { MirrorView } from './mirror-section.js';
 import { relaysPage, type RelaysPageOptions } from './relays-page.js';
 import { servicesPage } from './services-page.js';
-import { isAuthorized } from './session.js';
+import { deviceCookie, isAuthorized, isKnownDevice } from './session.js';
 import { subscriptionsPage, type SubscriptionsPageOptions } from './subscriptions-page.js';
 
 /** Options of the {@link dashboard} plugin, registered with `prefix: '/ui'`. */
@@ -133,18 +133,24 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
 
   app.addHook('onRequest', async (request, reply) => {
     const api = request.url.startsWith(`${prefix}/api/`);
-    // Credentials in the request (bearer token, basic auth) are guesses to slow down; a session cookie is not.
-    // They are checked first, in constant time: the right ones go through even while their address waits.
+    // Credentials in the request (bearer token, basic auth) are guesses to slow down; a session cookie is not, and
+    // a browser that signed in before is not slowed down with its address (a guesser there locks no one out).
     const guess = request.headers.authorization !== undefined;
+    const known = guess && isKnownDevice(auth, request.headers);
+    const waitSeconds = guess && !known ? limiter.waitSeconds(request.ip) : 0;
+    if (waitSeconds > 0) return sendError(reply, new DashboardRateLimitError(waitSeconds));
     if (!isAuthorized(auth, request.headers)) {
-      const waitSeconds = guess ? limiter.waitSeconds(request.ip) : 0;
-      if (waitSeconds > 0) return sendError(reply, new DashboardRateLimitError(waitSeconds));
       if (guess) limiter.failed(request.ip);
       const page = request.method === 'GET' && !api && !request.url.startsWith(`${prefix}/static/`);
       if (tokenMode && page) return reply.redirect(`${prefix}/login`, 302);
       reply.header('www-authenticate', challenge);
       return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_AUTH', 'the dashboard needs its credentials'));
     }
+    if (guess && !known)
+      reply.header(
+        'set-cookie',
+        deviceCookie(auth, { path: prefix, secure: options.secureCookie === true || request.protocol === 'https' }),
+      );
     if (fromAnotherOrigin(request)) {
       return sendError(reply, new GeohookError('GEOHOOK_ERR_DASHBOARD_AUTH', 'changes are accepted from the dashboard itself only'));
     }

@@ -2,7 +2,7 @@ import formBody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../bearer-token.js';
 import type { LoginLimiter } from './login-limiter.js';
-import { createSession, SESSION_COOKIE, SESSION_SECONDS } from './session.js';
+import { createSession, dashboardCookie, deviceCookie, isKnownDevice, SESSION_COOKIE, SESSION_SECONDS } from './session.js';
 
 /** Options of {@link loginRoutes}. */
 export interface LoginRouteOptions {
@@ -72,17 +72,19 @@ export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptio
   await app.register(formBody, { bodyLimit: 4096 });
 
   const { limiter } = options;
+  const auth = { token: options.token };
   const signIn = async (request: FastifyRequest, reply: FastifyReply, token: unknown): Promise<FastifyReply> => {
-    // The token is checked first (in constant time): the right one signs in even while the address waits.
+    // A browser that signed in before is not slowed down with its address: a guesser there locks no one out.
+    const waitSeconds = isKnownDevice(auth, request.headers) ? 0 : limiter.waitSeconds(request.ip);
+    if (waitSeconds > 0) return sendPage(reply.header('retry-after', String(waitSeconds)), 429, tooManyAttempts(waitSeconds));
     if (typeof token !== 'string' || !safeEqual(token, options.token)) {
-      const waitSeconds = limiter.waitSeconds(request.ip);
-      if (waitSeconds > 0) return sendPage(reply.header('retry-after', String(waitSeconds)), 429, tooManyAttempts(waitSeconds));
       request.log.info({ waitSeconds: limiter.failed(request.ip) }, 'dashboard login refused');
       return sendPage(reply, 401, WRONG_TOKEN);
     }
     const expiresAtSeconds = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
+    const session = createSession(options.token, expiresAtSeconds);
     return reply
-      .header('set-cookie', sessionCookie(request, createSession(options.token, expiresAtSeconds), SESSION_SECONDS))
+      .header('set-cookie', [sessionCookie(request, session, SESSION_SECONDS), deviceCookie(auth, cookieScope(request))])
       .redirect(`${app.prefix}/services`, 303);
   };
 
@@ -98,8 +100,11 @@ export async function loginRoutes(app: FastifyInstance, options: LoginRouteOptio
   app.get('/logout', logout);
   app.post('/logout', logout);
 
+  function cookieScope(request: FastifyRequest): { path: string; secure: boolean } {
+    return { path: app.prefix, secure: options.secureCookie === true || request.protocol === 'https' };
+  }
+
   function sessionCookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
-    const secure = options.secureCookie === true || request.protocol === 'https' ? '; Secure' : '';
-    return `${SESSION_COOKIE}=${value}; Path=${app.prefix}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
+    return dashboardCookie(SESSION_COOKIE, value, { ...cookieScope(request), maxAgeSeconds });
   }
 }

@@ -9,22 +9,66 @@ export const SESSION_COOKIE = 'geohook_dashboard';
 /** How long a login through the login page lasts. */
 export const SESSION_SECONDS = 8 * 60 * 60;
 
+/** Name of the cookie that marks a browser which signed in before: it is not slowed down with its address. */
+export const DEVICE_COOKIE = 'geohook_device';
+
+/** How long a browser stays known after it last signed in. */
+export const DEVICE_SECONDS = 30 * 24 * 60 * 60;
+
+/** `<expiry>.<base64url HMAC-SHA256 of "<purpose>:<expiry>" keyed by secret>`: proves its holder knew the secret. */
+function signedMark(secret: string, purpose: string, expiresAtSeconds: number): string {
+  return `${expiresAtSeconds}.${computeDigest(secret, `${purpose}:${expiresAtSeconds}`).toString('base64url')}`;
+}
+
+/** True when `value` is a mark of `purpose` made with `secret` that has not expired at `nowMs`. */
+function verifyMark(secret: string, purpose: string, value: string | undefined, nowMs: number): boolean {
+  const match = /^(\d{1,12})\.[\w-]{43}$/.exec(value ?? '');
+  if (match === null) return false;
+  const expiresAtSeconds = Number(match[1]);
+  return safeEqual(value!, signedMark(secret, purpose, expiresAtSeconds)) && expiresAtSeconds * 1000 > nowMs;
+}
+
 /**
  * The session cookie value for a login that ends at `expiresAtSeconds` (Unix time):
  * `<expiry>.<base64url HMAC-SHA256 of "geohook-dashboard:<expiry>" keyed by the token>`. It proves that
  * its holder knew the token without containing it; a new token ends every session.
  */
 export function createSession(token: string, expiresAtSeconds: number): string {
-  const mac = computeDigest(token, `geohook-dashboard:${expiresAtSeconds}`).toString('base64url');
-  return `${expiresAtSeconds}.${mac}`;
+  return signedMark(token, 'geohook-dashboard', expiresAtSeconds);
 }
 
 /** True when `value` is a session cookie made with `token` that has not expired at `nowMs`. */
 export function verifySession(token: string, value: string | undefined, nowMs: number): boolean {
-  const match = /^(\d{1,12})\.[\w-]{43}$/.exec(value ?? '');
-  if (match === null) return false;
-  const expiresAtSeconds = Number(match[1]);
-  return safeEqual(value!, createSession(token, expiresAtSeconds)) && expiresAtSeconds * 1000 > nowMs;
+  return verifyMark(token, 'geohook-dashboard', value, nowMs);
+}
+
+/** What a device mark is keyed by: the token, or the user name and password. New credentials forget every browser. */
+const markSecret = (auth: DashboardAuth): string => ('token' in auth ? auth.token : `${auth.username}:${auth.password}`);
+
+/**
+ * The device cookie value given to a browser that signed in, until `expiresAtSeconds`: the mark of a browser
+ * that knew the credentials (OWASP's device cookie). Unlike a session it opens nothing: it only spares its holder
+ * the wait an address gets after wrong guesses, so that a guesser behind the same proxy locks no administrator out.
+ */
+export function createDeviceMark(auth: DashboardAuth, expiresAtSeconds: number): string {
+  return signedMark(markSecret(auth), 'geohook-device', expiresAtSeconds);
+}
+
+/** True when the request carries a live device cookie made with the dashboard's credentials. */
+export function isKnownDevice(auth: DashboardAuth, headers: IncomingHttpHeaders, nowMs = Date.now()): boolean {
+  return verifyMark(markSecret(auth), 'geohook-device', readCookie(headers.cookie, DEVICE_COOKIE), nowMs);
+}
+
+/** A `Set-Cookie` value of the dashboard: HttpOnly, SameSite=Strict, on `path`, Secure when `secure`. */
+export function dashboardCookie(name: string, value: string, options: { path: string; maxAgeSeconds: number; secure: boolean }): string {
+  const secure = options.secure ? '; Secure' : '';
+  return `${name}=${value}; Path=${options.path}; Max-Age=${options.maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
+}
+
+/** The `Set-Cookie` value that marks the browser as known for {@link DEVICE_SECONDS} from `nowMs`. */
+export function deviceCookie(auth: DashboardAuth, options: { path: string; secure: boolean }, nowMs = Date.now()): string {
+  const mark = createDeviceMark(auth, Math.floor(nowMs / 1000) + DEVICE_SECONDS);
+  return dashboardCookie(DEVICE_COOKIE, mark, { ...options, maxAgeSeconds: DEVICE_SECONDS });
 }
 
 function readCookie(header: string | undefined, name: string): string | undefined {
