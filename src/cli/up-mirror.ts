@@ -28,8 +28,18 @@ export async function startUpMirror(configured: MirrorConfig | undefined, admin:
   return { mirror: { services, databaseUrl: postgres.url, schema }, postgres };
 }
 
-/** The notice that says what the mirror writes where, with the `psql` command that lists its tables and generations. */
-export function printMirrorNotice(mirror: MirrorConfig): void {
+/** `text` quoted for a POSIX shell. */
+const shellQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
+
+/**
+ * The notice that says what the mirror writes where, with the `psql` command that lists its tables and generations:
+ * without a password (a local PostgreSQL's comes from its password file, `PGPASSFILE`).
+ */
+export function printMirrorNotice(mirror: MirrorConfig, postgres: PostgresServer | undefined): void {
   printNotice(`mirror     ${mirror.services.join(', ')} into PostgreSQL, schema ${mirror.schema}`);
-  printNotice(`look:           psql '${mirror.databaseUrl ?? ''}' -c 'SELECT * FROM ${mirror.schema}.mirror_state'`);
+  if (mirror.databaseUrl === undefined) return;
+  const url = new URL(mirror.databaseUrl);
+  url.password = '';
+  const passwordFile = postgres === undefined ? '' : `PGPASSFILE=${shellQuote(postgres.passwordFile)} `;
+  printNotice(`look:           ${passwordFile}psql ${shellQuote(url.href)} -c 'SELECT * FROM ${mirror.schema}.mirror_state'`);
 }

@@ -152,7 +152,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     printNotice(`add a parcel:   ${applyEdits} '{"edits":[{"id":0,"adds":[{"attributes":{"parcel_id":"P-1","status":"Open"}}]}]}'`);
     printNotice(`then close it:  ${applyEdits} '{"edits":[{"id":0,"updates":[{"attributes":{"objectid":1,"status":"Closed"}}]}]}'`);
   }
-  if (mirror.mirror !== undefined) printMirrorNotice(mirror.mirror);
+  if (mirror.mirror !== undefined) printMirrorNotice(mirror.mirror, mirror.postgres);
   // The key registration generated (none was configured): what `geohook send` needs to sign as the webhooks do.
   const generatedKey =
     config.hooks.get(REGISTERED_HOOK)?.secrets[0] === undefined ? server.app.hookKeys.get(REGISTERED_HOOK)?.secrets[0] : undefined;

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
+import { MIRROR_ROLE, mirrorRolePassword, newPassword, writeHostAuth, writePrivateFile, type ClusterOwner } from './postgres-access.js';
+import { prepareGeohookDatabase } from './postgres-database.js';
 import { findFreePort } from './redis-server.js';
 
 const run = promisify(execFile);
@@ -13,7 +13,10 @@ const MISSING =
 
 /** Options of {@link startPostgresServer}. */
 export interface PostgresServerOptions {
-  /** Its folder: `data` (the cluster), `password`, `log` and its socket. Created when missing; kept across starts. */
+  /**
+   * Its folder: `data` (the cluster), `password` (the superuser's), `pgpass` (see {@link PostgresServer.passwordFile}),
+   * `log` and its socket. Created when missing; kept across starts.
+   */
   dir: string;
   /** Port to listen on (127.0.0.1 only). @defaultValue a free port, the one of the last start when there was one */
   port?: number;
@@ -23,8 +26,13 @@ export interface PostgresServerOptions {
 
 /** A local PostgreSQL with PostGIS, run as the `postgres` user when root (PostgreSQL refuses to run as root). */
 export interface PostgresServer {
-  /** `postgres://` URL of its database `geohook`, where PostGIS is installed. */
+  /**
+   * `postgres://` URL of its database `geohook`, where PostGIS is installed, as the role `geohook` that owns it (no
+   * superuser), with its password.
+   */
   readonly url: string;
+  /** A libpq password file (`PGPASSFILE`, mode 0600) with the password of {@link PostgresServer.url}'s role, for `psql`. */
+  readonly passwordFile: string;
   readonly port: number;
   /** The postmaster's process id. */
   pid(): number | undefined;
@@ -60,7 +68,7 @@ async function runAsOwner(program: string, args: string[], cwd: string): Promise
 }
 
 /** The `postgres` user's ids (Debian's packages create it). */
-async function postgresUser(): Promise<{ uid: number; gid: number }> {
+async function postgresUser(): Promise<NonNullable<ClusterOwner>> {
   const id = async (flag: string): Promise<number> => Number((await run('id', [flag, 'postgres'])).stdout.trim());
   try {
     return { uid: await id('-u'), gid: await id('-g') };
@@ -78,42 +86,23 @@ const postmasterPid = (dataDir: string): number | undefined => {
   }
 };
 
-/** `initdb` of a new cluster whose superuser `postgres` connects over TCP with `password` (SCRAM). */
-async function initCluster(dir: string, dataDir: string, password: string, owner: { uid: number; gid: number } | undefined): Promise<void> {
+/** `initdb` of a new cluster whose superuser `postgres` signs in with `password` (SCRAM). */
+async function initCluster(dir: string, dataDir: string, password: string, owner: ClusterOwner): Promise<void> {
   const passwordFile = join(dir, 'initdb-password');
-  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
-  if (owner !== undefined) chownSync(passwordFile, owner.uid, owner.gid);
+  writePrivateFile(passwordFile, `${password}\n`, owner);
   try {
-    const auth = ['--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${passwordFile}`];
+    const auth = ['--auth=scram-sha-256', `--pwfile=${passwordFile}`];
     await runAsOwner('initdb', ['--no-sync', '-U', 'postgres', '-E', 'UTF8', '--no-locale', ...auth, '-D', dataDir], dir);
   } finally {
     rmSync(passwordFile, { force: true });
   }
 }
 
-/** Creates the database `geohook` with PostGIS, when it is missing. */
-async function createDatabase(base: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: `${base}/postgres` });
-  await admin.connect();
-  try {
-    const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'geohook'");
-    if (rowCount === 0) await admin.query('CREATE DATABASE geohook');
-  } finally {
-    await admin.end();
-  }
-  const database = new pg.Client({ connectionString: `${base}/geohook` });
-  await database.connect();
-  try {
-    await database.query('CREATE EXTENSION IF NOT EXISTS postgis');
-  } finally {
-    await database.end();
-  }
-}
-
 /**
  * Starts a local PostgreSQL in `dir` (`initdb` the first time, into `dir/data`, owned by the `postgres` user when
- * root), listening on 127.0.0.1 only, its socket in `dir`; the superuser's random password is kept in
- * `dir/password` (mode 0600). Creates the database `geohook` with PostGIS.
+ * root), listening on 127.0.0.1 only, its socket in `dir`, every connection signing in with a password (SCRAM); the
+ * superuser's random password is kept in `dir/password`, the role `geohook`'s in `dir/pgpass` (both mode 0600). The
+ * superuser only makes the role, the database `geohook` it owns, and PostGIS there (postgres-database.ts).
  */
 export async function startPostgresServer(options: PostgresServerOptions): Promise<PostgresServer> {
   const { dir } = options;
@@ -123,12 +112,16 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   if (owner !== undefined) chownSync(dir, owner.uid, owner.gid);
   chmodSync(dir, 0o700);
   const passwordPath = join(dir, 'password');
+  const passwordFile = join(dir, 'pgpass');
   const portPath = join(dir, 'port');
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-    writeFileSync(passwordPath, randomBytes(18).toString('base64url'), { mode: 0o600 });
+    writePrivateFile(passwordPath, newPassword());
     await initCluster(dir, dataDir, readFileSync(passwordPath, 'utf8'), owner);
   }
+  // Also over a cluster of an earlier geohook, which trusted its socket.
+  writeHostAuth(dataDir, owner);
   const password = readFileSync(passwordPath, 'utf8').trim();
+  const rolePassword = mirrorRolePassword(passwordFile);
   let port = options.port ?? (existsSync(portPath) ? Number(readFileSync(portPath, 'utf8')) : await findFreePort());
 
   let started = false;
@@ -153,10 +146,10 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     }
   };
   await start();
-  const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
-  await createDatabase(base);
+  await prepareGeohookDatabase(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`, rolePassword);
   return {
-    url: `${base}/geohook`,
+    url: `postgres://${MIRROR_ROLE}:${encodeURIComponent(rolePassword)}@127.0.0.1:${port}/geohook`,
+    passwordFile,
     port,
     pid: () => postmasterPid(dataDir),
     async stop(mode = 'fast') {

@@ -10,6 +10,8 @@ export interface TestPostgres {
   /** `postgres://` URL of its database `geohook`, where `CREATE EXTENSION postgis` has run. */
   readonly url: string;
   readonly port: number;
+  /** Its folder (src/embedded/postgres-server.ts: the cluster, password files, socket). */
+  readonly dir: string;
   /** The server: stop and start it again (a restart under load). */
   readonly server: PostgresServer;
   /** A pg client connected to {@link TestPostgres.url}, ended at teardown of `t`. */
@@ -48,6 +50,7 @@ export async function startPostgres(t: Test): Promise<TestPostgres> {
   return {
     url,
     port,
+    dir,
     server,
     async connect(test: Test) {
       const client = new pg.Client({ connectionString: url });

@@ -262,7 +262,7 @@ t.test('the throwaway cluster has PostGIS and listens on 127.0.0.1 only', async 
   t.match(rows[0]?.postgis, /^3\./);
   t.equal(rows[0]?.listen, '127.0.0.1');
   t.equal(rows[0]?.fsync, 'off');
-  t.match(postgres.url, new RegExp(`^postgres://postgres:[^@]+@127\\.0\\.0\\.1:${postgres.port}/geohook$`));
+  t.match(postgres.url, new RegExp(`^postgres://geohook:[^@]+@127\\.0\\.0\\.1:${postgres.port}/geohook$`));
 });
 
 t.test('a client without the password is refused', async (t) => {

@@ -7,6 +7,7 @@ import { serviceRoute, type EmulatorContext, type ServiceParams } from '../conte
 import { formatFailuresByDay } from '../delivery/deactivation-policy.js';
 import { applyFeatureEdits, recordServiceChange, type FeatureServiceChange } from '../edit-features.js';
 import type { ApplyEditsOptions, LayerEdits } from '../features/apply-edits.js';
+import { parseExactJson } from '../features/exact-json.js';
 import type { FeatureLayer } from '../features/feature-layer.js';
 import { sampleFeature, sampleUpdate } from '../features/sample-features.js';
 import { serviceKey } from '../store.js';
@@ -46,6 +47,15 @@ export interface ControlContext extends EmulatorContext {
  */
 export async function controlRoutes(app: FastifyInstance, context: ControlContext): Promise<void> {
   const { store, engine, clock, tokens } = context;
+  // Bodies are read as the REST edits read their parameters: a BigInteger value beyond 2^53 keeps every digit.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+    try {
+      done(null, parseExactJson(text as string));
+    } catch (err) {
+      done(new AdminError(400, `Invalid request: the body is not JSON (${(err as Error).message}).`), undefined);
+    }
+  });
   /** The layer `layerId` of `service`; 400 when it has none. */
   const layerOf = (service: CatalogService, layerId: unknown): FeatureLayer => {
     const layer = Number.isSafeInteger(layerId) ? store.features.of(serviceKey(service), service).layer(layerId as number) : undefined;

@@ -191,6 +191,26 @@ t.test('a BigInteger beyond 2^53 is stored and answered with every digit', async
   t.match(text, /"assessed_value":9007199254740993\}/, 'the exact digits, not 9007199254740992');
 });
 
+t.test('issue 51: the control applyEdits keeps a BigInteger beyond 2^53 exact, as the REST applyEdits does', async (t) => {
+  const emulator = await startEmulator(t);
+  const added = await fetch(`${emulator.url}/emulator/services/Hosted/Parcels.FeatureServer/applyEdits`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"edits":[{"id":0,"adds":[{"attributes":{"parcel_id":"P-1","assessed_value":9007199254740993}}]}]}',
+  });
+  t.equal(added.status, 200);
+  t.match(await added.text(), /"addResults":\[\{"objectId":1,[^\]]*"success":true/);
+  const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/0`;
+  const text = await (await fetch(`${url}/query?f=json&where=1%3D1&outFields=assessed_value&token=${await emulator.token()}`)).text();
+  t.match(text, /"assessed_value":9007199254740993\}/, 'the exact digits, not 9007199254740992');
+  const malformed = await fetch(`${emulator.url}/emulator/services/Hosted/Parcels.FeatureServer/applyEdits`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"edits":',
+  });
+  t.equal(malformed.status, 400, 'a body that is not JSON is a request error');
+});
+
 t.test('an edit of an unknown layer, or with unreadable features, is refused as a request error', async (t) => {
   const emulator = await startEmulator(t);
   const authentication = ApiKeyManager.fromKey(await emulator.token());

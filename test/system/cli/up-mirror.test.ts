@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
@@ -39,19 +40,29 @@ t.test('geohook up --mirror starts a PostgreSQL under ./.geohook/pg, prints the 
       // Stopped with geohook.
     }
   });
-  const url = await waitFor('the psql command', () => /psql '(postgres:\/\/[^']+)'/.exec(output)?.[1], { timeoutMs: 120_000 });
-  t.match(url, /^postgres:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/geohook$/);
+  const look = await waitFor('the psql command', () => /look: +(.*psql.*)\n/.exec(output)?.[1], { timeoutMs: 120_000 });
+  // Issue 51: the command names a password file, never a password; the mirror's role is no superuser.
+  const [, passwordFile = '', url = ''] = /^PGPASSFILE='([^']+)' psql '([^']+)' /.exec(look) ?? [];
+  t.equal(passwordFile, join(dir, '.geohook', 'pg', 'pgpass'));
+  t.match(url, /^postgres:\/\/geohook@127\.0\.0\.1:\d+\/geohook$/);
+  const password = readFileSync(passwordFile, 'utf8').trim().split(':').at(-1) ?? '';
+  const superuserPassword = readFileSync(join(dir, '.geohook', 'pg', 'password'), 'utf8').trim();
+  t.notOk(output.includes(password) || output.includes(superuserPassword), 'no password is printed');
   const add = await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Hosted/Parcels.FeatureServer/applyEdits`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P-1', status: 'Open' } }] }] }),
   });
   t.equal(add.status, 200);
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: url.replace('geohook@', `geohook:${encodeURIComponent(password)}@`) });
   await client.connect();
   // PostgreSQL stops with geohook: the connection it ends is no error of the test's.
   client.on('error', () => undefined);
   t.teardown(() => client.end().catch(() => undefined));
+  const { rows: roles } = await client.query<{ rolsuper: boolean }>('SELECT rolsuper FROM pg_roles WHERE rolname = current_user');
+  t.same(roles, [{ rolsuper: false }]);
+  const copy = await client.query("COPY (SELECT 1) TO PROGRAM 'true'").catch((err: unknown) => err);
+  t.equal((copy as { code?: string }).code, '42501', 'COPY … TO PROGRAM: permission denied');
   const rows = await waitFor(
     'the parcel in the mirror',
     async () => {
@@ -67,6 +78,9 @@ t.test('geohook up --mirror starts a PostgreSQL under ./.geohook/pg, prints the 
     rows.map((row) => row.parcel_id),
     ['P-1'],
   );
+  // The printed command, pasted into a shell where geohook runs.
+  const pasted = await promisify(execFile)('sh', ['-c', look], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, timeout: 30_000 });
+  t.match(pasted.stdout, /Hosted\/Parcels\.FeatureServer \| +0 \| parcels_parcels/);
   child.kill('SIGTERM');
   const [code] = (await once(child, 'exit')) as [number | null];
   t.equal(code, 0, 'Ctrl-C stops everything, PostgreSQL included');
