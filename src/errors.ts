@@ -97,6 +97,11 @@ export const errorCodes = {
     summary:
       "PostGIS is not installed in the mirror's database and geohook may not install it (CREATE EXTENSION postgis needs the right to).",
   },
+  GEOHOOK_ERR_MIRROR_GEOMETRY_LIMIT: {
+    statusCode: 413,
+    summary:
+      "A feature's geometry is past the mirror's limits (1,000,000 vertices, 100,000 rings or paths, 20,000,000 steps to group a polygon's rings): the mirror refuses it, and the layer's table keeps its last generation until the feature is made smaller or deleted.",
+  },
   GEOHOOK_ERR_UNTRUSTED_URL: {
     statusCode: 403,
     summary:

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { ChangeEvent } from '../changes/change-event.js';
 import { columnTypeOf, qualifiedName, quoteIdentifier, toColumnText, type LayerTable, type MirrorLayer } from './column-types.js';
 import { readStates, writeState } from './mirror-state.js';
+import type { RowEncoding } from './row-encoder.js';
 import { rowColumnsOf } from './row-values.js';
 import { addColumnStatement, keyFieldOf } from './table-ddl.js';
 
@@ -74,12 +75,23 @@ async function deleteRows(client: pg.ClientBase, batch: LayerTable, deletes: Ext
   return deleted;
 }
 
+/** Encodes rows on the calling thread: for a caller that answers no deliveries (tests, `geohook mirror rebuild`). */
+export const encodeInThread: RowEncoding = async (layer, rows) => rows.map(rowColumnsOf(layer).values);
+
 /** Inserts or updates rows in one statement: each column's values as one array parameter, unnested. */
-async function upsertRows(client: pg.ClientBase, batch: LayerTable, upserts: Extract<Final, { op: 'upsert' }>[]): Promise<number> {
+async function upsertRows(
+  client: pg.ClientBase,
+  batch: LayerTable,
+  upserts: Extract<Final, { op: 'upsert' }>[],
+  encode: RowEncoding,
+): Promise<number> {
   if (upserts.length === 0) return 0;
   const columns = rowColumnsOf(batch.layer);
   const key = keyFieldOf(batch.layer).name;
-  const rows = upserts.map((row) => columns.values(row));
+  const rows = await encode(
+    batch.layer,
+    upserts.map(({ attributes, geometry }) => ({ attributes, geometry })),
+  );
   const arrays = columns.names.map((_, column) => rows.map((values) => values[column] ?? null));
   const names = columns.names.map(quoteIdentifier);
   // geometry[] literals are ':'-delimited (PostGIS's typdelim): geometries travel as text[] and are cast once unnested.
@@ -101,11 +113,13 @@ async function upsertRows(client: pg.ClientBase, batch: LayerTable, upserts: Ext
 /**
  * Writes one layer's change events to its table in the client's current transaction: each feature's last change
  * wins; creates, updates and reads are upserts (`INSERT … ON CONFLICT DO UPDATE`), deletes remove the row by its key.
+ * The rows are encoded by `encode` (the mirror's row encoder thread, see `row-encoder.ts`).
  */
 export async function writeChanges(
   client: pg.ClientBase,
   target: LayerTable,
   events: readonly ChangeEvent[],
+  encode: RowEncoding = encodeInThread,
 ): Promise<Omit<ApplyResult, 'applied'>> {
   const finals = [...finalChanges(target, events).values()];
   const deleted = await deleteRows(
@@ -117,6 +131,7 @@ export async function writeChanges(
     client,
     target,
     finals.filter((final) => final.op === 'upsert'),
+    encode,
   );
   return { upserted, deleted };
 }

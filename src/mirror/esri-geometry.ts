@@ -1,4 +1,5 @@
 import type { MirrorSpatialReference } from './column-types.js';
+import { checkGeometrySize, checkVertexCount } from './geometry-limits.js';
 import { organizeRings, type Coordinate } from './polygon-rings.js';
 
 /** The PostGIS geometry type of a mirrored layer's `shape` column. */
@@ -122,12 +123,21 @@ const listOf = (geometry: Json, key: string): unknown[] => {
   return list;
 };
 
+/** A polyline's paths or a polygon's rings, checked against the limits before any is read. */
+const partsOf = (geometry: Json, key: 'paths' | 'rings'): unknown[] => {
+  const parts = listOf(geometry, key);
+  checkGeometrySize(parts, key);
+  return parts;
+};
+
 /**
  * An Esri JSON geometry as hex EWKB (little-endian, with the target's SRID and dimensions), which PostGIS reads
  * as a `geometry` value in `COPY` and as a query parameter. Points stay points; a multipoint's `points`,
  * a polyline's `paths` and a polygon's `rings` become MultiPoint, MultiLineString and MultiPolygon; rings are
  * grouped into polygons with their holes and oriented the OGC way (see {@link organizeRings}). `null` for no
- * geometry or an empty point; throws TypeError for a geometry that is not of the target's type.
+ * geometry or an empty point; throws TypeError for a geometry that is not of the target's type, and
+ * `GEOHOOK_ERR_MIRROR_GEOMETRY_LIMIT` for one past the limits of `geometry-limits.ts` (vertices, parts, the steps
+ * of grouping a polygon's rings).
  */
 export function toEwkbHex(geometry: unknown, target: GeometryTarget): string | null {
   if (geometry === null || geometry === undefined) return null;
@@ -144,7 +154,9 @@ export function toEwkbHex(geometry: unknown, target: GeometryTarget): string | n
       break;
     }
     case 'MultiPoint': {
-      const points = listOf(geometry, 'points').map(read);
+      const list = listOf(geometry, 'points');
+      checkVertexCount(list.length);
+      const points = list.map(read);
       writer.header('MultiPoint', target.srid);
       writer.count(points.length);
       for (const point of points) {
@@ -154,7 +166,7 @@ export function toEwkbHex(geometry: unknown, target: GeometryTarget): string | n
       break;
     }
     case 'MultiLineString': {
-      const paths = listOf(geometry, 'paths').map((path) => (Array.isArray(path) ? path.map(read) : []));
+      const paths = partsOf(geometry, 'paths').map((path) => (Array.isArray(path) ? path.map(read) : []));
       writer.header('MultiLineString', target.srid);
       writer.count(paths.length);
       for (const path of paths) {
@@ -165,7 +177,7 @@ export function toEwkbHex(geometry: unknown, target: GeometryTarget): string | n
       break;
     }
     case 'MultiPolygon': {
-      const polygons = organizeRings(listOf(geometry, 'rings').map((ring) => (Array.isArray(ring) ? ring.map(read) : [])));
+      const polygons = organizeRings(partsOf(geometry, 'rings').map((ring) => (Array.isArray(ring) ? ring.map(read) : [])));
       writer.header('MultiPolygon', target.srid);
       writer.count(polygons.length);
       for (const rings of polygons) {

@@ -1,3 +1,4 @@
+import { GeohookError } from '../errors.js';
 import { columnTextOf, mirroredColumns, type MirrorLayer } from './column-types.js';
 import { toEwkbHex } from './esri-geometry.js';
 import { GEOMETRY_COLUMN, geometryTargetOf } from './table-ddl.js';
@@ -14,8 +15,19 @@ export interface RowColumns {
   names: string[];
   /** Each column's PostgreSQL type. */
   sqlTypes: string[];
-  /** A row's values in PostgreSQL's text input form (`null` for SQL NULL); a missing attribute is NULL. */
+  /**
+   * A row's values in PostgreSQL's text input form (`null` for SQL NULL); a missing attribute is NULL. An error (a
+   * geometry past the limits, a value the column cannot hold) names the feature by its object id.
+   */
   values(row: EsriRow): (string | null)[];
+}
+
+/** An error of encoding a row, its message prefixed with the feature's object id; its class and code kept. */
+function ofFeature(err: unknown, objectId: unknown): unknown {
+  if (!(err instanceof Error)) return err;
+  const message = `feature ${String(objectId)}: ${err.message}`;
+  if (err instanceof GeohookError) return new GeohookError(err.code, message, { cause: err });
+  return err instanceof TypeError ? new TypeError(message, { cause: err }) : new Error(message, { cause: err });
 }
 
 /** The columns of a layer's table (as {@link createTableStatements} makes it) and the row encoder for them. */
@@ -33,9 +45,13 @@ export function rowColumnsOf(layer: MirrorLayer): RowColumns {
     names,
     sqlTypes,
     values(row) {
-      const values = encoders.map(({ name, text }) => text(row.attributes[name]));
-      if (target !== undefined) values.push(toEwkbHex(row.geometry, target));
-      return values;
+      try {
+        const values = encoders.map(({ name, text }) => text(row.attributes[name]));
+        if (target !== undefined) values.push(toEwkbHex(row.geometry, target));
+        return values;
+      } catch (err) {
+        throw ofFeature(err, row.attributes[layer.objectIdField]);
+      }
     },
   };
 }

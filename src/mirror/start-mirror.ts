@@ -4,11 +4,13 @@ import { onlineOrgIdOf } from '../arcgis/online-admin.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
 import { PreviousValuesStore } from '../changes/previous-values.js';
+import { GeohookError, messageOf } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { mirrorErrorsKey, watermarksKey } from '../redis/keys.js';
 import { createMirrorPool, prepareMirrorDatabase } from './mirror-database.js';
 import type { MirrorMetrics } from './mirror-metrics.js';
 import { mirrorScopesOf, type FollowedScope } from './mirror-scopes.js';
+import { createRowEncoder } from './row-encoder.js';
 import { syncScope, type LayerSync } from './sync-scope.js';
 
 /** Options of {@link startMirror}. */
@@ -45,6 +47,9 @@ export interface Mirror {
   close(): Promise<void>;
 }
 
+/** How a sync's failure is recorded for its layers: `<code>: <message>` for a coded error, else the message. */
+const errorText = (err: unknown): string => (err instanceof GeohookError ? `${err.code}: ${err.message}` : messageOf(err));
+
 /** How soon a service that could not be read is read again. */
 const UNREAD_RETRY_MS = 2000;
 
@@ -60,6 +65,8 @@ export function startMirror(options: MirrorOptions): Mirror {
   const log = logger.child({ component: 'mirror' });
   const pool = createMirrorPool(options.databaseUrl, (err) => log.warn({ err }, 'mirror database connection lost'));
   const previous = new PreviousValuesStore(connection);
+  // Change batches are encoded off the thread that answers deliveries (the initial copy has its page encoder).
+  const rowEncoder = createRowEncoder(log);
   const orgId = onlineOrgIdOf(options.adminUrl);
   const sessionOf = (): ServiceSession =>
     createServiceSession({
@@ -98,16 +105,41 @@ export function startMirror(options: MirrorOptions): Mirror {
 
   const errorField = (scope: FollowedScope, layer: number): string => `${scope.service}#${layer}`;
 
+  /**
+   * Scopes whose last sync refused a geometry past the limits, with the watermark it was at. Trying again gives the
+   * same answer: such a scope waits for its watermark to move (an edit that may shrink or delete the feature).
+   */
+  const refused = new Map<string, string | null>();
+
   async function sync(scope: FollowedScope): Promise<void> {
     const mark = await connection.hget(watermarksKey(prefix), scope.scope);
-    const context = { pool, schema, hook, prefix, session: sessionOf(), previous, ...(orgId === undefined ? {} : { orgId }) };
+    if (refused.has(scope.scope) && refused.get(scope.scope) === mark) return;
+    refused.delete(scope.scope);
+    const context = {
+      pool,
+      schema,
+      hook,
+      prefix,
+      session: sessionOf(),
+      previous,
+      encodeRows: rowEncoder.encode,
+      ...(orgId === undefined ? {} : { orgId }),
+    };
     let synced: LayerSync[];
     try {
       synced = await syncScope(context, scope, scope.layerIds, mark === null ? undefined : Number(mark));
     } catch (err) {
-      log.warn({ err, service: scope.service }, 'mirror: the layers could not be brought up to date: trying again');
+      const refusal = err instanceof GeohookError && err.code === 'GEOHOOK_ERR_MIRROR_GEOMETRY_LIMIT';
+      if (refusal) refused.set(scope.scope, mark);
+      log.warn(
+        { err, service: scope.service },
+        refusal
+          ? 'mirror: a geometry was refused: the layers wait for the next edit'
+          : 'mirror: the layers could not be brought up to date: trying again',
+      );
       options.metrics?.failed(scope.service);
-      const error = JSON.stringify({ error: (err as Error).message, at: new Date().toISOString() });
+      // A coded error (a geometry past the limits: GEOHOOK_ERR_MIRROR_GEOMETRY_LIMIT) is recorded with its code.
+      const error = JSON.stringify({ error: errorText(err), at: new Date().toISOString() });
       await connection.hset(mirrorErrorsKey(prefix), Object.fromEntries(scope.layerIds.map((layer) => [errorField(scope, layer), error])));
       return;
     }
@@ -153,6 +185,7 @@ export function startMirror(options: MirrorOptions): Mirror {
       closed = true;
       clearInterval(timer);
       await running;
+      await rowEncoder.close();
       await pool.end();
     },
   };

@@ -12,6 +12,7 @@ import { emptyTable, ensureLayerTable, inLockedTransaction } from './mirror-data
 import { layerTableOf, mirrorLayerOf } from './mirror-layer.js';
 import { readStates, writeState, type LayerState } from './mirror-state.js';
 import { createPageEncoder } from './page-encoder.js';
+import type { RowEncoding } from './row-encoder.js';
 import { tableIndexStatements } from './table-ddl.js';
 
 /** What the mirror follows: a service on ArcGIS Enterprise (its watermark's scope), one layer of it on ArcGIS Online. */
@@ -35,6 +36,8 @@ export interface SyncContext {
   /** Read by the range reader (its events' `before`); the mirror never writes it. */
   previous: PreviousValuesStore;
   orgId?: string;
+  /** How the rows of change batches are encoded (the receiver's: on its row encoder thread). @defaultValue on the calling thread */
+  encodeRows?: RowEncoding;
 }
 
 /** What a layer's table became in one transaction. */
@@ -211,6 +214,7 @@ async function writeRange(
           client,
           target,
           events.filter((event) => event.layer.id === id),
+          context.encodeRows,
         );
         const count = counts.get(id)!;
         count.upserted += written.upserted;
