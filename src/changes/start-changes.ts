@@ -9,7 +9,6 @@ import { createServiceSession, type ServiceSession } from '../arcgis-request/ser
 import { readServerGens } from '../backfill/server-generations.js';
 import type { ChangesServiceSettings } from '../config/types.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
-import { activityField } from '../events/service-activity.js';
 import { parseScope, scopeOf } from '../events/tracked-ranges.js';
 import type { AlertSender } from '../health/alert-sender.js';
 import {
@@ -21,14 +20,14 @@ import {
 } from '../queue/backfill-jobs.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, changesResolvedKey, changesSchemasKey, changesSnapshotsKey } from '../redis/keys.js';
+import { changesResolvedKey, changesSchemasKey, changesSnapshotsKey } from '../redis/keys.js';
 import type { TrackedFields } from './build-change-events.js';
 import { changeEventsQueueName, type ChangeSource } from './change-event.js';
 import { changesQueueName } from './change-queues.js';
 import { CHANGE_BATCH, ChangeWriter } from './change-writer.js';
 import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
 import { PreviousValuesStore } from './previous-values.js';
-import { RangeClaims, type ClaimedRange } from './range-claims.js';
+import { RangeClaims, type ClaimedRange, type ScopeRange } from './range-claims.js';
 import { openRange } from './resolve-range.js';
 import { snapshotService } from './snapshot.js';
 
@@ -41,12 +40,15 @@ export interface ResolveJobData {
   to: number;
   /** Events of the range already written: a retry goes on after them. */
   written?: number;
-  /** Set by `geohook changes replay`: a range asked for again, not claimed from the watermark. */
-  origin?: 'replay';
+  /**
+   * How the range reached geohook, recorded when it was claimed; `replay` when `geohook changes replay` asked for it
+   * again. Absent on a job queued before origins were recorded: `webhook`.
+   */
+  origin?: ChangeSource['origin'];
 }
 
 /** The job that resolves `range` again (`geohook changes replay`): its events keep their ids. */
-export function replayJob(range: ClaimedRange & { hook: string; serviceUrl: string }): {
+export function replayJob(range: ScopeRange & { hook: string; serviceUrl: string }): {
   name: string;
   data: ResolveJobData;
   opts: JobsOptions & { jobId: string };
@@ -101,23 +103,8 @@ const CLIENT_ERROR = /^40[034]$/;
 /** How a stale claim (claimed, but no job was added: a receiver stopped in between) is noticed. */
 const STALE_CLAIM_MS = 10_000;
 
-const jobIdOf = ({ scope, from, to }: ClaimedRange): string =>
+const jobIdOf = ({ scope, from, to }: ScopeRange): string =>
   `resolve-${createHash('sha1').update(`${scope}\n${from}\n${to}`).digest('hex')}`;
-
-/** What last reached a service: a delivery, a backfilled gap or a poll (the kind of the activity recorded last). */
-async function originOf(redis: RedisClient, prefix: string, service: string): Promise<ChangeSource['origin']> {
-  const kinds = ['delivery', 'backfill', 'poll'] as const;
-  const times = await redis.hmget(activityKey(prefix), ...kinds.map((kind) => activityField({ kind, service })));
-  let latest = -1;
-  let origin: ChangeSource['origin'] = 'webhook';
-  times.forEach((time, index) => {
-    if (time !== null && Number(time) > latest) {
-      latest = Number(time);
-      origin = kinds[index] === 'delivery' ? 'webhook' : kinds[index]!;
-    }
-  });
-  return origin;
-}
 
 /**
  * Change events (docs/changes.md): each scope of the CHANGES services follows its watermark; a range it moved over
@@ -231,7 +218,7 @@ export function startChanges(options: ChangesOptions): Changes {
     const { service } = parseScope(range.scope);
     await queue.add(
       'resolve',
-      { hook, scope: range.scope, serviceUrl: urlOf(service), from: range.from, to: range.to },
+      { hook, scope: range.scope, serviceUrl: urlOf(service), from: range.from, to: range.to, origin: range.origin },
       { jobId: jobIdOf(range) },
     );
   }
@@ -242,7 +229,7 @@ export function startChanges(options: ChangesOptions): Changes {
     const session = sessionOf(options.timeoutMs ?? 1_800_000);
     const { service } = parseScope(scope);
     const settings = options.byService?.[service];
-    const origin = job.data.origin ?? (await originOf(connection, prefix, service));
+    const { origin = 'webhook' } = job.data;
     // A server that refuses the range (400, 403, 404: history no longer kept, a service gone) will not change its mind.
     const opened = await openRange(
       { hook, scope, serviceUrl, from, to },

@@ -1,6 +1,6 @@
 -- geohook's accept script: the acknowledgement's write, for a batch of accepted events (see job-writer.ts).
 -- Loaded by accept-script.ts, which declares its constants as locals before this text: SCRIPT_QUEUES, HEADER,
--- PER_REQUEST, RESERVE, CONFIRM, MAX_AHEAD, MAX_WAITING_SCOPES, MAX_GAPS, MAX_ACTIVITY_FIELDS.
+-- PER_REQUEST, RESERVE, CONFIRM, MAX_AHEAD, MAX_WAITING_SCOPES, MAX_GAPS, MAX_ACTIVITY_FIELDS, MAX_ORIGINS.
 --
 -- One call answers, per event, a repeat from its dedup key, or from the watermarks when every range of server
 -- generations the event covers was handed over already (docs/backfill.md), or else writes the BullMQ job and
@@ -32,6 +32,13 @@
 -- paused or at its concurrency, and the job counter raised. What BullMQ looks up per job (the queue's meta) is
 -- looked up once per queue and call, and the counter raised once by the call's count.
 --
+-- Whenever a watermark moves, how its new generations reached geohook is recorded for change events (KEYS 7, by
+-- scope, `to\torigin` lines in order, each line the generations above the one before up to `to`, neighbours of one
+-- origin merged): `webhook` for a delivered range, `backfill` for a gap (`poll` when a poll found it), and `webhook`
+-- again for the part of a gap a late delivery fills. Change events claim their ranges one origin at a time and drop
+-- the lines they pass (range-claims.ts); at most MAX_ORIGINS lines are kept (a scope no one resolves), the oldest
+-- dropped first.
+--
 -- Each request may also name an activity (`<what>\t<service>`): its field of the activity hash is set to the
 -- time, whatever the answer (a new field only while the hash has fewer than MAX_ACTIVITY_FIELDS).
 --
@@ -39,7 +46,8 @@
 -- call: the fan-out reads it from there into every relay route and subscription that takes it, so that no
 -- acknowledged event escapes them (docs/subscriptions.md).
 --
--- KEYS: the watermarks, the activity, the server generations, the ranges ahead and the gaps (hashes), the event log (a stream). The queues' keys are
+-- KEYS: the watermarks, the activity, the server generations, the ranges ahead and the gaps (hashes), the event log (a
+-- stream), the watermarks' origins (a hash). The queues' keys are
 -- made here from their key prefixes (as BullMQ's own scripts make a job's keys): on a Redis Cluster they share
 -- the prefix's hash tag.
 -- ARGV: 1 dedup window (ms), 2 the time (ms), 3 the same in base 36, 4 BullMQ's msgpacked job options, 5 those of
@@ -55,7 +63,7 @@
 local rcall = redis.call
 local dedupMs, timestamp, time36 = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local gapDelay, dedupPrefix = tonumber(ARGV[8]), ARGV[9]
-local watermarks, activity, serverGens, ahead, gaps = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local watermarks, activity, serverGens, ahead, gaps, origins = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7]
 -- Job options, unpacked at first use: the event queues share theirs, gap and confirm jobs have their own.
 local options = {}
 local function optionsOf(arg)
@@ -143,9 +151,33 @@ end
 local function saveGapLines(scope, lines)
   if #lines == 0 then rcall('HDEL', gaps, scope) else rcall('HSET', gaps, scope, table.concat(lines, '\n')) end
 end
+-- Records that a scope's generations in (from, to] reached geohook by `origin`: the lines around keep theirs.
+local function noteOrigin(scope, from, to, origin)
+  local low, high = tonumber(from), tonumber(to)
+  local lines, placed = {}, false
+  local function push(at, how)
+    local last = lines[#lines]
+    if last and last[2] == how then last[1] = at else lines[#lines + 1] = { at, how } end
+  end
+  for at, how in string.gmatch(rcall('HGET', origins, scope) or '', '(%d+)\t(%a+)') do
+    local n = tonumber(at)
+    if n > low and not placed then
+      -- The line reaching past `from`: its generations up to `from` keep their origin.
+      if #lines == 0 or tonumber(lines[#lines][1]) < low then push(from, how) end
+      push(to, origin)
+      placed = true
+    end
+    if n <= low or n > high then push(at, how) end
+  end
+  if not placed then push(to, origin) end
+  local text = {}
+  for i = math.max(1, #lines - MAX_ORIGINS + 1), #lines do text[#text + 1] = lines[i][1] .. '\t' .. lines[i][2] end
+  rcall('HSET', origins, scope, table.concat(text, '\n'))
+end
 -- Takes (from, to], handed to consumers, out of the gaps of scope no worker took yet: each it overlaps is replaced
--- by a job per part it leaves uncovered (delayed again when it was). A gap a worker took is left as it is.
-local function cover(scope, from, to)
+-- by a job per part it leaves uncovered (delayed again when it was), and the part it covers reached geohook by
+-- `origin`. A gap a worker took is left as it is.
+local function cover(scope, from, to, origin)
   local listed = rcall('HGET', gaps, scope)
   if not listed then return end
   local queue, low, high = queueOf(SCRIPT_QUEUES), tonumber(from), tonumber(to)
@@ -157,6 +189,7 @@ local function cover(scope, from, to)
       local job = rcall('HMGET', queue.prefix .. jobId, 'data', 'delay')
       local gap, delay = cjson.decode(job[1]), tonumber(job[2]) > 0
       removeJob(queue, jobId)
+      noteOrigin(scope, tonumber(gapFrom) > low and gapFrom or from, tonumber(gapTo) < high and gapTo or to, origin)
       if tonumber(gapFrom) < low then addGap(gap, gapFrom, from, delay, lines) end
       if high < tonumber(gapTo) then addGap(gap, to, gapTo, delay, lines) end
     else
@@ -182,18 +215,23 @@ local function fresh(ranges)
 end
 -- A range the server vouched for moves its watermark; one starting past it leaves a gap for the backfill (delayed
 -- when a delivery revealed it), one starting below it takes its generations out of the gaps no worker took yet.
-local function count(scope, from, to, url, source, hook, delayed)
+-- `origin` is how the range itself reached geohook; its gap is found by the backfill (or the poll, by `source`).
+local function count(scope, from, to, url, source, hook, delayed, origin)
   local mark = rcall('HGET', watermarks, scope)
   if mark and tonumber(to) <= tonumber(mark) then return end
+  local start = from
   if mark and tonumber(from) > tonumber(mark) then
     local gap = { scope = scope, hook = hook, serviceUrl = url }
     if source ~= '' then gap['source'] = source end
     local lines = gapLines(scope)
     addGap(gap, mark, from, delayed, lines)
     saveGapLines(scope, lines)
+    noteOrigin(scope, mark, from, source == 'poll' and 'poll' or 'backfill')
   elseif mark and tonumber(from) < tonumber(mark) then
-    cover(scope, from, mark)
+    cover(scope, from, mark, origin)
+    start = mark
   end
+  if tonumber(to) > tonumber(start) then noteOrigin(scope, start, to, origin) end
   rcall('HSET', watermarks, scope, to)
 end
 -- A range past the server's generation waits for it (with the digest of its event's dedup key), and a confirm job
@@ -251,7 +289,7 @@ local function confirm(scope, gen, url, hook, refuseBefore)
     end
   end
   table.sort(covered, function(x, y) return tonumber(x[1]) < tonumber(y[1]) end)
-  for _, range in ipairs(covered) do count(scope, range[1], range[2], range[3], range[4], hook, true) end
+  for _, range in ipairs(covered) do count(scope, range[1], range[2], range[3], range[4], hook, true, 'webhook') end
   if #left == 0 then rcall('HDEL', ahead, scope) else rcall('HSET', ahead, scope, table.concat(left, '\n')) end
   return #left, table.concat(refused, '\n')
 end
@@ -266,12 +304,12 @@ local function track(ranges, hook, digest)
     if not mark or tonumber(to) > tonumber(mark) then
       local gen, at = serverGenOf(scope)
       if gen and at == url and tonumber(to) <= gen then
-        count(scope, from, to, url, source, hook, true)
+        count(scope, from, to, url, source, hook, true, 'webhook')
       elseif not pend(scope, from, to, url, source, hook, digest) then
         visible = false
       end
     elseif fills(scope, from, to, url) then
-      cover(scope, from, to)
+      cover(scope, from, to, 'webhook')
     end
   end
   return visible
@@ -286,7 +324,7 @@ end
 local function reserve(ranges, hook)
   for scope, from, to, url, source in string.gmatch(ranges, RANGE) do
     confirm(scope, to, url, hook, nil)
-    count(scope, from, to, url, source, hook, false)
+    count(scope, from, to, url, source, hook, false, source == 'poll' and 'poll' or 'backfill')
   end
   return 1
 end

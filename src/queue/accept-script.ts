@@ -33,6 +33,12 @@ const MAX_WAITING_SCOPES = 1000;
  */
 const MAX_GAPS = 100;
 
+/**
+ * Most origin lines kept per scope (`<prefix>:changes:origins`): a scope whose change events lag further (or are not
+ * followed) loses its oldest, whose generations then take the next line's origin.
+ */
+const MAX_ORIGINS = 64;
+
 /** Most services the activity hash records: a new one past this is not recorded (a bound on invented names). */
 const MAX_ACTIVITY_FIELDS = 10_000;
 
@@ -69,6 +75,7 @@ const constants = {
   MAX_WAITING_SCOPES,
   MAX_GAPS,
   MAX_ACTIVITY_FIELDS,
+  MAX_ORIGINS,
 };
 
 /**

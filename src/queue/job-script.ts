@@ -6,7 +6,7 @@ import { GeohookError } from '../errors.js';
 import { activityField, type ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
-import { activityKey, aheadKey, dedupKey, gapsKey, eventLogKey, serverGensKey, watermarksKey } from '../redis/keys.js';
+import { activityKey, aheadKey, changesOriginsKey, dedupKey, gapsKey, eventLogKey, serverGensKey, watermarksKey } from '../redis/keys.js';
 import { acceptLua, Operation } from './accept-script.js';
 import { confirmJobOptions } from './backfill-jobs.js';
 
@@ -37,7 +37,7 @@ const UNSUPPORTED_OPTIONS: readonly (keyof JobsOptions)[] = [
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** `numberOfKeys` first: 6, the watermarks, the activity, the server generations, the ranges ahead, the gaps and the event log. */
+    /** `numberOfKeys` first: 7, the watermarks, the activity, the server generations, the ranges ahead, the gaps, the event log and the watermarks' origins. */
     geohookAcceptJobs(numberOfKeys: number, ...keysAndArgs: (string | number | Buffer)[]): Result<(number | string)[], Context>;
   }
 }
@@ -112,10 +112,16 @@ export function encodedJobOptions(queue: Queue, jobOptions: JobsOptions = queue.
   return options;
 }
 
-/** The Redis keys the accept script works with under `prefix`: watermarks, activity, server generations, ranges ahead, gaps, event log, dedup keys. */
+/**
+ * The Redis keys the accept script works with under `prefix`: watermarks, activity, server generations, ranges ahead,
+ * gaps, event log, the watermarks' origins, dedup keys.
+ */
 export function scriptKeys(
   prefix: string,
-): Pick<JobScriptOptions, 'watermarksKey' | 'activityKey' | 'serverGensKey' | 'aheadKey' | 'gapsKey' | 'eventLogKey' | 'dedupKeyPrefix'> {
+): Pick<
+  JobScriptOptions,
+  'watermarksKey' | 'activityKey' | 'serverGensKey' | 'aheadKey' | 'gapsKey' | 'eventLogKey' | 'originsKey' | 'dedupKeyPrefix'
+> {
   return {
     eventLogKey: eventLogKey(prefix),
     watermarksKey: watermarksKey(prefix),
@@ -123,6 +129,7 @@ export function scriptKeys(
     serverGensKey: serverGensKey(prefix),
     aheadKey: aheadKey(prefix),
     gapsKey: gapsKey(prefix),
+    originsKey: changesOriginsKey(prefix),
     dedupKeyPrefix: dedupKey(prefix, ''),
   };
 }
@@ -145,6 +152,8 @@ export interface JobScriptOptions {
   gapsKey: string;
   /** The stream each new event is appended to, for the fan-out to relay routes and subscriptions. */
   eventLogKey: string;
+  /** The hash of how each scope's generations reached geohook (webhook, backfill, poll), read by change events. */
+  originsKey: string;
   /** What every dedup key begins with: `<prefix>:de:` (see `dedupKey`). */
   dedupKeyPrefix: string;
   /** How long an event id is remembered per hook, ms. */
@@ -182,7 +191,15 @@ export class JobScript {
     }
     if (typeof connection.geohookAcceptJobs !== 'function') connection.defineCommand('geohookAcceptJobs', { lua: acceptLua });
     this.connection = connection;
-    this.keys = [options.watermarksKey, options.activityKey, options.serverGensKey, options.aheadKey, options.gapsKey, options.eventLogKey];
+    this.keys = [
+      options.watermarksKey,
+      options.activityKey,
+      options.serverGensKey,
+      options.aheadKey,
+      options.gapsKey,
+      options.eventLogKey,
+      options.originsKey,
+    ];
     this.queuePrefixes = [...options.queues, options.backfillQueue].map((queue) => queue.toKey(''));
     this.dedupMs = options.dedupMs;
     this.options = encodedJobOptions(options.queues[0]!);

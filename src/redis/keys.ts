@@ -59,8 +59,14 @@ export const alertDebounceKey = (prefix: string, event: string, service: string)
 /** Change events (docs/changes.md): the generation each scope is resolved to. */
 export const changesResolvedKey = (prefix: string): string => `${prefix}:changes:resolved`;
 
-/** Change events: the range each scope is resolving (`from\tto\tclaimed at`), one at a time. */
+/** Change events: the range each scope is resolving (`from\tto\tclaimed at\torigin`), one at a time. */
 export const changesPendingKey = (prefix: string): string => `${prefix}:changes:pending`;
+
+/**
+ * Change events: how each scope's generations reached geohook, `to\torigin` lines in order (`webhook`, `backfill`,
+ * `poll`), written as its watermark moves and dropped once claimed.
+ */
+export const changesOriginsKey = (prefix: string): string => `${prefix}:changes:origins`;
 
 /** Change events: the last range of each scope that failed for good, as JSON. */
 export const changesFailedKey = (prefix: string): string => `${prefix}:changes:failed`;

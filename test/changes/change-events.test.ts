@@ -15,11 +15,11 @@ import { replayJob } from '../../src/changes/start-changes.js';
 import { defaultCatalog } from '../../src/emulator/catalog.js';
 import { consumeChanges } from '../helpers/change-consumer.js';
 import { PARCELS } from '../helpers/edits.js';
-import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { deliveriesEnded, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
 import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
-import { waitFor } from '../helpers/wait.js';
+import { queueDrained, waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 
@@ -170,8 +170,8 @@ t.test('a BigInteger beyond 2^53 arrives as its exact decimal string', async (t)
   t.equal(created!.after!.attributes.assessed_value, '9007199254740993');
 });
 
-t.test('edits whose deliveries were lost arrive once, with the delivered ones around them, and none twice', async (t) => {
-  const { emulator, events } = await setUp(t);
+t.test('edits whose deliveries were lost arrive once, as backfilled, with the delivered ones around them, and none twice', async (t) => {
+  const { emulator, geohook, events, prefix } = await setUp(t);
   const edit = (lose: boolean) =>
     emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
       edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P' } }] }],
@@ -179,14 +179,28 @@ t.test('edits whose deliveries were lost arrive once, with the delivered ones ar
     });
   await edit(false);
   await count(events, 1);
-  for (const lose of [true, true, false, true, false]) await edit(lose);
-  const all = await count(events, 6);
-  // The backfill fills the gaps too; nothing is resolved twice.
-  await new Promise((resolve) => setTimeout(resolve, 1500));
-  t.equal(events.length, 6);
+  const loses = [true, true, false, true, false];
+  for (const lose of loses) await edit(lose);
+  await count(events, 6);
+  // The backfill fills the gaps too (a second later, the gap delay). Once it has, and every delivery ended, a later
+  // edit's range is claimed after anything they could still move, and its event is written after any event of theirs.
+  await deliveriesEnded(emulator);
+  await queueDrained(geohook.server.app.eventQueue.backfillQueue(), 'the gaps filled');
+  await edit(false);
+  await waitFor("the later edit's event", () => events.some((event) => event.key.objectId === 7));
+  const raw = new Redis(redis.url);
+  const changes = new Queue(changeEventsQueueName, { connection: raw, prefix });
+  t.teardown(async () => {
+    await changes.close();
+    raw.disconnect();
+  });
+  await queueDrained(changes, 'every change event consumed');
+  t.equal(events.length, 7, 'nothing twice: seven edits, seven events');
+  t.equal(new Set(events.map((event) => event.id)).size, 7, 'no id twice');
   t.same(
-    all.map((event) => [event.type, event.key.objectId]).sort((a, b) => Number(a[1]) - Number(b[1])),
-    [1, 2, 3, 4, 5, 6].map((objectId) => ['change.created', objectId]),
+    events.map((event) => [event.type, event.key.objectId, event.source.origin]).sort((a, b) => Number(a[1]) - Number(b[1])),
+    [false, ...loses, false].map((lost, index) => ['change.created', index + 1, lost ? 'backfill' : 'webhook']),
+    'a lost edit says backfill, a delivered one webhook',
   );
 });
 

@@ -1,14 +1,16 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import t from 'tap';
+import { changeEventsQueueName } from '../../src/changes/change-event.js';
 import { consumeChanges } from '../helpers/change-consumer.js';
 import { PARCELS } from '../helpers/edits.js';
-import { startEmulator } from '../helpers/emulator.js';
+import { deliveriesEnded, startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, type TestGeohook } from '../helpers/geohook.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
-import { waitFor } from '../helpers/wait.js';
+import { queueDrained, waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
 
@@ -73,7 +75,11 @@ t.test(
     const events = await consumeChanges(t, redis.url, prefix);
 
     const raw = new Redis(redis.url);
-    t.teardown(() => raw.disconnect());
+    const changes = new Queue(changeEventsQueueName, { connection: raw, prefix });
+    t.teardown(async () => {
+      await changes.close();
+      raw.disconnect();
+    });
     const resolved = async (): Promise<number> => Number(await raw.hget(`${prefix}:changes:resolved`, `default ${PARCELS}`));
     // One edit resolved before the next: edits that share a range are its net change (an add then an update is one create).
     const edit = async (edits: unknown, lose: boolean): Promise<void> => {
@@ -90,12 +96,19 @@ t.test(
       expected.push(`change.updated ${index}`);
     }
     await waitFor('every change event', () => events.length >= expected.length);
-    // Deliveries, their duplicates and polls still coming add nothing.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Deliveries (each copy is sent before the server hears back), gap fills and polls still coming add nothing: once
+    // every delivery ended and every gap is filled, a later edit's range is claimed after anything they could move,
+    // and its event comes after any event of theirs.
+    await deliveriesEnded(emulator);
+    await queueDrained(receivers[0]!.server.app.eventQueue.backfillQueue(), 'the gaps filled');
+    await edit([{ id: 0, adds: [{ attributes: { parcel_id: 'P-7', status: 'Open' } }] }], false);
+    expected.push('change.created 7');
+    await waitFor("the later edit's event", () => events.some((event) => event.key.objectId === 7));
+    await queueDrained(changes, 'every change event consumed');
     t.same(events.map((event) => `${event.type} ${String(event.key.objectId)}`).sort(), expected.sort(), 'each version once');
     t.equal(new Set(events.map((event) => event.id)).size, events.length, 'no id twice');
-    // Six edits were delivered (three were lost): each delivery reached two receivers.
-    t.ok(proxy.forwarded() >= 12, `every delivery handed to two receivers (${proxy.forwarded()} forwarded)`);
+    // Seven edits were delivered (three were lost): each delivery reached two receivers.
+    t.ok(proxy.forwarded() >= 14, `every delivery handed to two receivers (${proxy.forwarded()} forwarded)`);
     t.ok(
       events.filter((event) => event.type === 'change.updated').every((event) => event.changedFields?.includes('status')),
       'every update knows the status it replaced',

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { buildEmulator, type EmulatorOptions } from '../../src/emulator/build-emulator.js';
+import { waitFor } from './wait.js';
 
 export interface TestEmulator {
   app: FastifyInstance;
@@ -16,6 +17,14 @@ export interface TestEmulator {
   control(path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
   /** `<METHOD> <path>` of every request the emulator received, in order. */
   requests: string[];
+}
+
+/** Resolves once every delivery the emulator started has ended, delivered or failed (its tries all made). */
+export function deliveriesEnded(emulator: Pick<TestEmulator, 'url'>): Promise<true> {
+  return waitFor('every delivery ended', async () => {
+    const { deliveries } = (await (await fetch(`${emulator.url}/emulator/deliveries`)).json()) as { deliveries: { outcome: string }[] };
+    return deliveries.every((delivery) => delivery.outcome !== 'pending');
+  });
 }
 
 /** Starts an emulator on a free loopback port, closed at teardown. */

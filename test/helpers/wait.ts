@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queue } from 'bullmq';
 
 /** How long {@link waitFor} waits, and how often it looks. */
 export interface WaitOptions {
@@ -32,4 +33,13 @@ export async function waitFor<T>(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, lastError === undefined ? {} : { cause: lastError });
     await sleep(intervalMs);
   }
+}
+
+/** Resolves once no job of `queue` waits, is delayed or runs: every job added before has been handled. */
+export function queueDrained(queue: Pick<Queue, 'getJobCounts'>, what: string, options?: WaitOptions): Promise<true> {
+  return waitFor(
+    what,
+    async () => Object.values(await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active')).every((n) => n === 0),
+    options,
+  );
 }

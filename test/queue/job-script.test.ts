@@ -12,7 +12,16 @@ import { EventQueue } from '../../src/queue/event-queue.js';
 import { BULLMQ_VERSION, JobScript, type EventWrite, type RangesWrite } from '../../src/queue/job-script.js';
 import { allQueueNames } from '../../src/queue/names.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
-import { activityKey, aheadKey, dedupKey, gapsKey, eventLogKey, serverGensKey, watermarksKey } from '../../src/redis/keys.js';
+import {
+  activityKey,
+  aheadKey,
+  changesOriginsKey,
+  dedupKey,
+  gapsKey,
+  eventLogKey,
+  serverGensKey,
+  watermarksKey,
+} from '../../src/redis/keys.js';
 import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { repoPath } from '../helpers/paths.js';
 import { uniquePrefix } from '../helpers/receiver.js';
@@ -76,6 +85,7 @@ async function setUp(
     aheadKey: aheadKey(ours),
     gapsKey: gapsKey(ours),
     eventLogKey: eventLogKey(ours),
+    originsKey: changesOriginsKey(ours),
     dedupKeyPrefix: dedupKey(ours, ''),
     dedupMs: 60_000,
     gapDelayMs,

@@ -1,17 +1,20 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import type { GeohookEvent } from '../../../src/events/envelope.js';
+import { backfillQueueName, queueNames } from '../../../src/queue/names.js';
 import { startCli } from '../../helpers/cli.js';
 import { coverage, editParcels, PARCELS } from '../../helpers/edits.js';
-import { startEmulator } from '../../helpers/emulator.js';
+import { deliveriesEnded, startEmulator } from '../../helpers/emulator.js';
 import { registrationEnv, webhooksOf } from '../../helpers/geohook.js';
 import { answerWith, startSink } from '../../helpers/http-sink.js';
 import { configFile, uniquePrefix } from '../../helpers/receiver.js';
 import { startRedis } from '../../helpers/redis.js';
 import { serviceReports } from '../../helpers/service-reports.js';
-import { waitFor } from '../../helpers/wait.js';
+import { queueDrained, waitFor } from '../../helpers/wait.js';
 
 // Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
 t.setTimeout(2 * 60_000);
@@ -132,7 +135,22 @@ t.test('three geohook serve and two geohook consume on one Redis, webhooks and p
     if (n % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 350));
   }
   await waitFor('every edit consumed', () => gens.every((gen) => coverage(consumed(), gen) > 0), { timeoutMs: 30_000 });
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  // What comes after any repeat: once every delivery ended and every gap is filled, an edit only a later poll finds.
+  // Its event is enqueued after any repeat of theirs; once it is consumed and the queue drained, every event
+  // enqueued before it was consumed too.
+  const connection = new Redis(redis.url);
+  const features = new Queue(queueNames.feature, { connection, prefix });
+  const backfill = new Queue(backfillQueueName, { connection, prefix });
+  t.teardown(async () => {
+    await Promise.all([features.close(), backfill.close()]);
+    connection.disconnect();
+  });
+  await deliveriesEnded(emulator);
+  await queueDrained(backfill, 'the gaps filled');
+  const last = await editParcels(emulator, 'FeaturesCreated', true);
+  gens.push(last);
+  await waitFor('a later poll consumed', () => coverage(consumed(), last) > 0, { timeoutMs: 30_000 });
+  await queueDrained(features, 'every feature event consumed');
   // Stopped cleanly, each consumer has printed all it consumed: a range handed over twice would be here.
   await Promise.all(consumers.map((consumer) => consumer.stop()));
   const events = consumed();
