@@ -105,7 +105,7 @@ export const errorCodes = {
   GEOHOOK_ERR_UNTRUSTED_URL: {
     statusCode: 403,
     summary:
-      'A URL an event names is not under a trusted URL (ADMIN_URL, TRUSTED_ORIGINS, hooks[].trustedOrigins, or allowedOrigins of fetchChanges/fetchJobResult): no request was sent to it.',
+      "A URL an event names is not under a trusted URL (ADMIN_URL, TRUSTED_ORIGINS, hooks[].trustedOrigins, or allowedOrigins of fetchChanges/fetchJobResult), or a URL a trusted server's answer names (a job's `statusUrl` or `resultUrl`, a redirect of the result) is neither on that server's origin nor on signed storage (`https://*.arcgis.com`, or allowedStorage of the follow-up helpers): no request was sent to it.",
   },
   GEOHOOK_ERR_EVENT_NOT_FOUND: {
     statusCode: 404,
