@@ -97,6 +97,11 @@ export const errorCodes = {
     summary:
       "PostGIS is not installed in the mirror's database and geohook may not install it (CREATE EXTENSION postgis needs the right to).",
   },
+  GEOHOOK_ERR_MIRROR_TABLE_TAKEN: {
+    statusCode: 409,
+    summary:
+      "A mirrored layer's table could not be made: every name it may take is a table geohook did not make or another layer's, or the table to copy into already exists. Nothing was written; the layer is tried again.",
+  },
   GEOHOOK_ERR_UNTRUSTED_URL: {
     statusCode: 403,
     summary:
