@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { qualifiedName, quoteIdentifier } from './column-types.js';
 import { assignRebuildTables, assignTables } from './assign-tables.js';
+import { qualifiedName, quoteIdentifier } from './column-types.js';
 import { inLockedTransaction } from './mirror-database.js';
 import { readStates, writeState } from './mirror-state.js';
 import { copyExact, layersNow, lockNameOf, type LayerSync, type MirrorScope, type SyncContext } from './sync-scope.js';
