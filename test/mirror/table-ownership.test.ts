@@ -1,11 +1,13 @@
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
-import type pg from 'pg';
+import pg from 'pg';
 import t, { type Test } from 'tap';
 import { layerGenerations, layerResource, mirrorDifferences, queryFeatures } from '../../harness/faults/mirror-audit.js';
 import { defaultCatalog } from '../../src/emulator/catalog.js';
 import { layerSchema } from '../../src/emulator/features/definition-schema.js';
 import type { CatalogService } from '../../src/emulator/types.js';
+import { prepareMirrorDatabase } from '../../src/mirror/mirror-database.js';
+import { createStateStatements } from '../../src/mirror/table-ddl.js';
 import { runCli } from '../helpers/cli.js';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook, type TestGeohook } from '../helpers/geohook.js';
@@ -204,3 +206,33 @@ t.test('layers whose names map to one table each get a table of their own, kept 
   t.same(tablesOf(afterRebuild), tables, 'a rebuild keeps every table’s name');
   t.same(await differing(client, schema, emulator, afterRebuild), [], 'the rebuild dropped no other layer’s table');
 });
+
+t.test(
+  'an upgrade releases layers that earlier versions recorded with one table between them; a recorded table keeps its name',
+  async (t) => {
+    const client = await postgres.connect(t);
+    const pool = new pg.Pool({ connectionString: postgres.url, max: 1 });
+    t.teardown(() => pool.end());
+    const schema = 'upgraded';
+    for (const statement of createStateStatements(schema)) await client.query(statement);
+    await client.query(
+      `INSERT INTO ${schema}.mirror_state (service, layer, table_name, server_gen) VALUES
+       ('Hosted/City_Zoning.FeatureServer', 0, 'city_zoning_parcels', 5), ('Hosted/City.FeatureServer', 1, 'city_zoning_parcels', 7),
+       ('Hosted/City.FeatureServer', 0, 'city_streets', 7)`,
+    );
+    const released = await prepareMirrorDatabase(pool, schema);
+    t.same(released.map(({ service, layer, table }) => `${service}#${layer} ${table}`).sort(), [
+      'Hosted/City.FeatureServer#1 city_zoning_parcels',
+      'Hosted/City_Zoning.FeatureServer#0 city_zoning_parcels',
+    ]);
+    t.same(tablesOf(await statesOf(client, schema)), { 'Hosted/City.FeatureServer#0': 'city_streets' });
+    t.same(await prepareMirrorDatabase(pool, schema), [], 'once is enough');
+    await t.rejects(
+      client.query(
+        `INSERT INTO ${schema}.mirror_state (service, layer, table_name, server_gen) VALUES ('Hosted/Other.FeatureServer', 0, 'city_streets', 1)`,
+      ),
+      { code: '23505' },
+      'no two layers can record one table',
+    );
+  },
+);
