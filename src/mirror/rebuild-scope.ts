@@ -30,8 +30,9 @@ async function swapTables(client: pg.ClientBase, schema: string, table: string, 
  * Rebuilds the tables of a scope's layers (`geohook mirror rebuild`): each layer copied exactly at a generation into
  * a new table (named by {@link assignRebuildTables}: never a table that exists), which then takes the place of the
  * layer's table in `mirror_state` (a layer without one gets a table named by {@link assignTables}), with the
- * generation, all in one transaction: readers see the old table until the new one is whole. A table whose rows were changed by hand, or
- * that missed a field's values, is the layer again. Resolves to `undefined` when a sync of the scope holds its lock.
+ * generation, all in one transaction: readers see the old table until the new one is whole. A table whose rows were
+ * changed by hand, or that missed a field's values, is the layer again. Resolves to `undefined` when a sync of the
+ * scope holds its lock.
  */
 export async function rebuildScope(
   context: SyncContext,
