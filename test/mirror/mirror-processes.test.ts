@@ -1,11 +1,14 @@
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
 import t from 'tap';
+import { makeTempDir, removeTempDir } from '../../harness/cleanup.js';
 import { layerGenerations, layerResource, mirrorDifferences, mirrorGenerations, queryFeatures } from '../../harness/faults/mirror-audit.js';
+import { ReceiverProcess } from '../../harness/faults/receiver-process.js';
 import { findFreePort } from '../../src/embedded/redis-server.js';
 import { createStateStatements } from '../../src/mirror/table-ddl.js';
-import { runCli, startCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { startGeohook } from '../helpers/geohook.js';
@@ -83,16 +86,24 @@ t.test(
       farUrl.port = String(await startSlowProxy(t, postgres.port, delayMs));
       far.push(await startGeohook(t, redis, { ...env, MIRROR_DATABASE_URL: farUrl.href }));
     }
-    const served = await startCli(
-      ['serve'],
-      { ...env, REDIS_URL: redis.url, HOST: '127.0.0.1', PORT: String(await findFreePort()), LOG_LEVEL: 'info' },
-      /mirroring the services/,
-    );
-    t.teardown(() => void served.child.kill('SIGKILL'));
+    const dir = makeTempDir('mirror-processes');
+    t.teardown(() => removeTempDir(dir));
+    const served = new ReceiverProcess({
+      port: await findFreePort(),
+      redisUrl: redis.url,
+      prefix: env.GEOHOOK_PREFIX,
+      secret: 'mirror-processes-secret',
+      durability: 'fast',
+      logFile: join(dir, 'serve.log'),
+      readyTimeoutMs: 120_000,
+      env,
+    });
+    await served.start();
+    t.teardown(() => served.kill());
 
     let rebuilding: ReturnType<typeof runCli> | undefined;
     for (let call = 0; call < 40; call += 1) {
-      if (call === 10) served.child.kill('SIGKILL');
+      if (call === 10) await served.kill();
       if (call === 20)
         rebuilding = runCli(['mirror', 'rebuild', '--service', PARCELS], { env: { ...env, REDIS_URL: redis.url, PGAPPNAME: REBUILD } });
       const target = live[call % live.length]!;
