@@ -207,6 +207,19 @@ t.test('layers whose names map to one table each get a table of their own, kept 
   t.same(await differing(client, schema, emulator, afterRebuild), [], 'the rebuild dropped no other layer’s table');
 });
 
+t.test('geohook processes copying colliding layers at once give each layer a table of its own', async (t) => {
+  const { emulator, schema, env, client } = await setUp(t);
+  for (const service of MIRRORED) await add(emulator, service, 0, [{ zone: service }]);
+  await add(emulator, 'Hosted/City.FeatureServer', 1, [{ zone: 'city 1' }]);
+  await add(emulator, 'Hosted/Lots.FeatureServer', 1, [{ zone: 'lots 1' }]);
+  const mirrorOnly = Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'REGISTER'));
+  await Promise.all([startReady(t, env), startGeohook(t, redis, mirrorOnly), startGeohook(t, redis, mirrorOnly)]);
+  const states = await caughtUp(client, schema, emulator);
+  const tables = tablesOf(states);
+  t.equal(new Set(Object.values(tables)).size, states.length, `one table per layer: ${JSON.stringify(tables)}`);
+  t.same(await differing(client, schema, emulator, states), [], 'each table equals its own layer');
+});
+
 t.test(
   'an upgrade releases layers that earlier versions recorded with one table between them; a recorded table keeps its name',
   async (t) => {
