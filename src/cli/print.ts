@@ -20,9 +20,9 @@ export function printNotice(text: string): void {
   process.stderr.write(`${text}\n`);
 }
 
-/** Writes `geohook: <message>` to stderr. */
+/** Writes `geohook: <message>` to stderr, each line of a message of several (one per problem) so prefixed. */
 export function printError(message: string): void {
-  process.stderr.write(`geohook: ${message}\n`);
+  process.stderr.write(`${message.replace(/^/gm, 'geohook: ')}\n`);
 }
 
 /** Control characters (C0, DEL, C1), the Unicode line separators, and the bidirectional overrides and isolates. */

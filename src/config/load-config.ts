@@ -5,7 +5,9 @@ import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
 import { isPattern } from '../arcgis/service-name.js';
 import { ConfigError } from '../errors.js';
 import { assertClusterPrefix } from './cluster-prefix.js';
+import { describeFileIssues, fileIssueMessage } from './file-issues.js';
 import { deepFreeze, frozenMap } from './freeze.js';
+import { describeJsonSyntaxError } from './json-syntax-error.js';
 import { mirrorConfigOf } from './mirror-schema.js';
 import { configFileSchema, emulatorEnvSchema, envSchema, type ConfigFile } from './schema.js';
 import type { DashboardConfig, EmulatorConfig, GeohookConfig, HookConfig, RedisSettings } from './types.js';
@@ -32,10 +34,8 @@ export type ConfigOverrides = Partial<
   Record<keyof z.input<typeof envSchema> | keyof z.input<typeof emulatorEnvSchema>, string | undefined>
 >;
 
-function describeIssue(issue: z.core.$ZodIssue, source: string): string {
-  const path = issue.path.join('.');
-  const name = source === 'environment' ? path : `${source}${path ? ` at ${path}` : ''}`;
-  return `${name}: ${issue.message}`;
+function describeVariableIssue(issue: z.core.$ZodIssue): string {
+  return `${issue.path.join('.')}: ${issue.message}`;
 }
 
 /** What a right value of a variable looks like, named when a wrong one is refused. */
@@ -62,7 +62,7 @@ function describeVariable(issue: z.core.$ZodIssue, merged: Record<string, string
   const shown =
     value === undefined || SECRET.test(name) ? undefined : URL_VARIABLE.test(name) ? value.split(',').map(urlOutline).join(',') : value;
   const got = shown === undefined ? '' : ` (got ${JSON.stringify(shown)})`;
-  return `${describeIssue(issue, 'environment')}${example}${got}`;
+  return `${describeVariableIssue(issue)}${example}${got}`;
 }
 
 /** The variables a schema reads, overrides first; blank values count as unset. */
@@ -90,10 +90,8 @@ function readConfigFile(path: string): unknown {
   }
   try {
     return JSON.parse(text);
-  } catch (err) {
-    // The parser's message may quote the file, secrets included: only the position is reported.
-    const position = /position (\d+)/.exec((err as Error).message)?.[1];
-    throw new ConfigError(`GEOHOOK_CONFIG: ${path} is not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
+  } catch {
+    throw new ConfigError(`GEOHOOK_CONFIG (${path}): ${describeJsonSyntaxError(text)}`);
   }
 }
 
@@ -108,7 +106,7 @@ function dashboardConfig(token: string | undefined, file: ConfigFile['dashboard'
   if (file.token !== undefined) return { auth: { token: file.token }, changes };
   if (file.username !== undefined && file.password !== undefined)
     return { auth: { username: file.username, password: file.password }, changes };
-  throw new ConfigError(`${source} at dashboard: either {"token"} or {"username", "password"} (or DASHBOARD_TOKEN)`);
+  throw new ConfigError(`${source} at "dashboard": either {"token"} or {"username", "password"} (or DASHBOARD_TOKEN)`);
 }
 
 /** The `redis` section as connection settings; with a Cluster, the prefix it needs (CLUSTER_PREFIX unless one is set). */
@@ -124,16 +122,17 @@ const CLUSTER_PREFIX = '{geohook}';
 
 /**
  * Reads and validates the configuration once. Throws {@link ConfigError} whose message is one line naming
- * the variable and what it allows.
+ * the variable and what it allows; for GEOHOOK_CONFIG, one line per problem of the file, each naming its path.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): GeohookConfig {
   const merged = variables(envSchema, env, overrides);
   const vars = parseVariables(envSchema, merged);
 
   const file = vars.GEOHOOK_CONFIG === undefined ? {} : readConfigFile(vars.GEOHOOK_CONFIG);
-  const parsedFile = configFileSchema.safeParse(file);
+  const parsedFile = configFileSchema.safeParse(file, { error: fileIssueMessage });
   if (!parsedFile.success) {
-    throw new ConfigError(describeIssue(parsedFile.error.issues[0]!, `GEOHOOK_CONFIG (${vars.GEOHOOK_CONFIG})`));
+    const lines = describeFileIssues(parsedFile.error.issues, configFileSchema, file, `GEOHOOK_CONFIG (${vars.GEOHOOK_CONFIG})`);
+    throw new ConfigError(lines.join('\n'));
   }
 
   const { redis, prefix } = redisSettings(parsedFile.data.redis, merged.GEOHOOK_PREFIX);

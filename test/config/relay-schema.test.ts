@@ -38,7 +38,7 @@ t.test('a standard route needs a whsec_ secret, and the message names the route 
 });
 
 t.test('a where geohook cannot read, a reserved header, a second route of a name and a bad pattern are refused', async (t) => {
-  t.match(refusal(t, [{ ...route, where: "status = 'Closed" }]), /relays\.0\.where: not a where clause geohook reads/);
+  t.match(refusal(t, [{ ...route, where: "status = 'Closed" }]), /relays\[0\]\.where": not a where clause geohook reads/);
   t.match(refusal(t, [{ ...route, headers: { 'Webhook-Signature': 'v1,x' } }]), /headers cannot set "Webhook-Signature"/);
   t.match(
     refusal(t, [{ ...route, format: 'powerautomate', secret: 'a-shared-secret-of-24ch', headers: { 'x-geohook-secret': 'x' } }]),
@@ -47,7 +47,7 @@ t.test('a where geohook cannot read, a reserved header, a second route of a name
   t.match(refusal(t, [{ ...route, headers: { 'content-type': 'text/plain' } }]), /cannot set "content-type"/);
   t.match(refusal(t, [route, route]), /route "parcels": a second route of this name/);
   t.match(refusal(t, [{ ...route, types: ['*'] }]), /patterns of change\., feature\. or gp\. events/);
-  t.match(refusal(t, [{ ...route, name: 'a:b' }]), /relays\.0\.name/);
+  t.match(refusal(t, [{ ...route, name: 'a:b' }]), /relays\[0\]\.name/);
   t.match(refusal(t, [{ ...route, url: 'ftp://example.com' }]), /an http\(s\) URL/);
   t.match(refusal(t, [{ ...route, layers: [0] }]), /layers need services/);
 });

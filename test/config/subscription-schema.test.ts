@@ -39,24 +39,24 @@ t.test('subscriptions are read with the backlog and event log defaults; none by 
 t.test('a bad name, pattern, where or cap, layers without services and a second of one name are refused with the path', async (t) => {
   t.match(
     refusal(t, { subscriptions: [{ ...subscription, name: 'Permits' }] }),
-    /subscriptions\.0\.name: lower-case letters, digits and "-"/,
+    /subscriptions\[0\]\.name": lower-case letters, digits and "-"/,
   );
   t.match(
     refusal(t, { subscriptions: [{ ...subscription, types: ['*'] }] }),
-    /subscriptions\.0\.types\.0: patterns of change\., feature\. or gp\. events/,
+    /subscriptions\[0\]\.types\[0\]": patterns of change\., feature\. or gp\. events/,
   );
   t.match(
     refusal(t, { subscriptions: [{ ...subscription, where: "status = 'Open" }] }),
-    /subscriptions\.0\.where: not a where clause geohook reads/,
+    /subscriptions\[0\]\.where": not a where clause geohook reads/,
   );
   t.match(
     refusal(t, { subscriptions: [{ ...subscription, backlog: { count: 0 } }] }),
-    /subscriptions\.0\.backlog\.count: at least 1 event/,
+    /subscriptions\[0\]\.backlog\.count": at least 1 event/,
   );
-  t.match(refusal(t, { subscriptions: [{ ...subscription, layers: [0] }] }), /subscriptions\.0\.layers: layers need services/);
+  t.match(refusal(t, { subscriptions: [{ ...subscription, layers: [0] }] }), /subscriptions\[0\]\.layers": layers need services/);
   t.match(
     refusal(t, { subscriptions: [subscription, subscription] }),
-    /subscriptions\.1\.name: subscription "permits": a second of this name/,
+    /subscriptions\[1\]\.name": subscription "permits": a second of this name/,
   );
-  t.match(refusal(t, { subscriptions: [{ ...subscription, url: 'https://x' }] }), /subscriptions\.0: Unrecognized key/);
+  t.match(refusal(t, { subscriptions: [{ ...subscription, url: 'https://x' }] }), /subscriptions\[0\]\.url": unknown key/);
 });

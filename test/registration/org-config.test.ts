@@ -62,13 +62,13 @@ t.test('GEOHOOK_CONFIG settings and placement are validated', async (t) => {
   const load = (content: unknown) => () => loadConfig({ GEOHOOK_CONFIG: configFile(t, content) });
   t.throws(load({ settings: { notificationAttempts: 9 } }), {
     code: 'GEOHOOK_ERR_CONFIG',
-    message: /settings\.notificationAttempts: an integer from 1 to 5/,
+    message: /settings\.notificationAttempts": an integer from 1 to 5/,
   });
   t.throws(load({ settings: { retries: 2 } }), { code: 'GEOHOOK_ERR_CONFIG', message: /settings/ });
   t.throws(load({ placement: { 'not a service': policy } }), { code: 'GEOHOOK_ERR_CONFIG', message: /placement/ });
   t.throws(load({ placement: { 'Buffer.GPServer': { placementPolicy: 'none' } } }), {
     code: 'GEOHOOK_ERR_CONFIG',
-    message: /placement\.Buffer\.GPServer/,
+    message: /placement\['Buffer\.GPServer'\]/,
   });
   const config = loadConfig({
     ADMIN_URL: 'http://127.0.0.1:9/arcgis/admin',

@@ -100,7 +100,7 @@ t.test('with a cluster the prefix must hold a hash tag: {geohook} by default, a 
       loadConfig({
         GEOHOOK_CONFIG: configFile(t, { redis: { cluster: {}, options: { sentinels: [{ host: 'a', port: 1 }], name: 'm' } } }),
       }),
-    { message: /redis\.cluster: Sentinel or Cluster, not both/ },
+    { message: /redis\.cluster": Sentinel or Cluster, not both/ },
   );
 });
 
