@@ -81,13 +81,42 @@ t.test('PostgreSQL unreachable is said once, with where, MIRROR_DATABASE_URL and
   t.notMatch(JSON.stringify(lines), /"stack"|\\n\s+at /, 'no stack');
   t.notMatch(geohook.log(), password, 'never the password');
 
+  const returns = () => said().filter((line) => line.msg === 'PostgreSQL reachable again').length;
+  /** The parcels' statuses in the mirror, once it has `wanted`. */
+  const mirrored = async (wanted: string): Promise<string[]> => {
+    const client = new pg.Client({ connectionString: postgres.url });
+    await client.connect();
+    try {
+      return await waitFor(`the parcel ${wanted} in the mirror`, async () => {
+        const { rows } = await client.query<{ row: string }>(`SELECT parcel_id || ' ' || status AS row FROM ${schema}.parcels_parcels`);
+        return rows.some((row) => row.row === wanted) && rows.map((row) => row.row);
+      });
+    } finally {
+      await client.end();
+    }
+  };
+
   await postgres.server.start();
-  await waitFor('the return said', () => said().some((line) => line.msg === 'PostgreSQL reachable again'), { timeoutMs: 20_000 });
-  const client = await postgres.connect(t);
-  const rows = await waitFor('the parcel mirrored', async () => {
-    const { rows } = await client.query<{ parcel_id: string }>(`SELECT parcel_id FROM ${schema}.parcels_parcels`);
-    return rows.length > 0 && rows.map((row) => row.parcel_id);
+  await waitFor('the return said', () => returns() === 1, { timeoutMs: 20_000 });
+  t.same(await mirrored('P-1 Open'), ['P-1 Open']);
+  t.equal(returns(), 1, 'its return in one line');
+
+  // Stopped while the mirror runs: said again, a line per cause (shutting down, then refused), and the edit made
+  // meanwhile mirrored once it is back.
+  const [saidBefore, triedBefore] = [said().length, tries().length];
+  await postgres.server.stop('fast');
+  await applyEdits({ url, authentication, updates: [{ attributes: { objectid: 1, status: 'Closed' } }] });
+  await waitFor('three more tries, or more than two lines', () => tries().length >= triedBefore + 3 || said().length > saidBefore + 2, {
+    timeoutMs: 15_000,
   });
-  t.same(rows, ['P-1']);
-  t.equal(said().filter((line) => line.msg === 'PostgreSQL reachable again').length, 1, 'its return in one line');
+  const stopped = said().slice(saidBefore);
+  t.ok(stopped.length <= 2, `a line per cause while it is away (got ${stopped.length})`);
+  t.match(stopped.at(-1), {
+    level: 40,
+    failed: `cannot reach PostgreSQL at 127.0.0.1:${port} (MIRROR_DATABASE_URL): the connection was refused`,
+  });
+  await postgres.server.start();
+  t.same(await mirrored('P-1 Closed'), ['P-1 Closed']);
+  t.equal(returns(), 2, 'its return in one line');
+  t.notMatch(JSON.stringify(said()), /"stack"/, 'no stack');
 });
