@@ -7,6 +7,8 @@ import { PreviousValuesStore } from '../changes/previous-values.js';
 import { GeohookError, messageOf } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { mirrorErrorsKey, watermarksKey } from '../redis/keys.js';
+import { FailureStreak } from '../retry/failure-streak.js';
+import { databaseUnavailable } from './database-unavailable.js';
 import { createMirrorPool, prepareMirrorDatabase } from './mirror-database.js';
 import type { MirrorMetrics } from './mirror-metrics.js';
 import { mirrorScopesOf, type FollowedScope } from './mirror-scopes.js';
@@ -63,7 +65,9 @@ const UNREAD_RETRY_MS = 2000;
 export function startMirror(options: MirrorOptions): Mirror {
   const { connection, prefix, hook, schema, logger } = options;
   const log = logger.child({ component: 'mirror' });
-  const pool = createMirrorPool(options.databaseUrl, (err) => log.warn({ err }, 'mirror database connection lost'));
+  // A connection lost while idle (PostgreSQL restarted) is said by the next check that cannot connect, if any.
+  const pool = createMirrorPool(options.databaseUrl, (err) => log.debug({ err }, 'mirror database connection lost'));
+  const unavailable = (err: unknown): string | undefined => databaseUnavailable(err, options.databaseUrl);
   const previous = new PreviousValuesStore(connection);
   // Change batches are encoded off the thread that answers deliveries (the initial copy has its page encoder).
   const rowEncoder = createRowEncoder(log);
@@ -131,16 +135,19 @@ export function startMirror(options: MirrorOptions): Mirror {
     } catch (err) {
       const refusal = err instanceof GeohookError && err.code === 'GEOHOOK_ERR_MIRROR_GEOMETRY_LIMIT';
       if (refusal) refused.set(scope.scope, mark);
+      options.metrics?.failed(scope.service);
+      // A coded error (a geometry past the limits: GEOHOOK_ERR_MIRROR_GEOMETRY_LIMIT) is recorded with its code.
+      const reason = unavailable(err);
+      const error = JSON.stringify({ error: reason ?? errorText(err), at: new Date().toISOString() });
+      await connection.hset(mirrorErrorsKey(prefix), Object.fromEntries(scope.layerIds.map((layer) => [errorField(scope, layer), error])));
+      // PostgreSQL that cannot be used fails the whole check: said once, tried again with backoff.
+      if (reason !== undefined) throw err;
       log.warn(
         { err, service: scope.service },
         refusal
           ? 'mirror: a geometry was refused: the layers wait for the next edit'
           : 'mirror: the layers could not be brought up to date: trying again',
       );
-      options.metrics?.failed(scope.service);
-      // A coded error (a geometry past the limits: GEOHOOK_ERR_MIRROR_GEOMETRY_LIMIT) is recorded with its code.
-      const error = JSON.stringify({ error: errorText(err), at: new Date().toISOString() });
-      await connection.hset(mirrorErrorsKey(prefix), Object.fromEntries(scope.layerIds.map((layer) => [errorField(scope, layer), error])));
       return;
     }
     if (synced.length === 0) return;
@@ -171,13 +178,29 @@ export function startMirror(options: MirrorOptions): Mirror {
     for (const scope of followed) await sync(scope);
   };
 
+  // A check that fails is said once per cause (PostgreSQL unreachable: where, MIRROR_DATABASE_URL and the fix), and
+  // the next waits a backoff of 1 s doubling up to 60 s; an uncoded error is logged whole the first time.
+  const failures = new FailureStreak({
+    logger: log,
+    subject: 'checks',
+    failingMessage: 'not mirroring: retrying',
+    recoveredMessage: 'PostgreSQL reachable again',
+  });
+  let retryAt = 0;
+  const checkFailed = (err: unknown): void => {
+    log.debug({ err }, 'mirror check failed');
+    const reason = unavailable(err);
+    const whole = reason === undefined && !(err instanceof GeohookError);
+    retryAt = Date.now() + failures.failed(reason ?? errorText(err), whole ? { err } : {});
+  };
+
   let closed = false;
   let running: Promise<void> | undefined;
   // One check at a time: a long copy or an unreachable database holds the next check back, and none pile up.
   const check = (): void => {
-    if (closed || running !== undefined) return;
+    if (closed || running !== undefined || Date.now() < retryAt) return;
     running = tick()
-      .catch((err: unknown) => log.warn({ err }, 'mirror: not checked: retrying'))
+      .then(() => failures.succeeded(), checkFailed)
       .finally(() => (running = undefined));
   };
   const timer = setInterval(check, options.intervalMs ?? 100);

@@ -8,6 +8,7 @@ import { GeohookError, messageOf } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { registrationLockKey } from '../redis/keys.js';
 import { withLock, type LockOptions } from '../redis/lock.js';
+import { backoffMs, FailureStreak } from '../retry/failure-streak.js';
 import type { HookKeys } from '../signature/hook-keys.js';
 import { applyOrgConfig, hasOrgConfig, type OrgConfig } from './apply-org-config.js';
 import { ensureWebhook, settledWebhook, type DesiredWebhook, type EnsureAction, type EnsureOutcome } from './ensure-webhook.js';
@@ -75,9 +76,8 @@ export class Registration {
   private closed = false;
   /** Whether a pass has tried every service once. */
   private tried = false;
-  /** Why the last full pass could not work at all (the admin API unusable, organisation settings refused). */
-  private passError: string | undefined;
-  private passFailures = 0;
+  /** Why the full passes in a row could not work at all (the admin API unusable, organisation settings refused). */
+  private readonly passFailures: FailureStreak;
   private nextPassAt = 0;
   /** No retry before this (epoch ms): the admin API could not be used by the last one. */
   private retriesPausedUntil = 0;
@@ -96,6 +96,15 @@ export class Registration {
       prefix: options.prefix,
       hook: options.hook,
       backoffMs: (n) => this.backoffMs(n),
+    });
+    this.passFailures = new FailureStreak({
+      logger: this.log,
+      subject: 'registration',
+      failingMessage: 'registration incomplete: retrying',
+      // Each retry in brief: a few in the first minute, then one a minute (the longest backoff).
+      repeatMs: 0,
+      initialMs: options.retryInitialMs,
+      maxMs: options.retryMaxMs,
     });
   }
 
@@ -119,7 +128,7 @@ export class Registration {
    * are not are in {@link summary}), unless the organisation settings or placement policies were refused.
    */
   notReadyReason(): string | undefined {
-    if (this.passError !== undefined) return `registration failed: ${this.passError}`;
+    if (this.passFailures.cause !== undefined) return `registration failed: ${this.passFailures.cause}`;
     if (!this.tried) return 'registration pending';
     return this.orgError === undefined ? undefined : `registration failed: ${this.orgError.reason}`;
   }
@@ -137,8 +146,7 @@ export class Registration {
   }
 
   private backoffMs(failures: number): number {
-    const { retryInitialMs = 1000, retryMaxMs = 60_000 } = this.options;
-    return Math.min(retryInitialMs * 2 ** failures, retryMaxMs);
+    return backoffMs(failures, { initialMs: this.options.retryInitialMs, maxMs: this.options.retryMaxMs });
   }
 
   /** The next run: the full pass when it is due, else the retries of failed services when one is. */
@@ -164,18 +172,12 @@ export class Registration {
     try {
       await this.ensureAll();
       this.lastPassMs = Date.now() - startedAt;
-      this.passFailures = 0;
-      this.passError = undefined;
+      this.passFailures.succeeded();
     } catch (err) {
       const error = this.passFailed(err);
-      const delayMs = this.backoffMs(this.passFailures);
-      this.passFailures += 1;
-      this.nextPassAt = Date.now() + delayMs;
-      // The cause once, then each retry in brief while it stays the same.
+      // The cause once, then in brief while it stays the same.
       if (this.closed) return;
-      if (error === this.passError) this.log.warn({ retryInMs: delayMs }, 'registration still failing, same cause: retrying');
-      else this.log.warn({ retryInMs: delayMs, failed: error }, 'registration incomplete: retrying');
-      this.passError = error;
+      this.nextPassAt = Date.now() + this.passFailures.failed(error);
     }
   }
 
@@ -187,7 +189,7 @@ export class Registration {
     } catch (err) {
       // The admin API unusable: the next full pass, sooner, says why; the retries wait for it.
       this.log.debug({ err }, 'retry of failed services stopped');
-      this.retriesPausedUntil = Date.now() + this.backoffMs(this.passFailures);
+      this.retriesPausedUntil = Date.now() + this.backoffMs(this.passFailures.failures);
       this.nextPassAt = Math.min(this.nextPassAt, this.retriesPausedUntil);
     }
   }
