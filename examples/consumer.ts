@@ -1,7 +1,7 @@
 import { subscribe } from 'geohook';
 
+// Redis: REDIS_URL, else the `geohook up` running in this folder (the URL it keeps in .geohook/redis/url).
 const subscription = subscribe({
-  connection: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   prefix: process.env.GEOHOOK_PREFIX ?? 'geohook',
   handlers: {
     'gp.job.*': (event) => console.log(`GP job ${event.type} on ${event.service.serviceName}`),
