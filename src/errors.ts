@@ -107,10 +107,15 @@ export const errorCodes = {
     summary:
       "A feature's geometry is past the mirror's limits (1,000,000 vertices, 100,000 rings or paths, 20,000,000 steps to group a polygon's rings): the mirror refuses it, and the layer's table keeps its last generation until the feature is made smaller or deleted.",
   },
+  GEOHOOK_ERR_MIRROR_TABLE_TAKEN: {
+    statusCode: 409,
+    summary:
+      "A mirrored layer's table could not be made: every name it may take is a table geohook did not make or another layer's, or the table to copy into already exists. Nothing was written; the layer is tried again.",
+  },
   GEOHOOK_ERR_UNTRUSTED_URL: {
     statusCode: 403,
     summary:
-      'A URL an event names is not under a trusted URL (ADMIN_URL, TRUSTED_ORIGINS, hooks[].trustedOrigins, or allowedOrigins of fetchChanges/fetchJobResult): no request was sent to it.',
+      "A URL an event names is not under a trusted URL (ADMIN_URL, TRUSTED_ORIGINS, hooks[].trustedOrigins, or allowedOrigins of fetchChanges/fetchJobResult), or a URL a trusted server's answer names (a job's `statusUrl` or `resultUrl`, a redirect of the result) is neither on that server's origin nor on signed storage (`https://*.arcgis.com`, or allowedStorage of the follow-up helpers): no request was sent to it.",
   },
   GEOHOOK_ERR_EVENT_NOT_FOUND: {
     statusCode: 404,

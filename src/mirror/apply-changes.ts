@@ -1,27 +1,12 @@
 import type pg from 'pg';
 import type { ChangeEvent } from '../changes/change-event.js';
-import { columnTypeOf, qualifiedName, quoteIdentifier, toColumnText, type LayerTable, type MirrorLayer } from './column-types.js';
-import { readStates, writeState } from './mirror-state.js';
+import { columnTypeOf, qualifiedName, quoteIdentifier, toColumnText, type LayerTable } from './column-types.js';
 import type { RowEncoding } from './row-encoder.js';
 import { rowColumnsOf } from './row-values.js';
-import { addColumnStatement, keyFieldOf } from './table-ddl.js';
+import { keyFieldOf } from './table-ddl.js';
 
-/** A batch of one layer's change events and the server generation its table equals once they are applied. */
-export interface ChangeBatch extends LayerTable {
-  /** `mirror_state.service`: `Hosted/Parcels.FeatureServer`. */
-  service: string;
-  /** `mirror_state.layer`: the layer id. */
-  layerId: number;
-  /** The layer's events in order (schema events are skipped: see {@link addColumns}). */
-  events: readonly ChangeEvent[];
-  /** The generation the events bring the layer to (the end of their range). */
-  serverGen: number;
-}
-
-/** What {@link applyChanges} did. */
-export interface ApplyResult {
-  /** False when `mirror_state` already held a later generation: the batch was older than the table, and skipped. */
-  applied: boolean;
+/** The rows {@link writeChanges} wrote. */
+export interface WrittenRows {
   upserted: number;
   deleted: number;
 }
@@ -111,16 +96,18 @@ async function upsertRows(
 }
 
 /**
- * Writes one layer's change events to its table in the client's current transaction: each feature's last change
- * wins; creates, updates and reads are upserts (`INSERT … ON CONFLICT DO UPDATE`), deletes remove the row by its key.
- * The rows are encoded by `encode` (the mirror's row encoder thread, see `row-encoder.ts`).
+ * Writes one layer's change events to its table in the client's current transaction (a sync's, which writes the
+ * layer's generation to `mirror_state` in it too): each feature's last change wins; creates, updates and reads are
+ * upserts (`INSERT … ON CONFLICT DO UPDATE`), deletes remove the row by its key. Schema events are skipped: the
+ * sync gives a field the layer gained its column first (`ensureLayerTable`). The rows are encoded by `encode` (the
+ * mirror's row encoder thread, see `row-encoder.ts`).
  */
 export async function writeChanges(
   client: pg.ClientBase,
   target: LayerTable,
   events: readonly ChangeEvent[],
   encode: RowEncoding = encodeInThread,
-): Promise<Omit<ApplyResult, 'applied'>> {
+): Promise<WrittenRows> {
   const finals = [...finalChanges(target, events).values()];
   const deleted = await deleteRows(
     client,
@@ -134,53 +121,4 @@ export async function writeChanges(
     encode,
   );
   return { upserted, deleted };
-}
-
-/**
- * Applies a batch of one layer's change events in ONE transaction on `client` (which must not be in one): the rows
- * as {@link writeChanges} writes them, and `mirror_state` set to the batch's generation in the same transaction, so
- * the table is always the layer at the generation it records. A batch older than the recorded generation is skipped
- * (its changes are already in the table, or superseded); one at the same generation is applied again, to the same
- * table. Any error rolls the whole batch back and rejects.
- */
-export async function applyChanges(client: pg.ClientBase, batch: ChangeBatch): Promise<ApplyResult> {
-  await client.query('BEGIN');
-  try {
-    const [recorded] = await readStates(client, batch.schema, batch.service, [batch.layerId], { forUpdate: true });
-    if (recorded !== undefined && recorded.serverGen > batch.serverGen) {
-      await client.query('ROLLBACK');
-      return { applied: false, upserted: 0, deleted: 0 };
-    }
-    const written = await writeChanges(client, batch, batch.events);
-    await writeState(client, batch.schema, {
-      service: batch.service,
-      layer: batch.layerId,
-      table: batch.table,
-      serverGen: batch.serverGen,
-    });
-    await client.query('COMMIT');
-    return { applied: true, ...written };
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  }
-}
-
-/**
- * Adds the columns of fields a layer gained (`change.schema`'s `added`, looked up in the layer's new definition)
- * to its table; fields without a column type are left out. Resolves to the statements run.
- */
-export async function addColumns(
-  client: pg.ClientBase,
-  schema: string,
-  table: string,
-  layer: MirrorLayer,
-  added: readonly string[],
-): Promise<string[]> {
-  const statements = layer.fields
-    .filter((field) => added.includes(field.name))
-    .map((field) => addColumnStatement(schema, table, field))
-    .filter((statement) => statement !== undefined);
-  for (const statement of statements) await client.query(statement);
-  return statements;
 }

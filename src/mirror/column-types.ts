@@ -86,21 +86,33 @@ export function quoteIdentifier(name: string): string {
 /** `schema.table`, both quoted. */
 export const qualifiedName = (schema: string, table: string): string => `${quoteIdentifier(schema)}.${quoteIdentifier(table)}`;
 
+/** PostgreSQL's longest identifier, in bytes. */
+const MAX_IDENTIFIER_BYTES = 63;
+
+/** A 32-bit FNV-1a digest of `text`, as 8 hex digits. */
+export function digestOf(text: string): string {
+  let hash = 0x811c9dc5;
+  for (const char of text) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193) >>> 0;
+  return hash.toString(16).padStart(8, '0');
+}
+
+/** `name` followed by `suffix`, the end of `name` cut so that the whole fits PostgreSQL's 63 bytes. */
+export function identifierWithSuffix(name: string, suffix: string): string {
+  let head = name;
+  while (Buffer.byteLength(head) > MAX_IDENTIFIER_BYTES - Buffer.byteLength(suffix)) head = head.slice(0, -1);
+  return head + suffix;
+}
+
 /**
- * The table name of a layer: `<service>_<layer name>` in lower case, the service without its folder
+ * The plain table name of a layer: `<service>_<layer name>` in lower case, the service without its folder
  * (`Hosted/Parcels`, `Parcels` → `parcels_parcels`), characters other than letters, digits and `_` made `_`;
  * at most 63 bytes (PostgreSQL's limit), cut with a digest of the full name so that two long names stay apart.
+ * Several layers may have the same plain name: see `assign-tables.ts` for the name a layer's table gets.
  */
 export function tableNameOf(serviceName: string, layerName: string): string {
   const service = serviceName.split('/').at(-1) ?? serviceName;
   const name = `${service}_${layerName}`.toLowerCase().replace(/[^\p{L}\p{N}_]/gu, '_');
-  if (Buffer.byteLength(name) <= 63) return name;
-  let hash = 0x811c9dc5;
-  for (const char of name) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193) >>> 0;
-  const suffix = `_${hash.toString(16).padStart(8, '0')}`;
-  let head = name;
-  while (Buffer.byteLength(head) > 63 - suffix.length) head = head.slice(0, -1);
-  return head + suffix;
+  return Buffer.byteLength(name) <= MAX_IDENTIFIER_BYTES ? name : identifierWithSuffix(name, `_${digestOf(name)}`);
 }
 
 /** Text of a GUID/GlobalID without its braces (PostgreSQL reads `{…}` too; plain is what it prints). */

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { GeohookError } from '../errors.js';
 import { qualifiedName, type LayerTable } from './column-types.js';
+import { ensureTablesOwned, type LayerState } from './mirror-state.js';
 import { addColumnStatement, createStateStatements, createTableStatements, type CreateTableOptions } from './table-ddl.js';
 
 /** The first key of every advisory lock the mirror takes (the second names what is locked). */
@@ -52,9 +53,11 @@ export async function inLockedTransaction<T>(
 
 /**
  * Makes the mirror's schema and `mirror_state`, once PostGIS is there: `CREATE EXTENSION IF NOT EXISTS postgis`
- * when it is missing (which needs the right to create it). Safe to run from several processes at once.
+ * when it is missing (which needs the right to create it), with a table for one layer at most (see
+ * {@link ensureTablesOwned}: resolves to the layers released from a table they shared). Safe to run from several
+ * processes at once.
  */
-export async function prepareMirrorDatabase(pool: pg.Pool, schema: string): Promise<void> {
+export async function prepareMirrorDatabase(pool: pg.Pool, schema: string): Promise<LayerState[]> {
   const prepared = await inLockedTransaction(pool, 'setup', async (client) => {
     const { rows } = await client.query<{ installed: boolean }>(
       "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'postgis') AS installed",
@@ -71,10 +74,11 @@ export async function prepareMirrorDatabase(pool: pg.Pool, schema: string): Prom
       });
     }
     for (const statement of createStateStatements(schema)) await client.query(statement);
-    return true;
+    return ensureTablesOwned(client, schema);
   });
   if (prepared === undefined)
     throw new GeohookError('GEOHOOK_ERR_MIRROR_DATABASE', 'another geohook is preparing the mirror database: trying again');
+  return prepared;
 }
 
 /**
@@ -102,11 +106,6 @@ export async function ensureLayerTable(
     if (statement !== undefined) await client.query(statement);
   }
   return false;
-}
-
-/** Empties a table (in the client's transaction): an initial copy starts from nothing. */
-export async function emptyTable(client: pg.ClientBase, schema: string, table: string): Promise<void> {
-  await client.query(`TRUNCATE ${qualifiedName(schema, table)}`);
 }
 
 /** The rows a table holds. */

@@ -60,3 +60,25 @@ export async function writeState(client: pg.ClientBase, schema: string, state: O
     [state.service, state.layer, state.table, state.serverGen],
   );
 }
+
+/**
+ * Makes `mirror_state` hold a table for one layer at most (a unique index on `table_name`, made once, under a name
+ * PostgreSQL picks free). Layers recorded with one table between them are released first: nobody can say whose
+ * rows that table holds, so each gets a table of its own at its next copy, and the shared one is left as it is,
+ * never written again. Resolves to the layers released. In the client's transaction.
+ */
+export async function ensureTablesOwned(client: pg.ClientBase, schema: string): Promise<LayerState[]> {
+  const state = qualifiedName(schema, STATE_TABLE);
+  const { rows } = await client.query<{ indexed: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+       WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indnkeyatts = 1 AND a.attname = 'table_name') AS indexed`,
+    [state],
+  );
+  if (rows[0]?.indexed === true) return [];
+  const released = await client.query<StateRow>(
+    `DELETE FROM ${state} WHERE table_name IN (SELECT table_name FROM ${state} GROUP BY table_name HAVING count(*) > 1)
+     RETURNING service, layer, table_name, server_gen, updated_at`,
+  );
+  await client.query(`CREATE UNIQUE INDEX ON ${state} (table_name)`);
+  return released.rows.map(stateOf);
+}

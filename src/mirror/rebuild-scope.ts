@@ -1,13 +1,10 @@
 import type pg from 'pg';
+import { assignRebuildTables, assignTables } from './assign-tables.js';
 import { qualifiedName, quoteIdentifier } from './column-types.js';
 import { inLockedTransaction } from './mirror-database.js';
-import { layerTableOf } from './mirror-layer.js';
 import { readStates, writeState } from './mirror-state.js';
 import { copyExact, layersNow, lockNameOf, type LayerSync, type MirrorScope, type SyncContext } from './sync-scope.js';
 import { gistIndexNameOf } from './table-ddl.js';
-
-/** The table a rebuild copies into before it takes the place of `table`. */
-const rebuildNameOf = (table: string): string => `${table.slice(0, 50)}_rebuild`;
 
 /** Drops `table` and gives `rebuilt` its name, its index's and its primary key's (in the client's transaction). */
 async function swapTables(client: pg.ClientBase, schema: string, table: string, rebuilt: string): Promise<void> {
@@ -31,9 +28,11 @@ async function swapTables(client: pg.ClientBase, schema: string, table: string, 
 
 /**
  * Rebuilds the tables of a scope's layers (`geohook mirror rebuild`): each layer copied exactly at a generation into
- * a new table, which then takes the place of the old one, with the generation in `mirror_state`, all in one
- * transaction: readers see the old table until the new one is whole. A table whose rows were changed by hand, or
- * that missed a field's values, is the layer again. Resolves to `undefined` when a sync of the scope holds its lock.
+ * a new table (named by {@link assignRebuildTables}: never a table that exists), which then takes the place of the
+ * layer's table in `mirror_state` (a layer without one gets a table named by {@link assignTables}), with the
+ * generation, all in one transaction: readers see the old table until the new one is whole. A table whose rows were
+ * changed by hand, or that missed a field's values, is the layer again. Resolves to `undefined` when a sync of the
+ * scope holds its lock.
  */
 export async function rebuildScope(
   context: SyncContext,
@@ -43,11 +42,16 @@ export async function rebuildScope(
   return inLockedTransaction(context.pool, lockNameOf(context, scope), async (client) => {
     const states = await readStates(client, context.schema, scope.service, layerIds, { forUpdate: true });
     const layers = await layersNow(context, scope, layerIds);
-    const tables = layers.map((layer) => {
-      const table = states.find((state) => state.layer === layer.id)?.table ?? layerTableOf(scope.service, layer);
-      return { layer, table, rebuilt: rebuildNameOf(table) };
-    });
-    for (const { rebuilt } of tables) await client.query(`DROP TABLE IF EXISTS ${qualifiedName(context.schema, rebuilt)}`);
+    const recorded = new Map(states.map((state) => [state.layer, state.table]));
+    const named = await assignTables(
+      client,
+      context.schema,
+      scope.service,
+      layers.filter((layer) => !recorded.has(layer.id)),
+    );
+    const owned = layers.map((layer) => recorded.get(layer.id) ?? named.find((entry) => entry.layer === layer)!.table);
+    const rebuiltNames = await assignRebuildTables(client, context.schema, owned);
+    const tables = layers.map((layer, index) => ({ layer, table: owned[index]!, rebuilt: rebuiltNames[index]! }));
     const copied = await copyExact(
       client,
       context,

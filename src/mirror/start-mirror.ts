@@ -147,6 +147,8 @@ export function startMirror(options: MirrorOptions): Mirror {
     options.metrics?.synced(scope.service, synced);
     await connection.hdel(mirrorErrorsKey(prefix), ...synced.map(({ layer }) => errorField(scope, layer)));
     for (const line of synced) {
+      if (line.plainNameTaken !== undefined)
+        log.warn({ service: scope.service, ...line }, "mirror: the layer's plain table name is taken: its table has another");
       log.info(
         { service: scope.service, ...line },
         line.copied === undefined ? 'mirror: table brought up to date' : 'mirror: table copied',
@@ -156,7 +158,9 @@ export function startMirror(options: MirrorOptions): Mirror {
 
   const tick = async (): Promise<void> => {
     if (!prepared) {
-      await prepareMirrorDatabase(pool, schema);
+      for (const { service, layer, table } of await prepareMirrorDatabase(pool, schema)) {
+        log.warn({ service, layer, table }, 'mirror: the layer shared its table with another: it is copied into a table of its own');
+      }
       prepared = true;
       log.info({ schema, services: options.services }, 'mirroring the services');
     }

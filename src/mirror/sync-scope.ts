@@ -6,9 +6,11 @@ import { readServiceLayers, type LayerInfo } from '../changes/layer-info.js';
 import type { PreviousValuesStore } from '../changes/previous-values.js';
 import { readLayerPages } from '../changes/read-layer-pages.js';
 import { openRange } from '../changes/resolve-range.js';
+import { GeohookError } from '../errors.js';
 import { writeChanges } from './apply-changes.js';
+import { assignTables } from './assign-tables.js';
 import { copyEncodedPages } from './copy-rows.js';
-import { emptyTable, ensureLayerTable, inLockedTransaction } from './mirror-database.js';
+import { ensureLayerTable, inLockedTransaction } from './mirror-database.js';
 import { layerTableOf, mirrorLayerOf } from './mirror-layer.js';
 import { readStates, writeState, type LayerState } from './mirror-state.js';
 import { createPageEncoder } from './page-encoder.js';
@@ -47,6 +49,8 @@ export interface LayerSync {
   serverGen: number;
   /** Rows of an initial copy. */
   copied?: number;
+  /** An initial copy: the plain name its table could not have (another layer's table, or one geohook did not make). */
+  plainNameTaken?: string;
   upserted: number;
   deleted: number;
 }
@@ -90,7 +94,8 @@ export const lockNameOf = (context: SyncContext, scope: MirrorScope): string => 
 
 /**
  * Copies layers into `tables` exactly at a generation, in the client's transaction: the server's generation G0 is
- * read, then every row (`COPY`, into tables emptied first, or made, their key and index built once the rows are in),
+ * read, then every row (`COPY`, into tables it makes, their key and index built once the rows are in: a table that
+ * exists already is never written, the copy fails with `GEOHOOK_ERR_MIRROR_TABLE_TAKEN`),
  * then G1, and the changes of `(G0, G1]` are applied over the copy: rows edited while the copy was read come as they are at G1, rows deleted are gone. The
  * caller writes the generation (each result's `serverGen`) to `mirror_state` in the same transaction.
  */
@@ -104,15 +109,15 @@ export async function copyExact(
   const copied = new Map<number, number>();
   for (const { layer, table } of tables) {
     const target = { schema: context.schema, table, layer: mirrorLayerOf(layer) };
-    const made = await ensureLayerTable(client, target, { indexes: false });
-    if (!made) await emptyTable(client, target.schema, target.table);
+    if (!(await ensureLayerTable(client, target, { indexes: false })))
+      throw new GeohookError('GEOHOOK_ERR_MIRROR_TABLE_TAKEN', `${scope.service} layer ${layer.id}: the table ${table} exists already`);
     const encoder = createPageEncoder(target.layer);
     try {
       copied.set(layer.id, await copyEncodedPages(client, target, readLayerPages(context.session, scope.serviceUrl, layer, encoder)));
     } finally {
       await encoder.close();
     }
-    if (made) for (const statement of tableIndexStatements(target.schema, target.table, target.layer)) await client.query(statement);
+    for (const statement of tableIndexStatements(target.schema, target.table, target.layer)) await client.query(statement);
   }
   const endGen = await serverGenNow(context, scope);
   const changed =
@@ -126,20 +131,21 @@ export async function copyExact(
   }));
 }
 
-/** The initial copy of layers without a state ({@link copyExact}), with their generation in `mirror_state`. */
+/**
+ * The initial copy of layers without a state ({@link copyExact}) into tables named for them ({@link assignTables}),
+ * with their table and generation in `mirror_state`.
+ */
 async function copyLayers(context: SyncContext, scope: MirrorScope, ids: readonly number[]): Promise<LayerSync[]> {
   const synced = await inLockedTransaction(context.pool, lockNameOf(context, scope), async (client) => {
     if ((await readStates(client, context.schema, scope.service, ids, { forUpdate: true })).length > 0) return [];
     const layers = await layersNow(context, scope, ids);
-    const copied = await copyExact(
-      client,
-      context,
-      scope,
-      layers.map((layer) => ({ layer, table: layerTableOf(scope.service, layer) })),
-    );
+    const copied = await copyExact(client, context, scope, await assignTables(client, context.schema, scope.service, layers));
     for (const { layer, table, serverGen } of copied)
       await writeState(client, context.schema, { service: scope.service, layer, table, serverGen });
-    return copied;
+    return copied.map((sync, index) => {
+      const plain = layerTableOf(scope.service, layers[index]!);
+      return sync.table === plain ? sync : { ...sync, plainNameTaken: plain };
+    });
   });
   return synced ?? [];
 }

@@ -1,54 +1,22 @@
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
-import { ApiKeyManager } from '@esri/arcgis-rest-request';
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import t, { type Test } from 'tap';
-import { trustedUrls } from '../../src/arcgis/trusted-urls.js';
-import { createServiceSession } from '../../src/arcgis-request/service-session.js';
-import { changeEventsQueueName, type ChangeEvent } from '../../src/changes/change-event.js';
+import t from 'tap';
+import { changeEventsQueueName } from '../../src/changes/change-event.js';
 import { changesQueueName } from '../../src/changes/change-queues.js';
-import { ChangeWriter } from '../../src/changes/change-writer.js';
 import { readChangesStatus } from '../../src/changes/changes-status.js';
-import { PreviousValuesStore } from '../../src/changes/previous-values.js';
-import { snapshotService } from '../../src/changes/snapshot.js';
 import { replayJob } from '../../src/changes/start-changes.js';
 import { defaultCatalog } from '../../src/emulator/catalog.js';
 import { consumeChanges } from '../helpers/change-consumer.js';
 import { PARCELS } from '../helpers/edits.js';
 import { deliveriesEnded, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
-import { configFile, uniquePrefix } from '../helpers/receiver.js';
+import { countChanges, setUpParcelsChanges, square } from '../helpers/parcels-changes.js';
+import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { queueDrained, waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
-
-const square = (x: number, y = 0) => ({
-  rings: [
-    [
-      [x, y],
-      [x, y + 50],
-      [x + 50, y + 50],
-      [x + 50, y],
-      [x, y],
-    ],
-  ],
-  spatialReference: { wkid: 102100 },
-});
-
-/** geohook registered on Parcels with change events, its consumer's events, and a client of the emulator's Parcels. */
-async function setUp(t: Test, env: Record<string, string> = {}) {
-  const emulator = await startEmulator(t);
-  const prefix = uniquePrefix();
-  const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [PARCELS], prefix), CHANGES: PARCELS, ...env });
-  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-  const events = await consumeChanges(t, redis.url, prefix);
-  const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
-  const authentication = ApiKeyManager.fromKey(await emulator.token());
-  return { emulator, geohook, events, url, authentication, prefix };
-}
-
-const count = (events: readonly ChangeEvent[], n: number) => waitFor(`${n} change events`, () => events.length >= n && events);
 
 async function serviceEdits(emulator: TestEmulator, edits: unknown[]): Promise<unknown> {
   const form = new URLSearchParams({ f: 'json', token: await emulator.token(), edits: JSON.stringify(edits) });
@@ -60,14 +28,14 @@ async function serviceEdits(emulator: TestEmulator, edits: unknown[]): Promise<u
 }
 
 t.test('one call of 3 adds, 2 updates, 1 delete and an inspection is 7 change events, one transaction, parents first', async (t) => {
-  const { emulator, events, url, authentication, prefix } = await setUp(t, { CHANGES_TRACK: 'status' });
+  const { emulator, events, url, authentication, prefix } = await setUpParcelsChanges(t, redis, { CHANGES_TRACK: 'status' });
   const setup = await applyEdits({
     url: `${url}/0`,
     authentication,
     adds: ['A', 'B', 'C'].map((id, index) => ({ attributes: { parcel_id: id, status: 'Open' }, geometry: square(index * 100) as never })),
   });
   t.equal(setup.addResults.length, 3);
-  await count(events, 3);
+  await countChanges(events, 3);
   t.same(
     events.map((event) => [event.type, event.key.objectId]),
     [
@@ -89,7 +57,7 @@ t.test('one call of 3 adds, 2 updates, 1 delete and an inspection is 7 change ev
       deletes: [3],
     },
   ]);
-  const all = await count(events, 10);
+  const all = await countChanges(events, 10);
   // The consumer runs handlers concurrently: the order to check is the transaction's.
   const call = all.slice(3).sort((a, b) => a.source.transaction.index - b.source.transaction.index);
   t.equal(call.length, 7, 'seven change events');
@@ -134,7 +102,7 @@ t.test('one call of 3 adds, 2 updates, 1 delete and an inspection is 7 change ev
   t.equal(new Set(all.map((event) => event.id)).size, all.length, 'every id once');
 
   await applyEdits({ url: `${url}/0`, authentication, updates: [{ attributes: { objectid: 2 }, geometry: square(555, 555) as never }] });
-  const [moved] = (await count(events, 11)).slice(10);
+  const [moved] = (await countChanges(events, 11)).slice(10);
   t.match(
     moved,
     { type: 'change.updated', key: { objectId: 2 }, changedFields: [], geometryChanged: true },
@@ -159,29 +127,29 @@ t.test('one call of 3 adds, 2 updates, 1 delete and an inspection is 7 change ev
 });
 
 t.test('a BigInteger beyond 2^53 arrives as its exact decimal string', async (t) => {
-  const { emulator, events } = await setUp(t);
+  const { emulator, events } = await setUpParcelsChanges(t, redis);
   const form = new URLSearchParams({
     f: 'json',
     token: await emulator.token(),
     adds: '[{"attributes":{"parcel_id":"P-1","assessed_value":9007199254740993}}]',
   });
   await fetch(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/0/applyEdits`, { method: 'POST', body: form });
-  const [created] = await count(events, 1);
+  const [created] = await countChanges(events, 1);
   t.equal(created!.after!.attributes.assessed_value, '9007199254740993');
 });
 
 t.test('edits whose deliveries were lost arrive once, as backfilled, with the delivered ones around them, and none twice', async (t) => {
-  const { emulator, geohook, events, prefix } = await setUp(t);
+  const { emulator, geohook, events, prefix } = await setUpParcelsChanges(t, redis);
   const edit = (lose: boolean) =>
     emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
       edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P' } }] }],
       lose,
     });
   await edit(false);
-  await count(events, 1);
+  await countChanges(events, 1);
   const loses = [true, true, false, true, false];
   for (const lose of loses) await edit(lose);
-  await count(events, 6);
+  await countChanges(events, 6);
   // The backfill fills the gaps too (a second later, the gap delay). Once it has, and every delivery ended, a later
   // edit's range is claimed after anything they could still move, and its event is written after any event of theirs.
   await deliveriesEnded(emulator);
@@ -221,7 +189,7 @@ t.test('ArcGIS Online: each layer is followed on its own, and a delete named by 
       { id: 1, adds: [{ attributes: { inspector: 'a' } }] },
     ],
   });
-  const created = await count(events, 2);
+  const created = await countChanges(events, 2);
   t.same(created.map((event) => event.layer.id).sort(), [0, 1], 'one event per layer, each from its own range');
   t.match(
     created.find((event) => event.layer.id === 0),
@@ -229,7 +197,7 @@ t.test('ArcGIS Online: each layer is followed on its own, and a delete named by 
   );
   const globalId = (body.results as { addResults: { globalId: string }[] }[])[0]!.addResults[0]!.globalId;
   await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits: [{ id: 0, deletes: [1] }] });
-  const [deleted] = (await count(events, 3)).slice(2);
+  const [deleted] = (await countChanges(events, 3)).slice(2);
   t.match(deleted, {
     type: 'change.deleted',
     key: { objectId: 1, globalId },
@@ -251,7 +219,7 @@ t.test('tokens that live 2 seconds: every range resolves, with a token renewed a
     });
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  await count(events, 12);
+  await countChanges(events, 12);
   const seconds = (Date.now() - startedAt) / 1000;
   const tokens = emulator.requests.filter((line) => line.includes('generateToken')).length - tokensBefore;
   const restCalls = emulator.requests.filter((line) => line.includes('/FeatureServer')).length;
@@ -260,17 +228,17 @@ t.test('tokens that live 2 seconds: every range resolves, with a token renewed a
 });
 
 t.test('a field added to a layer is a change.schema event, before the rows that fill it', async (t) => {
-  const { emulator, events } = await setUp(t);
+  const { emulator, events } = await setUpParcelsChanges(t, redis);
   const add = (attributes: Record<string, unknown>) =>
     emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits: [{ id: 0, adds: [{ attributes }] }] });
   await add({ parcel_id: 'P-1' });
-  await count(events, 1);
+  await countChanges(events, 1);
   const added = await emulator.admin('../rest/admin/services/Hosted/Parcels/FeatureServer/0/addToDefinition', {
     addToDefinition: JSON.stringify({ fields: [{ name: 'zoning', type: 'esriFieldTypeString', length: 8 }] }),
   });
   t.same(added, { success: true });
   await add({ parcel_id: 'P-2', zoning: 'R1' });
-  const [schema, row] = (await count(events, 3)).slice(1);
+  const [schema, row] = (await countChanges(events, 3)).slice(1);
   t.match(schema, { type: 'change.schema', layer: { id: 0, name: 'Parcels' }, schema: { added: ['zoning'], removed: [] }, after: null });
   t.notOk('op' in schema!);
   t.match(row, { type: 'change.created', after: { attributes: { parcel_id: 'P-2', zoning: 'R1' } } });
@@ -289,22 +257,22 @@ t.test('a server that answers ids only (10.6.1-era): rows read with query, flagg
   await emulator.control(`services/${service}/applyEdits`, {
     edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P-1', status: 'Open' } }, { attributes: { parcel_id: 'P-2' } }] }],
   });
-  const created = await count(events, 2);
+  const created = await countChanges(events, 2);
   t.match(created, [
     { type: 'change.created', key: { objectId: 1 }, after: { attributes: { parcel_id: 'P-1', status: 'Open' }, asOf: 'current' } },
     { type: 'change.created', key: { objectId: 2 }, after: { asOf: 'current' } },
   ]);
   await emulator.control(`services/${service}/applyEdits`, { edits: [{ id: 0, deletes: [2] }] });
-  const [deleted] = (await count(events, 3)).slice(2);
+  const [deleted] = (await countChanges(events, 3)).slice(2);
   t.match(deleted, { type: 'change.deleted', key: { objectId: 2 }, after: null });
 });
 
 t.test('a replayed range is resolved again with the same ids: consumers see nothing new', async (t) => {
-  const { emulator, events, prefix } = await setUp(t);
+  const { emulator, events, prefix } = await setUpParcelsChanges(t, redis);
   await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
     edits: [{ id: 0, adds: [{ attributes: { parcel_id: 'P-1' } }] }],
   });
-  const [created] = await count(events, 1);
+  const [created] = await countChanges(events, 1);
   const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
   const queue = new Queue(changesQueueName, { connection: raw, prefix });
   t.teardown(async () => {
@@ -321,184 +289,3 @@ t.test('a replayed range is resolved again with the same ids: consumers see noth
   t.equal(done.returnvalue, 0, 'no event added: each had been written');
   t.equal(events.length, 1);
 });
-
-t.test(
-  'a snapshot reads every row as change.read (written 500 at a time, numbered in one transaction) and seeds the previous values; updates then say what changed',
-  async (t) => {
-    const emulator = await startEmulator(t);
-    await emulator.control('services/Hosted/Parcels.FeatureServer/bulk', { layerId: 0, count: 1200 });
-    const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
-      edits: [{ id: 1, adds: [{ attributes: { inspector: 'a' } }] }],
-    });
-    t.type(body.serverGen, 'number');
-    const prefix = uniquePrefix();
-    const geohook = await startGeohook(t, redis, {
-      ...registrationEnv(emulator, [PARCELS], prefix),
-      CHANGES: PARCELS,
-      CHANGES_TRACK: 'status',
-    });
-    await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-    const events = await consumeChanges(t, redis.url, prefix);
-    const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
-    const queues = [
-      new Queue(changeEventsQueueName, { connection: raw, prefix }),
-      new Queue('backfill', { connection: raw, prefix }),
-    ] as const;
-    t.teardown(async () => {
-      await Promise.all(queues.map((queue) => queue.close()));
-      raw.disconnect();
-    });
-    const serviceUrl = new URL(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`);
-    const result = await snapshotService({
-      connection: raw,
-      prefix,
-      hook: 'default',
-      service: PARCELS,
-      serviceUrl,
-      session: createServiceSession({ trusted: trustedUrls([`${emulator.url}/arcgis/`]), auth: { token: await emulator.token() } }),
-      track: ['status'],
-      writer: new ChangeWriter(raw, { queue: queues[0], backfillQueue: queues[1], prefix, dedupMs: 60_000 }),
-      previous: new PreviousValuesStore(raw),
-      online: false,
-    });
-    t.match(result, { events: 1201, added: 1201 });
-    const read = await count(events, 1201);
-    t.ok(read.every((event) => event.type === 'change.read' && event.op === 'r' && event.source.origin === 'snapshot'));
-    t.same(
-      read.filter((event) => event.layer.id === 1).map((event) => event.source.transaction?.index),
-      [1200],
-      'parents first: the inspection comes after the 1,200 parcels',
-    );
-    t.same(
-      read.map((event) => [event.source.transaction?.index, event.source.transaction?.total]).sort((a, b) => a[0]! - b[0]!),
-      read.map((_event, index) => [index, 1201]),
-      'one transaction across the batches: each event an index of its own, all the total',
-    );
-    const status = (read.find((event) => event.key.objectId === 5)!.after!.attributes.status as string) ?? null;
-    await emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', {
-      edits: [{ id: 0, updates: [{ attributes: { objectid: 5, status: status === 'Closed' ? 'Open' : 'Closed' } }] }],
-    });
-    const [updated] = (await count(events, 1202)).slice(1201);
-    t.match(updated, { type: 'change.updated', key: { objectId: 5 }, before: { attributes: { status } }, changedFields: ['status'] });
-  },
-);
-
-t.test("GEOHOOK_CONFIG's changes section: a service's own tracked fields and layers", async (t) => {
-  const config = configFile(t, { changes: { [PARCELS]: { track: ['owner'], layers: [0] } } });
-  const { emulator, events } = await setUp(t, { GEOHOOK_CONFIG: config, CHANGES_TRACK: 'status' });
-  const edit = (edits: unknown) => emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits });
-  await edit([
-    { id: 0, adds: [{ attributes: { parcel_id: 'P-1', owner: 'Ada', status: 'Open' } }] },
-    { id: 1, adds: [{ attributes: { inspector: 'a' } }] },
-  ]);
-  const [created] = await count(events, 1);
-  t.equal(created!.layer.id, 0, 'the inspection on table 1 is not followed');
-  await edit([{ id: 0, updates: [{ attributes: { objectid: 1, owner: 'Grace', status: 'Closed' } }] }]);
-  const [updated] = (await count(events, 2)).slice(1);
-  t.match(updated, { before: { attributes: { owner: 'Ada' } }, changedFields: ['owner'] }, "the service's own track, not CHANGES_TRACK");
-  t.equal(events.length, 2);
-});
-
-t.test('filters: where and within, pushed down to extractChanges, or evaluated by geohook on a server that cannot', async (t) => {
-  const parcels = defaultCatalog.find((service) => service.serviceName === 'Parcels')!;
-  const emulator = await startEmulator(t, {
-    catalog: [...defaultCatalog, { ...parcels, serviceName: 'OldParcels', extractChanges: 'enterprise-10.6.1' }],
-  });
-  for (const service of ['Hosted/Parcels.FeatureServer', 'Hosted/OldParcels.FeatureServer']) {
-    const prefix = uniquePrefix();
-    const filters = {
-      where: "status = 'Closed'",
-      within: { xmin: -10, ymin: -10, xmax: 500, ymax: 500, spatialReference: { wkid: 3857 } },
-    };
-    const geohook = await startGeohook(t, redis, {
-      ...registrationEnv(emulator, [service], prefix),
-      GEOHOOK_CONFIG: configFile(t, { changes: { [service]: filters } }),
-    });
-    await waitFor('registered', async () => (await geohook.readyz()).status === 200);
-    const events = await consumeChanges(t, redis.url, prefix);
-    const edit = (edits: unknown) => emulator.control(`services/${service}/applyEdits`, { edits });
-    await edit([
-      {
-        id: 0,
-        adds: [
-          { attributes: { parcel_id: 'P-1', status: 'Closed' }, geometry: square(0) },
-          { attributes: { parcel_id: 'P-2', status: 'Open' }, geometry: square(100) },
-          { attributes: { parcel_id: 'P-3', status: 'Closed' }, geometry: square(1000) },
-        ],
-      },
-      { id: 1, adds: [{ attributes: { inspector: 'inspector7' } }] },
-    ]);
-    const first = await count(events, 2);
-    // A later edit that passes: once it is here, nothing of the first generation is still to come.
-    await edit([{ id: 0, adds: [{ attributes: { parcel_id: 'P-4', status: 'Closed' }, geometry: square(200) }] }]);
-    await count(events, 3);
-    t.same(
-      events.map((event) => event.after?.attributes.parcel_id ?? event.after?.attributes.inspector),
-      ['P-1', 'inspector7', 'P-4'],
-      `${service}: the Closed parcels inside the envelope, and the inspection (a table without status nor geometry)`,
-    );
-    t.same(
-      first.slice(0, 2).map((event) => [event.source.transaction.index, event.source.transaction.total]),
-      [
-        [0, 2],
-        [1, 2],
-      ],
-      `${service}: the transaction counts the events that passed`,
-    );
-    const asked = emulator.requests.filter((line) => line.includes(`/${service.replace('.', '/')}/extractChanges`)).join('\n');
-    const pushed = service === 'Hosted/Parcels.FeatureServer';
-    t.equal(asked.includes('layerQueries='), pushed, `${service}: the where ${pushed ? 'pushed down' : 'evaluated by geohook'}`);
-    t.notOk(asked.includes('geometry='), `${service}: the envelope evaluated by geohook (a table is read too)`);
-  }
-});
-
-t.test(
-  'snapshot "initial": the rows that pass the filters are read once when the service is first followed, then changes stream',
-  async (t) => {
-    const emulator = await startEmulator(t);
-    const edit = (edits: unknown) => emulator.control('services/Hosted/Parcels.FeatureServer/applyEdits', { edits });
-    await edit([
-      {
-        id: 0,
-        adds: [
-          { attributes: { parcel_id: 'P-1', status: 'Open' } },
-          { attributes: { parcel_id: 'P-2', status: 'Closed' } },
-          { attributes: { parcel_id: 'P-3', status: 'Open' } },
-        ],
-      },
-    ]);
-    const prefix = uniquePrefix();
-    const config = configFile(t, {
-      changes: { [PARCELS]: { snapshot: 'initial', track: ['status'], where: "status = 'Open'", layers: [0] } },
-    });
-    const start = async () => {
-      const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [PARCELS], prefix), GEOHOOK_CONFIG: config });
-      await waitFor('ready', async () => (await geohook.readyz()).status === 200);
-      return geohook;
-    };
-    const first = await start();
-    const events = await consumeChanges(t, redis.url, prefix);
-    const read = await count(events, 2);
-    t.same(
-      read.map((event) => [event.type, event.after?.attributes.parcel_id, event.source.origin]),
-      [
-        ['change.read', 'P-1', 'snapshot'],
-        ['change.read', 'P-3', 'snapshot'],
-      ],
-      'the Open parcels, read once',
-    );
-    await edit([{ id: 0, updates: [{ attributes: { objectid: 3, owner: 'Ada' } }] }]);
-    const [updated] = (await count(events, 3)).slice(2);
-    t.match(updated, { type: 'change.updated', key: { objectId: 3 }, before: { attributes: { status: 'Open' } }, changedFields: [] });
-    // Started again on the same Redis: the snapshot is not taken twice.
-    await first.stop();
-    await start();
-    await edit([{ id: 0, updates: [{ attributes: { objectid: 1, status: 'Open', owner: 'Grace' } }] }]);
-    await count(events, 4);
-    t.same(
-      events.map((event) => event.type),
-      ['change.read', 'change.read', 'change.updated', 'change.updated'],
-      'no read twice',
-    );
-  },
-);

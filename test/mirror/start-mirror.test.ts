@@ -161,6 +161,7 @@ t.test('geohook mirror rebuild makes a table changed by hand its layer again, in
         'parcels_parcels parcels_parcels_pkey',
         'parcels_parcels parcels_parcels_shape_gist',
         'mirror_state mirror_state_pkey',
+        'mirror_state mirror_state_table_name_idx',
       ].sort((a, b) => a.split(' ')[1]!.localeCompare(b.split(' ')[1]!)),
       `round ${round}: one table per layer, with its index and key under their names`,
     );

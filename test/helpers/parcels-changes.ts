@@ -1,0 +1,40 @@
+import { ApiKeyManager } from '@esri/arcgis-rest-request';
+import type { Test } from 'tap';
+import type { ChangeEvent } from '../../src/changes/change-event.js';
+import type { RedisServer } from '../../src/embedded/redis-server.js';
+import { consumeChanges } from './change-consumer.js';
+import { PARCELS } from './edits.js';
+import { startEmulator } from './emulator.js';
+import { registrationEnv, startGeohook } from './geohook.js';
+import { uniquePrefix } from './receiver.js';
+import { waitFor } from './wait.js';
+
+/** A 50 × 50 square of Web Mercator with its lower left corner at (x, y). */
+export const square = (x: number, y = 0) => ({
+  rings: [
+    [
+      [x, y],
+      [x, y + 50],
+      [x + 50, y + 50],
+      [x + 50, y],
+      [x, y],
+    ],
+  ],
+  spatialReference: { wkid: 102100 },
+});
+
+/** geohook registered on Parcels with change events, its consumer's events, and a client of the emulator's Parcels. */
+export async function setUpParcelsChanges(t: Test, redis: RedisServer, env: Record<string, string> = {}) {
+  const emulator = await startEmulator(t);
+  const prefix = uniquePrefix();
+  const geohook = await startGeohook(t, redis, { ...registrationEnv(emulator, [PARCELS], prefix), CHANGES: PARCELS, ...env });
+  await waitFor('registered', async () => (await geohook.readyz()).status === 200);
+  const events = await consumeChanges(t, redis.url, prefix);
+  const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
+  const authentication = ApiKeyManager.fromKey(await emulator.token());
+  return { emulator, geohook, events, url, authentication, prefix };
+}
+
+/** Waits until `events` holds at least `n` change events; resolves to them. */
+export const countChanges = (events: readonly ChangeEvent[], n: number) =>
+  waitFor(`${n} change events`, () => events.length >= n && events);
