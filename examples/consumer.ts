@@ -1,6 +1,5 @@
 import { subscribe } from 'geohook';
 
-// Redis: REDIS_URL, else the `geohook up` running in this folder (the URL it keeps in .geohook/redis/url).
 const subscription = subscribe({
   prefix: process.env.GEOHOOK_PREFIX ?? 'geohook',
   handlers: {
