@@ -39,7 +39,10 @@ function subscribeIn(t: Test, dir: string, redisUrl: string | undefined, options
   return { subscription, seen };
 }
 
-t.test('issue 53: a password Redis refuses is one GEOHOOK_ERR_REDIS_AUTH from ready(), and the subscription stops', async (t) => {
+// Before the fix ready() never settled and the workers retried for ever: a deadline turns that into a failure.
+const refused = { timeout: 30_000 };
+
+t.test('issue 53: a password Redis refuses is one GEOHOOK_ERR_REDIS_AUTH from ready(), and the subscription stops', refused, async (t) => {
   for (const [url, reason] of [
     [redis.displayUrl, /no password was given \(NOAUTH\)/],
     [wrongPassword, /the password is wrong \(WRONGPASS\)/],
@@ -62,7 +65,7 @@ t.test('issue 53: a password Redis refuses is one GEOHOOK_ERR_REDIS_AUTH from re
   }
 });
 
-t.test('issue 53: a refusal nobody waits on with ready() is logged once, as one line without a stack', async (t) => {
+t.test('issue 53: a refusal nobody waits on with ready() is logged once, as one line without a stack', refused, async (t) => {
   const { logger, lines } = capturingLogger();
   subscribe({ connection: redis.displayUrl, prefix: uniquePrefix(), logger, handlers: { '*': () => undefined } });
   await waitFor('the refusal logged', async () => lines.length > 0);
