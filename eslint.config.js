@@ -19,7 +19,7 @@ const layers = {
   queue: ['arcgis', 'config', 'events', 'redis'],
   receiver: ['arcgis', 'changes', 'config', 'events', 'mirror', 'queue', 'redis', 'relay', 'signature', 'subscriptions'],
   admin: ['arcgis', 'arcgis-request'],
-  consumers: ['arcgis', 'arcgis-request', 'changes', 'config', 'events', 'queue', 'redis'],
+  consumers: ['arcgis', 'arcgis-request', 'changes', 'config', 'embedded', 'events', 'queue', 'redis'],
   registration: ['admin', 'arcgis', 'config', 'redis', 'signature'],
   backfill: ['arcgis', 'arcgis-request', 'events', 'queue', 'redis'],
   health: ['admin', 'arcgis', 'queue', 'redis', 'registration'],

@@ -1,8 +1,8 @@
 import { subscribe } from 'geohook';
 
 // With CHANGES=Hosted/Parcels.FeatureServer and CHANGES_TRACK=status, each edited parcel is an event of its own.
+// Redis: REDIS_URL, else the `geohook up` running in this folder (the URL it keeps in .geohook/redis/url).
 const subscription = subscribe({
-  connection: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   prefix: process.env.GEOHOOK_PREFIX ?? 'geohook',
   handlers: {
     // Only the updates that changed status.

@@ -12,7 +12,6 @@ const auth = {
 const options = { auth, allowedOrigins: [server] };
 
 const subscription = subscribe({
-  connection: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   prefix: process.env.GEOHOOK_PREFIX ?? 'geohook',
   handlers: {
     'feature.*': async (event) => {

@@ -52,6 +52,11 @@ export const errorCodes = {
   GEOHOOK_ERR_BAD_REQUEST: { statusCode: 400, summary: 'The bytes received are not a valid HTTP/1.1 request; the connection is closed.' },
   GEOHOOK_ERR_INTERNAL: { statusCode: 500, summary: 'An unexpected error; the event was not acknowledged.' },
   GEOHOOK_ERR_REDIS_SERVER: { statusCode: 500, summary: 'The embedded redis-server could not be started.' },
+  GEOHOOK_ERR_REDIS_AUTH: {
+    statusCode: 500,
+    summary:
+      'Redis refused the password of the connection (NOAUTH: none given, WRONGPASS: a wrong one): give it in REDIS_URL; beside a running geohook up, its URL is in .geohook/redis/url.',
+  },
   GEOHOOK_ERR_PORT_IN_USE: { statusCode: 500, summary: 'A port geohook was to listen on is in use; start-up stops.' },
   GEOHOOK_ERR_SEND_FAILED: { statusCode: 500, summary: '`geohook send` could not deliver (network error or non-2xx answer).' },
   GEOHOOK_ERR_ADMIN_API: {

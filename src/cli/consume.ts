@@ -29,12 +29,16 @@ async function serveMetrics(port: number, registry: Registry): Promise<() => Pro
   return () => app.close();
 }
 
-/** Refuses to read a subscription that does not exist: its queue would stay empty with nothing said. */
-async function assertSubscriptionExists(config: GeohookConfig, name: string): Promise<void> {
+/**
+ * Connects once before consuming, as a fail-fast command does: a Redis that does not answer, or refuses the password,
+ * is one line (the consumer's own connection would retry for ever); a subscription that does not exist is refused,
+ * its queue would stay empty with nothing said.
+ */
+async function checkQueues(config: GeohookConfig, subscription: string | undefined): Promise<void> {
   const { connection } = await connectQueueRedis(config);
   try {
-    if (!(await subscriptionExists(connection, config.prefix, name)))
-      throw new GeohookError('GEOHOOK_ERR_SUBSCRIPTION_UNKNOWN', `consume --subscription: ${unknownSubscriptionHint(name)}`);
+    if (subscription !== undefined && !(await subscriptionExists(connection, config.prefix, subscription)))
+      throw new GeohookError('GEOHOOK_ERR_SUBSCRIPTION_UNKNOWN', `consume --subscription: ${unknownSubscriptionHint(subscription)}`);
   } finally {
     connection.disconnect();
   }
@@ -49,7 +53,7 @@ async function runConsume(options: ConsumeOptions): Promise<void> {
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
     throw new ConfigError('--metrics-port: a port number from 0 to 65535');
   }
-  if (options.subscription !== undefined) await assertSubscriptionExists(config, options.subscription);
+  await checkQueues(config, options.subscription);
   const logger = createLogger({
     level: config.logLevel,
     signatureHeaders: config.signatureHeaders,

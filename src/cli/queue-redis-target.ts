@@ -1,7 +1,7 @@
-import { resolve } from 'node:path';
 import type { GeohookConfig } from '../config/load-config.js';
-import { EMBEDDED_REDIS_DIR, readRecordedRedisUrl } from '../embedded/recorded-redis-url.js';
-import { ConfigError, GeohookError } from '../errors.js';
+import { EMBEDDED_REDIS_DIR, runningUpRedisUrl } from '../embedded/recorded-redis-url.js';
+import { GeohookError } from '../errors.js';
+import { isAuthRefusal, redisAuthError } from '../redis/auth-refusal.js';
 import {
   configuredTarget,
   createProducerConnection,
@@ -16,14 +16,7 @@ import {
  * Cluster), else the embedded redis-server of a `geohook up` running in the working directory.
  */
 export function queueRedisTarget(config: GeohookConfig, embeddedDir = EMBEDDED_REDIS_DIR): RedisTarget {
-  if (hasConfiguredRedis(config)) return configuredTarget(config);
-  const url = readRecordedRedisUrl(resolve(embeddedDir));
-  if (url === undefined) {
-    throw new ConfigError(
-      `REDIS_URL: not set, and no \`geohook up\` is running in this directory (it records its Redis in ${EMBEDDED_REDIS_DIR}/url)`,
-    );
-  }
-  return configuredTarget(config, url);
+  return hasConfiguredRedis(config) ? configuredTarget(config) : configuredTarget(config, runningUpRedisUrl(embeddedDir));
 }
 
 /** Longest wait for Redis to answer before a command gives up. */
@@ -31,7 +24,8 @@ const CONNECT_TIMEOUT_MS = 3000;
 
 /**
  * A fail-fast connection to {@link queueRedisTarget}, connected: Redis that does not answer is one
- * `GEOHOOK_ERR_QUEUE_UNAVAILABLE` within {@link CONNECT_TIMEOUT_MS}, never a hang. `where` names it in messages.
+ * `GEOHOOK_ERR_QUEUE_UNAVAILABLE` within {@link CONNECT_TIMEOUT_MS}, never a hang; a refused password is one
+ * `GEOHOOK_ERR_REDIS_AUTH`. `where` names it in messages.
  */
 export async function connectQueueRedis(config: GeohookConfig): Promise<{ connection: RedisClient; where: string }> {
   const target = queueRedisTarget(config);
@@ -44,8 +38,9 @@ export async function connectQueueRedis(config: GeohookConfig): Promise<{ connec
   } catch (err) {
     // Once ended, disconnect() would hold the process for ioredis' disconnectTimeout.
     if (connection.status !== 'end') connection.disconnect();
-    const reason = (failure ?? (err as Error)).message;
-    throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `cannot reach Redis at ${where}: ${reason}`, { cause: failure ?? err });
+    const cause = failure ?? (err as Error);
+    if (isAuthRefusal(cause)) throw redisAuthError(connection, cause);
+    throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `cannot reach Redis at ${where}: ${cause.message}`, { cause });
   }
   return { connection, where };
 }

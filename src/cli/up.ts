@@ -6,6 +6,7 @@ import { buildEmulator } from 'geohook/emulator';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
 import { isLoopbackHost, LOOPBACK_HOST } from '../config/loopback.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
+import { subscriptionExists } from '../consumers/subscribe.js';
 import { assertDataDirFree } from '../embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from '../embedded/recorded-redis-url.js';
 import { listenFailure } from '../errors.js';
@@ -22,6 +23,7 @@ import { addConfigOptions, configOverrides } from './config-options.js';
 import { printJson, printNotice } from './print.js';
 import { printMirrorNotice, startUpMirror, type UpMirror } from './up-mirror.js';
 import { recordUp } from './up-record.js';
+import { upWorkerLines, WORKER_SUBSCRIPTION } from './up-worker-lines.js';
 
 /** The services `geohook up` registers on in its own emulator. */
 const DEMO_SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];
@@ -136,7 +138,10 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
 
   const pending =
     server.registration === undefined ? undefined : await waitForRegistration(() => server.registration!.notReadyReason(), 15_000);
-  printNotice(`receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redis?.displayUrl ?? describeTarget(server.redisTarget)})`);
+  const redisShown = describeTarget(server.redisTarget);
+  printNotice(
+    `receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redis === undefined ? redisShown : `${redisShown}; its URL, password included: ${EMBEDDED_REDIS_DIR}/url`})`,
+  );
   if (!isLoopbackHost(config.host)) {
     printNotice(
       `notice     the receiver listens on ${config.host}:${config.port}: other machines can reach it, its dashboard and /metrics (HOST=${LOOPBACK_HOST} keeps it on this one)`,
@@ -165,9 +170,13 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     `dashboard  ${config.publicUrl}/ui/${dashboardToken === undefined ? '  (the configured credentials)' : `login?token=${dashboardToken}`}`,
   );
   // The printer below takes no event: a worker of the user's own gets every one (docs/subscriptions.md).
-  printNotice(
-    `your worker:   geohook subscriptions create my-app --types 'change.*' && geohook consume --subscription my-app  (in code: subscribe({ subscription: 'my-app', … }))`,
-  );
+  const workerLines = upWorkerLines({
+    cwd: process.cwd(),
+    embeddedRedis: server.redis !== undefined,
+    prefix: config.prefix,
+    subscriptionExists: await subscriptionExists(printerRedis, config.prefix, WORKER_SUBSCRIPTION).catch(() => false),
+  });
+  for (const line of workerLines) printNotice(line);
   const printed = forPerson ? 'events are printed below' : 'events are printed below as JSON lines';
   printNotice(pending === undefined ? `ready: ${printed}; Ctrl-C stops everything` : `not ready yet: ${pending}`);
 }

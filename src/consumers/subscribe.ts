@@ -5,14 +5,18 @@ import { Registry } from 'prom-client';
 import { changeEventsQueueName, type ChangeEvent } from '../changes/change-event.js';
 import { assertClusterPrefix } from '../config/cluster-prefix.js';
 import { DEFAULT_PREFIX } from '../config/defaults.js';
+import { envRedisUrl } from '../config/env-redis-url.js';
 import { SUBSCRIPTION_NAME } from '../config/subscription-schema.js';
+import { runningUpRedisUrl } from '../embedded/recorded-redis-url.js';
 import { ConfigError } from '../errors.js';
 import type { EventFamily, GeohookEvent } from '../events/envelope.js';
 import { allQueueNames, queueNames, subscriptionQueueName, type QueueName } from '../queue/names.js';
+import { isAuthRefusal } from '../redis/auth-refusal.js';
 import type { ConnectionOptions } from '../redis/connection.js';
 import { subscriptionsKey } from '../redis/keys.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
 import { compilePattern, type ConsumedQueue, type EventPattern } from './event-patterns.js';
+import { watchPasswordRefusal } from './password-refusal.js';
 import type { ChangedFieldsHandler, EventHandler, EventHandlers } from './types.js';
 import { validateChangeEvent } from './validate-change-event.js';
 import { validateEvent } from './validate-event.js';
@@ -23,8 +27,10 @@ export interface SubscribeOptions {
    * Redis: a `redis://` URL or ioredis options (the subscription opens and closes its connection), or an
    * ioredis instance (a `Redis`, or a `Cluster` with a hash-tag `prefix`) made with
    * `maxRetriesPerRequest: null` that the caller closes.
+   * @defaultValue REDIS_URL, else the Redis of the `geohook up` running in the working directory (the URL it records
+   * in `.geohook/redis/url`); neither is a `GEOHOOK_ERR_CONFIG`
    */
-  connection: string | ConnectionOptions | Redis | Cluster;
+  connection?: string | ConnectionOptions | Redis | Cluster;
   /** BullMQ key prefix, as GEOHOOK_PREFIX. @defaultValue 'geohook' */
   prefix?: string;
   /** Handlers by event-type pattern (`gp.job.succeeded`, `gp.*`, `feature.*`, `change.*`, `unknown`, `*`). */
@@ -51,7 +57,8 @@ export interface Subscription {
   readonly metrics: Registry;
   /**
    * Resolves once every worker is connected. A `subscription` that does not exist yet is logged once as a warning:
-   * its queue gets events only once it is made.
+   * its queue gets events only once it is made. Rejects with `GEOHOOK_ERR_REDIS_AUTH` when Redis refuses the password
+   * (none given, or a wrong one): the subscription has stopped then.
    */
   ready(): Promise<void>;
   /**
@@ -107,7 +114,11 @@ function handledPatterns(job: Job): Set<string> {
   return new Set(handled.filter((pattern): pattern is string => typeof pattern === 'string'));
 }
 
-function connectionOf(connection: SubscribeOptions['connection']): { redis: Redis | Cluster; owned: boolean } {
+/** The connection given; else one to REDIS_URL, else to the Redis of the `geohook up` running in the working directory. */
+function connectionOf(connection: SubscribeOptions['connection'] = envRedisUrl() ?? runningUpRedisUrl()): {
+  redis: Redis | Cluster;
+  owned: boolean;
+} {
   if (connection instanceof Redis || connection instanceof Cluster) return { redis: connection, owned: false };
   // Worker connections wait for Redis through an outage instead of failing (BullMQ's rule for workers).
   const options = { maxRetriesPerRequest: null } as const;
@@ -177,14 +188,14 @@ export function subscribe(options: SubscribeOptions): Subscription {
   const logger = options.logger ?? pino({ level: 'warn' }, pino.destination({ fd: 2, sync: false }));
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (options.connection instanceof Cluster) assertClusterPrefix(prefix);
-  const { redis, owned } = connectionOf(options.connection);
-  redis.on('error', () => undefined); // each worker reports connection trouble below
-
-  const running = new Set<Promise<void>>();
   if (options.subscription !== undefined && !SUBSCRIPTION_NAME.test(options.subscription))
     throw new ConfigError(
       `subscribe: subscription "${options.subscription}" is not a subscription name (lower-case letters, digits and "-")`,
     );
+  const { redis, owned } = connectionOf(options.connection);
+  redis.on('error', () => undefined); // each worker reports connection trouble below
+
+  const running = new Set<Promise<void>>();
   const queues: readonly string[] =
     options.subscription === undefined
       ? consumedQueues.filter((name) => routes.some((route) => route.pattern.queues.includes(name)))
@@ -232,15 +243,26 @@ export function subscribe(options: SubscribeOptions): Subscription {
       },
       { connection: redis, prefix, concurrency },
     );
-    worker.on('error', (err) => logger.warn({ err, queue: name }, 'consumer connection trouble: BullMQ retries'));
+    worker.on('error', (err) => {
+      if (isAuthRefusal(err)) password.refuse(err);
+      else logger.warn({ err, queue: name }, 'consumer connection trouble: BullMQ retries');
+    });
     return worker;
+  });
+
+  const password = watchPasswordRefusal({
+    workers,
+    redis,
+    owned,
+    logger,
+    source: options.connection === undefined ? 'REDIS_URL' : 'the connection of subscribe()',
   });
 
   return {
     queues,
     metrics: registry,
     async ready() {
-      await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+      await password.connected();
       const name = options.subscription;
       if (name !== undefined && !(await subscriptionExists(redis, prefix, name)))
         logger.warn({ subscription: name }, unknownSubscriptionHint(name));

@@ -1,5 +1,6 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
 
 /** Where `geohook up` keeps the data of its embedded redis-server, relative to the working directory. */
 export const EMBEDDED_REDIS_DIR = '.geohook/redis';
@@ -31,4 +32,18 @@ export function readRecordedRedisUrl(dir: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The URL of the embedded redis-server of the `geohook up` running in the working directory (`dir` resolved against
+ * it); a {@link ConfigError} when none runs there.
+ */
+export function runningUpRedisUrl(dir = EMBEDDED_REDIS_DIR): string {
+  const url = readRecordedRedisUrl(resolve(dir));
+  if (url === undefined) {
+    throw new ConfigError(
+      `REDIS_URL: not set, and no \`geohook up\` is running in this directory (it records its Redis in ${EMBEDDED_REDIS_DIR}/url)`,
+    );
+  }
+  return url;
 }

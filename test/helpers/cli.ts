@@ -10,10 +10,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `geohook ARGS` to completion, with `input` on stdin, in `cwd` (default: the test's). */
+/**
+ * Runs `geohook ARGS` to completion, with `input` on stdin, in `cwd` (default: the test's). With `timeoutMs`, a run
+ * still going then is killed (SIGKILL) and resolves with code null: a command that should have stopped did not.
+ */
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; input?: Buffer | string; cwd?: string } = {},
+  options: { env?: Record<string, string>; input?: Buffer | string; cwd?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
@@ -25,8 +28,12 @@ export function runCli(
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
     child.stdin.end(options.input ?? '');
   });
 }

@@ -25,14 +25,15 @@ async function startServer(t: Test, options: Omit<RedisServerOptions, 'dir'>): P
 
 /**
  * A private redis-server on a free loopback port, stopped (and its directory removed) at teardown.
- * No persistence unless the test asks for AOF.
+ * No persistence unless the test asks for AOF; no password unless it asks for one (as `geohook up`'s has).
  */
 export async function startRedis(
   t: Test,
-  options: { appendOnly?: boolean; appendFsync?: 'always' | 'everysec' } = {},
+  options: { appendOnly?: boolean; appendFsync?: 'always' | 'everysec'; requirePassword?: boolean } = {},
 ): Promise<RedisServer> {
   return startServer(t, {
     appendOnly: options.appendOnly ?? false,
+    requirePassword: options.requirePassword ?? false,
     ...(options.appendFsync === undefined ? {} : { appendFsync: options.appendFsync }),
   });
 }

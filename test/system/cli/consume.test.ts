@@ -1,7 +1,8 @@
 import { once } from 'node:events';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { recordRedisUrl } from '../../../src/embedded/recorded-redis-url.js';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { sign } from '../../../src/signature/sign.js';
 import { runCli, startCli } from '../../helpers/cli.js';
@@ -13,7 +14,8 @@ import { waitFor } from '../../helpers/wait.js';
 // Each test spawns geohook processes, which take several times their quiet duration on a loaded two-core machine.
 t.setTimeout(2 * 60_000);
 
-const redis = await startRedis(t);
+// With a password, as `geohook up`'s.
+const redis = await startRedis(t, { requirePassword: true });
 
 function jsonLines(output: string): Array<{ id: string; type: string }> {
   return output
@@ -70,7 +72,7 @@ t.test('geohook consume finds the Redis of a geohook up running in the same dire
   const receiver = await startReceiver(t, redis);
   const dir = t.testdir();
   mkdirSync(join(dir, '.geohook/redis'), { recursive: true });
-  writeFileSync(join(dir, '.geohook/redis/url'), `${redis.url}\n`);
+  recordRedisUrl(join(dir, '.geohook/redis'), redis.url); // as geohook up does: the URL with its password
   const { child, output } = await startCli(['consume', '--prefix', receiver.prefix], {}, /"msg":"consuming/, dir);
   t.teardown(() => {
     child.kill('SIGKILL');
@@ -94,5 +96,24 @@ t.test('geohook consume refuses bad input with one line and exit 1', async (t) =
     t.equal(result.code, 1, args.join(' '));
     t.match(result.stderr, message);
     t.equal(result.stderr.trim().split('\n').length, 1, 'one line');
+  }
+});
+
+t.test('issue 53: geohook consume with a password Redis refuses stops with one line naming the URL and the fix', async (t) => {
+  const cases: Array<[string, RegExp]> = [
+    [redis.displayUrl, /no password was given \(NOAUTH\)/],
+    [`redis://:not-the-password@127.0.0.1:${redis.port}`, /the password is wrong \(WRONGPASS\)/],
+  ];
+  for (const [url, reason] of cases) {
+    // Without --subscription, too: the trial's worker never got further than a stream of NOAUTH lines.
+    const result = await runCli(['consume'], { env: { REDIS_URL: url }, cwd: t.testdir(), timeoutMs: 20_000 });
+    t.equal(result.code, 1, 'exit 1, at once');
+    const lines = result.stderr.trim().split('\n');
+    t.equal(lines.length, 1, 'one line');
+    t.match(lines[0], new RegExp(`^geohook: Redis at redis://127\\.0\\.0\\.1:${redis.port} refused the connection: `));
+    t.match(lines[0], reason);
+    t.match(lines[0], /Give its password in REDIS_URL .*with geohook up running here, use the URL in \.geohook\/redis\/url$/);
+    t.notMatch(result.stderr, /not-the-password|^\s+at /m, 'no password, no stack');
+    t.equal(result.stdout, '');
   }
 });

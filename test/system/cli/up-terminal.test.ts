@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
-import t from 'tap';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { sign } from '../../../src/signature/sign.js';
 import { CLI } from '../../helpers/cli.js';
@@ -33,12 +35,35 @@ function normalised(lines: string[]): string[] {
       .replace(/\b[0-9a-f]{64}\b/g, 'EVENT-ID')
       .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, 'WEBHOOK-ID')
       .replace(/token=[A-Za-z0-9_-]+/g, 'token=TOKEN')
+      .replace(/\$\(cat '?\/[^)]*\/\.geohook\/redis\/url'?\)/g, '$(cat DIR/.geohook/redis/url)')
       .replace(/(?<![\w-])[\w-]{43}(?![\w-])/g, 'SIGNING-KEY')
       .replace(/Redis \d+\.\d+\.\d+/g, 'Redis VERSION'),
   );
 }
 
 const lines = (text: string): string[] => text.trimEnd().split('\n').filter(Boolean);
+
+/** Runs `command` as a person pasting it into a shell in `cwd`; resolves once its output matches `ready`. */
+async function pasteInShell(t: Test, command: string, cwd: string, ready: RegExp): Promise<{ output: () => string; stop: () => void }> {
+  const shell = spawn('/bin/sh', ['-c', command], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group: stopping it stops what the shell started
+  });
+  const stop = (): void => {
+    if (shell.exitCode === null && shell.signalCode === null) process.kill(-shell.pid!, 'SIGKILL');
+  };
+  t.teardown(stop);
+  let output = '';
+  shell.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  shell.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitFor(`${command} to be ready`, async () => {
+    if (shell.exitCode !== null) throw new Error(`exited with ${shell.exitCode}:\n${output}`);
+    return ready.test(output);
+  });
+  return { output: () => output, stop };
+}
 
 t.test(
   'geohook up for a person (LOG_FORMAT=pretty) prints what the README shows: start-up lines, then one line per delivery and per event',
@@ -94,6 +119,37 @@ t.test(
     t.equal(signIn.status, 303, 'the link signs in');
     const board = await fetch(`http://127.0.0.1:${port}/ui/`, { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } });
     t.equal(board.status, 200, 'the session opens the board');
+    // What the README is compared with: the workers below add their own events.
+    const [upStdout, upStderr] = [stdout, stderr];
+
+    // issue 53: the worker lines, pasted into another shell (npx geohook is this build's binary), each get an event.
+    const fireGp = (): Promise<string> =>
+      fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"outcome":"succeeded"}',
+      }).then((response) => response.text());
+    const command = /^worker {5}(.+?) {2}\(another shell, this folder\)$/m.exec(stderr)?.[1];
+    t.match(command, /^npx geohook subscriptions create my-app .* && npx geohook consume --subscription my-app$/, 'the worker line');
+    const consumer = await pasteInShell(t, command!.replaceAll('npx geohook', `'${process.execPath}' '${CLI}'`), dir, /"msg":"consuming/);
+    await fireGp();
+    await waitFor('the worker line to print the GP event', async () => /"type":"gp\.job\.succeeded"/.test(consumer.output()));
+    consumer.stop();
+    const inNode = /^in Node {4}(REDIS_URL=.+? node worker\.mjs) {2}\(/m.exec(stderr)?.[1];
+    t.ok(inNode, 'the Node line');
+    const elsewhere = mkdtempSync(join(tmpdir(), 'geohook-worker-')); // a project of the user's, beside the clone
+    t.teardown(() => rmSync(elsewhere, { recursive: true, force: true }));
+    writeFileSync(
+      join(elsewhere, 'worker.mjs'),
+      `import { subscribe } from ${JSON.stringify(repoPath('dist', 'index.js'))};
+const subscription = subscribe({ subscription: 'my-app', handlers: { 'gp.*': (event) => console.log('handled', event.type) } });
+await subscription.ready();
+console.log('worker ready');`,
+    );
+    const worker = await pasteInShell(t, inNode!, elsewhere, /worker ready/);
+    await fireGp();
+    await waitFor('the Node worker to handle the GP event', async () => /handled gp\.job\.succeeded/.test(worker.output()));
+    worker.stop();
 
     child.kill('SIGINT');
     t.equal((await once(child, 'exit'))[0], 0);
@@ -101,7 +157,7 @@ t.test(
     const expected = normalised(readmeOutput());
     const isEventLine = (line: string): boolean => / INFO: event /.test(line);
     const shown = (text: string): string[] => lines(text).filter((line) => !line.includes(byHand));
-    const shownStderr = shown(stderr).filter((line) => !/shutting down|geohook stopped|dashboard login/.test(line));
+    const shownStderr = shown(upStderr).filter((line) => !/shutting down|geohook stopped|dashboard login/.test(line));
     // Registration checks services at once: their `webhook created` lines come in either order.
     const isCreated = (line: string): boolean => / webhook created /.test(line);
     const createdInOrder = (all: string[]): string[] => {
@@ -113,7 +169,7 @@ t.test(
       createdInOrder(expected.filter((line) => !isEventLine(line))),
       'stderr is what the README shows',
     );
-    t.same(normalised(shown(stdout)), expected.filter(isEventLine), 'stdout holds one readable line per event');
+    t.same(normalised(shown(upStdout)), expected.filter(isEventLine), 'stdout holds one readable line per event');
     t.notMatch(stderr, /incoming request|request completed/, 'request logs wait for LOG_LEVEL=debug');
     t.notMatch(stderr + stdout, /"level":/, 'no JSON log lines');
   },
