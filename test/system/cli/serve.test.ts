@@ -123,7 +123,7 @@ t.test(
       child.kill('SIGKILL');
     });
     t.ok(existsSync(join(dir, '.geohook/redis/appendonlydir')), 'AOF files are under ./.geohook/redis');
-    const redisPort = Number(/\(Redis redis:\/\/127\.0\.0\.1:(\d+)\)/.exec(output())?.[1]);
+    const redisPort = Number(/\(Redis (?:redis:\/\/)?127\.0\.0\.1:(\d+)[;)]/.exec(output())?.[1]);
     t.ok(redisPort > 0, 'the embedded Redis URL is printed');
     t.match(output(), `fire a GP job:  curl -s -X POST http://127.0.0.1:${emulatorPort}/emulator/services/Tools/Buffer.GPServer/jobs`);
     t.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200, 'registered and ready');
@@ -140,7 +140,10 @@ t.test(
         .find((text) => text.startsWith('{"id":')),
     );
     t.match(JSON.parse(line), { type: 'gp.job.succeeded', verified: true }, 'the event is printed as a JSON line');
-    t.match(output(), /your worker: +geohook subscriptions create my-app --types 'change\.\*' && geohook consume --subscription my-app/);
+    t.match(
+      output(),
+      /worker +npx geohook subscriptions create my-app --types 'gp\.\*,feature\.\*,change\.\*' && npx geohook consume --subscription my-app/,
+    );
 
     // A second `up` in the same directory, on the same ports (a second `npm start`), is refused in one line and
     // exits: it must not start a second redis-server on the same AOF, nor stop at a port its twin holds.
