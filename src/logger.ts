@@ -66,6 +66,16 @@ function withoutPassword(url: unknown): unknown {
 }
 
 /**
+ * The Redis command an ioredis error carries, as logged: its name and how many arguments, never the arguments
+ * (`AUTH` and `HELLO` carry the password, the accept script's the events).
+ */
+function commandForLog(command: unknown): unknown {
+  if (typeof command !== 'object' || command === null) return command;
+  const { name, args } = command as { name?: unknown; args?: unknown };
+  return { name, args: Array.isArray(args) ? `[${args.length} redacted]` : '[redacted]' };
+}
+
+/**
  * pino options shared by every geohook process: signature headers, credentials and keys are censored
  * wherever they appear in a logged object, at the top level or one level down, tokens in URLs, and the
  * password of a logged `redisUrl`.
@@ -75,9 +85,11 @@ export function createLoggerOptions(settings: LoggerSettings = {}): LoggerOption
   return {
     level: settings.level ?? 'info',
     serializers: {
-      // An error's `response` (an admin API answer) is left out: what a server answers is no log's business.
+      // An error's `response` (an admin API answer) is left out: what a server answers is no log's business; a
+      // Redis error's command keeps its name only.
       err: (err: Error) => {
         const { response: _response, ...serialized } = pino.stdSerializers.err(err) as Record<string, unknown>;
+        if ('command' in serialized) serialized.command = commandForLog(serialized.command);
         return serialized;
       },
       // Headers are logged (content type, user agent, lengths help when a sender misbehaves); the

@@ -1,9 +1,11 @@
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import Fastify, { type FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
 import t from 'tap';
 import { requestLogController } from '../src/logger.js';
 import { capturingLogger } from './helpers/log-capture.js';
+import { startRedis } from './helpers/redis.js';
 
 /** A Fastify app logging through geohook's options at `level`, its request lines at `requestLevel`. */
 async function appLogging(level: string, requestLevel: 'info' | 'debug') {
@@ -148,4 +150,17 @@ t.test('a relay route is logged by its name, format and types: never its secret,
   t.match(JSON.parse(lines[0]!), { route: { name: 'flow', format: 'powerautomate', types: ['change.*'] } });
   t.match(JSON.parse(lines[1]!), { relays: [{ name: 'flow' }, { name: 'second' }] });
   t.match(JSON.parse(lines[2]!), { route: 'flow' });
+});
+
+t.test("a Redis error's command is logged by its name, never with its arguments (AUTH's password)", async (t) => {
+  const server = await startRedis(t, { requirePassword: true });
+  const client = new Redis(`redis://127.0.0.1:${server.port}`, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on('error', () => undefined);
+  t.teardown(() => client.disconnect());
+  const err = await client.auth('default', 'wr0ng-s3cret').catch((error: unknown) => error);
+  t.match(err, { command: { name: 'auth', args: ['default', 'wr0ng-s3cret'] } }, 'ioredis keeps the arguments on the error');
+  const { logger, lines } = capturingLogger('info');
+  logger.error({ err }, 'redis refused');
+  t.notMatch(lines.join('\n'), 'wr0ng-s3cret', 'the password is not in the log line');
+  t.match(JSON.parse(lines[0]!), { err: { command: { name: 'auth', args: '[2 redacted]' } } });
 });

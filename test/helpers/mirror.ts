@@ -16,24 +16,12 @@ import { startEmulator } from './emulator.js';
 import { registrationEnv, startGeohook } from './geohook.js';
 import type { TestPostgres } from './postgres.js';
 import { uniquePrefix } from './receiver.js';
+import { square } from './square.js';
 import { waitFor } from './wait.js';
 
 let schemas = 0;
 /** The dashboard token of {@link mirrorParcels}'s geohook. */
 export const DASHBOARD = 'mirror-dashboard-token-0123456789';
-
-export const square = (x: number, y = 0, size = 50) => ({
-  rings: [
-    [
-      [x, y],
-      [x, y + size],
-      [x + size, y + size],
-      [x + size, y],
-      [x, y],
-    ],
-  ],
-  spatialReference: { wkid: 102100 },
-});
 
 /** The emulator with `parcels` parcels, and geohook registered on Parcels mirroring it into a fresh schema. */
 export async function mirrorParcels(t: Test, { redis, postgres }: { redis: RedisServer; postgres: TestPostgres }, parcels: number) {

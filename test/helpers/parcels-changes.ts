@@ -9,20 +9,6 @@ import { registrationEnv, startGeohook } from './geohook.js';
 import { uniquePrefix } from './receiver.js';
 import { waitFor } from './wait.js';
 
-/** A 50 × 50 square of Web Mercator with its lower left corner at (x, y). */
-export const square = (x: number, y = 0) => ({
-  rings: [
-    [
-      [x, y],
-      [x, y + 50],
-      [x + 50, y + 50],
-      [x + 50, y],
-      [x, y],
-    ],
-  ],
-  spatialReference: { wkid: 102100 },
-});
-
 /** geohook registered on Parcels with change events, its consumer's events, and a client of the emulator's Parcels. */
 export async function setUpParcelsChanges(t: Test, redis: RedisServer, env: Record<string, string> = {}) {
   const emulator = await startEmulator(t);

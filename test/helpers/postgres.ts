@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import type { Test } from 'tap';
 import { startPostgresServer, type PostgresServer } from '../../src/embedded/postgres-server.js';
@@ -18,13 +20,46 @@ export interface TestPostgres {
   connect(t: Test): Promise<pg.Client>;
 }
 
+const copy = promisify(execFile);
+
+/**
+ * A prepared cluster (`initdb`, the role, the database and PostGIS: most of a first start) that each test file copies
+ * instead of making its own, made once per machine and PostgreSQL installation. Made in a folder of its own and
+ * renamed into place, so that files starting side by side never see half of one.
+ */
+async function template(): Promise<string> {
+  const uid = process.getuid?.() ?? 'user';
+  // Debian's newest major, as startPostgresServer picks it: a new PostgreSQL makes a new template.
+  const majors = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').filter((entry) => /^\d+$/.test(entry)) : [];
+  const major = Math.max(0, ...majors.map(Number));
+  const dir = join(tmpdir(), `geohook-pg-template-${uid}-${major}-v1`);
+  const ready = (): boolean => existsSync(join(dir, 'data', 'PG_VERSION')) && !existsSync(join(dir, 'data', 'postmaster.pid'));
+  if (ready()) return dir;
+  const making = mkdtempSync(join(tmpdir(), 'geohook-pg-template-making-'));
+  const server = await startPostgresServer({ dir: making, throwaway: true });
+  await server.stop('fast');
+  rmSync(join(making, 'port'), { force: true });
+  rmSync(join(making, 'log'), { force: true });
+  // Another file may have made it first; a broken one (a run killed while making it) is replaced.
+  if (!ready()) rmSync(dir, { recursive: true, force: true });
+  try {
+    renameSync(making, dir);
+  } catch {
+    rmSync(making, { recursive: true, force: true });
+  }
+  return dir;
+}
+
 /**
  * Starts a private PostgreSQL cluster for the test file (src/embedded/postgres-server.ts) in a fresh temporary
- * folder, on a free 127.0.0.1 port, with durability off since its data is thrown away. Stopped (immediate
- * shutdown) and deleted at teardown, or when the process exits.
+ * folder, a copy of the prepared {@link template}, on a free 127.0.0.1 port, with durability off since its data is
+ * thrown away. Stopped (immediate shutdown) and deleted at teardown, or when the process exits.
  */
 export async function startPostgres(t: Test): Promise<TestPostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'geohook-pg-'));
+  // `cp -a` into the fresh name keeps the `postgres` user's ownership of the cluster when the tests run as root.
+  rmdirSync(dir);
+  await copy('cp', ['-a', await template(), dir]);
   const clients = new Set<pg.Client>();
   const server = await startPostgresServer({ dir, throwaway: true });
   // A test process that dies without its teardown leaves no cluster running (SIGQUIT: immediate shutdown).

@@ -8,6 +8,7 @@ import { copyText } from '../../src/mirror/copy-text.js';
 import type { EsriRow } from '../../src/mirror/row-values.js';
 import { createStateStatements, createTableStatements } from '../../src/mirror/table-ddl.js';
 import { startPostgres } from '../helpers/postgres.js';
+import { square } from '../helpers/square.js';
 
 const postgres = await startPostgres(t);
 const [parcels, inspections] = parcelsLayers() as MirrorLayer[] as [MirrorLayer, MirrorLayer];
@@ -64,18 +65,7 @@ function parcel(index: number): EsriRow {
       last_edited_user: null,
       last_edited_date: index % 5 === 0 ? undefined : -86_400_000 * index,
     },
-    geometry: {
-      rings: [
-        [
-          [x, y],
-          [x, y + 50],
-          [x + 50, y + 50],
-          [x + 50, y],
-          [x, y],
-        ],
-      ],
-      spatialReference: { wkid: 102100 },
-    },
+    geometry: square(x, y),
   };
 }
 

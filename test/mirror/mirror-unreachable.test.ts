@@ -6,7 +6,7 @@ import { databaseUnavailable } from '../../src/mirror/database-unavailable.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
-import { square } from '../helpers/mirror.js';
+import { square } from '../helpers/square.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';

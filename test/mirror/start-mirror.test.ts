@@ -3,7 +3,8 @@ import t from 'tap';
 import { mirrorGenerations, queryFeatures } from '../../harness/faults/mirror-audit.js';
 import { runCli } from '../helpers/cli.js';
 import { PARCELS } from '../helpers/edits.js';
-import { caughtUp, DASHBOARD, differences, mirrorParcels, square } from '../helpers/mirror.js';
+import { caughtUp, DASHBOARD, differences, mirrorParcels } from '../helpers/mirror.js';
+import { square } from '../helpers/square.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { startRedis } from '../helpers/redis.js';
 

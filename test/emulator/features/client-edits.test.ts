@@ -9,22 +9,10 @@ import {
 import { ApiKeyManager, ArcGISRequestError } from '@esri/arcgis-rest-request';
 import t from 'tap';
 import { startEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { square } from '../../helpers/square.js';
 
 // The vendor's JavaScript client edits and queries the emulator's Parcels as it would the product's, on the
 // Enterprise server and on the Online organization (the same store, two addresses).
-
-const square = (x: number, y: number) => ({
-  rings: [
-    [
-      [x, y],
-      [x, y + 50],
-      [x + 50, y + 50],
-      [x + 50, y],
-      [x, y],
-    ],
-  ],
-  spatialReference: { wkid: 102100 },
-});
 
 const sides = [
   ['Enterprise', (emulator: TestEmulator) => `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`],
