@@ -66,13 +66,14 @@ export async function featureEditRoutes(app: FastifyInstance, context: FeatureRo
       ...(names.adds === undefined ? {} : { adds: exactJson(params, names.adds) }),
       ...(names.updates === undefined ? {} : { updates: exactJson(params, names.updates) }),
       ...(names.deletes === undefined ? {} : { deletes: idList(params, names.deletes) }),
+      ...(names.adds === 'adds' && params.has('attachments') ? { attachments: exactJson(params, 'attachments') } : {}),
     };
   };
 
   layerRoute('applyEdits', async (request, reply) => {
     const [results] = apply(request, [layerEdits(request, { adds: 'adds', updates: 'updates', deletes: 'deletes' })]);
-    const { addResults, updateResults, deleteResults } = results!;
-    return sendExact(reply, { addResults, updateResults, deleteResults });
+    const { addResults, updateResults, deleteResults, attachments } = results!;
+    return sendExact(reply, { addResults, updateResults, deleteResults, ...(attachments === undefined ? {} : { attachments }) });
   });
   layerRoute('addFeatures', async (request, reply) =>
     sendExact(reply, { addResults: apply(request, [layerEdits(request, { adds: 'features' })])[0]!.addResults }),
