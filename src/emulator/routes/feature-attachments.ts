@@ -95,7 +95,7 @@ export async function featureAttachmentRoutes(app: FastifyInstance, context: Fea
     return sendAdmin(request, reply, { attachmentInfos: layer.attachments.of(objectId).map(infoOf) });
   });
 
-  route<AttachmentParams>('GET', '/:layer/:feature/attachments/:attachmentId', async (request, reply) => {
+  route<AttachmentParams>(['GET', 'POST'], '/:layer/:feature/attachments/:attachmentId', async (request, reply) => {
     const { layer, objectId } = featureOf(request);
     const attachment = /^\d{1,15}$/.test(request.params.attachmentId)
       ? layer.attachments.get(Number(request.params.attachmentId))
