@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AdminError, invalidParameter } from '../admin-error.js';
+import { AdminError } from '../admin-error.js';
 import {
   attachmentKey,
   attachmentToAdd,
@@ -11,9 +11,10 @@ import {
 } from './attachment-edits.js';
 import type { Attachment } from './attachments.js';
 import type { ChangeOp, Row } from './change-log.js';
+import { attributesOf, editedAttributes, listOf } from './edited-attributes.js';
 import { featureGeometry } from './feature-geometry.js';
 import type { FeatureLayer } from './feature-layer.js';
-import { fieldValue, normalizeGuid, type EditError } from './field-values.js';
+import { normalizeGuid, type EditError } from './field-values.js';
 import type { Attributes } from './types.js';
 
 /** One layer's part of an `applyEdits` call, as the request gives it (checked here). */
@@ -67,34 +68,6 @@ type Kind = 'addResults' | 'updateResults' | 'deleteResults';
 
 const ROLLED_BACK: EditError = { code: 1003, description: 'Operation rolled back.' };
 const MISSING: EditError = { code: 1011, description: 'Object is missing.' };
-
-function listOf(value: unknown, name: string): unknown[] {
-  if (value === undefined || value === null) return [];
-  if (Array.isArray(value)) return value;
-  if (typeof value === 'string' && name === 'deletes') return value.split(',').filter((item) => item.trim() !== '');
-  throw invalidParameter(name, 'must be a JSON array');
-}
-
-const attributesOf = (feature: unknown): Record<string, unknown> | undefined => {
-  const attributes = (feature as { attributes?: unknown } | null)?.attributes;
-  return attributes !== null && typeof attributes === 'object' && !Array.isArray(attributes)
-    ? (attributes as Record<string, unknown>)
-    : undefined;
-};
-
-/** The editable attributes an edit sets, typed by the layer's fields; the first bad value's error otherwise. */
-function editedAttributes(layer: FeatureLayer, given: Record<string, unknown>): { attributes: Attributes } | { error: EditError } {
-  const attributes: Attributes = {};
-  for (const [name, value] of Object.entries(given)) {
-    const field = layer.definition.fields.find((candidate) => candidate.name.toLowerCase() === name.toLowerCase());
-    if (field === undefined) return { error: { code: 1000, description: `Field '${name}' does not exist in layer ${layer.id}.` } };
-    if (!field.editable) continue;
-    const typed = fieldValue(field, value);
-    if ('error' in typed) return typed;
-    attributes[field.name] = typed.value;
-  }
-  return { attributes };
-}
 
 /**
  * Checks and applies one `applyEdits` call on a service's layers, as the product does: adds, updates and deletes

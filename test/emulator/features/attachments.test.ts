@@ -172,6 +172,25 @@ t.test('applyEdits with useGlobalIds adds a parcel and its photo in one call, an
   ).json();
   t.match(refused, { error: { code: 400, message: /useGlobalIds/ } }, 'attachments name their parents by GlobalID');
 
+  const large = Buffer.alloc(2 * 1024 * 1024, 7);
+  const big = await applyEdits({
+    url,
+    authentication,
+    useGlobalIds: true,
+    attachments: {
+      adds: [
+        {
+          globalId: '{CCCCCCCC-2222-3333-4444-555555555555}',
+          parentGlobalId: parcel,
+          name: 'big.jpg',
+          contentType: 'image/jpeg',
+          data: large.toString('base64'),
+        },
+      ],
+    },
+  });
+  t.match(big.attachments, { addResults: [{ success: true }] }, 'a 2 MB photo inline: edits take more than the 1 MB of other requests');
+
   await applyEdits({ url, authentication, useGlobalIds: true, deletes: [parcel] });
   const groups = await queryAttachments({ url, authentication, definitionExpression: '1=1' });
   t.same(groups.attachmentGroups, [], 'the photo went with its parcel');
