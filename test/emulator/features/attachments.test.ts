@@ -11,6 +11,7 @@ import { ApiKeyManager } from '@esri/arcgis-rest-request';
 import t from 'tap';
 import { startEmulator, type TestEmulator } from '../../helpers/emulator.js';
 import { answerWith, startSink } from '../../helpers/http-sink.js';
+import { waitFor } from '../../helpers/wait.js';
 
 // Attachments as the product serves them (issue 55): the vendor's client reads and edits them unchanged, applyEdits
 // takes them by GlobalID as Survey123 sends them, extractChanges returns them, and one control call submits an
@@ -376,4 +377,38 @@ t.test('a submission names its photos, puts them on related rows, and is refused
   t.match(await emulator.control(path, { photos: 'many' }), { status: 400, body: { messages: [/photos/] } });
   t.match(await emulator.control(path, { photos: [{ on: 3 }] }), { status: 400, body: { messages: [/photos\[0\]\.on/] } });
   t.match(await emulator.control(path, { webhookUrl: 'ftp://x' }), { status: 400, body: { messages: [/webhookUrl/] } });
+});
+
+t.test('attachment edits fire the Attachments change types, once per call, beside the features a submission makes', async (t) => {
+  const emulator = await startEmulator(t);
+  const sink = await startSink(t, answerWith(200));
+  const service = 'services/Hosted/Parcels.FeatureServer';
+  await emulator.admin(`${service}/webhooks/create`, { name: 'all', hookUrl: `${sink.url}/all`, changeTypes: '*', active: 'true' });
+  await emulator.admin(`${service}/webhooks/create`, {
+    name: 'photos',
+    hookUrl: `${sink.url}/photos`,
+    changeTypes: 'AttachmentsCreated,AttachmentsDeleted',
+    active: 'true',
+  });
+  const { body } = await emulator.control(`${service}/submissions`, {});
+  t.equal((body.deliveries as string[]).length, 2, 'one delivery per webhook for the whole submission');
+  const received = await waitFor('two deliveries', () => sink.received.length >= 2 && sink.received);
+  const types = Object.fromEntries(
+    received.map((request) => [
+      request.url,
+      (JSON.parse(request.body.toString()) as { events: { eventType: string }[] }).events.map((event) => event.eventType),
+    ]),
+  );
+  t.same(types['/all'], ['FeaturesCreated', 'AttachmentsCreated']);
+  t.same(types['/photos'], ['AttachmentsCreated']);
+
+  const parent = (body as { parent: { globalId: string } }).parent.globalId;
+  const deleted = await emulator.control(`${service}/applyEdits`, { useGlobalIds: true, edits: [{ id: 0, deletes: [parent] }] });
+  t.equal((deleted.body.deliveries as string[]).length, 2, "a parcel's delete takes its photos: AttachmentsDeleted fires too");
+  const after = await waitFor('four deliveries', () => sink.received.length >= 4 && sink.received);
+  const photos = after.filter((request) => request.url === '/photos').at(-1)!;
+  t.same(
+    (JSON.parse(photos.body.toString()) as { events: { eventType: string }[] }).events.map((event) => event.eventType),
+    ['AttachmentsDeleted'],
+  );
 });
