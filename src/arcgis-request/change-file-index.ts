@@ -1,5 +1,14 @@
 /** The lists of one layer in an `extractChanges` result: rows (`adds`, `updates`), deleted ids, or ids only. */
-export type ChangeListKind = 'adds' | 'updates' | 'deleteIds' | 'objectIds.adds' | 'objectIds.updates' | 'objectIds.deletes';
+export type ChangeListKind =
+  | 'adds'
+  | 'updates'
+  | 'deleteIds'
+  | 'objectIds.adds'
+  | 'objectIds.updates'
+  | 'objectIds.deletes'
+  | 'attachments.adds'
+  | 'attachments.updates'
+  | 'attachments.deleteIds';
 
 /** Where the elements of one list lie in the file: byte offsets, in file order. */
 export interface ChangeListIndex {
@@ -47,8 +56,8 @@ const LONG_DIGITS = 16;
 const isSpace = (byte: number): boolean => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 const endsPrimitive = (byte: number): boolean => byte === COMMA || byte === CLOSE_OBJECT || byte === CLOSE_ARRAY || isSpace(byte);
 
-/** The containers the index follows: the root object, `edits`, one edit, its `features` or `objectIds`, a list. */
-type Role = 'root' | 'edits' | 'edit' | 'features' | 'objectIds' | 'list';
+/** The containers the index follows: the root object, `edits`, one edit, its `features`, `objectIds` or `attachments`, a list. */
+type Role = 'root' | 'edits' | 'edit' | 'features' | 'objectIds' | 'attachments' | 'list';
 
 interface Frame {
   role: Role;
@@ -66,9 +75,10 @@ interface Frame {
 /** What to do with a value being skipped, once it ends. */
 type Done = { what: 'element'; list: ChangeListIndex } | { what: 'capture'; key: string; into: 'root' | 'id' } | { what: 'skip' };
 
-const LIST_KEYS: Readonly<Record<'features' | 'objectIds', Readonly<Record<string, ChangeListKind>>>> = {
+const LIST_KEYS: Readonly<Record<'features' | 'objectIds' | 'attachments', Readonly<Record<string, ChangeListKind>>>> = {
   features: { adds: 'adds', updates: 'updates', deleteIds: 'deleteIds' },
   objectIds: { adds: 'objectIds.adds', updates: 'objectIds.updates', deletes: 'objectIds.deletes' },
+  attachments: { adds: 'attachments.adds', updates: 'attachments.updates', deleteIds: 'attachments.deleteIds' },
 };
 
 /**
@@ -350,11 +360,12 @@ export class ChangeFileIndexer {
         break;
       case 'edit':
         if (key === 'id') return this.#startValue(bytes, index, { what: 'capture', key, into: 'id' });
-        if ((key === 'features' || key === 'objectIds') && byte === OPEN_OBJECT)
+        if ((key === 'features' || key === 'objectIds' || key === 'attachments') && byte === OPEN_OBJECT)
           return push({ role: key, key: undefined, expecting: true });
         break;
       case 'features':
-      case 'objectIds': {
+      case 'objectIds':
+      case 'attachments': {
         const kind = LIST_KEYS[frame.role][key];
         if (kind !== undefined && byte === OPEN_ARRAY) {
           const list: ChangeListIndex = { layerId: undefined, kind, starts: [], ends: [], longIntegers: [] };

@@ -42,6 +42,9 @@ export function changeFileOf(body: Record<string, unknown>): ChangeFile {
     ['objectIds', 'adds', 'objectIds.adds'],
     ['objectIds', 'updates', 'objectIds.updates'],
     ['objectIds', 'deletes', 'objectIds.deletes'],
+    ['attachments', 'adds', 'attachments.adds'],
+    ['attachments', 'updates', 'attachments.updates'],
+    ['attachments', 'deleteIds', 'attachments.deleteIds'],
   ];
   for (const edit of Array.isArray(body.edits) ? (body.edits as unknown[]) : []) {
     if (typeof edit !== 'object' || edit === null) continue;

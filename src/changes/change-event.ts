@@ -25,6 +25,27 @@ export interface ChangeSource {
   transaction: { id: string; index: number; total: number };
 }
 
+/** An attachment a change event carries (docs/changes.md#attachments): its metadata and the SHA-256 of its bytes. */
+export interface AttachmentEntry {
+  id: number;
+  globalId?: string;
+  name: string;
+  contentType: string;
+  size: number;
+  keywords?: string;
+  /** SHA-256 hex of the bytes. */
+  sha256: string;
+  /** The feature it is attached to. */
+  parentKey: { objectId?: number | string; globalId?: string };
+}
+
+/** The attachment changes of a feature in its range: added and updated ones described, deleted ones by id and GlobalID. */
+export interface EventAttachments {
+  adds: AttachmentEntry[];
+  updates: AttachmentEntry[];
+  deletes: { id?: number; globalId?: string }[];
+}
+
 /** One change of one feature (docs/changes.md#the-event): the job data of the `change-events` queue. */
 export interface ChangeEvent {
   /** SHA-256 hex of hook, service, layer, key, op and version: the same feature version is one id, however it came. */
@@ -51,6 +72,8 @@ export interface ChangeEvent {
   ts: string;
   /** `change.schema`: the fields added and removed. */
   schema?: { added: string[]; removed: string[] };
+  /** With `attachments: "metadata"`: the changes of the feature's attachments in the range, when it has any. */
+  attachments?: EventAttachments;
 }
 
 /** The queue change events go to. */

@@ -35,6 +35,8 @@ export interface ServiceLayers {
   /** `extractChangesCapabilities`: whether `extractChanges` filters by `layerQueries` (a where) and by `geometry`. */
   supportsLayerQueries: boolean;
   supportsGeometry: boolean;
+  /** `extractChangesCapabilities.supportsReturnAttachments`. */
+  supportsReturnAttachments: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -128,5 +130,6 @@ export async function readServiceLayers(session: ServiceSession, serviceUrl: URL
     returnsRows: capabilities.supportsFeatureReturn !== false,
     supportsLayerQueries: capabilities.supportsLayerQueries === true,
     supportsGeometry: capabilities.supportsGeometry === true,
+    supportsReturnAttachments: capabilities.supportsReturnAttachments === true,
   };
 }

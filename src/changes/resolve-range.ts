@@ -7,6 +7,7 @@ import type { ChangeFilters } from '../config/types.js';
 import { GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import { changesPreviousKey } from '../redis/keys.js';
+import { attachmentsOf, readRangeAttachments, type RangeAttachments } from './attachment-changes.js';
 import {
   deleteEvent,
   listRank,
@@ -45,6 +46,8 @@ export interface ResolveContext {
   layers?: readonly number[];
   /** The service's filters: pushed down to `extractChanges` where the server can, evaluated here where it cannot. */
   filters?: ChangeFilters;
+  /** `metadata`: creates and updates carry their feature's attachment changes in the range. @defaultValue 'none' */
+  attachments?: 'none' | 'metadata';
   /** Each layer's field names as last resolved, by layer scope (`<scope>#<layer>`); none for a layer never resolved. */
   knownSchemas: (layerScopes: string[]) => Promise<(string[] | undefined)[]>;
 }
@@ -126,7 +129,12 @@ function schemaChangesOf(layers: readonly LayerInfo[], known: (string[] | undefi
  */
 export async function openRange(range: RangeToResolve, context: ResolveContext): Promise<OpenedRange> {
   const { service, layerId } = parseScope(range.scope);
-  const { layers, returnsRows, supportsLayerQueries, supportsGeometry } = await readServiceLayers(context.session, range.serviceUrl);
+  const { layers, returnsRows, supportsLayerQueries, supportsGeometry, supportsReturnAttachments } = await readServiceLayers(
+    context.session,
+    range.serviceUrl,
+  );
+  // A payload's changesUrl asks for no attachments: geohook asks for them itself, by URL, when the service's settings want them.
+  const withAttachments = context.attachments === 'metadata' && returnsRows && supportsReturnAttachments;
   const ids = layerId === undefined ? layers.map((layer) => layer.id).filter((id) => context.layers?.includes(id) ?? true) : [layerId];
   const scoped = layers.filter((layer) => ids.includes(layer.id));
   const filters = new Map<number, LayerFilter>();
@@ -142,7 +150,8 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
     returnInserts: 'true',
     returnUpdates: 'true',
     returnDeletes: 'true',
-    returnAttachments: 'false',
+    returnAttachments: String(withAttachments),
+    ...(withAttachments ? { returnAttachmentsDataByUrl: 'true' } : {}),
     async: 'true',
     ...pushed.params,
   }).toString();
@@ -183,6 +192,7 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       ...(returnsRows ? {} : { asOf: 'current' as const }),
     };
     const total = segments.reduce((sum, segment) => sum + segment.length, 0);
+    const attachments = withAttachments ? await readRangeAttachments(file) : undefined;
     const source = (index: number): ChangeSource => ({
       origin: context.origin,
       serverGens: [range.from, range.to],
@@ -190,7 +200,12 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
     });
     return {
       total,
-      events: (from, to) => readBatch({ file, segments, rangeContext, context, scope: range.scope, source }, from, to),
+      events: (from, to) =>
+        readBatch(
+          { file, segments, rangeContext, context, scope: range.scope, source, ...(attachments === undefined ? {} : { attachments }) },
+          from,
+          to,
+        ),
       schemas: new Map(scoped.map((layer) => [layerScopeOf(range.scope, layer.id), layer.fields.map((field) => field.name).sort()])),
       layers: scoped,
       ...(readUpTo === undefined ? {} : { readUpTo }),
@@ -280,6 +295,8 @@ interface BatchSource {
   context: ResolveContext;
   scope: string;
   source: (index: number) => ChangeSource;
+  /** With `attachments: "metadata"`: the range's attachment changes by parent. */
+  attachments?: RangeAttachments;
 }
 
 /** Events `[from, to)` of an opened range: their rows read from the file, the previous values of their features from Redis. */
@@ -324,6 +341,10 @@ async function readBatch(batch: BatchSource, from: number, to: number): Promise<
       if (!isFeature(element)) throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', `a changed row of layer ${layer.id} has no attributes`);
       const known = segment.op === 'u' ? previous.get(layer.id)?.get(objectIdOf(layer, element)) : undefined;
       built = rowEvent(rangeContext, layer, segment.op, element, known);
+      if (batch.attachments !== undefined) {
+        const changed = await attachmentsOf(context.session, batch.attachments, layer.id, built.event.key);
+        if (changed !== undefined) built.event.attachments = changed;
+      }
     }
     events.push({ ...built.event, source: batch.source(from + position) });
     if (built.write === undefined) continue;

@@ -240,6 +240,7 @@ export function startChanges(options: ChangesOptions): Changes {
         track: settings?.track ?? options.track,
         ...(settings?.layers === undefined ? {} : { layers: settings.layers }),
         ...(settings === undefined ? {} : { filters: settings }),
+        ...(settings?.attachments === undefined ? {} : { attachments: settings.attachments }),
         origin,
         ...(orgId === undefined ? {} : { orgId }),
         knownSchemas: async (layerScopes) =>

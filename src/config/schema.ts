@@ -407,6 +407,8 @@ export const configFileSchema = z
             within: withinEnvelope.optional(),
             /** `initial`: read every row once (`change.read`) when the service is first followed, then stream. */
             snapshot: z.literal('initial', { error: 'initial' }).optional(),
+            /** `metadata`: events of features whose attachments changed carry them (docs/changes.md#attachments). */
+            attachments: z.enum(['none', 'metadata'], { error: 'none or metadata' }).optional(),
           })
           .strict(),
       )

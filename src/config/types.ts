@@ -26,6 +26,8 @@ export interface ChangesServiceSettings extends ChangeFilters {
   readonly layers?: readonly number[] | undefined;
   /** `initial`: the layers are read once (`change.read` events) when geohook first follows the service. */
   readonly snapshot?: 'initial' | undefined;
+  /** `metadata`: a create or update of a feature whose attachments changed in its range carries them. @defaultValue 'none' */
+  readonly attachments?: 'none' | 'metadata' | undefined;
 }
 
 /** A hook the receiver accepts deliveries for. */

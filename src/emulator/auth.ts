@@ -40,6 +40,12 @@ export class TokenStore {
     return { token, expires };
   }
 
+  /** A token of the known user `username` valid for `expirationMinutes`, as an app signed in as that user holds; undefined for an unknown user. */
+  issue(username: string, expirationMinutes: number): string | undefined {
+    const user = this.users.find((candidate) => candidate.username === username);
+    return user === undefined ? undefined : this.generate(user.username, user.password, expirationMinutes)?.token;
+  }
+
   /** Makes every token issued so far expired: each answers 498 from now on. Returns how many there were. */
   expireAll(): number {
     const now = this.clock.now();

@@ -206,7 +206,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Fast
   await app.register(restRoutes, { ...context, publicUrl, prefix: '/arcgis/rest/services' });
   // The organization's hosted services are the catalogue's: their extractChanges reports the same edits.
   await app.register(restRoutes, { ...context, publicUrl, online: true, prefix: `/${orgId}/ArcGIS/rest/services` });
-  await app.register(controlRoutes, { ...context, clock });
+  await app.register(controlRoutes, { ...context, clock, publicUrl });
   await app.register(storageRoutes, context);
   app.addHook('onClose', async () => engine.close());
   return app;

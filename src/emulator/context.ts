@@ -64,8 +64,9 @@ export function serviceRoute<P extends ServiceParams>(
   tail: string,
   handler: (request: FastifyRequest<{ Params: P }>, reply: FastifyReply) => Promise<unknown>,
   prefix = '/services',
+  options: { bodyLimit?: number } = {},
 ): void {
   for (const url of [`${prefix}/:service${tail}`, `${prefix}/:folder/:service${tail}`]) {
-    app.route<{ Params: P }>({ method, url, handler });
+    app.route<{ Params: P }>({ method, url, handler, ...options });
   }
 }

@@ -27,6 +27,7 @@ export interface FeatureEditOutcome {
 }
 
 const changeTypeOf = { add: 'FeaturesCreated', update: 'FeaturesUpdated', delete: 'FeaturesDeleted' } as const;
+const attachmentChangeTypeOf = { add: 'AttachmentsCreated', update: 'AttachmentsUpdated', delete: 'AttachmentsDeleted' } as const;
 
 /** The generations of `features` and its layers before a change: where its webhooks' ranges start. */
 export function generationsBefore(features: ServiceFeatures, when: number): { serviceGenBefore: number; layerGen: (id: number) => number } {
@@ -83,14 +84,20 @@ export function applyFeatureEdits(
   const features = context.store.features.of(serviceKey(service), service);
   const batch = new EditBatch((id) => features.layer(id), options);
   for (const layerEdits of edits) batch.plan(layerEdits);
-  if (batch.changes.length === 0) return { serverGen: undefined, results: batch.commit(undefined, 0), deliveries: [], change: undefined };
+  if (batch.changes.length === 0 && batch.attachmentChanges.length === 0)
+    return { serverGen: undefined, results: batch.commit(undefined, 0), deliveries: [], change: undefined };
   const { when, serverGen } = context.store.features.nextGeneration(context.clock.now());
   const before = generationsBefore(features, when);
   const touched = new Map<number, Set<string>>();
-  for (const { layer, op } of batch.changes) {
-    if (!touched.has(layer.id)) touched.set(layer.id, new Set());
-    touched.get(layer.id)!.add(changeTypeOf[op]);
+  const touch = (layerId: number, changeType: string): void => {
+    if (!touched.has(layerId)) touched.set(layerId, new Set());
+    touched.get(layerId)!.add(changeType);
+  };
+  for (const { layer, op, objectId } of batch.changes) {
+    touch(layer.id, changeTypeOf[op]);
+    if (op === 'delete' && layer.attachments.of(objectId).length > 0) touch(layer.id, attachmentChangeTypeOf.delete);
   }
+  for (const { layer, op } of batch.attachmentChanges) touch(layer.id, attachmentChangeTypeOf[op]);
   const change: FeatureServiceChange = {
     when,
     serverGen,

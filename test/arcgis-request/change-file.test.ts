@@ -100,6 +100,47 @@ t.test('compact JSON, escapes at chunk ends and a file without edits', async (t)
   t.strictSame(JSON.parse(index.root.get('error')!), { code: 498, message: 'Invalid token.' });
 });
 
+t.test('issue 55: attachment lists (returnAttachments=true) are indexed beside the features, in memory and spooled alike', async (t) => {
+  const photo = {
+    attachmentId: 1,
+    globalId: '{C}',
+    parentGlobalId: '{P}',
+    name: 'a ] "photo".jpg',
+    size: 3,
+    url: 'http://x/0/1/attachments/1',
+  };
+  const body = {
+    edits: [
+      {
+        id: 0,
+        features: { adds: [{ attributes: { objectid: 1 } }], updates: [], deleteIds: [] },
+        attachments: { adds: [photo], updates: [], deleteIds: ['{D}'] },
+      },
+    ],
+  };
+  const expected = [
+    { layerId: 0, kind: 'adds', elements: [{ attributes: { objectid: 1 } }] },
+    { layerId: 0, kind: 'updates', elements: [] },
+    { layerId: 0, kind: 'deleteIds', elements: [] },
+    { layerId: 0, kind: 'attachments.adds', elements: [photo] },
+    { layerId: 0, kind: 'attachments.updates', elements: [] },
+    { layerId: 0, kind: 'attachments.deleteIds', elements: ['{D}'] },
+  ];
+  for (const chunkBytes of [1, 7, 1 << 20]) {
+    t.strictSame(
+      listsOf(JSON.stringify(body), chunkBytes).lists.map(({ longIntegers: _longIntegers, ...list }) => list),
+      expected,
+      `chunks of ${chunkBytes} bytes`,
+    );
+  }
+  const inMemory = changeFileOf(body);
+  t.strictSame(
+    inMemory.lists.map(({ kind, length }) => [kind, length]),
+    expected.map(({ kind, elements }) => [kind, elements.length]),
+  );
+  t.strictSame(await inMemory.read(3, 0, 1), [photo]);
+});
+
 t.test('what is not a change file is refused', async (t) => {
   for (const [json, why] of [
     ['[1,2]', 'a top-level array'],

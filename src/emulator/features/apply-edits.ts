@@ -1,9 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { AdminError, invalidParameter } from '../admin-error.js';
+import { AdminError } from '../admin-error.js';
+import {
+  attachmentKey,
+  attachmentToAdd,
+  attachmentUpdated,
+  readAttachmentEdits,
+  type AttachmentResult,
+  type AttachmentResults,
+  type PlannedAttachmentChange,
+} from './attachment-edits.js';
+import type { Attachment } from './attachments.js';
 import type { ChangeOp, Row } from './change-log.js';
+import { attributesOf, editedAttributes, listOf } from './edited-attributes.js';
 import { featureGeometry } from './feature-geometry.js';
 import type { FeatureLayer } from './feature-layer.js';
-import { fieldValue, normalizeGuid, type EditError } from './field-values.js';
+import { normalizeGuid, type EditError } from './field-values.js';
 import type { Attributes } from './types.js';
 
 /** One layer's part of an `applyEdits` call, as the request gives it (checked here). */
@@ -12,6 +23,8 @@ export interface LayerEdits {
   adds?: unknown;
   updates?: unknown;
   deletes?: unknown;
+  /** With `useGlobalIds`: `{adds, updates, deletes}` of the layer's attachments. */
+  attachments?: unknown;
 }
 
 /** How an `applyEdits` call is applied. */
@@ -38,6 +51,8 @@ export interface LayerEditResults {
   addResults: EditResult[];
   updateResults: EditResult[];
   deleteResults: EditResult[];
+  /** When the call edited attachments of the layer. */
+  attachments?: AttachmentResults;
 }
 
 /** A change an `applyEdits` call makes to one feature, checked and ready to apply. */
@@ -54,34 +69,6 @@ type Kind = 'addResults' | 'updateResults' | 'deleteResults';
 const ROLLED_BACK: EditError = { code: 1003, description: 'Operation rolled back.' };
 const MISSING: EditError = { code: 1011, description: 'Object is missing.' };
 
-function listOf(value: unknown, name: string): unknown[] {
-  if (value === undefined || value === null) return [];
-  if (Array.isArray(value)) return value;
-  if (typeof value === 'string' && name === 'deletes') return value.split(',').filter((item) => item.trim() !== '');
-  throw invalidParameter(name, 'must be a JSON array');
-}
-
-const attributesOf = (feature: unknown): Record<string, unknown> | undefined => {
-  const attributes = (feature as { attributes?: unknown } | null)?.attributes;
-  return attributes !== null && typeof attributes === 'object' && !Array.isArray(attributes)
-    ? (attributes as Record<string, unknown>)
-    : undefined;
-};
-
-/** The editable attributes an edit sets, typed by the layer's fields; the first bad value's error otherwise. */
-function editedAttributes(layer: FeatureLayer, given: Record<string, unknown>): { attributes: Attributes } | { error: EditError } {
-  const attributes: Attributes = {};
-  for (const [name, value] of Object.entries(given)) {
-    const field = layer.definition.fields.find((candidate) => candidate.name.toLowerCase() === name.toLowerCase());
-    if (field === undefined) return { error: { code: 1000, description: `Field '${name}' does not exist in layer ${layer.id}.` } };
-    if (!field.editable) continue;
-    const typed = fieldValue(field, value);
-    if ('error' in typed) return typed;
-    attributes[field.name] = typed.value;
-  }
-  return { attributes };
-}
-
 /**
  * Checks and applies one `applyEdits` call on a service's layers, as the product does: adds, updates and deletes
  * per layer, each feature answered with its result. With `rollbackOnFailure`, one failure applies nothing (the
@@ -93,8 +80,11 @@ export class EditBatch {
   readonly #options: ApplyEditsOptions;
   readonly #planned: PlannedChange[] = [];
   readonly #results: LayerEditResults[] = [];
+  readonly #plannedAttachments: PlannedAttachmentChange[] = [];
   /** Where each planned change's result is, to mark it rolled back. */
-  readonly #resultOf: EditResult[] = [];
+  readonly #resultOf: (EditResult | AttachmentResult)[] = [];
+  /** Attachments as the call has made them so far, by GlobalID (null: deleted). */
+  readonly #pendingAttachments = new Map<FeatureLayer, Map<string, Attachment | null>>();
   /** Rows as the call has made them so far, so a feature added and updated in one call is found. */
   readonly #pending = new Map<FeatureLayer, Map<number, Row | null>>();
   #failed = false;
@@ -113,6 +103,64 @@ export class EditBatch {
     for (const feature of listOf(edits.adds, 'adds')) this.#add(layer, feature, results);
     for (const feature of listOf(edits.updates, 'updates')) this.#update(layer, feature, results);
     for (const id of listOf(edits.deletes, 'deletes')) this.#delete(layer, id, results);
+    const attachments = readAttachmentEdits(layer, edits.attachments, this.#options.useGlobalIds);
+    if (attachments === undefined) return;
+    const attachmentResults: AttachmentResults = { addResults: [], updateResults: [], deleteResults: [] };
+    results.attachments = attachmentResults;
+    for (const input of attachments.adds) this.#addAttachment(layer, input, attachmentResults);
+    for (const input of attachments.updates) this.#changeAttachment(layer, 'update', input, attachmentResults);
+    for (const input of attachments.deletes) this.#changeAttachment(layer, 'delete', input, attachmentResults);
+  }
+
+  /** The attachment with `globalId` as the call has made it so far. */
+  #currentAttachment(layer: FeatureLayer, globalId: string): Attachment | undefined {
+    const pending = this.#pendingAttachments.get(layer)?.get(globalId);
+    return pending === null ? undefined : (pending ?? layer.attachments.byGlobalId(globalId));
+  }
+
+  #recordAttachment(list: AttachmentResult[], result: AttachmentResult, change?: PlannedAttachmentChange): void {
+    list.push(result);
+    if (change === undefined) {
+      this.#failed = true;
+      return;
+    }
+    this.#plannedAttachments.push(change);
+    this.#resultOf.push(result);
+    let pending = this.#pendingAttachments.get(change.layer);
+    if (pending === undefined) this.#pendingAttachments.set(change.layer, (pending = new Map()));
+    pending.set(change.attachment.globalId, change.op === 'delete' ? null : change.attachment);
+  }
+
+  #addAttachment(layer: FeatureLayer, input: unknown, results: AttachmentResults): void {
+    const parent = (globalId: string): number | undefined => {
+      const objectId = layer.objectIdOf(globalId) ?? this.#pendingGlobalId(layer, globalId);
+      return objectId !== undefined && this.#current(layer, objectId) !== undefined ? objectId : undefined;
+    };
+    const made = attachmentToAdd(layer, input, parent, (globalId) => this.#currentAttachment(layer, globalId) !== undefined);
+    if ('error' in made)
+      return this.#recordAttachment(results.addResults, { objectId: -1, globalId: made.globalId, success: false, error: made.error });
+    const { attachment } = made;
+    this.#recordAttachment(
+      results.addResults,
+      { objectId: attachment.id, globalId: attachment.globalId, success: true },
+      { layer, op: 'add', attachment },
+    );
+  }
+
+  #changeAttachment(layer: FeatureLayer, op: 'update' | 'delete', input: unknown, results: AttachmentResults): void {
+    const list = op === 'update' ? results.updateResults : results.deleteResults;
+    const globalId = attachmentKey(input);
+    const before = globalId === undefined ? undefined : this.#currentAttachment(layer, globalId);
+    if (before === undefined)
+      return this.#recordAttachment(list, { objectId: -1, globalId: globalId ?? null, success: false, error: MISSING });
+    const changed = op === 'delete' ? { attachment: before } : attachmentUpdated(before, input);
+    if ('error' in changed)
+      return this.#recordAttachment(list, { objectId: before.id, globalId: before.globalId, success: false, error: changed.error });
+    this.#recordAttachment(
+      list,
+      { objectId: before.id, globalId: before.globalId, success: true },
+      { layer, op, attachment: changed.attachment },
+    );
   }
 
   #current(layer: FeatureLayer, objectId: number): Row | undefined {
@@ -211,9 +259,14 @@ export class EditBatch {
     return this.#failed;
   }
 
-  /** The changes that will be applied. */
+  /** The changes of features that will be applied. */
   get changes(): readonly PlannedChange[] {
     return this.#failed && this.#options.rollbackOnFailure ? [] : this.#planned;
+  }
+
+  /** The changes of attachments that will be applied (besides those of deleted features, deleted with them). */
+  get attachmentChanges(): readonly PlannedAttachmentChange[] {
+    return this.#failed && this.#options.rollbackOnFailure ? [] : this.#plannedAttachments;
   }
 
   /**
@@ -228,6 +281,11 @@ export class EditBatch {
     if (serverGen === undefined) return this.#results;
     for (const { layer, op, objectId, row } of this.#planned) {
       layer.change(op, objectId, op === 'delete' ? row : this.#tracked(layer, op, row, when), serverGen);
+    }
+    for (const { layer, op, attachment } of this.#plannedAttachments) layer.changeAttachment(op, attachment, serverGen);
+    // A deleted feature's attachments go with it, in the same generation.
+    for (const { layer, op, objectId } of this.#planned) {
+      if (op === 'delete') for (const attachment of layer.attachments.of(objectId)) layer.changeAttachment('delete', attachment, serverGen);
     }
     return this.#results;
   }

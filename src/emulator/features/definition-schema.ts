@@ -62,6 +62,7 @@ export const layerSchema = z
       .optional(),
     relationships: z.array(z.any()).default([]),
     maxRecordCount: z.number().int().positive().default(DEFAULT_MAX_RECORD_COUNT),
+    hasAttachments: z.boolean().optional(),
   })
   .strip()
   .superRefine((layer, issues) => {

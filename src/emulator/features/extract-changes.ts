@@ -1,4 +1,5 @@
 import { AdminError } from '../admin-error.js';
+import type { Attachment } from './attachments.js';
 import type { ChangeEntry, Row } from './change-log.js';
 import { SYNC_MODEL_MISMATCH, type ExtractRequest } from './extract-request.js';
 import type { FeatureLayer } from './feature-layer.js';
@@ -14,6 +15,8 @@ export interface LayerChanges {
   adds: Row[] | undefined;
   updates: Row[] | undefined;
   deletes: (number | string)[] | undefined;
+  /** With `returnAttachments`, on a layer with attachments: their net changes; deletes by GlobalID. */
+  attachments?: { adds: Attachment[]; updates: Attachment[]; deletes: string[] };
 }
 
 /** An `extractChanges` answer before it is written: the layers' generations and their changes. */
@@ -24,6 +27,10 @@ export interface ChangesAnswer {
   outSR: number | undefined;
   idsOnly: boolean;
   extentOnly: boolean;
+  /** Attachments by `url` under `serviceUrl`, or with their bytes inline. */
+  attachmentsByUrl: boolean;
+  /** The service's URL (`…/FeatureServer`), for attachments' URLs. */
+  serviceUrl: string;
 }
 
 /**
@@ -95,23 +102,42 @@ export function extractChanges(
   store: FeatureStore,
   service: ServiceFeatures,
   request: ExtractRequest,
-  options: { now: number; deletesAsGlobalIds: boolean },
+  options: { now: number; deletesAsGlobalIds: boolean; serviceUrl: string },
 ): ChangesAnswer {
   if (request.syncModelMismatch) throw new AdminError(400, 'Unable to complete operation.', SYNC_MODEL_MISMATCH);
   const ranged = (request.layers ?? service.layers.map(({ id }) => id)).map((id) => {
     const layer = service.layer(id);
     if (layer === undefined) throw new AdminError(400, 'Unable to complete operation.', `Layer ${id} not found.`);
     const [from, to] = rangeFor(request, service, layer, options.now, store);
-    return { layer, to, entries: layer.log.between(from, to) };
+    return { layer, from, to, entries: layer.log.between(from, to) };
   });
-  const chosen = request.layers === undefined ? ranged.filter(({ entries }) => entries.length > 0) : ranged;
+  const chosen =
+    request.layers === undefined
+      ? ranged.filter(({ layer, from, to, entries }) => entries.length > 0 || layer.attachments.between(from, to).length > 0)
+      : ranged;
   return {
     layerServerGens: chosen.map(({ layer, to }) => ({ id: layer.id, serverGen: to })),
-    layers: chosen.map(({ layer, entries }) => layerChanges(request, layer, entries, options.deletesAsGlobalIds)),
+    layers: chosen.map(({ layer, from, to, entries }) => {
+      const changes = layerChanges(request, layer, entries, options.deletesAsGlobalIds);
+      if (request.returnAttachments && layer.definition.hasAttachments === true) changes.attachments = attachmentChanges(layer, from, to);
+      return changes;
+    }),
     outSR: request.outSR,
     idsOnly: request.returnIdsOnly,
     extentOnly: request.returnExtentOnly,
+    attachmentsByUrl: request.returnAttachmentsDataByUrl,
+    serviceUrl: options.serviceUrl,
   };
+}
+
+/** A layer's net attachment changes in `(from, to]`. */
+function attachmentChanges(layer: FeatureLayer, from: number, to: number): NonNullable<LayerChanges['attachments']> {
+  const changes: NonNullable<LayerChanges['attachments']> = { adds: [], updates: [], deletes: [] };
+  for (const { op, attachment } of layer.attachments.netChanges(from, to)) {
+    if (op === 'delete') changes.deletes.push(attachment.globalId);
+    else (op === 'add' ? changes.adds : changes.updates).push(attachment);
+  }
+  return changes;
 }
 
 function layerChanges(

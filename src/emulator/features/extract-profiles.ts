@@ -24,7 +24,7 @@ export interface ExtractChangesCapabilities {
 const everything: ExtractChangesCapabilities = {
   supportsReturnIdsOnly: true,
   supportsReturnExtentOnly: true,
-  supportsReturnAttachments: false,
+  supportsReturnAttachments: true,
   supportsLayerQueries: true,
   supportsGeometry: true,
   supportsFeatureReturn: true,
@@ -38,6 +38,7 @@ const capabilities: Readonly<Record<ExtractChangesProfile, ExtractChangesCapabil
   'enterprise-10.6.1': {
     ...everything,
     supportsReturnExtentOnly: false,
+    supportsReturnAttachments: false,
     supportsLayerQueries: false,
     supportsGeometry: false,
     supportsFeatureReturn: false,

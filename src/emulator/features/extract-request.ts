@@ -24,6 +24,10 @@ export interface ExtractRequest {
   returnDeletes: boolean;
   returnIdsOnly: boolean;
   returnExtentOnly: boolean;
+  /** Each layer's attachment changes too, under `attachments`. */
+  returnAttachments: boolean;
+  /** Attachments by `url` (true) or with their bytes inline as base64 `data`. */
+  returnAttachmentsDataByUrl: boolean;
   layerQueries: ReadonlyMap<number, LayerQuery>;
   /** Only changes whose geometry intersects this envelope, in `inSR` (the layer's when undefined). */
   geometry?: { envelope: Envelope; wkid?: number };
@@ -111,6 +115,10 @@ export function readExtractRequest(params: Params, capabilities: ExtractChangesC
   if (returnExtentOnly && !capabilities.supportsReturnExtentOnly) {
     throw new AdminError(400, 'Unable to complete operation.', "'returnExtentOnly' is not supported by this service.");
   }
+  const returnAttachments = params.boolean('returnAttachments') ?? false;
+  if (returnAttachments && !capabilities.supportsReturnAttachments) {
+    throw new AdminError(400, 'Unable to complete operation.', "'returnAttachments' is not supported by this service.");
+  }
   let geometry: ExtractRequest['geometry'];
   if (params.has('geometry')) {
     if (!capabilities.supportsGeometry)
@@ -132,6 +140,8 @@ export function readExtractRequest(params: Params, capabilities: ExtractChangesC
     returnDeletes: params.boolean('returnDeletes') ?? true,
     returnIdsOnly,
     returnExtentOnly,
+    returnAttachments,
+    returnAttachmentsDataByUrl: params.boolean('returnAttachmentsDataByUrl') ?? true,
     layerQueries: layerQueriesOf(params, capabilities),
     ...(geometry === undefined ? {} : { geometry }),
     ...(params.has('outSR') ? { outSR: normalizeWkid(params.string('outSR')) } : {}),

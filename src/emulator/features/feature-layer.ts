@@ -1,3 +1,4 @@
+import { LayerAttachments, type Attachment, type AttachmentOp } from './attachments.js';
 import { ChangeLog, type ChangeOp, type Row } from './change-log.js';
 import type { Attributes, FieldDefinition, LayerDefinition } from './types.js';
 
@@ -8,6 +9,8 @@ import type { Attributes, FieldDefinition, LayerDefinition } from './types.js';
 export class FeatureLayer {
   definition: LayerDefinition;
   readonly log: ChangeLog;
+  /** Its attachments (none unless the definition has `hasAttachments`). */
+  readonly attachments = new LayerAttachments();
   readonly #rows = new Map<number, Row>();
   readonly #byGlobalId = new Map<string, number>();
   #lastObjectId = 0;
@@ -70,6 +73,12 @@ export class FeatureLayer {
       this.#byGlobalId.set(globalId, objectId);
     }
     this.log.append({ serverGen, objectId, globalId, op, row });
+    this.#serverGen = serverGen;
+  }
+
+  /** Applies one change of an attachment of generation `serverGen` and logs it. */
+  changeAttachment(op: AttachmentOp, attachment: Attachment, serverGen: number): void {
+    this.attachments.change(op, attachment, serverGen);
     this.#serverGen = serverGen;
   }
 

@@ -42,7 +42,10 @@ const parcelStatus: CodedValueDomain = {
 
 const WEB_MERCATOR = { wkid: 102100, latestWkid: 3857 };
 
-/** Hosted/Parcels (docs/emulator.md#feature-services-with-features): layer 0 "Parcels" (polygons) and table 1 "Inspections", one parcel to many inspections. */
+/**
+ * Hosted/Parcels (docs/emulator.md#feature-services-with-features): layer 0 "Parcels" (polygons) and table 1
+ * "Inspections", one parcel to many inspections, both taking attachments (photos).
+ */
 export function parcelsLayers(): LayerDefinition[] {
   return [
     {
@@ -76,6 +79,7 @@ export function parcelsLayers(): LayerDefinition[] {
         },
       ],
       maxRecordCount: DEFAULT_MAX_RECORD_COUNT,
+      hasAttachments: true,
     },
     {
       id: 1,
@@ -105,6 +109,7 @@ export function parcelsLayers(): LayerDefinition[] {
         },
       ],
       maxRecordCount: DEFAULT_MAX_RECORD_COUNT,
+      hasAttachments: true,
     },
   ];
 }

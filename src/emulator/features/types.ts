@@ -93,4 +93,6 @@ export interface LayerDefinition {
   editFieldsInfo?: EditFieldsInfo;
   relationships: Relationship[];
   maxRecordCount: number;
+  /** Its features take attachments (`…/<oid>/attachments`, `addAttachment`, `attachments` in `applyEdits`). */
+  hasAttachments?: boolean;
 }

@@ -1,3 +1,4 @@
+import type { Attachment } from './attachments.js';
 import type { Row } from './change-log.js';
 import { stringifyExact } from './exact-json.js';
 import { geometryIn, type ChangesAnswer, type LayerChanges } from './extract-changes.js';
@@ -29,7 +30,34 @@ function* featureChunks(answer: ChangesAnswer, layer: LayerChanges): Generator<s
     yield* listChunks(name, rows, write);
   }
   if (layer.deletes !== undefined) yield `${lists.length > 0 ? ',' : ''}"deleteIds":${stringifyExact(layer.deletes)}`;
-  yield '}}';
+  yield '}';
+  yield* attachmentChunks(answer, layer);
+  yield '}';
+}
+
+/**
+ * A layer's `,"attachments":{adds, updates, deleteIds}` when asked for: each attachment as sync writes it
+ * (`attachmentId`, `globalId`, `parentGlobalId`, `name`, `contentType`, `size`, `keywords`) with its bytes by `url`
+ * or inline as base64 `data` (neither with `returnIdsOnly`); deletes by GlobalID.
+ */
+function* attachmentChunks(answer: ChangesAnswer, layer: LayerChanges): Generator<string> {
+  if (layer.attachments === undefined) return;
+  const write = (attachment: Attachment): unknown => ({
+    attachmentId: attachment.id,
+    globalId: attachment.globalId,
+    parentGlobalId: attachment.parentGlobalId,
+    name: attachment.name,
+    contentType: attachment.contentType,
+    size: attachment.data.length,
+    keywords: attachment.keywords,
+    ...(answer.idsOnly
+      ? {}
+      : answer.attachmentsByUrl
+        ? { url: `${answer.serviceUrl}/${layer.id}/${attachment.parentObjectId}/attachments/${attachment.id}` }
+        : { data: attachment.data.toString('base64') }),
+  });
+  const { adds, updates, deletes } = layer.attachments;
+  yield `,"attachments":{"adds":${JSON.stringify(adds.map(write))},"updates":${JSON.stringify(updates.map(write))},"deleteIds":${JSON.stringify(deletes)}}`;
 }
 
 /** With `returnIdsOnly`: a layer's `objectIds: {adds, updates, deletes}`. */
@@ -40,6 +68,12 @@ function idsOf(layer: LayerChanges): unknown {
   if (layer.updates !== undefined) ids.updates = layer.updates.map(objectId);
   if (layer.deletes !== undefined) ids.deletes = layer.deletes;
   return { id: layer.id, objectIds: ids };
+}
+
+function* idsChunks(answer: ChangesAnswer, layer: LayerChanges): Generator<string> {
+  yield stringifyExact(idsOf(layer)).slice(0, -1);
+  yield* attachmentChunks(answer, layer);
+  yield '}';
 }
 
 /** With `returnExtentOnly`: the envelope of every changed row still there, in `outSR`. */
@@ -80,7 +114,7 @@ export function* writeChanges(answer: ChangesAnswer): Generator<string> {
   yield '"edits":[';
   for (const [index, layer] of answer.layers.entries()) {
     if (index > 0) yield ',';
-    if (answer.idsOnly) yield stringifyExact(idsOf(layer));
+    if (answer.idsOnly) yield* idsChunks(answer, layer);
     else yield* featureChunks(answer, layer);
   }
   yield ']}';

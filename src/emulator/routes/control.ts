@@ -11,6 +11,7 @@ import { parseExactJson } from '../features/exact-json.js';
 import type { FeatureLayer } from '../features/feature-layer.js';
 import { sampleFeature, sampleUpdate } from '../features/sample-features.js';
 import { serviceKey } from '../store.js';
+import { submitInspection, type SubmissionRequest } from '../survey123.js';
 import type { CatalogService } from '../types.js';
 
 type ControlParams = ServiceParams;
@@ -38,6 +39,8 @@ function withoutKey<T extends { signatureKey: string }>({
 /** What the control endpoints work with besides the context. */
 export interface ControlContext extends EmulatorContext {
   clock: EmulatorClock;
+  /** Where the emulator is reached, for the URLs of a Survey123 payload. */
+  publicUrl: () => string;
 }
 
 /**
@@ -122,6 +125,10 @@ export async function controlRoutes(app: FastifyInstance, context: ControlContex
     );
     return { serverGen: outcome.serverGen ?? null, results: outcome.results, deliveries: outcome.deliveries };
   });
+
+  // One inspection submitted as Survey123 submits it: a parent, related rows and photos in one applyEdits, then,
+  // with webhookUrl, the Survey123 webhook payload POSTed there.
+  controlRoute('/submissions', async (request) => submitInspection(context, featureService(request), body(request) as SubmissionRequest));
 
   // N sample features added to one layer in one generation.
   controlRoute('/bulk', async (request) => {

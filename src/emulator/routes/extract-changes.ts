@@ -39,7 +39,9 @@ export async function extractChangesRoutes(app: FastifyInstance, context: Featur
     async (request, reply) => {
       const { key, features, capabilities } = addressedService(context, request);
       const extract = readExtractRequest(Params.of(request), capabilities);
-      const options = { now: clock.now(), deletesAsGlobalIds: context.online };
+      const path = pathOf(request);
+      const serviceUrl = `${context.publicUrl()}${path.slice(0, path.lastIndexOf('/extractChanges'))}`;
+      const options = { now: clock.now(), deletesAsGlobalIds: context.online, serviceUrl };
       if (!extract.async) return sendChanges(reply, extractChanges(store.features, features, extract, options));
       const id = randomBytes(16).toString('hex');
       let outcome: { answer: ChangesAnswer } | { failure: string };

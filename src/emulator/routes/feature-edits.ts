@@ -10,6 +10,9 @@ import { addressedLayer, addressedService, requestUser, type FeatureRoutesContex
 
 type LayerParams = ServiceParams & { layer: string };
 
+/** Edits may carry attachments' bytes in base64 (`attachments` with `useGlobalIds`): up to 64 MB a request. */
+const EDITS_BODY_LIMIT = { bodyLimit: 64 * 1024 * 1024 };
+
 /** A JSON parameter read exactly (BigInteger values beyond 2^53 keep every digit); undefined when absent. */
 function exactJson(params: Params, name: string): unknown {
   if (!params.has(name)) return undefined;
@@ -51,7 +54,7 @@ export async function featureEditRoutes(app: FastifyInstance, context: FeatureRo
   const layerRoute = (
     operation: string,
     handler: (request: FastifyRequest<{ Params: LayerParams }>, reply: FastifyReply) => Promise<unknown>,
-  ): void => serviceRoute<LayerParams>(app, 'POST', `/FeatureServer/:layer/${operation}`, handler, '');
+  ): void => serviceRoute<LayerParams>(app, 'POST', `/FeatureServer/:layer/${operation}`, handler, '', EDITS_BODY_LIMIT);
 
   /** One layer's edits read from the request: `adds`, `updates`, `deletes` (or, for the shortcuts, `features` / `objectIds`). */
   const layerEdits = (
@@ -66,13 +69,14 @@ export async function featureEditRoutes(app: FastifyInstance, context: FeatureRo
       ...(names.adds === undefined ? {} : { adds: exactJson(params, names.adds) }),
       ...(names.updates === undefined ? {} : { updates: exactJson(params, names.updates) }),
       ...(names.deletes === undefined ? {} : { deletes: idList(params, names.deletes) }),
+      ...(names.adds === 'adds' && params.has('attachments') ? { attachments: exactJson(params, 'attachments') } : {}),
     };
   };
 
   layerRoute('applyEdits', async (request, reply) => {
     const [results] = apply(request, [layerEdits(request, { adds: 'adds', updates: 'updates', deletes: 'deletes' })]);
-    const { addResults, updateResults, deleteResults } = results!;
-    return sendExact(reply, { addResults, updateResults, deleteResults });
+    const { addResults, updateResults, deleteResults, attachments } = results!;
+    return sendExact(reply, { addResults, updateResults, deleteResults, ...(attachments === undefined ? {} : { attachments }) });
   });
   layerRoute('addFeatures', async (request, reply) =>
     sendExact(reply, { addResults: apply(request, [layerEdits(request, { adds: 'features' })])[0]!.addResults }),
@@ -104,5 +108,6 @@ export async function featureEditRoutes(app: FastifyInstance, context: FeatureRo
       return sendExact(reply, apply(request, edits as LayerEdits[]));
     },
     '',
+    EDITS_BODY_LIMIT,
   );
 }

@@ -77,13 +77,17 @@ export async function featureServiceRoutes(app: FastifyInstance, context: Featur
   );
 }
 
+/** The fields of a layer's attachments, as its resource lists them (what `queryAttachments` answers). */
+const ATTACHMENT_PROPERTIES = ['name', 'size', 'contentType', 'keywords', 'exifInfo'].map((name) => ({ name, isEnabled: true }));
+
 /** A layer's (or table's) resource: its definition, with what the service says of its capabilities and data. */
 function layerResource(service: CatalogService, definition: LayerDefinition): Record<string, unknown> & { type: string } {
   return {
     currentVersion: EMULATED_VERSION,
     ...definition,
     capabilities: service.capabilities ?? '',
-    hasAttachments: false,
+    hasAttachments: definition.hasAttachments === true,
+    ...(definition.hasAttachments === true ? { attachmentProperties: ATTACHMENT_PROPERTIES } : {}),
     supportsApplyEditsWithGlobalIds: true,
     supportedQueryFormats: 'JSON',
     standardMaxRecordCount: definition.maxRecordCount,
@@ -92,6 +96,7 @@ function layerResource(service: CatalogService, definition: LayerDefinition): Re
       supportsOrderBy: true,
       supportsQueryWithResultType: false,
       supportsReturningQueryExtent: false,
+      supportsQueryAttachments: definition.hasAttachments === true,
     },
     isDataVersioned: service.versioned === true || service.branchVersioned === true,
     isDataBranchVersioned: service.branchVersioned === true,

@@ -7,6 +7,7 @@ import { jobParameter, jobStatus } from '../rest-gp.js';
 import { serviceKey } from '../store.js';
 import type { FiredJob } from '../types.js';
 import { extractChangesRoutes } from './extract-changes.js';
+import { featureAttachmentRoutes } from './feature-attachments.js';
 import type { FeatureRoutesContext } from './feature-context.js';
 import { featureEditRoutes } from './feature-edits.js';
 import { featureQueryRoutes } from './feature-query.js';
@@ -77,5 +78,6 @@ export async function restRoutes(
   await app.register(featureServiceRoutes, features);
   await app.register(featureQueryRoutes, features);
   await app.register(featureEditRoutes, features);
+  await app.register(featureAttachmentRoutes, features);
   await app.register(extractChangesRoutes, features);
 }

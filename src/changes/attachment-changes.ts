@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import type { ChangeFile } from '../arcgis-request/change-file.js';
+import type { ServiceSession } from '../arcgis-request/service-session.js';
+import { GeohookError } from '../errors.js';
+import type { AttachmentEntry, EventAttachments } from './change-event.js';
+
+/** An attachment as `extractChanges` (`returnAttachments=true`) lists it: by `url`, or with its bytes as `data`. */
+interface ListedAttachment {
+  attachmentId?: unknown;
+  id?: unknown;
+  globalId?: unknown;
+  parentGlobalId?: unknown;
+  name?: unknown;
+  contentType?: unknown;
+  size?: unknown;
+  keywords?: unknown;
+  url?: unknown;
+  data?: unknown;
+}
+
+/** A range's added and updated attachments, by layer and parent GlobalID (`<layer>\n<GUID>`), read from its change file. */
+export type RangeAttachments = Map<string, { adds: ListedAttachment[]; updates: ListedAttachment[] }>;
+
+/** Bytes of an answer kept to tell an error body (JSON in an HTTP 200) from the attachment's bytes. */
+const ERROR_PROBE_BYTES = 64 * 1024;
+
+const UUID = /^\{?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\}?$/i;
+
+/** A GUID as `{XXXXXXXX-…}` in upper case, whatever way the server wrote it; undefined for anything else. */
+export const normalizeGuid = (value: unknown): string | undefined => {
+  const match = typeof value === 'string' ? UUID.exec(value.trim()) : null;
+  return match === null ? undefined : `{${match[1]!.toUpperCase()}}`;
+};
+
+const parentKeyOf = (layerId: number, globalId: string): string => `${layerId}\n${globalId}`;
+
+/** Reads the attachment lists of a change file (small: metadata and URLs) and groups them by parent. */
+export async function readRangeAttachments(file: ChangeFile): Promise<RangeAttachments> {
+  const found: RangeAttachments = new Map();
+  for (const [index, list] of file.lists.entries()) {
+    if (list.kind !== 'attachments.adds' && list.kind !== 'attachments.updates') continue;
+    for (const element of await file.read(index, 0, list.length)) {
+      const listed = (element ?? {}) as ListedAttachment;
+      const parent = normalizeGuid(listed.parentGlobalId);
+      if (parent === undefined) continue;
+      const key = parentKeyOf(list.layerId, parent);
+      if (!found.has(key)) found.set(key, { adds: [], updates: [] });
+      found.get(key)![list.kind === 'attachments.adds' ? 'adds' : 'updates'].push(listed);
+    }
+  }
+  return found;
+}
+
+/** The SHA-256 of an attachment's bytes: its inline `data`, else read from its `url` in the session (with the token). */
+async function sha256Of(session: ServiceSession, listed: ListedAttachment): Promise<string> {
+  if (typeof listed.data === 'string') return createHash('sha256').update(Buffer.from(listed.data, 'base64')).digest('hex');
+  if (typeof listed.url !== 'string')
+    throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', 'an attachment of the range has neither url nor data');
+  const hashed = await session.readTo(new URL(listed.url), async (body) => {
+    const hash = createHash('sha256');
+    const probe: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      hash.update(chunk);
+      if (size < ERROR_PROBE_BYTES) probe.push(Buffer.from(chunk));
+      size += chunk.length;
+    }
+    // An error answered in an HTTP 200 JSON body is an error (a refused token is then renewed once), not bytes.
+    let root: Record<string, unknown> = {};
+    if (size <= ERROR_PROBE_BYTES && Buffer.concat(probe).subarray(0, 9).toString() === '{"error":') {
+      try {
+        root = JSON.parse(Buffer.concat(probe).toString('utf8')) as Record<string, unknown>;
+      } catch {
+        root = {};
+      }
+    }
+    return { root, sha256: hash.digest('hex'), close: () => Promise.resolve() };
+  });
+  return hashed.sha256;
+}
+
+/** An attachment entry of an event, its bytes hashed. */
+async function entryOf(
+  session: ServiceSession,
+  listed: ListedAttachment,
+  parentKey: AttachmentEntry['parentKey'],
+): Promise<AttachmentEntry> {
+  const id = typeof listed.attachmentId === 'number' ? listed.attachmentId : typeof listed.id === 'number' ? listed.id : -1;
+  const globalId = normalizeGuid(listed.globalId);
+  return {
+    id,
+    ...(globalId === undefined ? {} : { globalId }),
+    name: typeof listed.name === 'string' ? listed.name : '',
+    contentType: typeof listed.contentType === 'string' ? listed.contentType : 'application/octet-stream',
+    size: typeof listed.size === 'number' ? listed.size : 0,
+    ...(typeof listed.keywords === 'string' && listed.keywords !== '' ? { keywords: listed.keywords } : {}),
+    sha256: await sha256Of(session, listed),
+    parentKey,
+  };
+}
+
+/** The attachment changes of the feature `parentKey` of `layerId` in the range, their bytes hashed; undefined when it has none. */
+export async function attachmentsOf(
+  session: ServiceSession,
+  found: RangeAttachments,
+  layerId: number,
+  parentKey: AttachmentEntry['parentKey'],
+): Promise<EventAttachments | undefined> {
+  const parent = normalizeGuid(parentKey.globalId);
+  const listed = parent === undefined ? undefined : found.get(parentKeyOf(layerId, parent));
+  if (listed === undefined) return undefined;
+  return {
+    adds: await Promise.all(listed.adds.map((entry) => entryOf(session, entry, parentKey))),
+    updates: await Promise.all(listed.updates.map((entry) => entryOf(session, entry, parentKey))),
+    deletes: [],
+  };
+}

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+
+/** An attachment as a layer keeps it: its metadata and its bytes. Frozen; an update replaces it. */
+export interface Attachment {
+  readonly id: number;
+  readonly globalId: string;
+  readonly parentObjectId: number;
+  readonly parentGlobalId: string;
+  readonly name: string;
+  readonly contentType: string;
+  readonly keywords: string;
+  readonly data: Buffer;
+}
+
+/** What one edit did to one attachment. */
+export type AttachmentOp = 'add' | 'update' | 'delete';
+
+/** One attachment's change in one server generation: the attachment after it (for a delete, the one removed). */
+export interface AttachmentChange {
+  readonly serverGen: number;
+  readonly op: AttachmentOp;
+  readonly attachment: Attachment;
+}
+
+/** An attachment info, as `…/<oid>/attachments` and `queryAttachments` answer it. */
+export interface AttachmentInfo {
+  id: number;
+  globalId: string;
+  parentGlobalId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  keywords: string;
+  exifInfo: null;
+}
+
+export const infoOf = (attachment: Attachment): AttachmentInfo => ({
+  id: attachment.id,
+  globalId: attachment.globalId,
+  parentGlobalId: attachment.parentGlobalId,
+  name: attachment.name,
+  contentType: attachment.contentType,
+  size: attachment.data.length,
+  keywords: attachment.keywords,
+  exifInfo: null,
+});
+
+/** The SHA-256 of an attachment's bytes, hex: what tests compare downloads with. */
+export const sha256Of = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
+
+/**
+ * The attachments of one layer (a layer with `hasAttachments`): by id, by GlobalID and by parent, with the log of their
+ * changes by server generation for `extractChanges`.
+ */
+export class LayerAttachments {
+  readonly #byId = new Map<number, Attachment>();
+  readonly #byGlobalId = new Map<string, number>();
+  readonly #log: AttachmentChange[] = [];
+  #lastId = 0;
+
+  get count(): number {
+    return this.#byId.size;
+  }
+
+  get(id: number): Attachment | undefined {
+    return this.#byId.get(id);
+  }
+
+  byGlobalId(globalId: string): Attachment | undefined {
+    const id = this.#byGlobalId.get(globalId);
+    return id === undefined ? undefined : this.#byId.get(id);
+  }
+
+  /** The attachments of the feature `parentObjectId`, in the order of their ids. */
+  of(parentObjectId: number): Attachment[] {
+    return [...this.#byId.values()].filter((attachment) => attachment.parentObjectId === parentObjectId);
+  }
+
+  /** Every attachment, in the order of their ids. */
+  all(): IterableIterator<Attachment> {
+    return this.#byId.values();
+  }
+
+  /** The id the next added attachment gets. */
+  nextId(): number {
+    this.#lastId += 1;
+    return this.#lastId;
+  }
+
+  /** Applies one change of generation `serverGen` and logs it. */
+  change(op: AttachmentOp, attachment: Attachment, serverGen: number): void {
+    if (op === 'delete') {
+      this.#byId.delete(attachment.id);
+      this.#byGlobalId.delete(attachment.globalId);
+    } else {
+      this.#byId.set(attachment.id, attachment);
+      this.#byGlobalId.set(attachment.globalId, attachment.id);
+    }
+    this.#log.push({ serverGen, op, attachment });
+  }
+
+  /** The changes with `from < serverGen <= to`, oldest first. */
+  between(from: number, to: number): AttachmentChange[] {
+    return this.#log.filter((entry) => entry.serverGen > from && entry.serverGen <= to);
+  }
+
+  /**
+   * The net change of each attachment over a range, as `extractChanges` reports it: added then changed is an add
+   * of its latest version, added then deleted is left out, anything then deleted a delete, else an update.
+   */
+  netChanges(from: number, to: number): { op: AttachmentOp; attachment: Attachment }[] {
+    const net = new Map<number, { op: AttachmentOp; attachment: Attachment }>();
+    for (const { op, attachment } of this.between(from, to)) {
+      const before = net.get(attachment.id);
+      const added = before?.op === 'add' || (before === undefined && op === 'add');
+      if (added && op === 'delete') net.delete(attachment.id);
+      else net.set(attachment.id, { op: added ? 'add' : op, attachment });
+    }
+    return [...net.values()];
+  }
+}

@@ -1,0 +1,85 @@
+import t from 'tap';
+import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { PARCELS } from '../helpers/edits.js';
+import { countChanges, setUpParcelsChanges } from '../helpers/parcels-changes.js';
+import { configFile } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+
+// Attachments in change events (issue 55): with `attachments: "metadata"` a feature's create or update carries the
+// attachments its range added or updated, each with the SHA-256 of its bytes; without it, events are as they were.
+
+const redis = await startRedis(t);
+
+interface Submitted {
+  parent: { objectId: number; globalId: string };
+  related: { objectId: number; globalId: string }[];
+  attachments: { id: number; globalId: string; layerId: number; name: string; size: number; keywords: string; sha256: string }[];
+}
+
+const byKey = (events: readonly ChangeEvent[], layerId: number, objectId: number): ChangeEvent | undefined =>
+  events.find((event) => event.layer.id === layerId && event.key.objectId === objectId);
+
+t.test(
+  'attachments "metadata": a submitted parcel\'s created event carries its four photos with their SHA-256, the inspections theirs',
+  async (t) => {
+    const config = configFile(t, { changes: { [PARCELS]: { attachments: 'metadata' } } });
+    const { emulator, events } = await setUpParcelsChanges(t, redis, { GEOHOOK_CONFIG: config });
+    const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/submissions', {
+      photos: [{}, {}, {}, { on: 1, name: 'meter.jpg', keywords: 'meter' }].map((photo, index) => ({
+        name: `photo-${index + 1}.jpg`,
+        ...photo,
+      })),
+    });
+    const submitted = body as unknown as Submitted;
+    const all = await countChanges(events, 3);
+    t.equal(all.length, 3, 'one event per feature, as without attachments');
+
+    const parcel = byKey(all, 0, submitted.parent.objectId)!;
+    t.equal(parcel.type, 'change.created');
+    const onParcel = submitted.attachments.filter((photo) => photo.layerId === 0);
+    t.same(
+      parcel.attachments,
+      {
+        adds: onParcel.map((photo) => ({
+          id: photo.id,
+          globalId: photo.globalId,
+          name: photo.name,
+          contentType: 'image/jpeg',
+          size: photo.size,
+          keywords: photo.keywords,
+          sha256: photo.sha256,
+          parentKey: { objectId: submitted.parent.objectId, globalId: submitted.parent.globalId },
+        })),
+        updates: [],
+        deletes: [],
+      },
+      'the photos uploaded, each with the SHA-256 of its bytes',
+    );
+    const second = byKey(all, 1, submitted.related[1]!.objectId)!;
+    t.match(second.attachments, { adds: [{ name: 'meter.jpg', keywords: 'meter', sha256: submitted.attachments[3]!.sha256 }] });
+    t.notOk('attachments' in byKey(all, 1, submitted.related[0]!.objectId)!, 'an inspection without photos carries none');
+    t.ok(
+      emulator.requests.some((line) => /extractChanges\?.*returnAttachments=true/.test(line)),
+      'geohook asked for the attachments itself',
+    );
+  },
+);
+
+t.test('without attachments set, events carry none and geohook asks extractChanges for none', async (t) => {
+  const { emulator, events } = await setUpParcelsChanges(t, redis);
+  await emulator.control('services/Hosted/Parcels.FeatureServer/submissions', {});
+  const all = await countChanges(events, 3);
+  t.equal(all.length, 3);
+  t.ok(all.every((event) => !('attachments' in event)));
+  t.ok(emulator.requests.some((line) => /extractChanges\?.*returnAttachments=false/.test(line)));
+  t.notOk(
+    emulator.requests.some((line) => /\/attachments\/\d+/.test(line)),
+    'no attachment was downloaded',
+  );
+});
+
+t.test('attachments must be "none" or "metadata"', async (t) => {
+  const config = configFile(t, { changes: { [PARCELS]: { attachments: 'bytes' } } });
+  t.throws(() => loadConfig({ GEOHOOK_CONFIG: config, CHANGES: PARCELS }), { code: 'GEOHOOK_ERR_CONFIG', message: /none or metadata/ });
+});
