@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { buildApp } from './app.js';
 import type { GeohookConfig } from './config/load-config.js';
 import { warnPlainHttp } from './config/plain-http.js';
 import { wantsRegistration } from './config/self-registration.js';
@@ -9,7 +10,6 @@ import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { listenFailure } from './errors.js';
 import { createLogger } from './logger.js';
-import { buildReceiver } from './receiver/build-receiver.js';
 import { startRecovery, type Recovery } from './recovery/start-recovery.js';
 import { configuredTarget, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
 import type { Registration } from './registration/registration.js';
@@ -94,7 +94,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
       : []),
   ];
   const redisTarget = configuredTarget(config, redisUrl);
-  const app = await buildReceiver({
+  const app = await buildApp({
     config: { ...config, redisUrl },
     loggerInstance: logger,
     readinessChecks,
