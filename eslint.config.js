@@ -31,7 +31,7 @@ const layers = {
   relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'redis', 'signature'],
   dashboard: ['changes', 'config', 'events', 'mirror', 'queue', 'receiver', 'redis', 'relay', 'signature', 'subscriptions'],
   doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],
-  recovery: [
+  background: [
     'arcgis',
     'backfill',
     'changes',
@@ -131,7 +131,7 @@ export default tseslint.config(
     },
   },
   {
-    // The composition root only composes: what it starts lives in the folders (recovery/, receiver/, dashboard/, embedded/).
+    // The composition root only composes: what it starts lives in the folders (background/, receiver/, dashboard/, embedded/).
     files: ['src/server.ts'],
     rules: { 'max-lines': ['error', { max: 160, skipBlankLines: false, skipComments: false }] },
   },
