@@ -69,6 +69,16 @@ t.test('the receiver importing the dashboard or what its views read fails the li
   );
 });
 
+t.test('the fan-out importing a consumer, relay or subscription module fails the lint: they share its patterns', async (t) => {
+  for (const [module, name] of [
+    ['consumers/subscribe.js', 'subscribe'],
+    ['relay/relay-route.js', 'createRelayRoute'],
+    ['subscriptions/subscription-registry.js', 'SubscriptionRegistry'],
+  ] as const)
+    t.same(await rulesBroken(`export { ${name} } from '../${module}';\n`, 'src/fanout/probe.ts'), ['import-x/no-restricted-paths'], module);
+  t.same(await rulesBroken("export { compilePattern } from '../fanout/event-patterns.js';\n", 'src/consumers/probe.ts'), []);
+});
+
 t.test('src/server.ts over 160 lines fails the lint: the composition root only composes', async (t) => {
   const code = Array.from({ length: 161 }, (_, i) => `export const line${i} = ${i};`).join('\n') + '\n';
   t.same(await rulesBroken(code, 'src/server.ts'), ['max-lines']);
