@@ -18,19 +18,20 @@ const layers = {
   'arcgis-request': ['arcgis'],
   events: ['arcgis'],
   queue: ['arcgis', 'config', 'events', 'redis'],
-  receiver: ['arcgis', 'changes', 'config', 'events', 'mirror', 'queue', 'redis', 'relay', 'signature', 'subscriptions'],
+  receiver: ['arcgis', 'config', 'events', 'queue', 'redis', 'signature'],
   admin: ['arcgis', 'arcgis-request'],
-  consumers: ['arcgis', 'arcgis-request', 'changes', 'config', 'embedded', 'events', 'queue', 'redis'],
+  consumers: ['arcgis', 'arcgis-request', 'changes', 'config', 'embedded', 'events', 'fanout', 'queue', 'redis'],
   registration: ['admin', 'arcgis', 'config', 'redis', 'retry', 'signature'],
   backfill: ['arcgis', 'arcgis-request', 'events', 'queue', 'redis'],
   health: ['admin', 'arcgis', 'queue', 'redis', 'registration'],
   changes: ['arcgis', 'arcgis-request', 'backfill', 'config', 'events', 'health', 'queue', 'redis'],
   mirror: ['arcgis', 'arcgis-request', 'backfill', 'changes', 'events', 'redis', 'retry'],
-  fanout: ['arcgis', 'changes', 'config', 'consumers', 'events', 'queue', 'redis'],
+  fanout: ['arcgis', 'changes', 'config', 'events', 'queue', 'redis'],
   subscriptions: ['config', 'fanout', 'health', 'queue', 'redis'],
   relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'redis', 'signature'],
+  dashboard: ['changes', 'config', 'events', 'mirror', 'queue', 'receiver', 'redis', 'relay', 'signature', 'subscriptions'],
   doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],
-  recovery: [
+  background: [
     'arcgis',
     'backfill',
     'changes',
@@ -70,7 +71,7 @@ const layers = {
   ],
 };
 /** The composition roots at the top of `src/`, which only `cli/` (and they themselves) may import. */
-const roots = ['server.ts', 'index.ts', 'internal.ts', 'cli.ts'];
+const roots = ['server.ts', 'app.ts', 'index.ts', 'internal.ts', 'cli.ts'];
 const everything = [...Object.keys(layers), ...roots];
 
 const layerZones = Object.entries(layers).map(([folder, allowed]) => ({
@@ -130,7 +131,7 @@ export default tseslint.config(
     },
   },
   {
-    // The composition root only composes: what it starts lives in the folders (recovery/, receiver/, embedded/).
+    // The composition root only composes: what it starts lives in the folders (background/, receiver/, dashboard/, embedded/).
     files: ['src/server.ts'],
     rules: { 'max-lines': ['error', { max: 160, skipBlankLines: false, skipComments: false }] },
   },

@@ -4,7 +4,8 @@
  * verifying, and the errors. The emulator is the entry `geohook/emulator`; `geohook/internal` holds the parts
  * the command line builds on, with no such promise.
  */
-export { buildReceiver, type ReceiverOptions } from './receiver/build-receiver.js';
+export { buildApp as buildReceiver } from './app.js';
+export { type ReceiverOptions } from './receiver/build-receiver.js';
 export { classifyEvent, type Classification } from './events/classify-event.js';
 export { loadConfig, type GeohookConfig, type HookConfig, type ConfigOverrides } from './config/load-config.js';
 export { configuredTarget, connectRedis, type RedisClient, type RedisTarget } from './redis/connection.js';

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import { startBackground, type Background } from './background/start-background.js';
 import type { GeohookConfig } from './config/load-config.js';
 import { warnPlainHttp } from './config/plain-http.js';
 import { wantsRegistration } from './config/self-registration.js';
@@ -9,8 +11,6 @@ import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { listenFailure } from './errors.js';
 import { createLogger } from './logger.js';
-import { buildReceiver } from './receiver/build-receiver.js';
-import { startRecovery, type Recovery } from './recovery/start-recovery.js';
 import { configuredTarget, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
 import type { Registration } from './registration/registration.js';
 
@@ -43,8 +43,8 @@ export interface RunningServer {
 /**
  * Starts the receiver: an embedded redis-server (AOF on) when the configuration names no Redis, the receiver on
  * `config.host:config.port`, ready once Redis answers and, when ADMIN_URL and REGISTER are set, once
- * self-registration has succeeded; then recovery (`startRecovery`: backfill, poll, registration passes). Closes
- * in the reverse order.
+ * self-registration has succeeded; then what runs beside it (`startBackground`: the outputs, change events, the
+ * mirror, and recovery: backfill, poll, registration passes). Closes in the reverse order.
  */
 export async function startServer(config: GeohookConfig, options: StartServerOptions = {}): Promise<RunningServer> {
   const logger =
@@ -81,24 +81,24 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     unlockDataDir();
   };
   // Started once the receiver listens; /readyz asks for it from the start.
-  let recovery: Recovery | undefined = undefined;
+  let background: Background | undefined = undefined;
   const readinessChecks = [
     ...(wantsRegistration(config)
-      ? [() => (recovery?.registration === undefined ? 'registration pending' : recovery.registration.notReadyReason())]
+      ? [() => (background?.registration === undefined ? 'registration pending' : background.registration.notReadyReason())]
       : []),
     ...((config.admin?.changes.services.length ?? 0) > 0
-      ? [() => (recovery === undefined ? 'change events pending' : recovery.changes?.notReadyReason())]
+      ? [() => (background === undefined ? 'change events pending' : background.changes?.notReadyReason())]
       : []),
     ...(config.subscriptions.length > 0
-      ? [() => (recovery === undefined ? 'subscriptions pending' : recovery.outputs.notReadyReason())]
+      ? [() => (background === undefined ? 'subscriptions pending' : background.outputs.notReadyReason())]
       : []),
   ];
   const redisTarget = configuredTarget(config, redisUrl);
-  const app = await buildReceiver({
+  const app = await buildApp({
     config: { ...config, redisUrl },
     loggerInstance: logger,
     readinessChecks,
-    readinessDetails: () => (recovery?.registration === undefined ? undefined : { registration: recovery.registration.summary() }),
+    readinessDetails: () => (background?.registration === undefined ? undefined : { registration: background.registration.summary() }),
     ...(options.requestLogLevel === undefined ? {} : { requestLogLevel: options.requestLogLevel }),
   });
   try {
@@ -110,8 +110,8 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     throw listenFailure(err, 'the receiver', `${config.host}:${config.port}`, 'PORT (or --port)');
   }
   const { eventQueue, hookKeys, metricsRegistry } = app;
-  const running = startRecovery({ config, eventQueue, hookKeys, metricsRegistry, redisTarget, logger });
-  recovery = running;
+  const running = startBackground({ config, eventQueue, hookKeys, metricsRegistry, redisTarget, logger });
+  background = running;
   return {
     app,
     logger,

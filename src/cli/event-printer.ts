@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { changeEventsQueueName, type ChangeEvent } from '../changes/change-event.js';
-import { compilePattern, type ConsumedQueue } from '../consumers/event-patterns.js';
 import { subscribe, type Subscription } from '../consumers/subscribe.js';
 import type { EventHandlers } from '../consumers/types.js';
 import type { GeohookEvent } from '../events/envelope.js';
+import { compilePattern, type ConsumedQueue } from '../fanout/event-patterns.js';
 import { queueNames } from '../queue/names.js';
 import { connectRedis, type RedisTarget } from '../redis/connection.js';
 import { printJson } from './print.js';

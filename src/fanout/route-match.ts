@@ -3,8 +3,8 @@ import { InvalidWhereError } from '../arcgis/where/where-error.js';
 import { compileWhere, type WhereField } from '../arcgis/where/where.js';
 import type { ChangeEvent } from '../changes/change-event.js';
 import type { RouteFilterConfig } from '../config/route-filter.js';
-import { compilePattern } from '../consumers/event-patterns.js';
 import { serviceNameOf } from '../events/service-activity.js';
+import { compilePattern } from './event-patterns.js';
 import { isChangeEvent, type RoutedEvent } from './routed-event.js';
 
 /** What a route's `where` reads of a layer: its id and fields (a change writer's `LayerInfo` is one). */

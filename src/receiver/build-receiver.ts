@@ -1,21 +1,13 @@
-import { Queue } from 'bullmq';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import { changeEventsQueueName } from '../changes/change-event.js';
-import { changesQueueName } from '../changes/change-queues.js';
 import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
 import { GeohookError } from '../errors.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { EventQueue } from '../queue/event-queue.js';
-import { subscriptionQueueName } from '../queue/names.js';
 import { PingLog } from '../queue/ping-log.js';
-import { readServiceReports } from '../queue/service-report.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
-import { readFailingServices } from '../redis/failing-services.js';
-import { relayQueueName } from '../relay/relay-queues.js';
-import { readRelayStatus } from '../relay/relay-status.js';
 import { HookKeys } from '../signature/hook-keys.js';
 import { clientErrorHandler } from './client-error.js';
 import { capConnections, enforceFirstRequestDeadlines } from './connection-guards.js';
@@ -42,6 +34,11 @@ export interface ReceiverOptions {
   readinessDetails?: () => Record<string, unknown> | undefined;
   /** The level of the per-request log lines ("incoming request", "request completed"). @defaultValue 'info' */
   requestLogLevel?: 'info' | 'debug';
+  /**
+   * Called once the receiver's routes are registered, with its Redis connection, to add routes of its own before the
+   * receiver is returned: how `geohook serve` mounts the dashboard (`src/app.ts`). @defaultValue nothing
+   */
+  mount?: (app: FastifyInstance, connection: RedisClient) => Promise<void>;
 }
 
 declare module 'fastify' {
@@ -185,68 +182,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     ...(options.readinessDetails === undefined ? {} : { readinessDetails: options.readinessDetails }),
     ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken }),
   });
-  if (config.dashboard !== undefined) {
-    // Loaded only when enabled: Bull Board's UI stack would otherwise slow every start-up.
-    const [{ dashboard }, { readChangesStatus }, { createMirrorStatusReader }, { SubscriptionRegistry }, { readSubscriptionStatus }] =
-      await Promise.all([
-        import('./dashboard/dashboard.js'),
-        import('../changes/changes-status.js'),
-        import('../mirror/mirror-status.js'),
-        import('../subscriptions/subscription-registry.js'),
-        import('../subscriptions/subscription-status.js'),
-      ]);
-    // Beside the event queues, the board lists the change queues of the services followed, each relay route's queue
-    // (its dead letters are its failed jobs), and each subscription's, read again on each call of its API as
-    // subscriptions are made and deleted at run time. A queue is opened when the board first lists it.
-    const boardQueueNames = [
-      ...((config.admin?.changes.services.length ?? 0) > 0 ? [changesQueueName, changeEventsQueueName] : []),
-      ...config.relays.map((route) => relayQueueName(route.name)),
-    ];
-    const subscriptions = new SubscriptionRegistry(connection, config.prefix);
-    const boardQueues = new Map<string, Queue>();
-    const boardQueue = (name: string): Queue => {
-      let queue = boardQueues.get(name);
-      if (queue === undefined)
-        boardQueues.set(name, (queue = new Queue(name, { connection, prefix: config.prefix, skipWaitingForReady: true })));
-      return queue;
-    };
-    const queues = async (): Promise<readonly Queue[]> => {
-      const subscriptionNames = (await subscriptions.list()).map((subscription) => subscriptionQueueName(subscription.name));
-      return [...boardQueueNames, ...subscriptionNames].map(boardQueue);
-    };
-    app.addHook('onClose', async () => {
-      await Promise.all([...boardQueues.values()].map((queue) => queue.close()));
-    });
-    const mirrorUrl = config.mirror?.databaseUrl;
-    const mirror =
-      mirrorUrl === undefined || config.mirror === undefined || config.admin === undefined
-        ? undefined
-        : createMirrorStatusReader({
-            databaseUrl: mirrorUrl,
-            schema: config.mirror.schema,
-            redis: connection,
-            prefix: config.prefix,
-            hook: REGISTERED_HOOK,
-            adminUrl: config.admin.url,
-          });
-    if (mirror !== undefined) app.addHook('onClose', () => mirror.close());
-    // Behind a proxy that terminates TLS the request is plain HTTP, but the browser's page is https.
-    await app.register(dashboard, {
-      prefix: '/ui',
-      auth: config.dashboard.auth,
-      changes: config.dashboard.changes,
-      eventQueue,
-      queues,
-      services: () => readServiceReports(connection, config.prefix),
-      failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
-      changeEvents: () => readChangesStatus(connection, config.prefix),
-      relays: () => readRelayStatus(connection, config.prefix, config.relays),
-      subscriptions: () => readSubscriptionStatus(connection, config.prefix, subscriptions, config.subscriptionBacklog),
-      ...(mirror === undefined ? {} : { mirror: () => mirror.read() }),
-      staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
-      secureCookie: config.publicUrl.startsWith('https://'),
-    });
-  }
+  if (options.mount !== undefined) await options.mount(app, connection);
 
   app.addHook('onClose', async () => {
     stopKeyReload();

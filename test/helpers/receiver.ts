@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
+import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { RedisServer } from '../../src/embedded/redis-server.js';
-import { buildReceiver, type ReceiverOptions } from '../../src/receiver/build-receiver.js';
+import type { ReceiverOptions } from '../../src/receiver/build-receiver.js';
 
 export const TEST_KEY = 'geohook-test-key';
 
@@ -38,7 +39,7 @@ export async function startReceiver(
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const app = await buildReceiver({ config, ...options });
+  const app = await buildApp({ config, ...options });
   await app.eventQueue.ready();
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => app.close());

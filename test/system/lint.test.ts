@@ -48,6 +48,37 @@ t.test('backfill and doctor reading a consumer or receiver module fails the lint
   );
 });
 
+t.test('the receiver importing the dashboard or what its views read fails the lint: the dashboard is mounted above it', async (t) => {
+  const borrowed = [
+    ['dashboard/mount-dashboard.js', 'mountDashboard'],
+    ['changes/changes-status.js', 'readChangesStatus'],
+    ['mirror/mirror-status.js', 'createMirrorStatusReader'],
+    ['relay/relay-status.js', 'readRelayStatus'],
+    ['subscriptions/subscription-registry.js', 'SubscriptionRegistry'],
+  ] as const;
+  for (const [module, name] of borrowed)
+    t.same(
+      await rulesBroken(`export { ${name} } from '../${module}';\n`, 'src/receiver/probe.ts'),
+      ['import-x/no-restricted-paths'],
+      module,
+    );
+  t.same(
+    await rulesBroken("export { sendError } from '../receiver/error-reply.js';\n", 'src/dashboard/probe.ts'),
+    [],
+    'the dashboard may import the receiver',
+  );
+});
+
+t.test('the fan-out importing a consumer, relay or subscription module fails the lint: they share its patterns', async (t) => {
+  for (const [module, name] of [
+    ['consumers/subscribe.js', 'subscribe'],
+    ['relay/relay-route.js', 'createRelayRoute'],
+    ['subscriptions/subscription-registry.js', 'SubscriptionRegistry'],
+  ] as const)
+    t.same(await rulesBroken(`export { ${name} } from '../${module}';\n`, 'src/fanout/probe.ts'), ['import-x/no-restricted-paths'], module);
+  t.same(await rulesBroken("export { compilePattern } from '../fanout/event-patterns.js';\n", 'src/consumers/probe.ts'), []);
+});
+
 t.test('src/server.ts over 160 lines fails the lint: the composition root only composes', async (t) => {
   const code = Array.from({ length: 161 }, (_, i) => `export const line${i} = ${i};`).join('\n') + '\n';
   t.same(await rulesBroken(code, 'src/server.ts'), ['max-lines']);

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { ChangesScopeStatus, ChangesServiceStatus, ChangesStatus } from '../../changes/changes-status.js';
-import type { FailedRange } from '../../changes/failed-ranges.js';
-import { QueueUnavailableError } from '../../errors.js';
-import { sendError } from '../error-reply.js';
+import type { ChangesScopeStatus, ChangesServiceStatus, ChangesStatus } from '../changes/changes-status.js';
+import type { FailedRange } from '../changes/failed-ranges.js';
+import { QueueUnavailableError } from '../errors.js';
+import { sendError } from '../receiver/error-reply.js';
 import { asTime, escapeHtml, sendPage, shortTime, statusPageHtml } from './page-html.js';
 
 /** Options of {@link changesPage}. */

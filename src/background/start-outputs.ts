@@ -10,7 +10,7 @@ import { subscriptionDestinations } from '../subscriptions/subscription-destinat
 import { registerSubscriptionMetrics } from '../subscriptions/subscription-metrics.js';
 import { SubscriptionRegistry } from '../subscriptions/subscription-registry.js';
 import { readSubscriptionStatus } from '../subscriptions/subscription-status.js';
-import type { RecoveryOptions } from './start-recovery.js';
+import type { BackgroundOptions } from './background-options.js';
 
 /** What {@link startOutputs} started. */
 export interface Outputs {
@@ -23,7 +23,7 @@ export interface Outputs {
  * Where events go beyond their family's queue (docs/subscriptions.md): the fan-out, the relay routes' workers, the
  * subscriptions of GEOHOOK_CONFIG (made in Redis, retried until Redis takes them), their metrics and lag alerts.
  */
-export function startOutputs(options: RecoveryOptions, alert: AlertSender | undefined): Outputs {
+export function startOutputs(options: BackgroundOptions, alert: AlertSender | undefined): Outputs {
   const { config, eventQueue, logger, metricsRegistry } = options;
   // Relay tries auto-pipelined (a try's BullMQ commands of one tick go in one write: about a fifth more tries per
   // second on the same CPU); the fan-out on a connection of its own, which blocks on the log while idle.
@@ -81,7 +81,7 @@ export function startOutputs(options: RecoveryOptions, alert: AlertSender | unde
 
 /** The relay routes of GEOHOOK_CONFIG (docs/relays.md), with their metrics and alerts. */
 function startRelayRoutes(
-  { config, logger, metricsRegistry }: RecoveryOptions,
+  { config, logger, metricsRegistry }: BackgroundOptions,
   connection: RedisClient,
   alert: AlertSender | undefined,
 ): Relays {

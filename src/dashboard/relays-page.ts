@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { QueueUnavailableError } from '../../errors.js';
-import type { RelayRouteStatus } from '../../relay/relay-status.js';
-import { sendError } from '../error-reply.js';
+import { QueueUnavailableError } from '../errors.js';
+import { sendError } from '../receiver/error-reply.js';
+import type { RelayRouteStatus } from '../relay/relay-status.js';
 import { escapeHtml, sendPage, shortTime, statusPageHtml } from './page-html.js';
 
 /** Options of {@link relaysPage}. */

@@ -1,6 +1,6 @@
 import formBody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { safeEqual } from '../bearer-token.js';
+import { safeEqual } from '../receiver/bearer-token.js';
 import type { LoginLimiter } from './login-limiter.js';
 import { createSession, dashboardCookie, deviceCookie, isKnownDevice, SESSION_COOKIE, SESSION_SECONDS } from './session.js';
 

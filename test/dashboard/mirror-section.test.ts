@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mirrorSectionHtml } from '../../src/receiver/dashboard/mirror-section.js';
+import { mirrorSectionHtml } from '../../src/dashboard/mirror-section.js';
 
 const layer = {
   service: 'Hosted/Parcels.FeatureServer',

@@ -1,57 +1,40 @@
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
-import { adminAuthFor, isOnlineAdminRoot } from '../arcgis/online-admin.js';
+import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
 import { isPattern, parseServiceName } from '../arcgis/service-name.js';
 import { startBackfill, type BackfillOptions } from '../backfill/backfill-worker.js';
 import { createCatalogueGate, type CatalogueGate } from '../backfill/catalogue-gate.js';
 import { checkGenerations } from '../backfill/generation-check.js';
 import { startPoller, type Poller } from '../backfill/poller.js';
 import { createServiceCatalogue } from '../backfill/service-catalogue.js';
-import { startChanges, type Changes } from '../changes/start-changes.js';
-import { servicesWithoutEdits } from '../config/followed-services.js';
 import type { GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
-import { ConfigError } from '../errors.js';
-import { createAlertSender, type AlertSender } from '../health/alert-sender.js';
+import type { AlertSender } from '../health/alert-sender.js';
 import { UpstreamHealth } from '../health/upstream-health.js';
-import { createMirrorMetrics } from '../mirror/mirror-metrics.js';
-import { startMirror, type Mirror } from '../mirror/start-mirror.js';
-import type { EventQueue } from '../queue/event-queue.js';
-import { connectRedis, createProducerConnection, type RedisClient, type RedisTarget } from '../redis/connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import { catalogueReader } from '../registration/catalogue-reader.js';
 import { createRegistration } from '../registration/create-registration.js';
 import { registerRegistrationMetrics } from '../registration/registration-metrics.js';
 import type { Registration } from '../registration/registration.js';
-import type { HookKeys } from '../signature/hook-keys.js';
-import { startOutputs, type Outputs } from './start-outputs.js';
+import type { BackgroundOptions } from './background-options.js';
 
-/** Options of {@link startRecovery}: what the receiver already holds. */
-export interface RecoveryOptions {
-  config: GeohookConfig;
-  /** The receiver's queues: where backfilled and polled events go, and whose watermarks the passes move. */
-  eventQueue: EventQueue;
-  /** The receiver's keys, which registration fills with the keys it generates. */
-  hookKeys: HookKeys;
-  /** The registry `/metrics` serves: the webhooks' health gauges join it. */
-  metricsRegistry: Registry;
-  /** The Redis the events are in; recovery opens its own connections to it. */
-  redisTarget: RedisTarget;
-  logger: Logger;
+/** What recovery shares with the rest of the background work: connections, credentials and alerts. */
+export interface RecoveryShared {
+  /** Registration's, upstream health's and the alerts' connection, when REGISTER or ALERT_URL is set. */
+  registrationRedis: RedisClient | undefined;
+  /** The blocking reads' connection, retried for as long as Redis is away. */
+  backfillRedis: RedisClient;
+  /** One credentials object, so that the backfill, the poll and the watermark checks share its tokens. */
+  auth: ResolvedAdminAuth | undefined;
+  alert: AlertSender | undefined;
 }
 
 /** What {@link startRecovery} started. */
 export interface Recovery {
   /** Self-registration, when ADMIN_URL and REGISTER are set. */
   registration: Registration | undefined;
-  /** Change events, when CHANGES is set. */
-  changes: Changes | undefined;
-  /** The PostGIS mirror, when MIRROR or MIRROR_DATABASE_URL is set. */
-  mirror: Mirror | undefined;
-  /** The fan-out, relay routes and subscriptions. */
-  outputs: Outputs;
-  /** Stops the passes, the poll and the backfill, and closes recovery's connections. */
+  /** Stops the passes, the poll and the backfill; the connections are the caller's. */
   close(): Promise<void>;
 }
 
@@ -62,28 +45,9 @@ export interface Recovery {
  * services' watermarks up to the server's generations (what a deactivated webhook missed becomes a gap), and
  * then says the webhook recovered; with ALERT_URL, the alerts of gaps and deactivations.
  */
-export function startRecovery(options: RecoveryOptions): Recovery {
+export function startRecovery(options: BackgroundOptions, shared: RecoveryShared): Recovery {
   const { config, eventQueue, logger } = options;
-  // Registration, upstream health and alerts: a connection of their own. Outages are logged by the receiver's
-  // connection; registration sees them as failed commands and retries.
-  const registrationRedis =
-    wantsRegistration(config) || config.alertUrl !== undefined ? createProducerConnection(options.redisTarget) : undefined;
-  registrationRedis?.on('error', () => undefined);
-  // Blocking reads: a connection of its own, retried for as long as Redis is away.
-  const backfillRedis = connectRedis(options.redisTarget, { maxRetriesPerRequest: null });
-  backfillRedis.on('error', () => undefined);
-  // One credentials object, so that the backfill, the poll and the watermark checks share its tokens.
-  const auth = config.admin && adminAuthFor(config.admin.url, config.admin.auth);
-  const alert =
-    config.alertUrl === undefined || registrationRedis === undefined
-      ? undefined
-      : createAlertSender({
-          url: config.alertUrl,
-          debounceMs: config.alertDebounceSeconds * 1000,
-          redis: registrationRedis,
-          prefix: config.prefix,
-          logger,
-        });
+  const { registrationRedis, backfillRedis, auth, alert } = shared;
   const catalogue = catalogueGateOf(config, logger);
   const backfill = startBackfill({
     connection: backfillRedis,
@@ -98,33 +62,16 @@ export function startRecovery(options: RecoveryOptions): Recovery {
     ...(alert === undefined ? {} : { onFilled: gapAlerts(alert) }),
   });
   const poller = startPoll(options, auth);
-  const outputs = startOutputs(options, alert);
-  for (const service of servicesWithoutEdits(config)) {
-    logger.warn(
-      { service },
-      'CHANGES/MIRROR: neither REGISTER nor POLL names this service: only a webhook registered by other means brings its edits (add it to REGISTER or POLL)',
-    );
-  }
-  const changes = startChangeEvents(options, backfillRedis, auth, alert);
-  const mirror = startPostgisMirror(options, backfillRedis, auth);
   const passes = registrationRedis === undefined ? undefined : startPasses(options, registrationRedis, auth, alert);
   return {
     registration: passes?.registration,
-    changes,
-    mirror,
-    outputs,
     async close() {
       await passes?.registration?.close();
       await passes?.health.close();
       await poller?.close();
-      await changes?.close();
-      await outputs.close();
-      await mirror?.close();
       // Forced: BullMQ's graceful close can wait forever on a blocking connection that reconnected after a Redis
       // restart (taskforcesh/bullmq#4656). A gap being filled is picked up again, and its event is the same.
       await backfill.close(true);
-      backfillRedis.disconnect();
-      await registrationRedis?.quit().catch(() => registrationRedis.disconnect());
     },
   };
 }
@@ -153,60 +100,8 @@ function gapAlerts(alert: AlertSender): NonNullable<BackfillOptions['onFilled']>
   };
 }
 
-/** Change events of the services of `CHANGES`, when there are any (docs/changes.md). */
-function startChangeEvents(
-  { config, eventQueue, logger }: RecoveryOptions,
-  connection: RedisClient,
-  auth: ResolvedAdminAuth | undefined,
-  alert: AlertSender | undefined,
-): Changes | undefined {
-  if (config.admin === undefined || config.admin.changes.services.length === 0) return undefined;
-  return startChanges({
-    connection,
-    prefix: config.prefix,
-    hook: REGISTERED_HOOK,
-    adminUrl: config.admin.url,
-    services: config.admin.changes.services,
-    track: config.admin.changes.track,
-    byService: config.admin.changes.byService,
-    ...(auth === undefined ? {} : { auth }),
-    serviceLocator: serviceLocatorOf(config),
-    dedupMs: config.dedupRetentionSeconds * 1000,
-    jobOptions: eventQueue.jobOptions,
-    logger,
-    ...(alert === undefined ? {} : { alert }),
-  });
-}
-
-/** The PostGIS mirror of the services of `MIRROR`, when there are any (docs/mirror.md). */
-function startPostgisMirror(
-  { config, logger, metricsRegistry }: RecoveryOptions,
-  connection: RedisClient,
-  auth: ResolvedAdminAuth | undefined,
-): Mirror | undefined {
-  if (config.mirror === undefined) return undefined;
-  if (config.admin === undefined || config.mirror.databaseUrl === undefined) {
-    throw new ConfigError(
-      'MIRROR_DATABASE_URL: required with MIRROR, with ADMIN_URL (geohook up starts a local PostgreSQL when it is unset)',
-    );
-  }
-  return startMirror({
-    connection,
-    prefix: config.prefix,
-    hook: REGISTERED_HOOK,
-    adminUrl: config.admin.url,
-    services: config.mirror.services,
-    databaseUrl: config.mirror.databaseUrl,
-    schema: config.mirror.schema,
-    ...(auth === undefined ? {} : { auth }),
-    serviceLocator: serviceLocatorOf(config),
-    logger,
-    metrics: createMirrorMetrics(metricsRegistry),
-  });
-}
-
 /** The poll of the services of `POLL`, when there are any. */
-function startPoll({ config, eventQueue, logger }: RecoveryOptions, auth: ResolvedAdminAuth | undefined): Poller | undefined {
+function startPoll({ config, eventQueue, logger }: BackgroundOptions, auth: ResolvedAdminAuth | undefined): Poller | undefined {
   if (config.admin === undefined || config.admin.poll.length === 0) return undefined;
   return startPoller({
     eventQueue,
@@ -225,7 +120,7 @@ function startPoll({ config, eventQueue, logger }: RecoveryOptions, auth: Resolv
  * (also when the pass that reactivated it failed after that, and a later one completes).
  */
 function startPasses(
-  options: RecoveryOptions,
+  options: BackgroundOptions,
   redis: RedisClient,
   auth: ResolvedAdminAuth | undefined,
   alert: AlertSender | undefined,

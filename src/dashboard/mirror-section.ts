@@ -1,4 +1,4 @@
-import type { MirrorLayerStatus } from '../../mirror/mirror-status.js';
+import type { MirrorLayerStatus } from '../mirror/mirror-status.js';
 import { escapeHtml } from './page-html.js';
 
 /** What the services page shows of the PostGIS mirror: its layers, or why they could not be read. */

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { QueueUnavailableError } from '../../errors.js';
-import type { RecentEvent, RecentEventsQuery } from '../../queue/recent-events.js';
-import { serviceColumns, serviceReportRow, type ServiceReport, type ServiceRow } from '../../queue/service-report.js';
-import type { FailingService } from '../../redis/failing-services.js';
-import { sendError } from '../error-reply.js';
+import { QueueUnavailableError } from '../errors.js';
+import type { RecentEvent, RecentEventsQuery } from '../queue/recent-events.js';
+import { serviceColumns, serviceReportRow, type ServiceReport, type ServiceRow } from '../queue/service-report.js';
+import { sendError } from '../receiver/error-reply.js';
+import type { FailingService } from '../redis/failing-services.js';
 import { mirrorSectionHtml, type MirrorView } from './mirror-section.js';
 import { asTime, escapeHtml, sendPage, shortTime, statusPageHtml } from './page-html.js';
 

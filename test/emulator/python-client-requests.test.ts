@@ -2,8 +2,9 @@ import t, { type Test } from 'tap';
 import { startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import type { Json } from '../helpers/json.js';
 
-// The emulator driven as the ArcGIS API for Python 2.x drives ArcGIS Enterprise (arcgis.gis.server's
-// ServiceWebHookManager and ServiceWebHook): the same requests, encoded as its `requests` session encodes them.
+// The requests the ArcGIS API for Python 2.x sends to ArcGIS Enterprise (arcgis.gis.server's ServiceWebHookManager
+// and ServiceWebHook), reproduced here in TypeScript: the same requests, encoded as its `requests` session encodes
+// them. No Python runs: what these tests show holds as far as the reproduction is faithful.
 
 /** Python's `urllib.parse.quote_plus`: only letters, digits and `_.-~` stay; a space becomes `+`. */
 function quotePlus(text: string): string {
@@ -83,105 +84,111 @@ async function edit(con: PythonConnection, hookUrl: string, changes: Record<stri
   return con.post(`${hookUrl}/edit`, { ...properties, ...params });
 }
 
-t.test('the ArcGIS API for Python manages a feature service webhook, from create to delete, with the token only in a header', async (t) => {
-  const emulator = await startEmulator(t);
-  const con = await signIn(t, emulator);
-  const root = `${emulator.url}/arcgis/admin`;
+t.test(
+  "the ArcGIS API for Python's requests, reproduced, manage a feature service webhook, from create to delete, with the token only in a header",
+  async (t) => {
+    const emulator = await startEmulator(t);
+    const con = await signIn(t, emulator);
+    const root = `${emulator.url}/arcgis/admin`;
 
-  // BaseServer._server_version: webhook_manager exists only from 11.0.
-  const version = String((await con.get(root)).currentVersion)
-    .split('.')
-    .map(Number);
-  t.ok(version[0]! >= 11, `currentVersion ${version.join('.')} is 11 or later`);
+    // BaseServer._server_version: webhook_manager exists only from 11.0.
+    const version = String((await con.get(root)).currentVersion)
+      .split('.')
+      .map(Number);
+    t.ok(version[0]! >= 11, `currentVersion ${version.join('.')} is 11 or later`);
 
-  // ServiceManager.list: the root lists folders, a folder lists its services, a service answers its properties.
-  t.ok(((await con.get(`${root}/services`)).folders as string[]).includes('Hosted'));
-  t.match((await con.get(`${root}/services/Hosted`)).services, [{ serviceName: 'Parcels', type: 'FeatureServer' }]);
-  const serviceUrl = `${root}/services/Hosted/Parcels.FeatureServer`;
-  t.match(await con.get(serviceUrl), { serviceName: 'Parcels', type: 'FeatureServer' });
+    // ServiceManager.list: the root lists folders, a folder lists its services, a service answers its properties.
+    t.ok(((await con.get(`${root}/services`)).folders as string[]).includes('Hosted'));
+    t.match((await con.get(`${root}/services/Hosted`)).services, [{ serviceName: 'Parcels', type: 'FeatureServer' }]);
+    const serviceUrl = `${root}/services/Hosted/Parcels.FeatureServer`;
+    t.match(await con.get(serviceUrl), { serviceName: 'Parcels', type: 'FeatureServer' });
 
-  const manager = `${serviceUrl}/webhooks`;
-  const startAt = Date.now();
-  const created = await con.post(`${manager}/create`, {
-    name: 'geohook',
-    changeTypes: '*',
-    signatureKey: 'geohook-key',
-    hookUrl: 'https://receiver.example/webhooks/default',
-    active: true,
-    scheduleInfo: defaultSchedule(startAt),
-    payloadFormat: 'json',
-  });
-  t.not(created.status, 'error', JSON.stringify(created));
-  const id = String(created.id ?? created.globalId);
-  const hookUrl = `${manager}/${id}`;
+    const manager = `${serviceUrl}/webhooks`;
+    const startAt = Date.now();
+    const created = await con.post(`${manager}/create`, {
+      name: 'geohook',
+      changeTypes: '*',
+      signatureKey: 'geohook-key',
+      hookUrl: 'https://receiver.example/webhooks/default',
+      active: true,
+      scheduleInfo: defaultSchedule(startAt),
+      payloadFormat: 'json',
+    });
+    t.not(created.status, 'error', JSON.stringify(created));
+    const id = String(created.id ?? created.globalId);
+    const hookUrl = `${manager}/${id}`;
 
-  // The list property pages with start/num until nextStart is -1.
-  const listed = await con.get(manager, { start: 1, num: 25 });
-  t.same(
-    (listed.webhooks as Array<{ id: string }>).map((hook) => hook.id),
-    [id],
-  );
-  t.equal(listed.nextStart, -1);
+    // The list property pages with start/num until nextStart is -1.
+    const listed = await con.get(manager, { start: 1, num: 25 });
+    t.same(
+      (listed.webhooks as Array<{ id: string }>).map((hook) => hook.id),
+      [id],
+    );
+    t.equal(listed.nextStart, -1);
 
-  const read = await con.get(hookUrl);
-  t.match(read, {
-    id,
-    name: 'geohook',
-    changeTypes: ['*'],
-    active: true,
-    signatureKey: 'geohook-key',
-    scheduleInfo: defaultSchedule(startAt),
-  });
+    const read = await con.get(hookUrl);
+    t.match(read, {
+      id,
+      name: 'geohook',
+      changeTypes: ['*'],
+      active: true,
+      signatureKey: 'geohook-key',
+      scheduleInfo: defaultSchedule(startAt),
+    });
 
-  // WebHookScheduleInfo.as_dict() leaves `state` out and carries its own frequency; the client also sends
-  // `content_type`, a field the server does not know.
-  const edited = await edit(con, hookUrl, {
-    name: 'geohook-renamed',
-    changeTypes: 'FeaturesCreated,FeaturesUpdated',
-    active: false,
-    scheduleInfo: { name: 'every five minutes', startAt, recurrenceInfo: { frequency: 'minute', interval: 5 } },
-    content_type: 'application/json',
-  });
-  t.equal(edited.status, 'success', JSON.stringify(edited));
-  t.match(await con.get(hookUrl), {
-    id,
-    name: 'geohook-renamed',
-    changeTypes: ['FeaturesCreated', 'FeaturesUpdated'],
-    active: false,
-    signatureKey: 'geohook-key',
-    hookUrl: 'https://receiver.example/webhooks/default',
-    scheduleInfo: { name: 'every five minutes', state: 'enabled', startAt, recurrenceInfo: { frequency: 'minute', interval: 5 } },
-    created: read.created,
-    ownerId: 'admin',
-  });
+    // WebHookScheduleInfo.as_dict() leaves `state` out and carries its own frequency; the client also sends
+    // `content_type`, a field the server does not know.
+    const edited = await edit(con, hookUrl, {
+      name: 'geohook-renamed',
+      changeTypes: 'FeaturesCreated,FeaturesUpdated',
+      active: false,
+      scheduleInfo: { name: 'every five minutes', startAt, recurrenceInfo: { frequency: 'minute', interval: 5 } },
+      content_type: 'application/json',
+    });
+    t.equal(edited.status, 'success', JSON.stringify(edited));
+    t.match(await con.get(hookUrl), {
+      id,
+      name: 'geohook-renamed',
+      changeTypes: ['FeaturesCreated', 'FeaturesUpdated'],
+      active: false,
+      signatureKey: 'geohook-key',
+      hookUrl: 'https://receiver.example/webhooks/default',
+      scheduleInfo: { name: 'every five minutes', state: 'enabled', startAt, recurrenceInfo: { frequency: 'minute', interval: 5 } },
+      created: read.created,
+      ownerId: 'admin',
+    });
 
-  // enable_hooks / disable_hooks / delete_all_hooks read `status == "success"`.
-  t.equal((await con.post(`${manager}/activateAll`)).status, 'success');
-  t.equal((await con.get(hookUrl)).active, true);
-  t.equal((await con.post(`${manager}/deactivateAll`)).status, 'success');
-  t.equal((await con.get(hookUrl)).active, false);
-  t.equal((await con.post(`${hookUrl}/delete`)).status, 'success');
-  t.same((await con.get(manager, { start: 1, num: 25 })).webhooks, []);
-});
+    // enable_hooks / disable_hooks / delete_all_hooks read `status == "success"`.
+    t.equal((await con.post(`${manager}/activateAll`)).status, 'success');
+    t.equal((await con.get(hookUrl)).active, true);
+    t.equal((await con.post(`${manager}/deactivateAll`)).status, 'success');
+    t.equal((await con.get(hookUrl)).active, false);
+    t.equal((await con.post(`${hookUrl}/delete`)).status, 'success');
+    t.same((await con.get(manager, { start: 1, num: 25 })).webhooks, []);
+  },
+);
 
-t.test('the ArcGIS API for Python creates and edits a geoprocessing webhook with its feature-service defaults', async (t) => {
-  const emulator = await startEmulator(t);
-  const con = await signIn(t, emulator);
-  const manager = `${emulator.url}/arcgis/admin/services/Tools/Buffer.GPServer/webhooks`;
-  const created = await con.post(`${manager}/create`, {
-    name: 'gp',
-    changeTypes: '*',
-    hookUrl: 'https://receiver.example/webhooks/default',
-    active: false,
-    scheduleInfo: defaultSchedule(Date.now()),
-    payloadFormat: 'json',
-  });
-  t.not(created.status, 'error', JSON.stringify(created));
-  const hookUrl = `${manager}/${String(created.id)}`;
-  t.match(await con.get(hookUrl), { changeTypes: ['*'], scheduleInfo: {}, signatureKey: '', active: false });
-  t.equal((await edit(con, hookUrl, { active: true })).status, 'success');
-  t.match(await con.get(hookUrl), { name: 'gp', changeTypes: ['*'], scheduleInfo: {}, active: true });
-});
+t.test(
+  "the ArcGIS API for Python's requests, reproduced, create and edit a geoprocessing webhook with its feature-service defaults",
+  async (t) => {
+    const emulator = await startEmulator(t);
+    const con = await signIn(t, emulator);
+    const manager = `${emulator.url}/arcgis/admin/services/Tools/Buffer.GPServer/webhooks`;
+    const created = await con.post(`${manager}/create`, {
+      name: 'gp',
+      changeTypes: '*',
+      hookUrl: 'https://receiver.example/webhooks/default',
+      active: false,
+      scheduleInfo: defaultSchedule(Date.now()),
+      payloadFormat: 'json',
+    });
+    t.not(created.status, 'error', JSON.stringify(created));
+    const hookUrl = `${manager}/${String(created.id)}`;
+    t.match(await con.get(hookUrl), { changeTypes: ['*'], scheduleInfo: {}, signatureKey: '', active: false });
+    t.equal((await edit(con, hookUrl, { active: true })).status, 'success');
+    t.match(await con.get(hookUrl), { name: 'gp', changeTypes: ['*'], scheduleInfo: {}, active: true });
+  },
+);
 
 t.test(
   'tokens are read from the token parameter, X-Esri-Authorization and Authorization, on the admin API and the REST resources',

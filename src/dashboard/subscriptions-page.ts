@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { QueueUnavailableError } from '../../errors.js';
-import type { SubscriptionStatus } from '../../subscriptions/subscription-status.js';
-import { sendError } from '../error-reply.js';
+import { QueueUnavailableError } from '../errors.js';
+import { sendError } from '../receiver/error-reply.js';
+import type { SubscriptionStatus } from '../subscriptions/subscription-status.js';
 import { escapeHtml, sendPage, statusPageHtml } from './page-html.js';
 
 /** Options of {@link subscriptionsPage}. */

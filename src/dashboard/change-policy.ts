@@ -1,4 +1,4 @@
-import type { DashboardChanges } from '../../config/load-config.js';
+import type { DashboardChanges } from '../config/load-config.js';
 
 /**
  * The calls of Bull Board's API that move jobs between states and nothing else: retry, remove ("clean") and

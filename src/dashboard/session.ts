@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { DashboardAuth } from '../../config/load-config.js';
-import { computeDigest } from '../../signature/sign.js';
-import { bearerToken, safeEqual } from '../bearer-token.js';
+import type { DashboardAuth } from '../config/load-config.js';
+import { bearerToken, safeEqual } from '../receiver/bearer-token.js';
+import { computeDigest } from '../signature/sign.js';
 
 /** Name of the cookie the login page sets in token mode. */
 export const SESSION_COOKIE = 'geohook_dashboard';

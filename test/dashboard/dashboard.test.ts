@@ -5,9 +5,9 @@ import { connect } from 'node:net';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load-config.js';
-import { buildReceiver } from '../../src/receiver/build-receiver.js';
-import { createSession, isAuthorized } from '../../src/receiver/dashboard/session.js';
+import { createSession, isAuthorized } from '../../src/dashboard/session.js';
 import { sign } from '../../src/signature/sign.js';
 import { SubscriptionRegistry } from '../../src/subscriptions/subscription-registry.js';
 import { capturingLogger } from '../helpers/log-capture.js';
@@ -262,7 +262,7 @@ t.test('basic mode: the user name and password open the board; anything else is 
 t.test('a dashboard started while Redis is down answers 503 on its API until Redis comes up', async (t) => {
   const down = await startRedis(t);
   await down.stop();
-  const app = await buildReceiver({
+  const app = await buildApp({
     config: loadConfig({ REDIS_URL: down.url, LOG_LEVEL: 'silent', GEOHOOK_PREFIX: 'dashdown', DASHBOARD_TOKEN: TOKEN }),
   });
   t.teardown(() => app.close());

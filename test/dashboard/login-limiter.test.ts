@@ -1,5 +1,5 @@
 import t from 'tap';
-import { addressKey, LoginLimiter } from '../../src/receiver/dashboard/login-limiter.js';
+import { addressKey, LoginLimiter } from '../../src/dashboard/login-limiter.js';
 
 /** A limiter on a clock the test moves. */
 function limiterAt(options: ConstructorParameters<typeof LoginLimiter>[0] = {}) {
