@@ -12,9 +12,9 @@ import { PARCELS } from '../helpers/edits.js';
 import { deliveriesEnded, startEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
 import { countChanges, setUpParcelsChanges } from '../helpers/parcels-changes.js';
-import { square } from '../helpers/square.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { square } from '../helpers/square.js';
 import { queueDrained, waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);

@@ -6,10 +6,10 @@ import { databaseUnavailable } from '../../src/mirror/database-unavailable.js';
 import { PARCELS } from '../helpers/edits.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
-import { square } from '../helpers/square.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { square } from '../helpers/square.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);

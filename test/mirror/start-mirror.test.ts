@@ -4,9 +4,9 @@ import { mirrorGenerations, queryFeatures } from '../../harness/faults/mirror-au
 import { runCli } from '../helpers/cli.js';
 import { PARCELS } from '../helpers/edits.js';
 import { caughtUp, DASHBOARD, differences, mirrorParcels } from '../helpers/mirror.js';
-import { square } from '../helpers/square.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { startRedis } from '../helpers/redis.js';
+import { square } from '../helpers/square.js';
 
 const redis = await startRedis(t);
 const postgres = await startPostgres(t);
