@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { parseServiceName } from '../arcgis/service-name.js';
+import { readServerGens, scopeGeneration, type LayerGen } from '../arcgis-request/server-generations.js';
 import { createServiceSession, untrustedUrl, type ServiceSession, type ServiceSessionOptions } from '../arcgis-request/service-session.js';
 import { AdminApiError, AdminAuthError, GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
@@ -23,7 +24,6 @@ import { createAbsentScopes } from './absent-scopes.js';
 import { backfillEvent } from './backfill-event.js';
 import type { CatalogueGate } from './catalogue-gate.js';
 import { readGapChanges } from './gap-changes.js';
-import { readServerGens, scopeGeneration, type LayerGen } from './server-generations.js';
 import { createSharedReads } from './shared-reads.js';
 import { createWarningLimiter } from './warning-limiter.js';
 

@@ -3,7 +3,7 @@ import { JobScript, scriptKeys } from '../queue/job-script.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { ChangeEvent } from './change-event.js';
 import { LayerFieldsRecorder } from './layer-fields.js';
-import type { LayerInfo } from './layer-info.js';
+import type { LayerInfo } from '../arcgis-request/layer-info.js';
 
 /** Change events written per script call. */
 export const CHANGE_BATCH = 500;

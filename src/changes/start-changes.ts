@@ -6,7 +6,7 @@ import { isOnlineAdminRoot, onlineOrgIdOf } from '../arcgis/online-admin.js';
 import { serviceRestUrl } from '../arcgis/rest-urls.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { createServiceSession, type ServiceSession } from '../arcgis-request/service-session.js';
-import { readServerGens } from '../backfill/server-generations.js';
+import { readServerGens } from '../arcgis-request/server-generations.js';
 import type { ChangesServiceSettings } from '../config/types.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { parseScope, scopeOf } from '../events/tracked-ranges.js';
