@@ -24,7 +24,7 @@ const layers = {
   registration: ['admin', 'arcgis', 'config', 'redis', 'retry', 'signature'],
   backfill: ['arcgis', 'arcgis-request', 'events', 'queue', 'redis'],
   health: ['admin', 'arcgis', 'queue', 'redis', 'registration'],
-  changes: ['arcgis', 'arcgis-request', 'config', 'events', 'health', 'queue', 'redis'],
+  changes: ['arcgis', 'arcgis-request', 'config', 'events', 'health', 'queue', 'redis', 'retry'],
   mirror: ['arcgis', 'arcgis-request', 'changes', 'events', 'redis', 'retry'],
   fanout: ['arcgis', 'changes', 'config', 'consumers', 'events', 'queue', 'redis'],
   subscriptions: ['config', 'fanout', 'health', 'queue', 'redis'],

@@ -8,15 +8,9 @@ import { createServiceSession, untrustedUrl, type ServiceSession, type ServiceSe
 import { AdminApiError, AdminAuthError, GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import type { ConfirmJobData, GapJobData } from '../queue/accept-script.js';
-import {
-  BACKFILL_LOCK_MS,
-  BACKFILL_MAX_STALLED_COUNT,
-  BACKFILL_STALLED_CHECK_MS,
-  backfillBackoff,
-  confirmJobId,
-  confirmJobOptions,
-} from '../queue/backfill-jobs.js';
+import { confirmJobId, confirmJobOptions } from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
+import { longJobWorkerOptions } from '../queue/long-jobs.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
 import { aheadKey } from '../redis/keys.js';
@@ -218,10 +212,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency ?? 16,
-    maxStalledCount: BACKFILL_MAX_STALLED_COUNT,
-    lockDuration: BACKFILL_LOCK_MS,
-    stalledInterval: BACKFILL_STALLED_CHECK_MS,
-    settings: { backoffStrategy: backfillBackoff },
+    ...longJobWorkerOptions,
   });
   worker.on('failed', (job, err) => {
     const serverGens = job !== undefined && 'from' in job.data ? [job.data.from, job.data.to] : undefined;
