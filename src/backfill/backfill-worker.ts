@@ -3,19 +3,14 @@ import type { Logger } from 'pino';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { parseServiceName } from '../arcgis/service-name.js';
+import { readServerGens, scopeGeneration, type LayerGen } from '../arcgis-request/server-generations.js';
 import { createServiceSession, untrustedUrl, type ServiceSession, type ServiceSessionOptions } from '../arcgis-request/service-session.js';
 import { AdminApiError, AdminAuthError, GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import type { ConfirmJobData, GapJobData } from '../queue/accept-script.js';
-import {
-  BACKFILL_LOCK_MS,
-  BACKFILL_MAX_STALLED_COUNT,
-  BACKFILL_STALLED_CHECK_MS,
-  backfillBackoff,
-  confirmJobId,
-  confirmJobOptions,
-} from '../queue/backfill-jobs.js';
+import { confirmJobId, confirmJobOptions } from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
+import { longJobWorkerOptions } from '../queue/long-jobs.js';
 import { backfillQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
 import { aheadKey } from '../redis/keys.js';
@@ -23,7 +18,6 @@ import { createAbsentScopes } from './absent-scopes.js';
 import { backfillEvent } from './backfill-event.js';
 import type { CatalogueGate } from './catalogue-gate.js';
 import { readGapChanges } from './gap-changes.js';
-import { readServerGens, scopeGeneration, type LayerGen } from './server-generations.js';
 import { createSharedReads } from './shared-reads.js';
 import { createWarningLimiter } from './warning-limiter.js';
 
@@ -218,10 +212,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency ?? 16,
-    maxStalledCount: BACKFILL_MAX_STALLED_COUNT,
-    lockDuration: BACKFILL_LOCK_MS,
-    stalledInterval: BACKFILL_STALLED_CHECK_MS,
-    settings: { backoffStrategy: backfillBackoff },
+    ...longJobWorkerOptions,
   });
   worker.on('failed', (job, err) => {
     const serverGens = job !== undefined && 'from' in job.data ? [job.data.from, job.data.to] : undefined;

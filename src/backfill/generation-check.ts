@@ -3,10 +3,10 @@ import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
 import { adminSiteUrl, serviceRestUrl } from '../arcgis/rest-urls.js';
 import type { ServiceName } from '../arcgis/service-name.js';
 import { trustedUrls } from '../arcgis/trusted-urls.js';
+import { readServerGens, scopeGeneration } from '../arcgis-request/server-generations.js';
 import { createServiceSession } from '../arcgis-request/service-session.js';
 import { scopeOf, type TrackedRange } from '../events/tracked-ranges.js';
 import type { EventQueue } from '../queue/event-queue.js';
-import { readServerGens, scopeGeneration } from './server-generations.js';
 
 /** Options of {@link checkGenerations}. */
 export interface GenerationCheckOptions {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { EsriFeature } from '../arcgis-request/extract-changes.js';
+import type { LayerInfo } from '../arcgis-request/layer-info.js';
 import { GeohookError } from '../errors.js';
 import { changeEventId, changeTypeOf, type ChangeEvent, type ChangeOp, type ChangeRow } from './change-event.js';
-import type { LayerInfo } from './layer-info.js';
 import type { PreviousValues, PreviousValuesWrite } from './previous-values.js';
 
 /** The fields whose previous values are kept: `*` for all, else their names. */

@@ -1,9 +1,9 @@
 import { intersectsEnvelope, projectGeometry, readWkid, type Envelope, type Geometry } from '../arcgis/geometry.js';
 import { InvalidWhereError } from '../arcgis/where/where-error.js';
 import { compileWhere } from '../arcgis/where/where.js';
+import type { LayerInfo } from '../arcgis-request/layer-info.js';
 import type { ChangeFilters, WithinEnvelope } from '../config/types.js';
 import { GeohookError } from '../errors.js';
-import type { LayerInfo } from './layer-info.js';
 
 /** What filters one layer: the clause that applies to it, the envelope in its own spatial reference, and both as a test of a row. */
 export interface LayerFilter {

@@ -1,9 +1,8 @@
-import type { Queue } from 'bullmq';
-import { JobScript, scriptKeys } from '../queue/job-script.js';
+import type { LayerInfo } from '../arcgis-request/layer-info.js';
+import { QueueScript, type QueueScriptOptions } from '../queue/job-script.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { ChangeEvent } from './change-event.js';
 import { LayerFieldsRecorder } from './layer-fields.js';
-import type { LayerInfo } from './layer-info.js';
 
 /** Change events written per script call. */
 export const CHANGE_BATCH = 500;
@@ -16,19 +15,12 @@ export const CHANGE_BATCH = 500;
  * their `where` filters.
  */
 export class ChangeWriter {
-  readonly #script: JobScript;
+  readonly #script: QueueScript;
   readonly #layerFields: LayerFieldsRecorder;
 
-  constructor(connection: RedisClient, options: { queue: Queue; backfillQueue: Queue; prefix: string; dedupMs: number }) {
-    const { queue, prefix } = options;
-    this.#layerFields = new LayerFieldsRecorder(connection, prefix);
-    this.#script = new JobScript(connection, {
-      // The script writes to three event queues by index: change events use the first.
-      queues: [queue, queue, queue],
-      backfillQueue: options.backfillQueue,
-      ...scriptKeys(prefix),
-      dedupMs: options.dedupMs,
-    });
+  constructor(connection: RedisClient, options: QueueScriptOptions) {
+    this.#layerFields = new LayerFieldsRecorder(connection, options.prefix);
+    this.#script = new QueueScript(connection, options);
   }
 
   /**
@@ -39,15 +31,7 @@ export class ChangeWriter {
     if (events.length === 0) return 0;
     await this.#layerFields.record(events, layers);
     const answers = await this.#script.write(
-      events.map((event) => ({
-        queue: 0,
-        eventId: event.id,
-        hook: event.hook,
-        name: event.type,
-        data: JSON.stringify(event),
-        ranges: [],
-        activity: undefined,
-      })),
+      events.map((event) => ({ eventId: event.id, hook: event.hook, name: event.type, data: JSON.stringify(event) })),
     );
     return answers.filter((answer) => answer === 1).length;
   }

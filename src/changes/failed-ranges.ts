@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 import { changesFailedKey } from '../redis/keys.js';
@@ -24,15 +25,8 @@ declare module 'ioredis' {
   }
 }
 
-/** Deletes the scope's failed range when `(from, to]` covers it; 1 when it did. */
-const CLEAR_LUA = `
-local value = redis.call('HGET', KEYS[1], ARGV[1])
-if not value then return 0 end
-local ok, failed = pcall(cjson.decode, value)
-if not ok or type(failed) ~= 'table' or tonumber(failed['from']) == nil or tonumber(failed['to']) == nil then return 0 end
-if tonumber(failed['from']) < tonumber(ARGV[2]) or tonumber(failed['to']) > tonumber(ARGV[3]) then return 0 end
-return redis.call('HDEL', KEYS[1], ARGV[1])
-`;
+/** Deletes the scope's failed range when `(from, to]` covers it; 1 when it did (`clear-failed-range.lua`, beside this module). */
+const clearLua = readFileSync(new URL('./clear-failed-range.lua', import.meta.url), 'utf8');
 
 /**
  * Forgets the failed range of `scope` once `(from, to]`, which covers it, was resolved (a replay): `changes status`
@@ -45,6 +39,6 @@ export async function clearFailedRange(
   range: { from: number; to: number },
 ): Promise<boolean> {
   if (typeof redis.geohookClearFailedRange !== 'function')
-    redis.defineCommand('geohookClearFailedRange', { numberOfKeys: 1, lua: CLEAR_LUA });
+    redis.defineCommand('geohookClearFailedRange', { numberOfKeys: 1, lua: clearLua });
   return (await redis.geohookClearFailedRange(changesFailedKey(prefix), scope, String(range.from), String(range.to))) === 1;
 }

@@ -1,8 +1,8 @@
 import { formatServiceName } from '../arcgis/service-name.js';
+import type { LayerInfo } from '../arcgis-request/layer-info.js';
 import type { RedisClient } from '../redis/connection.js';
 import { layerFieldsKey } from '../redis/keys.js';
 import type { ChangeEvent } from './change-event.js';
-import type { LayerInfo } from './layer-info.js';
 
 /** What a `where` filter reads of a layer: its fields with their ArcGIS types. */
 export type LayerFields = readonly { name: string; type: string }[];

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 
@@ -24,30 +25,10 @@ declare module 'ioredis' {
 }
 
 /**
- * Writes features' values unless the store holds a newer version (a range resolved out of order never overwrites
- * newer values). ARGV: per feature the object id, the generation, the GlobalID (or ''), and the value ('' deletes).
- * A GlobalID is also indexed (`g:<GlobalID>` → object id), as ArcGIS Online names deleted features by it.
+ * Writes features' values unless the store holds a newer version (`write-previous.lua`, beside this module: its header
+ * says its KEYS and ARGV).
  */
-const WRITE_LUA = `
-local key = KEYS[1]
-local written = 0
-for i = 1, #ARGV, 4 do
-  local field, gen, globalId, value = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
-  local current = redis.call('HGET', key, field)
-  local newer = current and tonumber(string.match(current, '^(%d+)')) > gen
-  if not newer then
-    if value == '' then
-      redis.call('HDEL', key, field)
-      if globalId ~= '' then redis.call('HDEL', key, 'g:' .. globalId) end
-    else
-      redis.call('HSET', key, field, value)
-      if globalId ~= '' then redis.call('HSET', key, 'g:' .. globalId, field) end
-    end
-    written = written + 1
-  end
-end
-return written
-`;
+const writeLua = readFileSync(new URL('./write-previous.lua', import.meta.url), 'utf8');
 
 const BATCH = 1000;
 
@@ -72,7 +53,7 @@ export class PreviousValuesStore {
 
   constructor(redis: RedisClient) {
     this.#redis = redis;
-    if (typeof redis.geohookWritePrevious !== 'function') redis.defineCommand('geohookWritePrevious', { numberOfKeys: 1, lua: WRITE_LUA });
+    if (typeof redis.geohookWritePrevious !== 'function') redis.defineCommand('geohookWritePrevious', { numberOfKeys: 1, lua: writeLua });
   }
 
   /** The values kept of the features with these object ids or GlobalIDs, by the id asked with. */

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { parseServiceName } from '../arcgis/service-name.js';
 import { changeFileOf, type ChangeFile, type ChangeList } from '../arcgis-request/change-file.js';
 import { openChanges, type EsriFeature } from '../arcgis-request/extract-changes.js';
+import { readServiceLayers, type LayerInfo } from '../arcgis-request/layer-info.js';
+import { readCurrentRows } from '../arcgis-request/read-current-rows.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
 import type { ChangeFilters } from '../config/types.js';
 import { GeohookError } from '../errors.js';
@@ -20,9 +22,7 @@ import {
 } from './build-change-events.js';
 import type { ChangeEvent, ChangeSource } from './change-event.js';
 import { layerFilterOf, type LayerFilter } from './change-filter.js';
-import { readServiceLayers, type LayerInfo } from './layer-info.js';
 import type { PreviousValues, PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
-import { readCurrentRows } from './read-current-rows.js';
 
 /** A range to resolve: a scope's generations in `(from, to]`, at its service. */
 export interface RangeToResolve {

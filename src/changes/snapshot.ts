@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { parseServiceName } from '../arcgis/service-name.js';
 import type { EsriFeature } from '../arcgis-request/extract-changes.js';
+import { readServiceLayers, type LayerInfo } from '../arcgis-request/layer-info.js';
+import { featurePages, readLayerPages } from '../arcgis-request/read-layer-pages.js';
+import { readServerGens } from '../arcgis-request/server-generations.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
-import { readServerGens } from '../backfill/server-generations.js';
 import type { ChangeFilters } from '../config/types.js';
 import { scopeOf } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -11,10 +13,8 @@ import { editorOf, geometryHash, rowOf, trackedOf, type TrackedFields } from './
 import { changeEventId, type ChangeEvent } from './change-event.js';
 import { layerFilterOf } from './change-filter.js';
 import { CHANGE_BATCH, type ChangeWriter } from './change-writer.js';
-import { readServiceLayers, type LayerInfo } from './layer-info.js';
 import { LineSpool } from './line-spool.js';
 import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
-import { featurePages, readLayerPages } from './read-layer-pages.js';
 import { layerScopeOf } from './resolve-range.js';
 
 /** What a snapshot needs. */

@@ -8,14 +8,13 @@ import { changesQueueName } from '../changes/change-queues.js';
 import { ChangeWriter } from '../changes/change-writer.js';
 import { readChangesStatus } from '../changes/changes-status.js';
 import { PreviousValuesStore } from '../changes/previous-values.js';
+import { replayJob } from '../changes/range-jobs.js';
 import { snapshotService } from '../changes/snapshot.js';
-import { replayJob } from '../changes/start-changes.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
 import { ConfigError } from '../errors.js';
 import { scopeOf } from '../events/tracked-ranges.js';
 import { eventJobOptions } from '../queue/event-queue.js';
-import { backfillQueueName } from '../queue/names.js';
 import { addQueueOptions, queueCommandConfig } from './config-options.js';
 import { printJson, printLine, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
@@ -130,14 +129,10 @@ export function registerChanges(changes: Command): void {
         deadlineMs: 3_600_000,
       });
       const { connection } = await connectQueueRedis(config);
-      const queues = [
-        new Queue(changeEventsQueueName, { connection, prefix: config.prefix, defaultJobOptions: eventJobOptions(config) }),
-        new Queue(backfillQueueName, { connection, prefix: config.prefix }),
-      ] as const;
+      const queue = new Queue(changeEventsQueueName, { connection, prefix: config.prefix, defaultJobOptions: eventJobOptions(config) });
       try {
         const writer = new ChangeWriter(connection, {
-          queue: queues[0],
-          backfillQueue: queues[1],
+          queue,
           prefix: config.prefix,
           dedupMs: config.dedupRetentionSeconds * 1000,
         });
@@ -155,7 +150,7 @@ export function registerChanges(changes: Command): void {
         });
         printJson({ service, ...result });
       } finally {
-        await Promise.all(queues.map((queue) => queue.close()));
+        await queue.close();
         connection.disconnect();
       }
     });

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { LayerInfo } from '../changes/layer-info.js';
+import type { LayerInfo } from '../arcgis-request/layer-info.js';
 import { GeohookError } from '../errors.js';
 import { digestOf, identifierWithSuffix, qualifiedName } from './column-types.js';
 import { layerTableOf } from './mirror-layer.js';

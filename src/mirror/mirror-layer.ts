@@ -1,4 +1,4 @@
-import type { LayerInfo } from '../changes/layer-info.js';
+import type { LayerInfo } from '../arcgis-request/layer-info.js';
 import { tableNameOf, type MirrorLayer } from './column-types.js';
 
 /** What the mirror needs of a layer (its table's columns, key and geometry), from what the change resolver reads of it. */

@@ -1,7 +1,7 @@
 import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
 import { serviceRestUrl } from '../arcgis/rest-urls.js';
+import { readServiceLayers } from '../arcgis-request/layer-info.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
-import { readServiceLayers } from '../changes/layer-info.js';
 import { scopeOf } from '../events/tracked-ranges.js';
 import type { MirrorScope } from './sync-scope.js';
 

@@ -1,6 +1,6 @@
 import { arrayBuffer } from 'node:stream/consumers';
+import type { PageReading } from '../arcgis-request/read-layer-pages.js';
 import { pathOf, urlWithoutToken } from '../arcgis-request/redact.js';
-import type { PageReading } from '../changes/read-layer-pages.js';
 import { AdminApiError } from '../errors.js';
 import type { MirrorLayer } from './column-types.js';
 import type { EncodedPage } from './encode-page.js';

@@ -8,6 +8,7 @@ import { GeohookError, messageOf } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { mirrorErrorsKey, watermarksKey } from '../redis/keys.js';
 import { FailureStreak } from '../retry/failure-streak.js';
+import { startPollLoop } from '../retry/poll-loop.js';
 import { databaseUnavailable } from './database-unavailable.js';
 import { createMirrorPool, prepareMirrorDatabase } from './mirror-database.js';
 import type { MirrorMetrics } from './mirror-metrics.js';
@@ -186,32 +187,21 @@ export function startMirror(options: MirrorOptions): Mirror {
     failingMessage: 'not mirroring: retrying',
     recoveredMessage: 'PostgreSQL reachable again',
   });
-  let retryAt = 0;
-  const checkFailed = (err: unknown): void => {
-    log.debug({ err }, 'mirror check failed');
-    const reason = unavailable(err);
-    const whole = reason === undefined && !(err instanceof GeohookError);
-    retryAt = Date.now() + failures.failed(reason ?? errorText(err), whole ? { err } : {});
-  };
-
-  let closed = false;
-  let running: Promise<void> | undefined;
-  // One check at a time: a long copy or an unreachable database holds the next check back, and none pile up.
-  const check = (): void => {
-    if (closed || running !== undefined || Date.now() < retryAt) return;
-    running = tick()
-      .then(() => failures.succeeded(), checkFailed)
-      .finally(() => (running = undefined));
-  };
-  const timer = setInterval(check, options.intervalMs ?? 100);
-  timer.unref();
-  check();
+  const loop = startPollLoop({
+    check: tick,
+    intervalMs: options.intervalMs ?? 100,
+    succeeded: () => failures.succeeded(),
+    failed: (err) => {
+      log.debug({ err }, 'mirror check failed');
+      const reason = unavailable(err);
+      const whole = reason === undefined && !(err instanceof GeohookError);
+      return failures.failed(reason ?? errorText(err), whole ? { err } : {});
+    },
+  });
 
   return {
     async close() {
-      closed = true;
-      clearInterval(timer);
-      await running;
+      await loop.close();
       await rowEncoder.close();
       await pool.end();
     },

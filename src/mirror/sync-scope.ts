@@ -1,10 +1,10 @@
 import type pg from 'pg';
+import { readServiceLayers, type LayerInfo } from '../arcgis-request/layer-info.js';
+import { readLayerPages } from '../arcgis-request/read-layer-pages.js';
+import { readServerGens, scopeGeneration } from '../arcgis-request/server-generations.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
-import { readServerGens, scopeGeneration } from '../backfill/server-generations.js';
 import { CHANGE_BATCH } from '../changes/change-writer.js';
-import { readServiceLayers, type LayerInfo } from '../changes/layer-info.js';
 import type { PreviousValuesStore } from '../changes/previous-values.js';
-import { readLayerPages } from '../changes/read-layer-pages.js';
 import { openRange } from '../changes/resolve-range.js';
 import { GeohookError } from '../errors.js';
 import { writeChanges } from './apply-changes.js';

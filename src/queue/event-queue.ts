@@ -8,11 +8,11 @@ import type { AcceptedEvent } from '../events/build-event.js';
 import type { ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
-import { backfillJobOptions } from './backfill-jobs.js';
 import { DurabilityWatch } from './durability-watch.js';
 import type { Durability } from './durability.js';
 import { JobScript, scriptKeys, type EventWrite, type JobRequest } from './job-script.js';
 import { JobWriter } from './job-writer.js';
+import { longJobOptions } from './long-jobs.js';
 import { allQueueNames, backfillQueueName, queueNames, type QueueName } from './names.js';
 import { SpoolDrain } from './spool-drain.js';
 import { EventSpool } from './spool.js';
@@ -148,7 +148,7 @@ export class EventQueue {
     if (this.queues !== undefined) return;
     const queues = allQueueNames.map((name) => new Queue(name, { connection, prefix, skipWaitingForReady: true, defaultJobOptions }));
     this.queues = new Map(allQueueNames.map((name, index) => [name, queues[index]!]));
-    this.backfill = new Queue(backfillQueueName, { connection, prefix, skipWaitingForReady: true, defaultJobOptions: backfillJobOptions });
+    this.backfill = new Queue(backfillQueueName, { connection, prefix, skipWaitingForReady: true, defaultJobOptions: longJobOptions });
     this.script = new JobScript(connection, {
       queues,
       backfillQueue: this.backfill,

@@ -116,12 +116,7 @@ export function encodedJobOptions(queue: Queue, jobOptions: JobsOptions = queue.
  * The Redis keys the accept script works with under `prefix`: watermarks, activity, server generations, ranges ahead,
  * gaps, event log, the watermarks' origins, dedup keys.
  */
-export function scriptKeys(
-  prefix: string,
-): Pick<
-  JobScriptOptions,
-  'watermarksKey' | 'activityKey' | 'serverGensKey' | 'aheadKey' | 'gapsKey' | 'eventLogKey' | 'originsKey' | 'dedupKeyPrefix'
-> {
+export function scriptKeys(prefix: string): ScriptKeys {
   return {
     eventLogKey: eventLogKey(prefix),
     watermarksKey: watermarksKey(prefix),
@@ -133,6 +128,12 @@ export function scriptKeys(
     dedupKeyPrefix: dedupKey(prefix, ''),
   };
 }
+
+/** The Redis keys the accept script works with. */
+export type ScriptKeys = Pick<
+  JobScriptOptions,
+  'watermarksKey' | 'activityKey' | 'serverGensKey' | 'aheadKey' | 'gapsKey' | 'eventLogKey' | 'originsKey' | 'dedupKeyPrefix'
+>;
 
 /** Options of {@link JobScript}. */
 export interface JobScriptOptions {
@@ -169,45 +170,97 @@ export interface JobScriptOptions {
 export const dedupDigest = (hook: string, eventId: string): Buffer =>
   createHash('sha256').update(hook).update('\n').update(eventId).digest().subarray(0, 16);
 
+/** What every call of the script sends besides the time and its requests (its KEYS, ARGV 1 and 4 to 13), bound once. */
+interface ScriptBinding {
+  keys: string[];
+  dedupMs: number;
+  options: Buffer;
+  gapOptions: Buffer;
+  confirmOptions: Buffer;
+  delayedGapOptions: Buffer;
+  gapDelayMs: number;
+  dedupKeyPrefix: string;
+  /** The key prefixes of the three event queues and of the backfill queue. */
+  queuePrefixes: string[];
+}
+
+/** The script's keys, in the order of its KEYS. */
+const keysOf = (options: ScriptKeys): string[] => [
+  options.watermarksKey,
+  options.activityKey,
+  options.serverGensKey,
+  options.aheadKey,
+  options.gapsKey,
+  options.eventLogKey,
+  options.originsKey,
+];
+
+/** Refuses a BullMQ release other than {@link BULLMQ_VERSION}, and defines the script's command on `connection`. */
+function defineScript(connection: RedisClient): void {
+  if (bullmqVersion !== BULLMQ_VERSION) {
+    throw new GeohookError(
+      'GEOHOOK_ERR_CONFIG',
+      `geohook writes jobs in the layout of bullmq ${BULLMQ_VERSION}, but bullmq ${bullmqVersion} is installed: install ${BULLMQ_VERSION}`,
+    );
+  }
+  if (typeof connection.geohookAcceptJobs !== 'function') connection.defineCommand('geohookAcceptJobs', { lua: acceptLua });
+}
+
+/** Sends `requests` to the script in one call, in order. */
+function callScript(connection: RedisClient, binding: ScriptBinding, requests: readonly JobRequest[]): Promise<(number | string)[]> {
+  const now = Date.now();
+  const args: (string | number | Buffer)[] = [
+    binding.dedupMs,
+    now,
+    now.toString(36),
+    binding.options,
+    binding.gapOptions,
+    binding.confirmOptions,
+    binding.delayedGapOptions,
+    binding.gapDelayMs,
+    binding.dedupKeyPrefix,
+    ...binding.queuePrefixes,
+  ];
+  // Every activity of a call gets the same time: each field is sent once, with its first event.
+  const activities = new Set<string>();
+  for (const request of requests) {
+    const { hook, ranges, activity } = request;
+    const field = activity === undefined ? '' : activityField(activity);
+    const fresh = field !== '' && !activities.has(field);
+    if (fresh) activities.add(field);
+    const lines = ranges.length === 0 ? '' : rangeLines(ranges);
+    if ('operation' in request) {
+      const refuseBefore = request.refuseBefore === undefined ? '' : String(request.refuseBefore);
+      args.push(Operation[request.operation], '', hook, '', refuseBefore, lines, fresh ? field : '', '');
+    } else {
+      const digest = dedupDigest(hook, request.eventId);
+      args.push(request.queue + 1, request.eventId, hook, request.name, request.data, lines, fresh ? field : '', digest);
+    }
+  }
+  return connection.geohookAcceptJobs(binding.keys.length, ...binding.keys, ...args);
+}
+
 /** The accept script bound to its queues, watermarks and dedup window. */
 export class JobScript {
-  private readonly connection: RedisClient;
-  private readonly keys: string[];
-  private readonly queuePrefixes: string[];
-  private readonly dedupMs: number;
-  private readonly options: Buffer;
-  private readonly gapOptions: Buffer;
-  private readonly confirmOptions: Buffer;
-  private readonly delayedGapOptions: Buffer;
-  private readonly gapDelayMs: number;
-  private readonly dedupKeyPrefix: string;
+  readonly #connection: RedisClient;
+  readonly #binding: ScriptBinding;
 
   constructor(connection: RedisClient, options: JobScriptOptions) {
-    if (bullmqVersion !== BULLMQ_VERSION) {
-      throw new GeohookError(
-        'GEOHOOK_ERR_CONFIG',
-        `geohook writes jobs in the layout of bullmq ${BULLMQ_VERSION}, but bullmq ${bullmqVersion} is installed: install ${BULLMQ_VERSION}`,
-      );
-    }
-    if (typeof connection.geohookAcceptJobs !== 'function') connection.defineCommand('geohookAcceptJobs', { lua: acceptLua });
-    this.connection = connection;
-    this.keys = [
-      options.watermarksKey,
-      options.activityKey,
-      options.serverGensKey,
-      options.aheadKey,
-      options.gapsKey,
-      options.eventLogKey,
-      options.originsKey,
-    ];
-    this.queuePrefixes = [...options.queues, options.backfillQueue].map((queue) => queue.toKey(''));
-    this.dedupMs = options.dedupMs;
-    this.options = encodedJobOptions(options.queues[0]!);
-    this.gapOptions = encodedJobOptions(options.backfillQueue);
-    this.confirmOptions = encodedJobOptions(options.backfillQueue, confirmJobOptions);
-    this.gapDelayMs = options.gapDelayMs ?? 0;
-    this.delayedGapOptions = encodedJobOptions(options.backfillQueue, options.backfillQueue.defaultJobOptions, this.gapDelayMs);
-    this.dedupKeyPrefix = options.dedupKeyPrefix;
+    defineScript(connection);
+    this.#connection = connection;
+    const gapDelayMs = options.gapDelayMs ?? 0;
+    const { backfillQueue } = options;
+    this.#binding = {
+      keys: keysOf(options),
+      dedupMs: options.dedupMs,
+      options: encodedJobOptions(options.queues[0]!),
+      gapOptions: encodedJobOptions(backfillQueue),
+      confirmOptions: encodedJobOptions(backfillQueue, confirmJobOptions),
+      delayedGapOptions: encodedJobOptions(backfillQueue, backfillQueue.defaultJobOptions, gapDelayMs),
+      gapDelayMs,
+      dedupKeyPrefix: options.dedupKeyPrefix,
+      queuePrefixes: [...options.queues, backfillQueue].map((queue) => queue.toKey('')),
+    };
   }
 
   /**
@@ -216,35 +269,52 @@ export class JobScript {
    * a `confirm` request's `<ranges still ahead>\n<refused ranges>`.
    */
   write(requests: readonly JobRequest[]): Promise<(number | string)[]> {
-    const now = Date.now();
-    const args: (string | number | Buffer)[] = [
-      this.dedupMs,
-      now,
-      now.toString(36),
-      this.options,
-      this.gapOptions,
-      this.confirmOptions,
-      this.delayedGapOptions,
-      this.gapDelayMs,
-      this.dedupKeyPrefix,
-      ...this.queuePrefixes,
-    ];
-    // Every activity of a call gets the same time: each field is sent once, with its first event.
-    const activities = new Set<string>();
-    for (const request of requests) {
-      const { hook, ranges, activity } = request;
-      const field = activity === undefined ? '' : activityField(activity);
-      const fresh = field !== '' && !activities.has(field);
-      if (fresh) activities.add(field);
-      const lines = ranges.length === 0 ? '' : rangeLines(ranges);
-      if ('operation' in request) {
-        const refuseBefore = request.refuseBefore === undefined ? '' : String(request.refuseBefore);
-        args.push(Operation[request.operation], '', hook, '', refuseBefore, lines, fresh ? field : '', '');
-      } else {
-        const digest = dedupDigest(hook, request.eventId);
-        args.push(request.queue + 1, request.eventId, hook, request.name, request.data, lines, fresh ? field : '', digest);
-      }
-    }
-    return this.connection.geohookAcceptJobs(this.keys.length, ...this.keys, ...args);
+    return callScript(this.#connection, this.#binding, requests);
+  }
+}
+
+/** An event that hands nothing over: no ranges of server generations, no activity (a change event). */
+export type PlainEvent = Pick<EventWrite, 'eventId' | 'hook' | 'name' | 'data'>;
+
+/** Options of {@link QueueScript}. */
+export interface QueueScriptOptions {
+  /** The one queue its events go to. */
+  queue: Queue;
+  /** The key prefix of the accept script's keys (see {@link scriptKeys}). */
+  prefix: string;
+  /** How long an event id is remembered per hook, ms. */
+  dedupMs: number;
+}
+
+/**
+ * The accept script for one queue of events that hand nothing over (change events): per event, a repeat within the
+ * dedup window, or a new job appended to the event log. It writes no gap or confirm job: it has no backfill queue,
+ * and the slots of the other queues are left empty.
+ */
+export class QueueScript {
+  readonly #connection: RedisClient;
+  readonly #binding: ScriptBinding;
+
+  constructor(connection: RedisClient, options: QueueScriptOptions) {
+    defineScript(connection);
+    this.#connection = connection;
+    const none = Buffer.alloc(0);
+    this.#binding = {
+      keys: keysOf(scriptKeys(options.prefix)),
+      dedupMs: options.dedupMs,
+      options: encodedJobOptions(options.queue),
+      gapOptions: none,
+      confirmOptions: none,
+      delayedGapOptions: none,
+      gapDelayMs: 0,
+      dedupKeyPrefix: dedupKey(options.prefix, ''),
+      queuePrefixes: [options.queue.toKey(''), '', '', ''],
+    };
+  }
+
+  /** Writes `events` to the queue in order, in one call: per event, 1 for a new job, 0 for a repeat within the window. */
+  async write(events: readonly PlainEvent[]): Promise<number[]> {
+    const requests = events.map((event): EventWrite => ({ ...event, queue: 0, ranges: [], activity: undefined }));
+    return (await callScript(this.#connection, this.#binding, requests)) as number[];
   }
 }

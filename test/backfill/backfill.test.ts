@@ -11,8 +11,8 @@ import { findFreePort } from '../../src/embedded/redis-server.js';
 import { buildEvent } from '../../src/events/build-event.js';
 import type { GeohookEvent } from '../../src/events/envelope.js';
 import type { GapJobData } from '../../src/queue/accept-script.js';
-import { BACKFILL_MAX_STALLED_COUNT, backfillJobOptions } from '../../src/queue/backfill-jobs.js';
 import { type EventQueue } from '../../src/queue/event-queue.js';
+import { longJobOptions, longJobWorkerOptions } from '../../src/queue/long-jobs.js';
 import { backfillQueueName } from '../../src/queue/names.js';
 import { connectRedis } from '../../src/redis/connection.js';
 import { coverage, editParcels, PARCELS } from '../helpers/edits.js';
@@ -299,7 +299,7 @@ async function waitingGap(t: Test) {
     from: String(from),
     to: String(to),
   };
-  const gap = await gaps.add('gap', data, backfillJobOptions);
+  const gap = await gaps.add('gap', data, longJobOptions);
   return { emulator, eventQueue, prefix, gaps, gap, from, to };
 }
 
@@ -315,7 +315,7 @@ t.test('a gap whose workers stopped mid-fill twice is filled by the next one, no
     prefix,
     autorun: false,
     stalledInterval: 50,
-    maxStalledCount: BACKFILL_MAX_STALLED_COUNT,
+    maxStalledCount: longJobWorkerOptions.maxStalledCount,
   });
   for (const stop of [1, 2]) {
     const dying = new Worker(backfillQueueName, undefined, { connection: workerConnection, prefix, autorun: false, lockDuration: 100 });
@@ -329,7 +329,7 @@ t.test('a gap whose workers stopped mid-fill twice is filled by the next one, no
   await checker.close();
 
   const worker = backfillWorker(t, emulator.url, { prefix, eventQueue });
-  t.equal(worker.opts.maxStalledCount, BACKFILL_MAX_STALLED_COUNT, "geohook's worker checks stalled gaps with that limit");
+  t.equal(worker.opts.maxStalledCount, longJobWorkerOptions.maxStalledCount, "geohook's worker checks stalled gaps with that limit");
   const [event] = await waitFor('the range backfilled', async () => {
     const events = await featureEvents(eventQueue);
     return events.length === 1 ? events : undefined;
@@ -384,11 +384,7 @@ async function gapOfEveryChange(t: Test) {
   const gaps = new Queue<GapJobData>(backfillQueueName, { connection, prefix });
   t.teardown(() => gaps.close());
   const serviceUrl = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
-  await gaps.add(
-    'gap',
-    { scope: `default ${PARCELS}`, hook: 'default', serviceUrl, from: String(from), to: String(to) },
-    backfillJobOptions,
-  );
+  await gaps.add('gap', { scope: `default ${PARCELS}`, hook: 'default', serviceUrl, from: String(from), to: String(to) }, longJobOptions);
   return { emulator, eventQueue, connection, prefix, from, to };
 }
 

@@ -5,7 +5,7 @@ import t from 'tap';
 import { changeEventsQueueName } from '../../src/changes/change-event.js';
 import { changesQueueName } from '../../src/changes/change-queues.js';
 import { readChangesStatus } from '../../src/changes/changes-status.js';
-import { replayJob } from '../../src/changes/start-changes.js';
+import { replayJob } from '../../src/changes/range-jobs.js';
 import { defaultCatalog } from '../../src/emulator/catalog.js';
 import { consumeChanges } from '../helpers/change-consumer.js';
 import { PARCELS } from '../helpers/edits.js';

@@ -38,12 +38,9 @@ t.test(
     await waitFor('registered', async () => (await geohook.readyz()).status === 200);
     const events = await consumeChanges(t, redis.url, prefix);
     const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
-    const queues = [
-      new Queue(changeEventsQueueName, { connection: raw, prefix }),
-      new Queue('backfill', { connection: raw, prefix }),
-    ] as const;
+    const queue = new Queue(changeEventsQueueName, { connection: raw, prefix });
     t.teardown(async () => {
-      await Promise.all(queues.map((queue) => queue.close()));
+      await queue.close();
       raw.disconnect();
     });
     const serviceUrl = new URL(`${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`);
@@ -55,7 +52,7 @@ t.test(
       serviceUrl,
       session: createServiceSession({ trusted: trustedUrls([`${emulator.url}/arcgis/`]), auth: { token: await emulator.token() } }),
       track: ['status'],
-      writer: new ChangeWriter(raw, { queue: queues[0], backfillQueue: queues[1], prefix, dedupMs: 60_000 }),
+      writer: new ChangeWriter(raw, { queue, prefix, dedupMs: 60_000 }),
       previous: new PreviousValuesStore(raw),
       online: false,
     });

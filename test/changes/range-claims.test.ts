@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { createServiceLocator } from '../../src/arcgis/service-locator.js';
@@ -6,6 +7,7 @@ import { buildEvent } from '../../src/events/build-event.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
 import { createProducerConnection } from '../../src/redis/connection.js';
 import { changesOriginsKey } from '../../src/redis/keys.js';
+import { repoPath } from '../helpers/paths.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -78,4 +80,18 @@ t.test('each claimed range reached geohook one way: delivered, a gap, a gap a la
   );
   await claims.release(pending[0]!);
   t.equal(await raw.hget(changesOriginsKey(prefix), SCOPE), null, 'the origins claimed are dropped');
+});
+
+t.test("change events' Redis scripts are .lua files: no module of src/changes/ holds a script of more than one line", async (t) => {
+  const folder = repoPath('src', 'changes');
+  const modules = readdirSync(folder).filter((file) => file.endsWith('.ts'));
+  t.ok(modules.length > 10);
+  // A template literal that spans lines and calls Redis: a script written in TypeScript.
+  const inline = /`[^`]*\n[^`]*redis\.call\(/;
+  t.same(
+    modules.filter((file) => inline.test(readFileSync(`${folder}/${file}`, 'utf8'))),
+    [],
+  );
+  for (const script of ['claim-ranges.lua', 'release-range.lua', 'write-previous.lua', 'clear-failed-range.lua'])
+    t.match(readFileSync(`${folder}/${script}`, 'utf8'), /redis\.call\(/, script);
 });

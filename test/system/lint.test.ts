@@ -79,6 +79,20 @@ t.test('the fan-out importing a consumer, relay or subscription module fails the
   t.same(await rulesBroken("export { compilePattern } from '../fanout/event-patterns.js';\n", 'src/consumers/probe.ts'), []);
 });
 
+t.test("the mirror and change events importing the backfill fails the lint: a service's reads are in arcgis-request/", async (t) => {
+  for (const folder of ['mirror', 'changes'])
+    t.same(
+      await rulesBroken("export { createSharedReads } from '../backfill/shared-reads.js';\n", `src/${folder}/probe.ts`),
+      ['import-x/no-restricted-paths'],
+      folder,
+    );
+  t.same(
+    await rulesBroken("export { readServerGens } from '../arcgis-request/server-generations.js';\n", 'src/mirror/probe.ts'),
+    [],
+    'the reads it may',
+  );
+});
+
 t.test('src/server.ts over 160 lines fails the lint: the composition root only composes', async (t) => {
   const code = Array.from({ length: 161 }, (_, i) => `export const line${i} = ${i};`).join('\n') + '\n';
   t.same(await rulesBroken(code, 'src/server.ts'), ['max-lines']);

@@ -7,7 +7,6 @@ import { changeEventsQueueName } from '../../../src/changes/change-event.js';
 import { ChangeWriter } from '../../../src/changes/change-writer.js';
 import type { RelayRouteConfig } from '../../../src/config/relay-schema.js';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
-import { backfillQueueName } from '../../../src/queue/names.js';
 import { relayJobOptions, relayQueueName } from '../../../src/relay/relay-queues.js';
 import { createRelayRoute } from '../../../src/relay/relay-route.js';
 import { percentile } from '../changes/change-latency.js';
@@ -119,16 +118,8 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
     const paceEvents = settings.paceEventsPerSec * settings.paceSeconds;
     log(`relay: ${paceEvents.toLocaleString('en-US')} change events written at ${settings.paceEventsPerSec}/s, each timed to the sink`);
     await sink.call('reset');
-    const queues = [
-      new Queue(changeEventsQueueName, { connection, prefix: PREFIX }),
-      new Queue(backfillQueueName, { connection, prefix: PREFIX }),
-    ];
-    const writer = new ChangeWriter(connection, {
-      queue: queues[0]!,
-      backfillQueue: queues[1]!,
-      prefix: PREFIX,
-      dedupMs: 3_600_000,
-    });
+    const queue = new Queue(changeEventsQueueName, { connection, prefix: PREFIX });
+    const writer = new ChangeWriter(connection, { queue, prefix: PREFIX, dedupMs: 3_600_000 });
     const writtenAtMs = new Map<string, number>();
     const batch = 10;
     const intervalMs = (1000 * batch) / settings.paceEventsPerSec;
@@ -142,7 +133,7 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
       await writer.write(events);
     }
     await sinkHolds(sink, paceEvents, 60_000);
-    await Promise.all(queues.map((queue) => queue.close()));
+    await queue.close();
     const arrivals = await sink.call<Record<string, number>>('arrivals');
     const latencies = [...writtenAtMs].map(([id, at]) => arrivals[id]! - at).sort((a, b) => a - b);
     return {

@@ -1,4 +1,4 @@
-import type { ServiceSession } from '../arcgis-request/service-session.js';
+import type { ServiceSession } from './service-session.js';
 
 /** A layer's current server generation, as its feature service reports it. */
 export interface LayerGen {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { trustedUrls } from '../../src/arcgis/trusted-urls.js';
+import { readServiceLayers } from '../../src/arcgis-request/layer-info.js';
 import { createServiceSession, type ServiceSession } from '../../src/arcgis-request/service-session.js';
-import { readServiceLayers } from '../../src/changes/layer-info.js';
 import { startEmulator } from '../helpers/emulator.js';
 
 const emulator = await startEmulator(t);

@@ -1,7 +1,7 @@
 import { readWkid } from '../arcgis/geometry.js';
-import { unexpected } from '../arcgis-request/check-response.js';
-import type { ServiceSession } from '../arcgis-request/service-session.js';
 import { AdminApiError } from '../errors.js';
+import { unexpected } from './check-response.js';
+import type { ServiceSession } from './service-session.js';
 
 /** What geohook needs of a layer (or table) to turn its rows into change events. */
 export interface LayerInfo {

@@ -1,8 +1,8 @@
 import { pMapIterable } from 'p-map';
-import type { EsriFeature } from '../arcgis-request/extract-changes.js';
-import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
-import type { ServiceSession } from '../arcgis-request/service-session.js';
+import type { EsriFeature } from './extract-changes.js';
 import type { LayerInfo } from './layer-info.js';
+import { parseExactJson } from './parse-exact-json.js';
+import type { ServiceSession } from './service-session.js';
 
 /**
  * Pages requested at once: one computed by the server while another travels and the one before is parsed (and,

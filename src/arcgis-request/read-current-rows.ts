@@ -1,8 +1,8 @@
-import type { EsriFeature, LayerChanges } from '../arcgis-request/extract-changes.js';
-import { readChanges } from '../arcgis-request/extract-changes.js';
-import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
-import type { ServiceSession } from '../arcgis-request/service-session.js';
+import type { EsriFeature, LayerChanges } from './extract-changes.js';
+import { readChanges } from './extract-changes.js';
 import type { LayerInfo } from './layer-info.js';
+import { parseExactJson } from './parse-exact-json.js';
+import type { ServiceSession } from './service-session.js';
 
 /**
  * The changes since `from` on a server whose `extractChanges` answers object ids only (10.6.1-era, without

@@ -1,0 +1,139 @@
+import { UnrecoverableError, type Job } from 'bullmq';
+import { AdminApiError, AdminAuthError } from '../errors.js';
+import { parseScope } from '../events/tracked-ranges.js';
+import { changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
+import { CHANGE_BATCH } from './change-writer.js';
+import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
+import type { ResolveJobData } from './range-jobs.js';
+import { openRange, type OpenedRange } from './resolve-range.js';
+import type { ResolverContext } from './resolver-context.js';
+
+/** The server's answers to a range it will not give: bad request, forbidden, not found. */
+const CLIENT_ERROR = /^40[034]$/;
+
+/** A job's range, opened: its layers read, its changes streamed; a range the server refuses fails for good. */
+async function openJobRange(context: ResolverContext, data: ResolveJobData): Promise<OpenedRange> {
+  const { connection, prefix, hook } = context.options;
+  const { scope, from, to, origin = 'webhook' } = data;
+  const settings = context.options.byService?.[parseScope(scope).service];
+  // A server that refuses the range (400, 403, 404: history no longer kept, a service gone) will not change its mind.
+  return openRange(
+    { hook, scope, serviceUrl: new URL(data.serviceUrl), from, to },
+    {
+      session: context.sessionOf(context.rangeTimeoutMs),
+      previous: context.previous,
+      prefix,
+      track: settings?.track ?? context.options.track,
+      ...(settings?.layers === undefined ? {} : { layers: settings.layers }),
+      ...(settings === undefined ? {} : { filters: settings }),
+      ...(settings?.attachments === undefined ? {} : { attachments: settings.attachments }),
+      origin,
+      ...(context.orgId === undefined ? {} : { orgId: context.orgId }),
+      knownSchemas: async (layerScopes) =>
+        layerScopes.length === 0
+          ? []
+          : (await connection.hmget(changesSchemasKey(prefix), ...layerScopes)).map((value) =>
+              value === null ? undefined : (JSON.parse(value) as string[]),
+            ),
+    },
+  ).catch((err: unknown) => {
+    const refused = err instanceof AdminApiError && !(err instanceof AdminAuthError) && CLIENT_ERROR.test(String(err.serverCode));
+    throw refused ? new UnrecoverableError(err.message) : err;
+  });
+}
+
+/**
+ * Writes the range's events from the first the job has not written, batch after batch; returns how many were new.
+ * Each batch is read (file, previous values) while the one before it is written: a batch's events are written
+ * before its previous values, and the cursor moves after both, so that a crash resumes at the batch it stopped in.
+ */
+async function writeEvents(context: ResolverContext, job: Job<ResolveJobData>, opened: OpenedRange): Promise<number> {
+  const { total } = opened;
+  const batchAt = (start: number) => {
+    if (start >= total) return undefined;
+    const batch = opened.events(start, Math.min(start + CHANGE_BATCH, total));
+    // Awaited in its turn; meanwhile a failure must not go unhandled.
+    batch.catch(() => undefined);
+    return batch;
+  };
+  let added = 0;
+  let written = job.data.written ?? 0;
+  let next = batchAt(written);
+  try {
+    while (next !== undefined) {
+      const batch = await next;
+      const end = Math.min(written + CHANGE_BATCH, total);
+      next = batchAt(end);
+      added += await context.writer().write(batch.events, opened.layers);
+      for (const { key, writes } of batch.writes) await context.previous.write(key, writes);
+      written = end;
+      await job.updateData({ ...job.data, written });
+    }
+  } finally {
+    await next?.catch(() => undefined);
+    await opened.close();
+  }
+  return added;
+}
+
+/**
+ * A range whose events are written: the scope resolved up to what was read (ids only, up to now: the next range
+ * starts after it), the layers' schemas kept, the claim released. A replay moves nothing.
+ */
+async function settleRange(context: ResolverContext, data: ResolveJobData, opened: OpenedRange): Promise<void> {
+  const { connection, prefix } = context.options;
+  const { scope, from, to } = data;
+  await clearFailedRange(connection, prefix, scope, { from, to });
+  if (data.origin === 'replay') return;
+  if (opened.readUpTo !== undefined && opened.readUpTo > to) {
+    const done = Number(await connection.hget(changesResolvedKey(prefix), scope));
+    if (done < opened.readUpTo) await connection.hset(changesResolvedKey(prefix), scope, String(opened.readUpTo));
+  }
+  if (opened.schemas.size > 0) {
+    await connection.hset(
+      changesSchemasKey(prefix),
+      Object.fromEntries([...opened.schemas].map(([scope, names]) => [scope, JSON.stringify(names)])),
+    );
+  }
+  await context.claims.release({ scope, from, to });
+}
+
+/** Resolves a job's range into change events (a retry goes on after those written); returns how many were new. */
+export async function resolveRangeJob(context: ResolverContext, job: Job<ResolveJobData>): Promise<number> {
+  const opened = await openJobRange(context, job.data);
+  const added = await writeEvents(context, job, opened);
+  await settleRange(context, job.data, opened);
+  if (job.data.origin === 'replay') return added;
+  const { scope, from, to } = job.data;
+  const line = { scope, serverGens: [from, to], events: opened.total, added };
+  // A range without an edit (the generation a pass read moved the watermark) is routine.
+  if (opened.total === 0) context.log.debug(line, 'range resolved: no change');
+  else context.log.info(line, 'range resolved into change events');
+  return added;
+}
+
+/**
+ * A resolve job that failed: said, and, once it failed for good, recorded (`geohook changes` lists it), its claim
+ * released so the scope goes on, and the `change.unresolvable` alert sent.
+ */
+export function rangeJobFailed(context: ResolverContext, job: Job<ResolveJobData> | undefined, err: Error): void {
+  if (job === undefined) return;
+  const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+  const { scope, from, to } = job.data;
+  context.log.warn(
+    { err, scope, serverGens: [from, to], attempt: job.attemptsMade },
+    final ? 'range failed for good' : 'range resolution failed: retrying',
+  );
+  if (!final) return;
+  const { connection, prefix } = context.options;
+  void recordFailedRange(connection, prefix, scope, { from, to, error: err.message, at: new Date().toISOString() })
+    .then(() => context.claims.release({ scope, from, to }))
+    .catch(() => undefined);
+  void context.options.alert?.({
+    event: 'change.unresolvable',
+    service: scope,
+    serverGens: [from, to],
+    error: err.message,
+    text: `geohook: the change events of ${scope} in server generations (${from}, ${to}] could not be resolved; geohook changes replay resolves them again`,
+  });
+}

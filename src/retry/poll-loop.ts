@@ -1,0 +1,51 @@
+/** Options of {@link startPollLoop}. */
+export interface PollLoopOptions {
+  /** One check: what the loop runs, once at start and then every `intervalMs`. */
+  check: () => Promise<void>;
+  /** How often a check starts (while none is running). */
+  intervalMs: number;
+  /** A check that failed: says so, and may answer how long to wait before the next one, ms (a backoff). */
+  failed: (err: unknown) => number | void;
+  /** A check that succeeded. */
+  succeeded?: () => void;
+}
+
+/** A running poll loop. */
+export interface PollLoop {
+  /** Stops the loop, after the check under way (if any) ends. */
+  close(): Promise<void>;
+}
+
+/**
+ * Runs `check` at once and then every `intervalMs`, one at a time: while one runs (Redis away, a long copy, a
+ * database that does not answer) the next waits for it, and none pile up behind. The timer holds no process open.
+ */
+export function startPollLoop(options: PollLoopOptions): PollLoop {
+  let closed = false;
+  let running: Promise<void> | undefined;
+  /** No check starts before this time (epoch ms): the backoff after a failure. */
+  let nextAt = 0;
+  const start = (): void => {
+    if (closed || running !== undefined || Date.now() < nextAt) return;
+    running = options
+      .check()
+      .then(
+        () => options.succeeded?.(),
+        (err: unknown) => {
+          const waitMs = options.failed(err);
+          if (typeof waitMs === 'number') nextAt = Date.now() + waitMs;
+        },
+      )
+      .finally(() => (running = undefined));
+  };
+  const timer = setInterval(start, options.intervalMs);
+  timer.unref();
+  start();
+  return {
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
