@@ -126,3 +126,8 @@ t.test('geohook config check: exit 1 with each mistake, --json; exit 0 when all 
     'a config that does not load is an error too',
   );
 });
+
+t.test("a changes service's where names no before. or after.: it reads the row as the change left it", async (t) => {
+  const file = configFile(t, { changes: { [PARCELS]: { where: "before.status = 'Open'" } } });
+  t.throws(() => loadConfig(envOf(file)), { code: 'GEOHOOK_ERR_CONFIG', message: /names before\. or after\./ });
+});

@@ -3,7 +3,7 @@
  * several fields, geometry moves, deletes) with CHANGES_TRACK=*, 20 generated filters as subscriptions, and what each
  * subscription's queue holds compared with what an oracle computes from the rows the test itself wrote: no event too
  * many, none missing, each crossing one `change.entered` or `change.left`. ORACLE_EDITS sets the number of edits
- * (1,200 here; `ORACLE_EDITS=10000` for the full run), ORACLE_SEED the seed.
+ * (800 here; `ORACLE_EDITS=10000` for the full run), ORACLE_SEED the seed.
  */
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
 import { Queue } from 'bullmq';
@@ -18,7 +18,7 @@ import { configFile } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
-const EDITS = Number(process.env.ORACLE_EDITS ?? 1200);
+const EDITS = Number(process.env.ORACLE_EDITS ?? 800);
 const SEED = Number(process.env.ORACLE_SEED ?? 54);
 /** Edits per applyEdits call: each feature at most once, so that every edit is a change event of its own. */
 const ROUND = 150;
