@@ -131,3 +131,14 @@ t.test("a changes service's where names no before. or after.: it reads the row a
   const file = configFile(t, { changes: { [PARCELS]: { where: "before.status = 'Open'" } } });
   t.throws(() => loadConfig(envOf(file)), { code: 'GEOHOOK_ERR_CONFIG', message: /names before\. or after\./ });
 });
+
+t.test('geohook subscriptions create refuses a filter that cannot match, and makes one that can', async (t) => {
+  const file = configFile(t, {});
+  const env = { ...envOf(file), REDIS_URL: redis.url, GEOHOOK_PREFIX: uniquePrefix() };
+  const refused = await runCli(['subscriptions', 'create', 'closed', '--types', 'change.*', '--changed', 'Statu'], { env });
+  t.equal(refused.code, 1);
+  t.match(refused.stderr, /subscription "closed" changed \["Statu"\]: `Statu` is not a field of Parcels .*did you mean status\?/);
+  const made = await runCli(['subscriptions', 'create', 'closed', '--types', 'change.*', '--changed', 'Status'], { env });
+  t.equal(made.code, 0, made.stderr);
+  t.match(JSON.parse(made.stdout), { subscription: 'closed', created: true });
+});
