@@ -30,6 +30,11 @@ export const errorCodes = {
     statusCode: 400,
     summary: "A where clause (a change-events filter) is not one ArcGIS's standardized SQL subset reads, or names a field the layer lacks.",
   },
+  GEOHOOK_ERR_FILTER_CANNOT_MATCH: {
+    statusCode: 400,
+    summary:
+      "A relay route's or subscription's filter cannot match the layers it is for: a field they lack, a value its field cannot hold, or a field geohook does not track.",
+  },
   GEOHOOK_ERR_QUEUE_UNAVAILABLE: {
     statusCode: 503,
     summary: 'Redis did not answer in time (an event was not stored, or a queue command could not reach it); retry later.',

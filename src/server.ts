@@ -10,6 +10,7 @@ import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
 import { listenFailure } from './errors.js';
+import { checkConfiguredFilters, filtersError } from './fanout/configured-filters.js';
 import { createLogger } from './logger.js';
 import { configuredTarget, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
 import type { Registration } from './registration/registration.js';
@@ -41,6 +42,20 @@ export interface RunningServer {
 }
 
 /**
+ * The relay routes' and subscriptions' filters checked against the followed layers (docs/relays.md#filters): a filter
+ * that cannot match stops start-up; a service that cannot be read now is said, and its filters are not checked.
+ */
+async function checkFilters(config: GeohookConfig, logger: Logger): Promise<void> {
+  const { issues, unread } = await checkConfiguredFilters(config);
+  for (const { service, error } of unread)
+    logger.warn(
+      { service, err: error },
+      'filters: the layer definitions could not be read, so the filters of this service are not checked',
+    );
+  if (issues.length > 0) throw filtersError(issues);
+}
+
+/**
  * Starts the receiver: an embedded redis-server (AOF on) when the configuration names no Redis, the receiver on
  * `config.host:config.port`, ready once Redis answers and, when ADMIN_URL and REGISTER are set, once
  * self-registration has succeeded; then what runs beside it (`startBackground`: the outputs, change events, the
@@ -56,6 +71,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
       fd: options.logDestination ?? 1,
     });
   warnPlainHttp(config, logger);
+  await checkFilters(config, logger);
   let redis: RedisServer | undefined;
   let redisUrl = config.redisUrl;
   const embeddedDir = resolve(options.embeddedRedisDir ?? EMBEDDED_REDIS_DIR);

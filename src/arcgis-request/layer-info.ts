@@ -9,8 +9,8 @@ export interface LayerInfo {
   name: string;
   objectIdField: string;
   globalIdField?: string;
-  /** Field names with their ArcGIS type (BigInteger values are written as decimal strings). */
-  fields: { name: string; type: string }[];
+  /** Field names with their ArcGIS type (BigInteger values are written as decimal strings), and the codes of a coded-value domain. */
+  fields: { name: string; type: string; codes?: (string | number)[] }[];
   /** Editor tracking: who edited a row, and when. */
   editFieldsInfo?: { editorField?: string; editDateField?: string; creatorField?: string; creationDateField?: string };
   /** Layers this one is the origin of (parents come before children among creates). */
@@ -43,6 +43,16 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
+/** The codes of a coded-value domain, as a field's `codes`; nothing for another domain or none. */
+function codesOf(domain: unknown): { codes?: (string | number)[] } {
+  if (!isObject(domain) || domain.type !== 'codedValue' || !Array.isArray(domain.codedValues)) return {};
+  const codes = domain.codedValues
+    .filter(isObject)
+    .map((entry) => entry.code)
+    .filter((code): code is string | number => typeof code === 'string' || typeof code === 'number');
+  return { codes };
+}
+
 function layerInfoOf(id: number, body: Json, url: string): LayerInfo {
   const objectIdField =
     text(body.objectIdField) ??
@@ -55,7 +65,7 @@ function layerInfoOf(id: number, body: Json, url: string): LayerInfo {
     objectIdField,
     fields: (Array.isArray(body.fields) ? body.fields.filter(isObject) : [])
       .filter((field) => typeof field.name === 'string')
-      .map((field) => ({ name: field.name as string, type: String(field.type) })),
+      .map((field) => ({ name: field.name as string, type: String(field.type), ...codesOf(field.domain) })),
     relatedTableIds: relationships
       .filter((r) => r.role === 'esriRelRoleOrigin' && typeof r.relatedTableId === 'number')
       .map((r) => r.relatedTableId as number),

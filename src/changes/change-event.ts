@@ -3,7 +3,12 @@ import { createHash } from 'node:crypto';
 /** What a change event says happened to a feature (Debezium's letters). */
 export type ChangeOp = 'c' | 'u' | 'd' | 'r';
 
-export type ChangeEventType = 'change.created' | 'change.updated' | 'change.deleted' | 'change.read' | 'change.schema';
+/**
+ * The type of a change event. `change.entered` and `change.left` are the types a relay route or subscription with
+ * `emit` takes a crossing of its `where` as (docs/changes.md#transitions): `change-events` holds the others only.
+ */
+export type ChangeEventType =
+  'change.created' | 'change.updated' | 'change.deleted' | 'change.read' | 'change.schema' | 'change.entered' | 'change.left';
 
 /** A row as a change event carries it: attributes (BigInteger values as decimal strings) and, in a feature layer, geometry. */
 export interface ChangeRow {

@@ -51,6 +51,11 @@ const commands: readonly CommandEntry[] = [
     load: async () => (await import('./admin/index.js')).registerAdmin,
   },
   {
+    name: 'config',
+    description: "check the configuration, and every relay route's and subscription's filter against the layers it reads (config check)",
+    load: async () => (await import('./config.js')).registerConfig,
+  },
+  {
     name: 'doctor',
     description: "say why a service's webhooks would not fire, with the exact fix, and prove a live delivery round trip",
     load: async () => (await import('./doctor.js')).registerDoctor,

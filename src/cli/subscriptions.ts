@@ -3,11 +3,12 @@ import type { GeohookConfig } from '../config/load-config.js';
 import { whereClause } from '../config/schema.js';
 import { subscriptionSchema, type SubscriptionConfig } from '../config/subscription-schema.js';
 import { ConfigError, GeohookError } from '../errors.js';
+import { checkConfiguredFilters, filtersError } from '../fanout/configured-filters.js';
 import { subscriptionQueueName } from '../queue/names.js';
 import { SubscriptionRegistry } from '../subscriptions/subscription-registry.js';
 import { readSubscriptionStatus } from '../subscriptions/subscription-status.js';
 import { addQueueOptions, queueCommandConfig } from './config-options.js';
-import { printJson, printTable } from './print.js';
+import { printJson, printNotice, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
 
 interface SubscriptionFlags {
@@ -57,6 +58,18 @@ function subscriptionOf(name: string, flags: SubscriptionFlags): SubscriptionCon
   return parsed.data;
 }
 
+/**
+ * The new subscription's filter checked against the followed layers, as start-up checks those of GEOHOOK_CONFIG
+ * (docs/relays.md#filters), when ADMIN_URL says where they are; one that cannot match is not made.
+ */
+async function checkAdded(config: GeohookConfig, subscription: SubscriptionConfig): Promise<void> {
+  if (config.admin === undefined) return;
+  const { issues, unread } = await checkConfiguredFilters({ ...config, relays: [], subscriptions: [subscription] });
+  for (const { service, error } of unread)
+    printNotice(`geohook: ${service}: its layer definitions could not be read, so the filter is not checked: ${error.message}`);
+  if (issues.length > 0) throw filtersError(issues);
+}
+
 /** `--from`: an ISO 8601 time, not in the future. */
 function fromOf(value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
@@ -101,7 +114,8 @@ export function registerSubscriptions(subscriptions: Command): void {
       const flags = command.optsWithGlobals<SubscriptionFlags>();
       const subscription = subscriptionOf(name, flags);
       const from = fromOf(flags.from);
-      await withRegistry(flags, async (registry) => {
+      await withRegistry(flags, async (registry, config) => {
+        await checkAdded(config, subscription);
         const outcome = await registry.create(subscription, { origin: 'runtime', ...(from === undefined ? {} : { from }) });
         if (outcome === 'exists')
           throw new GeohookError(

@@ -9,9 +9,12 @@ const RECORD = '.geohook/up.json';
 /** What `geohook up` registered, for a `geohook doctor` run beside it with no flags. */
 export interface UpRecord {
   pid: number;
-  /** The settings doctor reads: the admin root, its credentials (the emulator's), the services, the receiver's URL. */
+  /**
+   * The settings doctor and `config check` read: the admin root, its credentials (the emulator's), the services, the
+   * receiver's URL, and the services followed for change events with their tracked fields.
+   */
   settings: Required<Pick<ConfigOverrides, 'ADMIN_URL' | 'REGISTER' | 'PUBLIC_URL'>> &
-    Pick<ConfigOverrides, 'ADMIN_USERNAME' | 'ADMIN_PASSWORD'>;
+    Pick<ConfigOverrides, 'ADMIN_USERNAME' | 'ADMIN_PASSWORD' | 'CHANGES' | 'CHANGES_TRACK'>;
 }
 
 /** Records what this `geohook up` registered (owner-readable: it may hold the emulator's credentials); returns its removal. */

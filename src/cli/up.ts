@@ -126,6 +126,8 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
           ADMIN_PASSWORD: DEMO_ORG_ADMIN.password,
           REGISTER: DEMO_SERVICES.join(','),
           PUBLIC_URL: config.publicUrl,
+          CHANGES: admin.changes.services.join(','),
+          ...(admin.changes.track.length === 0 ? {} : { CHANGES_TRACK: admin.changes.track === '*' ? '*' : admin.changes.track.join(',') }),
         });
   closeOnSignal(logger, async () => {
     forget?.();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseSharedSecret, parseWebhookSecret, SHARED_SECRET_HEADER } from './relay-secrets.js';
-import { layersNeedServices, routeFilterFields, type RouteFilterConfig } from './route-filter.js';
+import { filterIssues, routeFilterFields, type RouteFilterConfig } from './route-filter.js';
 import type { RetryPolicy } from './types.js';
 
 /** The formats a relay route sends events in (docs/relays.md#formats). */
@@ -69,8 +69,7 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
       }
       for (const header of Object.keys(entry.headers ?? {}))
         if (RESERVED_HEADER.test(header)) issue(`headers cannot set "${header}": geohook sets it`, ['headers']);
-      const layers = layersNeedServices(entry);
-      if (layers !== undefined) issue(layers, ['layers']);
+      for (const { message, path } of filterIssues(entry)) issue(message, [path]);
     });
   });
 }

@@ -4,6 +4,7 @@ import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, 
 import { mirrorEnvShape } from './mirror-schema.js';
 import { orgSettingsSchema, placementSchema, registerEntry, serviceName } from './org-schema.js';
 import { relaysSchema } from './relay-schema.js';
+import { isTransitionClause } from './route-filter.js';
 import { DEFAULT_BACKLOG, subscriptionsSchema } from './subscription-schema.js';
 
 const hookName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
@@ -235,6 +236,19 @@ export const whereClause = z
     }
   });
 
+/**
+ * A `changes` service's clause: it filters the rows as `extractChanges` gives them, before geohook reads their
+ * previous values, so it names no `before.x` or `after.x` (a relay route's or subscription's `where` does).
+ */
+const rowClause = whereClause.superRefine((clause, context) => {
+  if (isTransitionClause(clause))
+    context.addIssue({
+      code: 'custom',
+      message:
+        "names before. or after.: a changes service's where reads the row as the change left it; put transitions in a relay route's or subscription's where",
+    });
+});
+
 /** An envelope of change events' `within`. */
 const withinEnvelope = z
   .object({
@@ -397,7 +411,7 @@ export const configFileSchema = z
             layers: z.array(z.number().int().min(0)).min(1).optional(),
             /** A clause for every layer that has its fields, or clauses by layer id (docs/changes.md#filters). */
             where: z
-              .union([whereClause, z.record(z.string(), whereClause)])
+              .union([rowClause, z.record(z.string(), rowClause)])
               .refine(
                 (where) => typeof where === 'string' || Object.keys(where).every((key) => /^\d+$/.test(key)),
                 'clauses by layer id: {"0": "…"}',

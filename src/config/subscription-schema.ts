@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { layersNeedServices, routeFilterFields, type RouteFilterConfig } from './route-filter.js';
+import { filterIssues, routeFilterFields, type RouteFilterConfig } from './route-filter.js';
 
 /** A subscription's name: also its queue's (`sub-<name>`). */
 export const SUBSCRIPTION_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -44,8 +44,7 @@ export function subscriptionSchema(where: z.ZodType<string>): z.ZodType<Subscrip
     })
     .strict()
     .superRefine((entry, context) => {
-      const layers = layersNeedServices(entry);
-      if (layers !== undefined) context.addIssue({ code: 'custom', message: layers, path: ['layers'] });
+      for (const { message, path } of filterIssues(entry)) context.addIssue({ code: 'custom', message, path: [path] });
     });
 }
 

@@ -6,7 +6,7 @@ const row = z.object({ attributes: z.record(z.string(), z.unknown()), geometry: 
 
 const changeEventSchema = z.object({
   id: z.string().min(1),
-  type: z.enum(['change.created', 'change.updated', 'change.deleted', 'change.read', 'change.schema']),
+  type: z.enum(['change.created', 'change.updated', 'change.deleted', 'change.read', 'change.schema', 'change.entered', 'change.left']),
   op: z.enum(['c', 'u', 'd', 'r']).optional(),
   hook: z.string().min(1),
   service: z.object({ serviceName: z.string().min(1), serviceType: z.literal('FeatureServer'), url: z.string() }).loose(),

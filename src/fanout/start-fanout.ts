@@ -9,8 +9,8 @@ import { readEventLog, type LogEntry } from './event-log.js';
 import { FanoutLease } from './fanout-lease.js';
 import { FanoutScript, type HandOver } from './fanout-script.js';
 import { compareLogIds, LOG_START, logIdMs } from './log-id.js';
-import type { RelayLayer } from './route-match.js';
-import { isChangeEvent } from './routed-event.js';
+import type { EmittedType, RelayLayer } from './route-match.js';
+import { isChangeEvent, type RoutedEvent } from './routed-event.js';
 
 /** The destinations of a version of the subscriptions. */
 export type DestinationSource = (version: string) => Promise<readonly Destination[]>;
@@ -109,23 +109,41 @@ export function startFanout(options: FanoutOptions): Fanout {
     );
   };
 
-  /** Which entries each destination takes: its filter matches, and (unless reading back) the entry came after it was made. */
+  /**
+   * Which entries each destination takes: its filter matches, and (unless reading back) the entry came after it was
+   * made. A crossing a destination takes as `change.entered` or `change.left` is an entry of its own, appended: the
+   * same job id, the event with that type.
+   */
   const match = async (
-    entries: readonly LogEntry[],
+    read: readonly LogEntry[],
     destinations: readonly Destination[],
     { readingBack = false } = {},
-  ): Promise<Map<Destination, number[]>> => {
-    const layers = await layersOf(entries);
+  ): Promise<{ entries: readonly LogEntry[]; taken: Map<Destination, number[]> }> => {
+    const layers = await layersOf(read);
+    const entries = [...read];
+    const variants = new Map<string, number>();
+    const variantOf = (index: number, type: EmittedType): number => {
+      const key = `${index}\n${type}`;
+      let at = variants.get(key);
+      if (at === undefined) {
+        const entry = read[index]!;
+        const event = { ...entry.event, type } as RoutedEvent;
+        at = entries.push({ ...entry, name: type, data: JSON.stringify(event), event }) - 1;
+        variants.set(key, at);
+      }
+      return at;
+    };
     const taken = new Map<Destination, number[]>(destinations.map((destination) => [destination, []]));
-    entries.forEach(({ id, event }, index) => {
+    read.forEach(({ id, event }, index) => {
       const layer = isChangeEvent(event) ? layers.get(layerFieldsField(event)) : undefined;
       const eventLayers = layer === undefined ? undefined : [layer];
       for (const destination of destinations) {
         if (!readingBack && destination.after !== undefined && compareLogIds(id, destination.after) <= 0) continue;
-        if (destination.matches(event, eventLayers)) taken.get(destination)!.push(index);
+        const verdict = destination.matches(event, eventLayers);
+        if (verdict !== false) taken.get(destination)!.push(verdict === true ? index : variantOf(index, verdict));
       }
     });
-    return taken;
+    return { entries, taken };
   };
 
   /** Hands the entries after the cursor to every destination that is not catching up; true when there were any. */
@@ -135,18 +153,18 @@ export function startFanout(options: FanoutOptions): Fanout {
     // With no destination the cursor only moves past the entries: they are not parsed.
     const count = Math.max(1, Math.min(batch, Math.floor(maxJobsPerCall / Math.max(1, live.length))));
     const range = { start: `(${state.cursor}`, count, parse: live.length > 0 };
-    const { entries, lastId } = await readEventLog(connection, logKey, range, skipped);
-    if (lastId === undefined) return false;
-    const taken = await match(entries, live);
+    const read = await readEventLog(connection, logKey, range, skipped);
+    if (read.lastId === undefined) return false;
+    const { entries, taken } = await match(read.entries, live);
     const outcome = await script.handOver({
       field: 'cursor',
       expected: state.cursor,
-      next: lastId,
+      next: read.lastId,
       version: state.version,
       entries,
       taken,
     });
-    if (outcome === 'done') options.onHandOver?.(entries.length);
+    if (outcome === 'done') options.onHandOver?.(read.entries.length);
     return true;
   };
 
@@ -159,13 +177,13 @@ export function startFanout(options: FanoutOptions): Fanout {
     const complete = read.read < count;
     const after = complete ? state.cursor : read.lastId!;
     // Its `after` (the log's end when it was made) bounds what it gets with the others, not what it reads back.
-    const taken = await match(read.entries, [destination], { readingBack: true });
+    const { entries, taken } = await match(read.entries, [destination], { readingBack: true });
     return script.handOver({
       field: `${CATCHUP}${name}`,
       expected: next,
       next: `(${after}`,
       version: state.version,
-      entries: read.entries,
+      entries,
       taken,
       ...(complete ? { joinAt: state.cursor } : {}),
     });

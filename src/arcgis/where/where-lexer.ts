@@ -3,7 +3,7 @@ import { invalidWhere } from './where-error.js';
 /** A token of a `where` clause: a word (keyword or field name), a quoted name, a string, a number or a symbol. */
 export type Token =
   | { type: 'word'; text: string; at: number }
-  | { type: 'name'; text: string; at: number }
+  | { type: 'name'; text: string; at: number; qualifier?: string }
   | { type: 'string'; text: string; at: number }
   | { type: 'number'; text: string; at: number }
   | { type: 'symbol'; text: string; at: number };
@@ -34,6 +34,18 @@ function readName(where: string, at: number): { text: string; end: number } {
   return { text: where.slice(at + 1, close), end: close + 1 };
 }
 
+/** `qualifier.name` or `qualifier."name"` starting at `at` (a transition filter's `before.status`): a name token with its qualifier. */
+function readQualified(where: string, at: number, qualifier: string): { token: Token; end: number } {
+  const from = at + qualifier.length + 1;
+  if (where[from] === '"') {
+    const { text, end } = readName(where, from);
+    return { token: { type: 'name', text, at, qualifier }, end };
+  }
+  const name = matchAt(WORD, where, from);
+  if (name === undefined) throw invalidWhere(`expected a field name after '${qualifier}.' at character ${from + 1}`);
+  return { token: { type: 'name', text: name, at, qualifier }, end: from + name.length };
+}
+
 /** Matches `pattern` (a sticky regular expression) at `at`: the text matched, or undefined. */
 function matchAt(pattern: RegExp, where: string, at: number): string | undefined {
   pattern.lastIndex = at;
@@ -58,6 +70,12 @@ export function tokenize(where: string): Token[] {
       continue;
     }
     const word = matchAt(WORD, where, at);
+    if (word !== undefined && where[at + word.length] === '.') {
+      const qualified = readQualified(where, at, word);
+      tokens.push(qualified.token);
+      at = qualified.end;
+      continue;
+    }
     const number = word === undefined ? matchAt(NUMBER, where, at) : undefined;
     const symbol = word === undefined && number === undefined ? matchAt(SYMBOL, where, at) : undefined;
     const text = word ?? number ?? symbol;

@@ -5,8 +5,11 @@ import { parseInstant, parseNumber } from './where-values.js';
 /** A value written in the clause: a string (its type decided by what it is compared with), a number, or an instant. */
 export type Literal = { type: 'string'; value: string } | { type: 'number'; value: number | bigint } | { type: 'time'; value: number };
 
-/** What a predicate reads: a field (by the name the clause gives it) or a literal. */
-export type Operand = { type: 'field'; name: string } | Literal;
+/** Which row of a change a qualified name reads: `before.status`, `after.status`. */
+export type RowQualifier = 'before' | 'after';
+
+/** What a predicate reads: a field (by the name the clause gives it, and its row when qualified) or a literal. */
+export type Operand = { type: 'field'; name: string; row?: RowQualifier } | Literal;
 
 export type CompareOp = '=' | '<>' | '<' | '<=' | '>' | '>=';
 
@@ -104,7 +107,7 @@ class Parser {
 
   private operand(): Operand {
     const token = this.next();
-    if (token?.type === 'name') return { type: 'field', name: token.text };
+    if (token?.type === 'name') return token.qualifier === undefined ? { type: 'field', name: token.text } : qualified(token);
     if (token?.type === 'string') return { type: 'string', value: token.text };
     if (token?.type === 'number') return { type: 'number', value: parseNumber(token.text)! };
     if (token?.type === 'symbol' && (token.text === '-' || token.text === '+') && this.peek()?.type === 'number') {
@@ -186,6 +189,14 @@ class Parser {
     const found = token === undefined ? 'the end of the clause' : `'${token.text}' at character ${token.at + 1}`;
     return invalidWhere(`expected ${wanted}, found ${found}`);
   }
+}
+
+/** A qualified name: `before.` or `after.` (any case), else a 400 naming it. */
+function qualified(token: Token & { type: 'name' }): Operand {
+  const row = token.qualifier!.toLowerCase();
+  if (row !== 'before' && row !== 'after')
+    throw invalidWhere(`'${token.qualifier}.${token.text}' at character ${token.at + 1}: a name is qualified by before. or after. only`);
+  return { type: 'field', name: token.text, row };
 }
 
 const negate = (negated: boolean, condition: Condition): Condition => (negated ? { type: 'not', item: condition } : condition);

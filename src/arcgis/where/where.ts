@@ -1,6 +1,6 @@
 import { InvalidWhereError, invalidWhere } from './where-error.js';
 import { compileLike } from './where-like.js';
-import { parseWhere, type CompareOp, type Condition, type Literal, type Operand } from './where-parser.js';
+import { parseWhere, type CompareOp, type Condition, type Literal, type Operand, type RowQualifier } from './where-parser.js';
 import { canonicalNumber, fieldDomain, normalizeGuid, parseInstant, parseNumber, type Comparable, type Domain } from './where-values.js';
 
 /** A field a clause may name: its name and ArcGIS type. */
@@ -15,8 +15,8 @@ type Row = Readonly<Record<string, unknown>>;
 type Truth = (row: Row) => boolean | null;
 type Getter = (row: Row) => Comparable | null;
 
-/** An operand resolved against the layer: a field (its definition) or a literal. */
-type Resolved = { type: 'field'; field: WhereField } | Literal;
+/** An operand resolved against the layer: a field (its definition, and how to read its value) or a literal. */
+type Resolved = { type: 'field'; field: WhereField; value: (row: Row) => unknown } | Literal;
 
 const describe = (operand: Resolved): string =>
   operand.type === 'field'
@@ -54,12 +54,24 @@ function getterIn(operand: Resolved, domain: Domain): Getter {
     const value = literalIn(operand, domain);
     return () => value;
   }
-  const { name, type } = operand.field;
-  if (type === 'esriFieldTypeDateOnly') return (row) => (typeof row[name] === 'string' ? (parseInstant(row[name]) ?? null) : null);
-  if (domain === 'guid') return (row) => (typeof row[name] === 'string' ? normalizeGuid(row[name]) : null);
+  const { field, value } = operand;
+  const text = (row: Row): string | null => {
+    const found = value(row);
+    return typeof found === 'string' ? found : null;
+  };
+  if (field.type === 'esriFieldTypeDateOnly')
+    return (row) => {
+      const found = text(row);
+      return found === null ? null : (parseInstant(found) ?? null);
+    };
+  if (domain === 'guid')
+    return (row) => {
+      const found = text(row);
+      return found === null ? null : normalizeGuid(found);
+    };
   // A BigInteger may come as its decimal string (a change event's row), to be compared as the number it is.
-  if (domain === 'number') return (row) => numberOf(row[name]);
-  return (row) => comparable(row[name]);
+  if (domain === 'number') return (row) => numberOf(value(row));
+  return (row) => comparable(value(row));
 }
 
 /** A value as it compares: strings, numbers and bigints as they are, anything else unknown (null). */
@@ -119,9 +131,9 @@ function compileLikeCondition(operand: Resolved, pattern: string): Truth {
   if (domain === 'number' || domain === 'time') throw invalidWhere(`LIKE needs text, not ${describe(operand)}`);
   const test = compileLike(pattern);
   if (operand.type !== 'field') return () => test(operand.value as string);
-  const { name } = operand.field;
+  const read = operand.value;
   return (row) => {
-    const value = row[name];
+    const value = read(row);
     return typeof value === 'string' ? test(value) : null;
   };
 }
@@ -164,11 +176,21 @@ function compileCondition(condition: Condition, resolve: (operand: Operand) => R
     case 'isNull': {
       const operand = resolve(condition.operand);
       if (operand.type !== 'field') return () => false;
-      const { name } = operand.field;
-      return (row) => row[name] === null || row[name] === undefined;
+      const read = operand.value;
+      return (row) => read(row) === null || read(row) === undefined;
     }
   }
 }
+
+/** A field's value in the row a plain clause reads. */
+const plainValue =
+  (name: string) =>
+  (row: Row): unknown =>
+    row[name];
+
+/** A name the layer lacks: the error, with the name for callers that pass over such layers. */
+const unknownField = (operand: Operand & { type: 'field' }): InvalidWhereError =>
+  new InvalidWhereError(`unknown field '${operand.row === undefined ? '' : `${operand.row}.`}${operand.name}'`, operand.name);
 
 /**
  * Compiles a `where` clause of ArcGIS's standardized SQL into a test of a feature's attributes, once, so that
@@ -190,10 +212,49 @@ export function compileWhere(where: string, fields: readonly WhereField[]): (att
   const byName = new Map(fields.map((field) => [field.name.toLowerCase(), field]));
   const resolve = (operand: Operand): Resolved => {
     if (operand.type !== 'field') return operand;
+    if (operand.row !== undefined)
+      throw invalidWhere(`'${operand.row}.${operand.name}': before. and after. are read by the filters of change events only`);
     const field = byName.get(operand.name.toLowerCase());
-    if (field === undefined) throw new InvalidWhereError(`unknown field '${operand.name}'`, operand.name);
-    return { type: 'field', field };
+    if (field === undefined) throw unknownField(operand);
+    return { type: 'field', field, value: plainValue(field.name) };
   };
   const truth = compileCondition(parseWhere(where), resolve);
   return (attributes) => truth(attributes) === true;
+}
+
+/** The rows a transition clause reads: `row` for bare names, `before` and `after` for qualified ones (undefined: none). */
+export interface TransitionRows {
+  row: Row | undefined;
+  before: Row | undefined;
+  after: Row | undefined;
+}
+
+/** A compiled transition clause, and the fields (the layer's spelling) it reads of each row. */
+export interface TransitionWhere {
+  test(rows: TransitionRows): boolean;
+  reads: Readonly<Record<'row' | RowQualifier, readonly string[]>>;
+}
+
+/**
+ * Compiles a clause of a change-event filter, where a name may be qualified: `before.status` reads the row before the
+ * change, `after.status` the row after it, a bare `status` the row the caller gives (docs/changes.md#transitions).
+ * A row that is undefined reads as nulls. Same SQL and errors as {@link compileWhere}.
+ */
+export function compileTransitionWhere(where: string, fields: readonly WhereField[]): TransitionWhere {
+  const byName = new Map(fields.map((field) => [field.name.toLowerCase(), field]));
+  const reads = { row: new Set<string>(), before: new Set<string>(), after: new Set<string>() };
+  const resolve = (operand: Operand): Resolved => {
+    if (operand.type !== 'field') return operand;
+    const field = byName.get(operand.name.toLowerCase());
+    if (field === undefined) throw unknownField(operand);
+    const at = operand.row ?? 'row';
+    reads[at].add(field.name);
+    const { name } = field;
+    return { type: 'field', field, value: (rows) => (rows[at] as Row | undefined)?.[name] };
+  };
+  const truth = compileCondition(parseWhere(where), resolve);
+  return {
+    test: (rows) => truth(rows as unknown as Row) === true,
+    reads: { row: [...reads.row], before: [...reads.before], after: [...reads.after] },
+  };
 }

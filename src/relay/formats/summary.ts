@@ -77,6 +77,12 @@ function changeLine(event: ChangeEvent): string {
       const parts = changeParts(event);
       return `${subject}: ${parts.length > 0 ? parts.join(', ') : 'updated'}${by}`;
     }
+    case 'change.entered':
+    case 'change.left': {
+      const parts = event.op === 'u' ? changeParts(event) : [event.op === 'c' ? 'created' : 'deleted'];
+      const verb = event.type === 'change.entered' ? 'entered the filter' : 'left the filter';
+      return `${subject} ${verb}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}${by}`;
+    }
   }
 }
 
