@@ -1,8 +1,8 @@
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import { serviceRestUrl } from '../arcgis/rest-urls.js';
 import type { TrustedUrls } from '../arcgis/trusted-urls.js';
+import { readServiceLayers, type LayerInfo } from '../arcgis-request/layer-info.js';
 import { createServiceSession } from '../arcgis-request/service-session.js';
-import { readServiceLayers, type LayerInfo } from './layer-info.js';
 
 /** A followed service's layer definitions, or why they could not be read. */
 export type FollowedLayers = { service: string; layers: LayerInfo[] } | { service: string; error: Error };

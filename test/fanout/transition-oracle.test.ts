@@ -13,9 +13,10 @@ import type { ChangeEvent } from '../../src/changes/change-event.js';
 import type { SubscriptionConfig } from '../../src/config/subscription-schema.js';
 import { subscriptionQueueName } from '../../src/queue/names.js';
 import { eventLogKey, fanoutKey } from '../../src/redis/keys.js';
-import { setUpParcelsChanges, square } from '../helpers/parcels-changes.js';
+import { setUpParcelsChanges } from '../helpers/parcels-changes.js';
 import { configFile } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { square } from '../helpers/square.js';
 import { waitFor } from '../helpers/wait.js';
 
 const EDITS = Number(process.env.ORACLE_EDITS ?? 800);
