@@ -29,6 +29,7 @@ const layers = {
   fanout: ['arcgis', 'changes', 'config', 'consumers', 'events', 'queue', 'redis'],
   subscriptions: ['config', 'fanout', 'health', 'queue', 'redis'],
   relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'redis', 'signature'],
+  streams: ['arcgis', 'config', 'events', 'fanout', 'redis', 'relay'],
   doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],
   recovery: [
     'arcgis',
@@ -43,6 +44,7 @@ const layers = {
     'registration',
     'relay',
     'signature',
+    'streams',
     'subscriptions',
   ],
   emulator: ['arcgis', 'config', 'signature'],
