@@ -84,7 +84,8 @@ export const streamRoute = (format: 'nats' | 'amqp', url: string, extra: Partial
   url,
   types: ['change.*'],
   format,
-  retry: { attempts: 50, backoff: { type: 'fixed', delayMs: 100, jitter: 0 } },
+  // Tries every 100 ms for about 3 minutes: a broker restarted meanwhile is waited for, not given up on.
+  retry: { attempts: 2000, backoff: { type: 'fixed', delayMs: 100, jitter: 0 } },
   timeoutMs: 2000,
   ...extra,
 });
