@@ -16,6 +16,8 @@ import {
 } from '../helpers/stream-pipeline.js';
 import { waitFor } from '../helpers/wait.js';
 
+// A restart mid-burst under two receivers: longer than tap's default on a loaded machine.
+t.setTimeout(3 * 60_000);
 const redis = await startRedis(t);
 const nats = await startNats(t);
 
