@@ -2,6 +2,8 @@ import { connect, type JsMsg, type NatsConnection } from 'nats';
 import pino from 'pino';
 import t, { type Test } from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { replayDeadLetters } from '../../src/relay/relay-replay.js';
+import { readRelayStatus } from '../../src/relay/relay-status.js';
 import { createNatsPublisher } from '../../src/streams/nats-publisher.js';
 import { traceparentOf } from '../../src/streams/stream-message.js';
 import { startNats, type TestNats } from '../helpers/nats.js';
@@ -124,4 +126,31 @@ t.test('the broker killed and restarted mid-burst, two receivers publishing: eve
   t.equal(ids.length, total, 'each once');
   t.same(featuresOutOfOrder(ordersByFeature(bodies)), [], 'every feature in order');
   t.ok(failedTries > 0, `publishes failed while the broker was away (${failedTries}) and were tried again`);
+});
+
+t.test('past its last try an event is a dead letter of the route, and geohook relay replay publishes it', async (t) => {
+  const server = await startNats(t);
+  const stream = 'DEAD';
+  const route = streamRoute('nats', server.url, {
+    name: 'dead',
+    stream,
+    retry: { attempts: 2, backoff: { type: 'fixed', delayMs: 50, jitter: 0 } },
+  });
+  const pipeline = await startStreamPipeline(t, redis, [route]);
+  await pipeline.addReceiver();
+  await server.stop();
+  const events = [burstEvent(0, 1, 'x'), burstEvent(1, 1, 'x')];
+  await appendToLog(pipeline.redis, pipeline.prefix, events);
+  const dead = await waitFor('two dead letters, after two tries each', async () => {
+    const status = await readRelayStatus(pipeline.redis, pipeline.prefix, [route]);
+    const [dead] = status.routes;
+    return dead!.deadLetters === 2 && dead!.failing === 4 ? dead : undefined;
+  });
+  t.match(dead, { failing: 4, pending: 0, lastError: /^NATS at 127\.0\.0\.1:\d+: cannot connect/ }, 'two tries each, the broker named');
+  await server.start();
+  t.same((await replayDeadLetters(pipeline.redis, pipeline.prefix, 'dead')).sort(), events.map((event) => event.id).sort());
+  const client = await natsClient(t, server);
+  await waitFor('both published', async () => (await storedCount(client, stream).catch(() => 0)) >= 2);
+  const messages = await readStream(client, stream);
+  t.same(messages.map((message) => message.headers?.get('Nats-Msg-Id')).sort(), events.map((event) => event.id).sort());
 });
