@@ -65,7 +65,7 @@ export function createAmqpPublisher(route: RelayRouteConfig, logger: Logger): St
       return { model, channel };
     } catch (err) {
       await model.close().catch(() => undefined);
-      throw err;
+      throw new StreamPublishError(`RabbitMQ at ${broker}: exchange "${exchange}" cannot be used (${messageOf(err)})`, {}, { cause: err });
     }
   };
   const ready = (): Promise<{ model: ChannelModel; channel: ConfirmChannel }> => {
@@ -105,6 +105,7 @@ export function createAmqpPublisher(route: RelayRouteConfig, logger: Logger): St
       try {
         ({ channel } = await ready());
       } catch (err) {
+        if (err instanceof StreamPublishError) throw err;
         throw new StreamPublishError(`RabbitMQ at ${broker}: cannot connect (${messageOf(err)})`, {}, { cause: err });
       }
       const message = streamMessage(event);

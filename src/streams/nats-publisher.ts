@@ -99,7 +99,7 @@ export function createNatsPublisher(route: RelayRouteConfig, logger: Logger): St
       }
     } catch (err) {
       await connection.close().catch(() => undefined);
-      throw err;
+      throw new StreamPublishError(`NATS at ${broker}: stream "${stream}" cannot be used (${messageOf(err)})`, {}, { cause: err });
     }
     log.info({ stream }, 'nats: publishing');
     return { connection, js: connection.jetstream({ timeout: timeoutMs }) };
@@ -123,6 +123,7 @@ export function createNatsPublisher(route: RelayRouteConfig, logger: Logger): St
       try {
         ({ js } = await ready());
       } catch (err) {
+        if (err instanceof StreamPublishError) throw err;
         throw new StreamPublishError(`NATS at ${broker}: cannot connect (${messageOf(err)})`, {}, { cause: err });
       }
       const message = streamMessage(event);
