@@ -89,7 +89,10 @@ async function lane(format: 'nats' | 'amqp', extra: object, run: string): Promis
 await channel.assertExchange('bench', 'topic', { durable: true });
 await channel.assertQueue('bench', { durable: true, arguments: { 'x-queue-type': 'quorum' } });
 await channel.bindQueue('bench', 'bench', '#');
-const natsBare = await bare(createNatsPublisher(streamRoute('nats', nats.url, { stream: 'BAREBENCH', subject: 'bare.<op>' }), silent), 'nb');
+const natsBare = await bare(
+  createNatsPublisher(streamRoute('nats', nats.url, { stream: 'BAREBENCH', subject: 'bare.<op>' }), silent),
+  'nb',
+);
 const amqpBare = await bare(createAmqpPublisher(streamRoute('amqp', rabbitmq.url, { exchange: 'bench', auth }), silent), 'ab');
 const natsLane = await lane('nats', { stream: 'BENCH' }, 'nl');
 const amqpLane = await lane('amqp', { exchange: 'bench', auth }, 'al');
