@@ -1,10 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { findFreePort } from '../../src/embedded/redis-server.js';
 import { brokerProcess, portOpen, type BrokerProcess } from './broker-process.js';
+import { waitFor } from './wait.js';
 
 /** A private RabbitMQ node for one test file. */
 export interface TestRabbitmq extends BrokerProcess {
@@ -23,7 +24,7 @@ const SCRIPT =
 /**
  * Starts a RabbitMQ node of its own (never the machine's shared broker on 5672): its node name, AMQP port,
  * distribution port and epmd port all fresh, HOME (its Erlang cookie), data and logs in a temporary folder, no
- * plugin; `erl` is run directly (`RUNNING_UNDER_SYSTEMD`), so SIGTERM stops it and SIGKILL is a crash. Slow to
+ * plugin, an epmd of its own; `erl` is run directly (`RUNNING_UNDER_SYSTEMD`), so SIGTERM stops it and SIGKILL is a crash. Slow to
  * start (seconds): start one per test file. Stopped, its epmd ended and its folder deleted at teardown.
  */
 export async function startRabbitmq(t: Test): Promise<TestRabbitmq> {
@@ -60,11 +61,16 @@ export async function startRabbitmq(t: Test): Promise<TestRabbitmq> {
     startMs: 90_000,
     graceMs: 30_000,
   });
+  // Its own epmd, in the foreground on a port of its own: the node registers there, and killing it ends it (an epmd the
+  // node started itself would outlive the test as a daemon, and refuses -kill while a node is registered).
+  const epmd = spawn('epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], { env, stdio: 'ignore' });
+  epmd.on('error', () => undefined);
   const stopEpmd = (): void => {
-    spawnSync('epmd', ['-port', String(epmdPort), '-kill'], { env, stdio: 'ignore' });
+    epmd.kill('SIGKILL');
   };
   process.once('exit', stopEpmd);
   try {
+    await waitFor('epmd', () => portOpen(epmdPort), { timeoutMs: 10_000 });
     await server.start();
   } catch (err) {
     stopEpmd();
