@@ -29,6 +29,7 @@ const layers = {
   fanout: ['arcgis', 'changes', 'config', 'events', 'queue', 'redis'],
   subscriptions: ['config', 'fanout', 'health', 'queue', 'redis'],
   relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'redis', 'signature'],
+  streams: ['arcgis', 'config', 'events', 'fanout', 'redis', 'relay'],
   dashboard: ['changes', 'config', 'events', 'mirror', 'queue', 'receiver', 'redis', 'relay', 'signature', 'subscriptions'],
   doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],
   background: [
@@ -44,6 +45,7 @@ const layers = {
     'registration',
     'relay',
     'signature',
+    'streams',
     'subscriptions',
   ],
   emulator: ['arcgis', 'config', 'signature'],

@@ -66,6 +66,28 @@ ensure_postgis() {
   exit 1
 }
 
+# The stream routes' tests start their own NATS server (with JetStream) and RabbitMQ node, as the mirror's start
+# PostgreSQL: both brokers must be installed (Debian puts them in /usr/sbin).
+broker_installed() {
+  command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/local/sbin/$1" ]
+}
+
+ensure_brokers() {
+  local missing=()
+  broker_installed nats-server || missing+=(nats-server)
+  broker_installed rabbitmq-server || missing+=(rabbitmq-server)
+  [ "${#missing[@]}" = 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "${missing[*]} missing (the stream routes' tests start their own): installing with apt-get"
+    apt-get update -qq
+    # Installing rabbitmq-server starts the package's own node; the tests never use it (their node is private).
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    return 0
+  fi
+  say "${missing[*]} missing (the stream routes' tests start their own NATS server and RabbitMQ node). Install them (Debian/Ubuntu: sudo apt-get install -y nats-server rabbitmq-server; macOS: brew install nats-server rabbitmq)."
+  exit 1
+}
+
 # The dashboard's browser test drives Chromium at /usr/bin/chromium; without it that test is skipped, so a
 # failed install does not fail the bootstrap.
 ensure_chromium() {
@@ -158,6 +180,7 @@ run_harness() {
   ensure_redis_server
   # The bench's mirror section and the fault suite's mirror row start their own PostgreSQL.
   ensure_postgis
+  ensure_brokers
   npx tsc -p harness && node scripts/copy-lua.mjs dist-harness/src
   exec node "dist-harness/harness/$program" "$@"
 }
@@ -173,6 +196,7 @@ case "$mode" in
   test)
     ensure_redis_server
     ensure_postgis
+    ensure_brokers
     # apt-get fetches and unpacks Chromium while npm installs and the code is built and checked.
     ensure_chromium &
     chromium_pid=$!

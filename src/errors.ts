@@ -141,6 +141,11 @@ export const errorCodes = {
     summary:
       'An event id given to geohook relay replay is not a dead letter of the route: it was delivered, is still being tried, or the route never took it.',
   },
+  GEOHOOK_ERR_STREAM_PUBLISH: {
+    statusCode: 502,
+    summary:
+      "A stream route's broker did not take an event: NATS JetStream gave no acknowledgement, or RabbitMQ did not confirm it or returned it unroutable, or could not be reached; the publish is tried again in place, holding back the route's later events.",
+  },
   GEOHOOK_ERR_SUBSCRIPTION_EXISTS: {
     statusCode: 409,
     summary: 'geohook subscriptions create: a subscription of that name exists (delete it first, or choose another name).',
@@ -256,6 +261,23 @@ export class RelayDeliveryError extends GeohookError {
     this.name = 'RelayDeliveryError';
     this.status = details.status;
     this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/**
+ * A broker did not take an event (docs/streams.md): `retryable` false when trying again cannot help (a message past
+ * the broker's size limit), which makes it a dead letter at once.
+ */
+export class StreamPublishError extends GeohookError {
+  readonly retryable: boolean;
+  /** The broker gave no answer in time. */
+  readonly timeout: boolean;
+
+  constructor(message: string, details: { retryable?: boolean; timeout?: boolean } = {}, options?: { cause?: unknown }) {
+    super('GEOHOOK_ERR_STREAM_PUBLISH', message, options);
+    this.name = 'StreamPublishError';
+    this.retryable = details.retryable ?? true;
+    this.timeout = details.timeout ?? false;
   }
 }
 

@@ -13,7 +13,7 @@ export interface LoggerSettings {
 /** How log lines are written: one JSON object per line, or one readable line for a person. */
 export type LogFormat = 'json' | 'pretty';
 
-const SECRET_FIELDS = ['secrets', 'secret', 'signatureKey', 'token', 'password'];
+const SECRET_FIELDS = ['secrets', 'secret', 'signatureKey', 'token', 'password', 'pass', 'nkeySeed', 'auth'];
 
 /** Every `%XX` (and IIS's `%uXXXX`) of `text` as the character it encodes; a malformed sequence is left as it is. */
 const percentDecoded = (text: string): string =>

@@ -5,6 +5,7 @@ import { connectRedis, type RedisClient } from '../redis/connection.js';
 import { createRelayAlerts } from '../relay/relay-alerts.js';
 import { registerRelayMetrics } from '../relay/relay-metrics.js';
 import { startRelays, type Relays } from '../relay/start-relays.js';
+import { startStreams, type Streams } from '../streams/start-streams.js';
 import { startLagWatch } from '../subscriptions/lag-watch.js';
 import { subscriptionDestinations } from '../subscriptions/subscription-destinations.js';
 import { registerSubscriptionMetrics } from '../subscriptions/subscription-metrics.js';
@@ -79,7 +80,7 @@ export function startOutputs(options: BackgroundOptions, alert: AlertSender | un
   };
 }
 
-/** The relay routes of GEOHOOK_CONFIG (docs/relays.md), with their metrics and alerts. */
+/** The relay routes of GEOHOOK_CONFIG (docs/relays.md), streams among them (docs/streams.md), with their metrics and alerts. */
 function startRelayRoutes(
   { config, logger, metricsRegistry }: BackgroundOptions,
   connection: RedisClient,
@@ -87,17 +88,25 @@ function startRelayRoutes(
 ): Relays {
   const metrics = registerRelayMetrics(metricsRegistry);
   const alerts = alert === undefined ? undefined : createRelayAlerts({ redis: connection, prefix: config.prefix, alert });
-  return startRelays({
+  const common = {
     routes: config.relays,
     connection,
     prefix: config.prefix,
     completedJobs: config.completedJobs,
     logger,
     onOutcome: metrics.onOutcome,
-    onDeadLetter: (route, job, err) => {
+    onDeadLetter: (route: string, job: { id?: string | undefined }, err: Error) => {
       metrics.onDeadLetter(route);
       alerts?.deadLetter(route, job.id, err.message);
     },
     ...(alerts === undefined ? {} : { onFailing: alerts.failing }),
-  });
+  };
+  const relays = startRelays(common);
+  const streams: Streams = startStreams(common);
+  return {
+    destinations: [...relays.destinations, ...streams.destinations],
+    async close() {
+      await Promise.all([relays.close(), streams.close()]);
+    },
+  };
 }

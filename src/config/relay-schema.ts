@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { parseSharedSecret, parseWebhookSecret, SHARED_SECRET_HEADER } from './relay-secrets.js';
 import { filterIssues, routeFilterFields, type RouteFilterConfig } from './route-filter.js';
+import { checkStreamRoute, isStreamFormat, streamFormats, streamRouteFields, type StreamRouteFields } from './stream-schema.js';
 import type { RetryPolicy } from './types.js';
 
 /** The formats a relay route sends events in (docs/relays.md#formats). */
-export const relayFormats = ['standard', 'teams', 'slack', 'powerautomate'] as const;
+export const relayFormats = ['standard', 'teams', 'slack', 'powerautomate', ...streamFormats] as const;
 export type RelayFormat = (typeof relayFormats)[number];
 
 /** Headers a route's `headers` cannot set: the signature's, the body's type, and the Power Automate secret. */
@@ -13,12 +14,36 @@ const RESERVED_HEADER = new RegExp(`^(webhook-.*|content-type|content-length|hos
 /** A route name: also its queue's (`relay-<name>`), so letters, digits, `-` and `_`. */
 const routeName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
 
-const routeUrl = z
-  .string()
-  .url('an http(s) URL')
-  .refine((value) => /^https?:\/\//i.test(value) && new URL(value).username === '' && new URL(value).password === '', {
-    message: 'an http(s) URL without credentials (send them with `headers`)',
-  });
+/** An HTTP route's URL: http(s), without credentials; a stream route's is checked by `checkStreamRoute`. */
+function httpUrlIssue(value: string): string | undefined {
+  if (!URL.canParse(value)) return 'an http(s) URL';
+  const url = new URL(value);
+  return /^https?:$/i.test(url.protocol) && url.username === '' && url.password === ''
+    ? undefined
+    : 'an http(s) URL without credentials (send them with `headers`)';
+}
+
+/** The checks of an HTTP route (`standard`, `teams`, `slack`, `powerautomate`): its URL, its secret for its format, its headers. */
+function checkHttpRoute(entry: RelayRouteConfig, issue: (message: string, path?: (string | number)[]) => void): void {
+  const urlIssue = httpUrlIssue(entry.url);
+  if (urlIssue !== undefined) issue(urlIssue, ['url']);
+  for (const field of Object.keys(streamRouteFields) as (keyof StreamRouteFields)[])
+    if (entry[field] !== undefined) issue(`"${field}" is for nats and amqp routes`, [field]);
+  const secrets = entry.secret === undefined ? [] : [entry.secret].flat();
+  try {
+    if (entry.format === 'standard') {
+      if (secrets.length === 0) issue('a standard route needs a "whsec_" secret', ['secret']);
+      secrets.forEach((secret, at) => parseWebhookSecret(secret, `secret[${at}]`));
+    } else if (entry.format === 'powerautomate') {
+      if (secrets.length > 1) issue('a powerautomate route takes one shared secret', ['secret']);
+      secrets.forEach((secret) => parseSharedSecret(secret, 'secret'));
+    } else if (secrets.length > 0) issue(`a ${entry.format} route is not signed: remove its secret`, ['secret']);
+  } catch (err) {
+    issue((err as Error).message, ['secret']);
+  }
+  for (const header of Object.keys(entry.headers ?? {}))
+    if (RESERVED_HEADER.test(header)) issue(`headers cannot set "${header}": geohook sets it`, ['headers']);
+}
 
 /**
  * The `relays` of GEOHOOK_CONFIG (docs/relays.md): made from the file schema's own `retry` and `where` schemas so
@@ -29,8 +54,8 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
   const route = z
     .object({
       name: routeName,
-      /** The only URL the route calls; redirects are not followed. */
-      url: routeUrl,
+      /** The only URL the route calls; redirects are not followed. A `nats` or `amqp` route: its broker. */
+      url: z.string().min(1, 'a URL'),
       ...routeFilterFields(parts.where),
       /** @defaultValue 'standard' */
       format: z.enum(relayFormats, { error: relayFormats.join(', ') }).default('standard'),
@@ -46,6 +71,7 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
       retry: parts.retry.optional(),
       /** Also relay deliveries no signature verified (accepted with REQUIRE_SIGNATURE=false). @defaultValue false */
       allowUnverified: z.boolean().optional(),
+      ...streamRouteFields,
     })
     .strict();
   return z.array(route).superRefine((routes, context) => {
@@ -55,30 +81,18 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
         context.addIssue({ code: 'custom', message: `route "${entry.name}": ${message}`, path: [index, ...path] });
       if (names.has(entry.name)) issue('a second route of this name');
       names.add(entry.name);
-      const secrets = entry.secret === undefined ? [] : [entry.secret].flat();
-      try {
-        if (entry.format === 'standard') {
-          if (secrets.length === 0) issue('a standard route needs a "whsec_" secret', ['secret']);
-          secrets.forEach((secret, at) => parseWebhookSecret(secret, `secret[${at}]`));
-        } else if (entry.format === 'powerautomate') {
-          if (secrets.length > 1) issue('a powerautomate route takes one shared secret', ['secret']);
-          secrets.forEach((secret) => parseSharedSecret(secret, 'secret'));
-        } else if (secrets.length > 0) issue(`a ${entry.format} route is not signed: remove its secret`, ['secret']);
-      } catch (err) {
-        issue((err as Error).message, ['secret']);
-      }
-      for (const header of Object.keys(entry.headers ?? {}))
-        if (RESERVED_HEADER.test(header)) issue(`headers cannot set "${header}": geohook sets it`, ['headers']);
+      if (isStreamFormat(entry.format)) checkStreamRoute({ ...entry, format: entry.format }, issue);
+      else checkHttpRoute(entry, issue);
       for (const { message, path } of filterIssues(entry)) issue(message, [path]);
     });
   });
 }
 
 /** A relay route of GEOHOOK_CONFIG, validated (docs/relays.md#routes). */
-export interface RelayRouteConfig extends RouteFilterConfig {
+export interface RelayRouteConfig extends RouteFilterConfig, StreamRouteFields {
   /** Letters, digits, `-` and `_`: its queue is `relay-<name>`. */
   readonly name: string;
-  /** The only URL the route calls; redirects are not followed. */
+  /** The only URL the route calls; redirects are not followed. A `nats` route: its servers, comma-separated; `amqp`: its broker. */
   readonly url: string;
   /** @defaultValue 'standard' */
   readonly format: RelayFormat;

@@ -1,5 +1,6 @@
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { parseWebhookSecret } from '../config/relay-secrets.js';
+import { GeohookError } from '../errors.js';
 import { isUnverifiedDelivery } from '../events/stored-event.js';
 import { routeMatcher, type RouteMatcher } from '../fanout/route-match.js';
 import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
@@ -47,6 +48,11 @@ function formatterOf(route: RelayRouteConfig): (event: RoutedEvent, nowMs: numbe
       return (event) => formatTeams(event);
     case 'slack':
       return (event) => formatSlack(event);
+    case 'nats':
+    case 'amqp':
+      return () => {
+        throw new GeohookError('GEOHOOK_ERR_INTERNAL', `route "${route.name}" publishes to a broker: it makes no HTTP request`);
+      };
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
+import { isStreamFormat } from '../config/stream-schema.js';
 import type { Destination } from '../fanout/destination.js';
 import type { RedisClient } from '../redis/connection.js';
 import { relayJobOptions, relayQueueName } from './relay-queues.js';
@@ -11,6 +12,7 @@ import { startRelayWorker, type RelayWorkerOptions } from './relay-worker.js';
 
 /** Options of {@link startRelays}. */
 export interface RelaysOptions {
+  /** The relay routes of GEOHOOK_CONFIG: those that POST (a `nats` or `amqp` route is `startStreams`'). */
   routes: readonly RelayRouteConfig[];
   /** Blocking reads: a connection that waits for Redis (`maxRetriesPerRequest: null`); the caller closes it. */
   connection: RedisClient;
@@ -39,7 +41,7 @@ export interface Relays {
  */
 export function startRelays(options: RelaysOptions): Relays {
   const { connection, prefix, logger } = options;
-  const routes = options.routes.map(createRelayRoute);
+  const routes = options.routes.filter((route) => !isStreamFormat(route.format)).map(createRelayRoute);
   const stats = new RelayStats({ redis: connection, prefix, ...(options.onFailing === undefined ? {} : { onFailing: options.onFailing }) });
   const transport = options.fetch === undefined ? createRelayTransport() : undefined;
   const fetch = options.fetch ?? transport!.fetch;

@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import { formatServiceName } from '../arcgis/service-name.js';
+import { serviceNameOf } from '../events/service-activity.js';
+import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
+import { relayData } from '../relay/relay-event.js';
+
+/** What a broker is handed of one event: its body, the values of the template placeholders, and its headers. */
+export interface StreamMessage {
+  /** The event JSON (docs/events.md; a stored event without its base64 `rawBody`, as relays send it). */
+  body: Buffer;
+  /** Placeholder values, each one subject token. */
+  tokens: Readonly<Record<'service' | 'layer' | 'op' | 'type', string>>;
+  /** `geohook-event-id`, `geohook-event-type`, `geohook-service`, `geohook-layer`, `traceparent`. */
+  headers: Record<string, string>;
+}
+
+/** A value as one subject or routing-key token: letters, digits, `_` and `-` only (`.`, `/`, `*`, `>`, `#` are syntax there). */
+const token = (value: string): string => value.replace(/[^A-Za-z0-9_-]/g, '_') || '_';
+
+/** The operation of an event: `c`, `u`, `d`, `r` for change events, `s` for a submission, else the type's last part. */
+function opOf(event: RoutedEvent): string {
+  if (isChangeEvent(event) && event.op !== undefined && !/^change\.(entered|left)$/.test(event.type)) return event.op;
+  if (event.type === 'change.submission') return 's';
+  return event.type.slice(event.type.indexOf('.') + 1);
+}
+
+/**
+ * The W3C `traceparent` of an event (version 00, sampled): its trace id and parent id are drawn from the event id,
+ * so every try, every route and every receiver carry the same trace for one event.
+ */
+export function traceparentOf(eventId: string): string {
+  const digest = createHash('sha256').update(eventId).digest('hex');
+  return `00-${digest.slice(0, 32)}-${digest.slice(32, 48)}-01`;
+}
+
+/** The message of an event for a stream route (docs/streams.md#messages). */
+export function streamMessage(event: RoutedEvent): StreamMessage {
+  const service = isChangeEvent(event)
+    ? formatServiceName(event.service.folderName, event.service.serviceName, event.service.serviceType)
+    : serviceNameOf(event);
+  const layer = isChangeEvent(event) ? event.layer.id : event.changes?.layerId;
+  const headers: Record<string, string> = {
+    'geohook-event-id': event.id,
+    'geohook-event-type': event.type,
+    traceparent: traceparentOf(event.id),
+  };
+  if (service !== undefined) headers['geohook-service'] = service;
+  if (layer !== undefined) headers['geohook-layer'] = String(layer);
+  return {
+    body: Buffer.from(JSON.stringify(relayData(event))),
+    tokens: {
+      service: token(service ?? ''),
+      layer: layer === undefined ? '_' : String(layer),
+      op: token(opOf(event)),
+      type: token(event.type),
+    },
+    headers,
+  };
+}
+
+/** A subject or routing-key template with its placeholders filled (`geohook.<service>.<layer>.<op>`). */
+export const renderTemplate = (template: string, tokens: StreamMessage['tokens']): string =>
+  template.replace(/<(service|layer|op|type)>/g, (_match, name: keyof StreamMessage['tokens']) => tokens[name]);

@@ -1,0 +1,178 @@
+import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import t, { type Test } from 'tap';
+import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { relayStatsKey } from '../../src/redis/keys.js';
+import { traceparentOf } from '../../src/streams/stream-message.js';
+import { startRabbitmq, type TestRabbitmq } from '../helpers/rabbitmq.js';
+import { startRedis } from '../helpers/redis.js';
+import {
+  appendToLog,
+  burstEvent,
+  featuresOutOfOrder,
+  ordersByFeature,
+  startStreamPipeline,
+  streamRoute,
+} from '../helpers/stream-pipeline.js';
+import { waitFor } from '../helpers/wait.js';
+
+// RabbitMQ starts in tens of seconds on a loaded machine, and is restarted once.
+t.setTimeout(3 * 60_000);
+const redis = await startRedis(t);
+// RabbitMQ takes seconds to start: one node for the whole file.
+const rabbitmq = await startRabbitmq(t);
+const auth = { user: 'guest', password: 'guest' };
+
+/** A channel of the official client (amqplib), closed at teardown. */
+async function amqpChannel(t: Test, server: TestRabbitmq): Promise<{ model: ChannelModel; channel: Channel }> {
+  const model = await connect(`amqp://guest:guest@127.0.0.1:${server.port}`);
+  model.on('error', () => undefined);
+  const channel = await model.createChannel();
+  channel.on('error', () => undefined);
+  t.teardown(() => model.close().catch(() => undefined));
+  return { model, channel };
+}
+
+/** A queue of `type` bound to `exchange` for every routing key. */
+async function boundQueue(channel: Channel, exchange: string, name: string, type: 'classic' | 'quorum' | 'stream'): Promise<void> {
+  await channel.assertExchange(exchange, 'topic', { durable: true });
+  await channel.assertQueue(name, { durable: true, arguments: { 'x-queue-type': type } });
+  await channel.bindQueue(name, exchange, '#');
+}
+
+/** Consumes `queue` until `count` messages came (a stream queue from its first offset), acknowledging each. */
+async function consumeAll(channel: Channel, queue: string, count: number, stream = false): Promise<ConsumeMessage[]> {
+  const messages: ConsumeMessage[] = [];
+  await channel.prefetch(500);
+  const { consumerTag } = await channel.consume(
+    queue,
+    (message) => {
+      if (message === null) return;
+      messages.push(message);
+      channel.ack(message);
+    },
+    stream ? { arguments: { 'x-stream-offset': 'first' } } : {},
+  );
+  await waitFor(`${count} messages from ${queue}`, () => messages.length >= count, { timeoutMs: 50_000 });
+  await channel.cancel(consumerTag);
+  return messages;
+}
+
+const bodyOf = (message: ConsumeMessage): ChangeEvent => JSON.parse(message.content.toString('utf8')) as ChangeEvent;
+
+t.test(
+  'an amqp route publishes each event once to classic, quorum and stream queues, persistent, with its ids and headers, in order',
+  async (t) => {
+    const exchange = 'first';
+    const { channel } = await amqpChannel(t, rabbitmq);
+    await boundQueue(channel, exchange, 'first-classic', 'classic');
+    await boundQueue(channel, exchange, 'first-quorum', 'quorum');
+    await boundQueue(channel, exchange, 'first-stream', 'stream');
+    const pipeline = await startStreamPipeline(t, redis, [streamRoute('amqp', rabbitmq.url, { exchange, auth })]);
+    await pipeline.addReceiver();
+    const events = Array.from({ length: 300 }, (_, n) => burstEvent(n, 12, 'a'));
+    await appendToLog(pipeline.redis, pipeline.prefix, events);
+    const ids = events.map((event) => event.id);
+    for (const [queue, stream] of [
+      ['first-classic', false],
+      ['first-quorum', false],
+      ['first-stream', true],
+    ] as const) {
+      const messages = await consumeAll(channel, queue, 300, stream);
+      t.same(
+        messages.map((message) => message.properties.messageId as string),
+        ids,
+        `${queue}: every event once, in the order geohook stored them`,
+      );
+      t.same(featuresOutOfOrder(ordersByFeature(messages.map(bodyOf))), [], `${queue}: every feature in order`);
+    }
+    const first = (await consumeAll(channel, 'first-stream', 1, true))[0]!;
+    t.equal(first.fields.routingKey, 'Hosted_Parcels_FeatureServer.0.u', 'the default routing key template');
+    t.match(first.properties, {
+      messageId: events[0]!.id,
+      type: 'change.updated',
+      contentType: 'application/json',
+      deliveryMode: 2,
+      appId: 'geohook',
+    });
+    t.match(first.properties.headers, {
+      'geohook-event-id': events[0]!.id,
+      'geohook-event-type': 'change.updated',
+      'geohook-service': 'Hosted/Parcels.FeatureServer',
+      'geohook-layer': '0',
+      traceparent: traceparentOf(events[0]!.id),
+    });
+    t.same(bodyOf(first), events[0], 'the body is the event JSON');
+  },
+);
+
+t.test('an event no queue is bound to take is held back, said in lastError, and published once a queue is bound', async (t) => {
+  const exchange = 'lonely';
+  const route = streamRoute('amqp', rabbitmq.url, { name: 'lonely', exchange, auth, routingKey: 'edits.<op>' });
+  const pipeline = await startStreamPipeline(t, redis, [route]);
+  await pipeline.addReceiver();
+  const events = [burstEvent(0, 1, 'l'), burstEvent(1, 1, 'l')];
+  await appendToLog(pipeline.redis, pipeline.prefix, events);
+  const lastError = await waitFor(
+    'the route failing',
+    async () => (await pipeline.redis.hget(relayStatsKey(pipeline.prefix, 'lonely'), 'lastError')) ?? undefined,
+  );
+  t.match(lastError, /no queue is bound to exchange "lonely" for routing key "edits\.u"/);
+  const { channel } = await amqpChannel(t, rabbitmq);
+  await boundQueue(channel, exchange, 'lonely-classic', 'classic');
+  const messages = await consumeAll(channel, 'lonely-classic', 2);
+  t.same(
+    messages.map((message) => message.properties.messageId as string),
+    events.map((event) => event.id),
+    'both, in order, once a queue took them',
+  );
+});
+
+t.test(
+  'the broker killed and restarted mid-burst, two receivers publishing: every event, once after dedup by message id, in order',
+  async (t) => {
+    const exchange = 'restart';
+    const { channel } = await amqpChannel(t, rabbitmq);
+    await boundQueue(channel, exchange, 'restart-quorum', 'quorum');
+    let failedTries = 0;
+    const route = streamRoute('amqp', rabbitmq.url, { name: 'restart', exchange, auth });
+    const pipeline = await startStreamPipeline(t, redis, [route], {
+      onOutcome: (_route, outcome) => {
+        if (!outcome.delivered) failedTries += 1;
+      },
+    });
+    await pipeline.addReceiver();
+    await pipeline.addReceiver();
+    const total = 2000;
+    const events = Array.from({ length: total }, (_, n) => burstEvent(n, 40, 'k'));
+    await appendToLog(pipeline.redis, pipeline.prefix, events);
+    await waitFor('a part of the burst published', async () => (await channel.checkQueue('restart-quorum')).messageCount >= 200, {
+      timeoutMs: 40_000,
+    });
+    const before = (await channel.checkQueue('restart-quorum')).messageCount;
+    await rabbitmq.kill();
+    t.ok(before < total, `killed mid-burst (${before} of ${total} in the queue)`);
+    await rabbitmq.start();
+    const { channel: after } = await amqpChannel(t, rabbitmq);
+    const seen = new Set<string>();
+    const firsts: ChangeEvent[] = [];
+    const messages: ConsumeMessage[] = [];
+    await after.prefetch(1000);
+    await after.consume('restart-quorum', (message) => {
+      if (message === null) return;
+      messages.push(message);
+      after.ack(message);
+      const id = message.properties.messageId as string;
+      if (!seen.has(id)) firsts.push(bodyOf(message));
+      seen.add(id);
+    });
+    await waitFor(`${total} distinct event ids`, () => seen.size >= total, { timeoutMs: 60_000 });
+    t.same(
+      [...seen].sort(),
+      events.map((event) => event.id),
+      'every event id',
+    );
+    t.ok(messages.length - total <= 4, `at most a few copies to drop by message id (${messages.length - total})`);
+    t.same(featuresOutOfOrder(ordersByFeature(firsts)), [], 'every feature in order');
+    t.ok(failedTries > 0, `publishes failed while the broker was away (${failedTries}) and were tried again`);
+  },
+);

@@ -1,0 +1,156 @@
+import { connect, type JsMsg, type NatsConnection } from 'nats';
+import pino from 'pino';
+import t, { type Test } from 'tap';
+import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { replayDeadLetters } from '../../src/relay/relay-replay.js';
+import { readRelayStatus } from '../../src/relay/relay-status.js';
+import { createNatsPublisher } from '../../src/streams/nats-publisher.js';
+import { traceparentOf } from '../../src/streams/stream-message.js';
+import { startNats, type TestNats } from '../helpers/nats.js';
+import { startRedis } from '../helpers/redis.js';
+import {
+  appendToLog,
+  burstEvent,
+  featuresOutOfOrder,
+  ordersByFeature,
+  startStreamPipeline,
+  streamRoute,
+} from '../helpers/stream-pipeline.js';
+import { waitFor } from '../helpers/wait.js';
+
+// A restart mid-burst under two receivers: longer than tap's default on a loaded machine.
+t.setTimeout(3 * 60_000);
+const redis = await startRedis(t);
+const nats = await startNats(t);
+
+/** A connection of the official client, closed at teardown. */
+async function natsClient(t: Test, server: TestNats): Promise<NatsConnection> {
+  const connection = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  t.teardown(() => connection.close());
+  return connection;
+}
+
+/** How many messages `stream` holds (0 while it does not exist). */
+async function storedCount(connection: NatsConnection, stream: string): Promise<number> {
+  const manager = await connection.jetstreamManager();
+  return (await manager.streams.info(stream)).state.messages;
+}
+
+/** Every message of `stream`, in the stream's order, read by an ordered consumer of the official client. */
+async function readStream(connection: NatsConnection, stream: string): Promise<JsMsg[]> {
+  const total = await storedCount(connection, stream);
+  const consumer = await connection.jetstream().consumers.get(stream);
+  const messages: JsMsg[] = [];
+  const iterator = await consumer.consume();
+  for await (const message of iterator) {
+    messages.push(message);
+    if (messages.length >= total) break;
+  }
+  return messages;
+}
+
+t.test('a nats route publishes each event once, with its id, headers and subject, each feature in order', async (t) => {
+  const stream = 'FIRST';
+  const route = streamRoute('nats', nats.url, { stream });
+  const pipeline = await startStreamPipeline(t, redis, [route]);
+  await pipeline.addReceiver();
+  const events = Array.from({ length: 300 }, (_, n) => burstEvent(n, 12, 'a'));
+  await appendToLog(pipeline.redis, pipeline.prefix, events);
+  const client = await natsClient(t, nats);
+  await waitFor('300 messages in the stream', async () => (await storedCount(client, stream)) >= 300, { timeoutMs: 40_000 });
+  const messages = await readStream(client, stream);
+  t.equal(messages.length, 300, 'one message per event');
+  const bodies = messages.map((message) => message.json<ChangeEvent>());
+  t.same(
+    bodies.map((body) => body.id),
+    events.map((event) => event.id),
+    'in the order geohook stored them',
+  );
+  t.same(featuresOutOfOrder(ordersByFeature(bodies)), [], 'every feature in order');
+  const first = messages[0]!;
+  t.equal(first.subject, 'geohook.Hosted_Parcels_FeatureServer.0.u', 'the default subject template');
+  t.equal(first.headers?.get('Nats-Msg-Id'), events[0]!.id, 'Nats-Msg-Id is the event id');
+  t.equal(first.headers?.get('geohook-event-id'), events[0]!.id);
+  t.equal(first.headers?.get('geohook-event-type'), 'change.updated');
+  t.equal(first.headers?.get('geohook-service'), 'Hosted/Parcels.FeatureServer');
+  t.equal(first.headers?.get('geohook-layer'), '0');
+  t.match(first.headers?.get('traceparent'), /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/, 'a W3C traceparent');
+  t.equal(first.headers?.get('traceparent'), traceparentOf(events[0]!.id), 'the same trace for the event wherever it goes');
+  t.same(bodies[0], events[0], 'the body is the event JSON');
+  const manager = await client.jetstreamManager();
+  t.same((await manager.streams.info(stream)).config.subjects, ['geohook.>'], 'the stream made with the subjects geohook.>');
+});
+
+t.test('a publish tried again is stored once: the stream drops a second copy by its Nats-Msg-Id', async (t) => {
+  const stream = 'DEDUP';
+  const publisher = createNatsPublisher(streamRoute('nats', nats.url, { stream, subject: 'dedup.<type>.<op>' }), pino({ level: 'silent' }));
+  t.teardown(() => publisher.close());
+  const event = burstEvent(1, 1, 'd');
+  await publisher.publish(event);
+  await publisher.publish(event);
+  await publisher.publish(burstEvent(2, 1, 'd'));
+  const client = await natsClient(t, nats);
+  t.equal(await storedCount(client, stream), 2, 'two events, three publishes');
+  const manager = await client.jetstreamManager();
+  t.same((await manager.streams.info(stream)).config.subjects, ['dedup.*.*'], 'a template of its own: its wildcard form');
+  const messages = await readStream(client, stream);
+  t.equal(messages[0]!.subject, 'dedup.change_updated.u');
+});
+
+t.test('the broker killed and restarted mid-burst, two receivers publishing: every event once, every feature in order', async (t) => {
+  const server = await startNats(t);
+  const stream = 'RESTART';
+  const route = streamRoute('nats', server.url, { stream });
+  let failedTries = 0;
+  const pipeline = await startStreamPipeline(t, redis, [route], {
+    onOutcome: (_route, outcome) => {
+      if (!outcome.delivered) failedTries += 1;
+    },
+  });
+  await pipeline.addReceiver();
+  await pipeline.addReceiver();
+  const total = 3000;
+  const events = Array.from({ length: total }, (_, n) => burstEvent(n, 40, 'k'));
+  await appendToLog(pipeline.redis, pipeline.prefix, events);
+  const client = await natsClient(t, server);
+  await waitFor('a part of the burst published', async () => (await storedCount(client, stream)) >= 300, { timeoutMs: 40_000 });
+  const before = await storedCount(client, stream);
+  await server.kill();
+  t.ok(before < total, `killed mid-burst (${before} of ${total} stored)`);
+  await server.start();
+  await waitFor(`${total} messages`, async () => (await storedCount(client, stream)) >= total, { timeoutMs: 50_000 });
+  const messages = await readStream(client, stream);
+  const bodies = messages.map((message) => message.json<ChangeEvent>());
+  const ids = bodies.map((body) => body.id);
+  t.equal(new Set(ids).size, total, 'every event id');
+  t.equal(ids.length, total, 'each once');
+  t.same(featuresOutOfOrder(ordersByFeature(bodies)), [], 'every feature in order');
+  t.ok(failedTries > 0, `publishes failed while the broker was away (${failedTries}) and were tried again`);
+});
+
+t.test('past its last try an event is a dead letter of the route, and geohook relay replay publishes it', async (t) => {
+  const server = await startNats(t);
+  const stream = 'DEAD';
+  const route = streamRoute('nats', server.url, {
+    name: 'dead',
+    stream,
+    retry: { attempts: 2, backoff: { type: 'fixed', delayMs: 50, jitter: 0 } },
+  });
+  const pipeline = await startStreamPipeline(t, redis, [route]);
+  await pipeline.addReceiver();
+  await server.stop();
+  const events = [burstEvent(0, 1, 'x'), burstEvent(1, 1, 'x')];
+  await appendToLog(pipeline.redis, pipeline.prefix, events);
+  const dead = await waitFor('two dead letters, after two tries each', async () => {
+    const status = await readRelayStatus(pipeline.redis, pipeline.prefix, [route]);
+    const [dead] = status.routes;
+    return dead!.deadLetters === 2 && dead!.failing === 4 ? dead : undefined;
+  });
+  t.match(dead, { failing: 4, pending: 0, lastError: /^NATS at 127\.0\.0\.1:\d+: cannot connect/ }, 'two tries each, the broker named');
+  await server.start();
+  t.same((await replayDeadLetters(pipeline.redis, pipeline.prefix, 'dead')).sort(), events.map((event) => event.id).sort());
+  const client = await natsClient(t, server);
+  await waitFor('both published', async () => (await storedCount(client, stream).catch(() => 0)) >= 2);
+  const messages = await readStream(client, stream);
+  t.same(messages.map((message) => message.headers?.get('Nats-Msg-Id')).sort(), events.map((event) => event.id).sort());
+});
