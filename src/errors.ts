@@ -129,12 +129,22 @@ export const errorCodes = {
   },
   GEOHOOK_ERR_RELAY_UNKNOWN_ROUTE: {
     statusCode: 404,
-    summary: 'No relay route of that name is in the relays of GEOHOOK_CONFIG (geohook relay replay --name).',
+    summary: 'No relay route of that name is in the relays of GEOHOOK_CONFIG (geohook relay replay --name, geohook relay test --route).',
   },
   GEOHOOK_ERR_RELAY_NOT_DEAD_LETTER: {
     statusCode: 404,
     summary:
       'An event id given to geohook relay replay is not a dead letter of the route: it was delivered, is still being tried, or the route never took it.',
+  },
+  GEOHOOK_ERR_RELAY_TRANSFORM: {
+    statusCode: 500,
+    summary:
+      "A relay route's transform threw, ran past its bounds (100 ms, a depth of 500, sequences of 100,000 items, a body of 1 MiB) or gave no JSON object for an event: that event is a dead letter of the route with this text, and the route goes on with the next.",
+  },
+  GEOHOOK_ERR_RELAY_TEST_INPUT: {
+    statusCode: 404,
+    summary:
+      "geohook relay test found no event to try: --id names none kept in the route's queue, change-events or the event queues (completed jobs are kept for completedJobs.ageSeconds), or --file holds no JSON event.",
   },
   GEOHOOK_ERR_SUBSCRIPTION_EXISTS: {
     statusCode: 409,
