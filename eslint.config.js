@@ -28,7 +28,7 @@ const layers = {
   mirror: ['arcgis', 'arcgis-request', 'backfill', 'changes', 'events', 'redis', 'retry'],
   fanout: ['arcgis', 'changes', 'config', 'consumers', 'events', 'queue', 'redis'],
   subscriptions: ['config', 'fanout', 'health', 'queue', 'redis'],
-  relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'redis', 'signature'],
+  relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'queue', 'redis', 'signature'],
   doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],
   recovery: [
     'arcgis',
