@@ -139,7 +139,7 @@ export const errorCodes = {
   GEOHOOK_ERR_RELAY_TRANSFORM: {
     statusCode: 500,
     summary:
-      "A relay route's transform threw, ran past its bounds (100 ms, a depth of 500, sequences of 100,000 items, a body of 1 MiB) or gave no JSON object for an event: that event is a dead letter of the route with this text, and the route goes on with the next.",
+      "A relay route's transform threw, ran past its bounds (10,000 steps, 1 s, a depth of 500, sequences of 100,000 items, a body of 1 MiB) or gave no JSON object for an event: that event is a dead letter of the route with this text, and the route goes on with the next.",
   },
   GEOHOOK_ERR_RELAY_TEST_INPUT: {
     statusCode: 404,

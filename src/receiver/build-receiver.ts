@@ -14,6 +14,7 @@ import { PingLog } from '../queue/ping-log.js';
 import { readServiceReports } from '../queue/service-report.js';
 import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisClient } from '../redis/connection.js';
 import { readFailingServices } from '../redis/failing-services.js';
+import { RelayDryRunner } from '../relay/dry-run.js';
 import { relayQueueName } from '../relay/relay-queues.js';
 import { readRelayStatus } from '../relay/relay-status.js';
 import { HookKeys } from '../signature/hook-keys.js';
@@ -241,6 +242,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
       failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
       changeEvents: () => readChangesStatus(connection, config.prefix),
       relays: () => readRelayStatus(connection, config.prefix, config.relays),
+      relayDryRun: new RelayDryRunner(connection, config.prefix, config.relays),
       subscriptions: () => readSubscriptionStatus(connection, config.prefix, subscriptions, config.subscriptionBacklog),
       ...(mirror === undefined ? {} : { mirror: () => mirror.read() }),
       staleAfterMs: 3 * config.registration.intervalSeconds * 1000,
