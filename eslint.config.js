@@ -28,7 +28,7 @@ const layers = {
   mirror: ['arcgis', 'arcgis-request', 'changes', 'events', 'redis', 'retry'],
   fanout: ['arcgis', 'changes', 'config', 'events', 'queue', 'redis'],
   subscriptions: ['config', 'fanout', 'health', 'queue', 'redis'],
-  relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'redis', 'signature'],
+  relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'queue', 'redis', 'signature'],
   streams: ['arcgis', 'config', 'events', 'fanout', 'redis', 'relay'],
   dashboard: ['changes', 'config', 'events', 'mirror', 'queue', 'receiver', 'redis', 'relay', 'signature', 'subscriptions'],
   doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],

@@ -134,7 +134,7 @@ export const errorCodes = {
   },
   GEOHOOK_ERR_RELAY_UNKNOWN_ROUTE: {
     statusCode: 404,
-    summary: 'No relay route of that name is in the relays of GEOHOOK_CONFIG (geohook relay replay --name).',
+    summary: 'No relay route of that name is in the relays of GEOHOOK_CONFIG (geohook relay replay --name, geohook relay test --route).',
   },
   GEOHOOK_ERR_RELAY_NOT_DEAD_LETTER: {
     statusCode: 404,
@@ -145,6 +145,16 @@ export const errorCodes = {
     statusCode: 502,
     summary:
       "A stream route's broker did not take an event: NATS JetStream gave no acknowledgement, or RabbitMQ did not confirm it or returned it unroutable, or could not be reached; the publish is tried again in place, holding back the route's later events.",
+  },
+  GEOHOOK_ERR_RELAY_TRANSFORM: {
+    statusCode: 500,
+    summary:
+      "A relay route's transform threw, ran past its bounds (10,000 steps, 1 s, a depth of 500, sequences of 100,000 items, a body of 1 MiB) or gave no JSON object for an event: that event is a dead letter of the route with this text, and the route goes on with the next.",
+  },
+  GEOHOOK_ERR_RELAY_TEST_INPUT: {
+    statusCode: 404,
+    summary:
+      "geohook relay test found no event to try: --id names none kept in the route's queue, change-events or the event queues (completed jobs are kept for completedJobs.ageSeconds), or --file holds no JSON event.",
   },
   GEOHOOK_ERR_SUBSCRIPTION_EXISTS: {
     statusCode: 409,

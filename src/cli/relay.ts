@@ -1,10 +1,13 @@
 import type { Command } from 'commander';
 import { GeohookError } from '../errors.js';
+import type { RoutedEvent } from '../fanout/routed-event.js';
+import { dryRunRelay, isRoutedEvent, RelayDryRunner, relayRouteNamed, type RelayDryRun } from '../relay/dry-run.js';
 import { replayDeadLetters } from '../relay/relay-replay.js';
 import { readRelayStatus } from '../relay/relay-status.js';
 import { addQueueOptions, queueCommandConfig } from './config-options.js';
-import { printJson, printTable } from './print.js';
+import { printError, printJson, printLine, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
+import { readInput } from './read-input.js';
 
 interface RelayFlags {
   redisUrl?: string;
@@ -13,6 +16,43 @@ interface RelayFlags {
   json?: boolean;
   name?: string;
   id?: string[];
+}
+
+interface RelayTestFlags extends Omit<RelayFlags, 'id'> {
+  route: string;
+  id?: string;
+  file?: string;
+}
+
+/** The event of `--file` (`-`: stdin): one JSON event, as the queues hold it or as consumers get it. */
+async function readEventFile(file: string): Promise<RoutedEvent> {
+  const fail = (why: string) =>
+    new GeohookError('GEOHOOK_ERR_RELAY_TEST_INPUT', `relay test --file ${file}: ${why}; give the JSON of one geohook event`);
+  let text: string;
+  try {
+    text = (await readInput(file)).toString('utf8');
+  } catch (err) {
+    throw fail(`cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  let event: unknown;
+  try {
+    event = JSON.parse(text);
+  } catch (err) {
+    throw fail(`not JSON (${(err as Error).message})`);
+  }
+  if (!isRoutedEvent(event)) throw fail('no event: a change event has id, type, service and layer; a stored event id, type and family');
+  return event;
+}
+
+/** A dry run as a person reads it: the verdict and why, the headers, then the body (or the transform's error). */
+function printDryRun(result: RelayDryRun): void {
+  printLine(`route ${result.route}, event ${result.event.id} (${result.event.type}): ${result.why}`);
+  if (result.error !== undefined) return printError(result.error);
+  printLine('headers:');
+  for (const [name, value] of Object.entries(result.headers)) printLine(`  ${name}: ${value}`);
+  printLine('body:');
+  // As printJson: DEL and the C1 controls escaped, nothing a terminal obeys.
+  printLine(JSON.stringify(result.body, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
 /** `geohook relay …`: where the relay routes stand, and their dead letters replayed (docs/relays.md). */
@@ -33,6 +73,36 @@ export function registerRelay(relay: Command): void {
       } finally {
         connection.disconnect();
       }
+    });
+
+  relay
+    .command('test')
+    .description('what a route would do with an event, without sending it: whether its filter takes it and why, the body and the headers')
+    .requiredOption('--route <route>', 'the relay route')
+    .option('--id <event id>', "an event kept in the route's queue, change-events or the event queues")
+    .option('--file <file>', 'the JSON of an event ("-": stdin)')
+    .option('--json', 'print one JSON object: {"matches","why","body","headers",…}')
+    .action(async (_options: unknown, command: Command) => {
+      const flags = command.optsWithGlobals<RelayTestFlags>();
+      if ((flags.id === undefined) === (flags.file === undefined))
+        throw new GeohookError('GEOHOOK_ERR_RELAY_TEST_INPUT', 'relay test: give the event with --id ID or with --file F, one of them');
+      const config = queueCommandConfig(flags);
+      const event = flags.file === undefined ? undefined : await readEventFile(flags.file);
+      const route = relayRouteNamed(config.relays, flags.route);
+      let result: RelayDryRun;
+      // An event from a file needs Redis only for the fields of its layer, which a `where` reads.
+      if (event !== undefined && route.where === undefined) result = await dryRunRelay(route, event);
+      else {
+        const { connection } = await connectQueueRedis(config);
+        try {
+          result = await new RelayDryRunner(connection, config.prefix, config.relays).run(route.name, event ?? { id: flags.id! });
+        } finally {
+          connection.disconnect();
+        }
+      }
+      if (flags.json === true) printJson(result);
+      else printDryRun(result);
+      if (result.error !== undefined) process.exitCode = 1;
     });
 
   relay

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseSharedSecret, parseWebhookSecret, SHARED_SECRET_HEADER } from './relay-secrets.js';
+import { MAX_TRANSFORM_CHARS, transformSyntaxError } from './relay-transform.js';
 import { filterIssues, routeFilterFields, type RouteFilterConfig } from './route-filter.js';
 import { checkStreamRoute, isStreamFormat, streamFormats, streamRouteFields, type StreamRouteFields } from './stream-schema.js';
 import type { RetryPolicy } from './types.js';
@@ -10,6 +11,9 @@ export type RelayFormat = (typeof relayFormats)[number];
 
 /** Headers a route's `headers` cannot set: the signature's, the body's type, and the Power Automate secret. */
 const RESERVED_HEADER = new RegExp(`^(webhook-.*|content-type|content-length|host|${SHARED_SECRET_HEADER})$`, 'i');
+
+/** The content types a route with a transform may send its body under (`application/cloudevents+json`…). */
+const JSON_MEDIA_TYPE = /^application\/([a-z0-9.-]+\+)?json(\s*;.*)?$/i;
 
 /** A route name: also its queue's (`relay-<name>`), so letters, digits, `-` and `_`. */
 const routeName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
@@ -41,8 +45,21 @@ function checkHttpRoute(entry: RelayRouteConfig, issue: (message: string, path?:
   } catch (err) {
     issue((err as Error).message, ['secret']);
   }
-  for (const header of Object.keys(entry.headers ?? {}))
-    if (RESERVED_HEADER.test(header)) issue(`headers cannot set "${header}": geohook sets it`, ['headers']);
+  for (const [header, value] of Object.entries(entry.headers ?? {})) {
+    // A transformed body may say what it is (a CloudEvent is application/cloudevents+json): only a JSON type.
+    if (header.toLowerCase() === 'content-type' && entry.transform !== undefined) {
+      if (!JSON_MEDIA_TYPE.test(value))
+        issue(`headers: content-type "${value}" is not a JSON media type (application/json, application/<name>+json)`, ['headers']);
+    } else if (RESERVED_HEADER.test(header))
+      issue(
+        `headers cannot set "${header}": geohook sets it${header.toLowerCase() === 'content-type' ? ' (a route with a transform may)' : ''}`,
+        ['headers'],
+      );
+  }
+  if (entry.transform !== undefined) {
+    const syntax = transformSyntaxError(entry.transform);
+    if (syntax !== undefined) issue(`transform is not JSONata: ${syntax}`, ['transform']);
+  }
 }
 
 /**
@@ -71,6 +88,8 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
       retry: parts.retry.optional(),
       /** Also relay deliveries no signature verified (accepted with REQUIRE_SIGNATURE=false). @defaultValue false */
       allowUnverified: z.boolean().optional(),
+      /** A JSONata expression evaluated on the event: its result (a JSON object) is the body. */
+      transform: z.string().trim().min(1, 'a JSONata expression').max(MAX_TRANSFORM_CHARS).optional(),
       ...streamRouteFields,
     })
     .strict();
@@ -81,8 +100,11 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
         context.addIssue({ code: 'custom', message: `route "${entry.name}": ${message}`, path: [index, ...path] });
       if (names.has(entry.name)) issue('a second route of this name');
       names.add(entry.name);
-      if (isStreamFormat(entry.format)) checkStreamRoute({ ...entry, format: entry.format }, issue);
-      else checkHttpRoute(entry, issue);
+      if (isStreamFormat(entry.format)) {
+        checkStreamRoute({ ...entry, format: entry.format }, issue);
+        if (entry.transform !== undefined)
+          issue(`"transform" is for HTTP routes: a ${entry.format} route publishes the event`, ['transform']);
+      } else checkHttpRoute(entry, issue);
       for (const { message, path } of filterIssues(entry)) issue(message, [path]);
     });
   });
@@ -110,4 +132,9 @@ export interface RelayRouteConfig extends RouteFilterConfig, StreamRouteFields {
    * polled and change events are geohook's own and always relayed. @defaultValue false
    */
   readonly allowUnverified?: boolean | undefined;
+  /**
+   * A JSONata expression evaluated on the event (the `data` of the standard body): its result, a JSON object, is the
+   * body sent, signed as the format signs (docs/relays.md#transforms). None: the format's own body. HTTP routes only.
+   */
+  readonly transform?: string | undefined;
 }

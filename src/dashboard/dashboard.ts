@@ -45,6 +45,8 @@ export interface DashboardOptions {
   changeEvents?: () => Promise<ChangesStatus>;
   /** What the relays view shows (`readRelayStatus`). @defaultValue no route */
   relays?: RelaysPageOptions['status'];
+  /** The relays view's dry runs of a route on its last events (`RelayDryRunner`). @defaultValue none */
+  relayDryRun?: RelaysPageOptions['dryRun'];
   /** What the subscriptions view shows (`readSubscriptionStatus`). @defaultValue no subscription */
   subscriptions?: SubscriptionsPageOptions['status'];
   /** The PostGIS mirror's layers on the services view (`readMirrorStatus`). @defaultValue no mirror section */
@@ -180,7 +182,11 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     status: options.changeEvents ?? (async () => ({ queue: {}, ranges: {}, services: [] })),
     boardPath: prefix,
   });
-  await app.register(relaysPage, { status: options.relays ?? (async () => ({ routes: [] })), boardPath: prefix });
+  await app.register(relaysPage, {
+    status: options.relays ?? (async () => ({ routes: [] })),
+    boardPath: prefix,
+    ...(options.relayDryRun === undefined ? {} : { dryRun: options.relayDryRun }),
+  });
   await app.register(subscriptionsPage, { status: options.subscriptions ?? (async () => []), boardPath: prefix });
 }
 

@@ -10,6 +10,7 @@ import { subscriptionQueueName } from '../queue/names.js';
 import { readServiceReports } from '../queue/service-report.js';
 import type { RedisClient } from '../redis/connection.js';
 import { readFailingServices } from '../redis/failing-services.js';
+import { RelayDryRunner } from '../relay/dry-run.js';
 import { relayQueueName } from '../relay/relay-queues.js';
 import { readRelayStatus } from '../relay/relay-status.js';
 import { SubscriptionRegistry } from '../subscriptions/subscription-registry.js';
@@ -69,6 +70,7 @@ export async function mountDashboard(app: FastifyInstance, config: GeohookConfig
     failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
     changeEvents: () => readChangesStatus(connection, config.prefix),
     relays: () => readRelayStatus(connection, config.prefix, config.relays),
+    relayDryRun: new RelayDryRunner(connection, config.prefix, config.relays),
     subscriptions: () => readSubscriptionStatus(connection, config.prefix, subscriptions, config.subscriptionBacklog),
     ...(mirror === undefined ? {} : { mirror: () => mirror.read() }),
     staleAfterMs: 3 * config.registration.intervalSeconds * 1000,

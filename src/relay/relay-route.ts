@@ -6,11 +6,13 @@ import { routeMatcher, type RouteMatcher } from '../fanout/route-match.js';
 import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
 import { DEFAULT_RELAY_TIMEOUT_MS } from './deliver.js';
 import { formatPowerAutomate } from './formats/powerautomate.js';
-import type { RelayRequest } from './formats/relay-request.js';
+import { JSON_CONTENT_TYPE, type RelayRequest } from './formats/relay-request.js';
 import { formatSlack } from './formats/slack.js';
 import { formatStandard } from './formats/standard.js';
 import { formatTeams } from './formats/teams.js';
+import { relayData } from './relay-event.js';
 import { DEFAULT_RELAY_JITTER, scheduleFromPolicy, STANDARD_WEBHOOKS_SCHEDULE_MS } from './retry-schedule.js';
+import { compileTransform } from './transform.js';
 
 /** A route's filter, refusing unverified deliveries unless the route allows them: it would sign them as geohook. */
 function matcherOf(route: RelayRouteConfig): RouteMatcher {
@@ -26,28 +28,38 @@ export interface RelayRoute {
   readonly url: string;
   /** Its filter, and unless `allowUnverified`, no delivery a signature did not verify. */
   readonly matches: RouteMatcher;
-  /** The request of one try, signed at `nowMs` (ms since the epoch). */
-  request(event: RoutedEvent, nowMs: number): RelayRequest;
+  /**
+   * The request of one try, signed at `nowMs` (ms since the epoch): the body the route's transform makes of the event,
+   * else its format's. Rejects with a `GEOHOOK_ERR_RELAY_TRANSFORM` error when the transform fails on the event.
+   */
+  request(event: RoutedEvent, nowMs: number): Promise<RelayRequest>;
   /** The waits between tries, ms: BullMQ's `attempts` is one more. */
   readonly scheduleMs: readonly number[];
   readonly jitter: number;
   readonly timeoutMs: number;
 }
 
-/** The format of a route as a function of the event and the try's time. */
-function formatterOf(route: RelayRouteConfig): (event: RoutedEvent, nowMs: number) => RelayRequest {
+/** The format of a route as a function of the event, the try's time and the body a transform made (none: the format's own). */
+type Formatter = (event: RoutedEvent, nowMs: number, body: string | undefined) => RelayRequest;
+
+function formatterOf(route: RelayRouteConfig): Formatter {
   const secrets = route.secret === undefined ? [] : [route.secret].flat();
+  const transformed = (body: string): RelayRequest => ({ headers: { 'content-type': JSON_CONTENT_TYPE }, body });
   switch (route.format) {
     case 'standard': {
       const keys = secrets.map((secret, index) => parseWebhookSecret(secret, `relays "${route.name}" secret[${index}]`));
-      return (event, nowMs) => formatStandard(event, { keys, nowMs });
+      return (event, nowMs, body) => formatStandard(event, { keys, nowMs, ...(body === undefined ? {} : { body }) });
     }
     case 'powerautomate':
-      return (event) => formatPowerAutomate(event, secrets[0] === undefined ? {} : { secret: secrets[0] });
+      return (event, _nowMs, body) =>
+        formatPowerAutomate(event, {
+          ...(secrets[0] === undefined ? {} : { secret: secrets[0] }),
+          ...(body === undefined ? {} : { body }),
+        });
     case 'teams':
-      return (event) => formatTeams(event);
+      return (event, _nowMs, body) => (body === undefined ? formatTeams(event) : transformed(body));
     case 'slack':
-      return (event) => formatSlack(event);
+      return (event, _nowMs, body) => (body === undefined ? formatSlack(event) : transformed(body));
     case 'nats':
     case 'amqp':
       return () => {
@@ -56,17 +68,29 @@ function formatterOf(route: RelayRouteConfig): (event: RoutedEvent, nowMs: numbe
   }
 }
 
-/** A route of the configuration made ready: its secrets parsed once, its headers lower-cased under the format's own. */
+/**
+ * A route of the configuration made ready: its secrets parsed and its transform compiled once, its headers lower-cased
+ * under the format's own (but a transformed body's `content-type`, which the route may set).
+ */
 export function createRelayRoute(route: RelayRouteConfig): RelayRoute {
   const format = formatterOf(route);
+  const transform = route.transform === undefined ? undefined : compileTransform(route.transform, route.name);
   const extra = Object.fromEntries(Object.entries(route.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+  const { 'content-type': contentType, ...others } = extra;
   return {
     name: route.name,
     url: route.url,
     matches: matcherOf(route),
-    request(event, nowMs) {
-      const request = format(event, nowMs);
-      return { headers: { ...extra, ...request.headers }, body: request.body };
+    async request(event, nowMs) {
+      if (transform === undefined) {
+        const request = format(event, nowMs, undefined);
+        return { headers: { ...extra, ...request.headers }, body: request.body };
+      }
+      const request = format(event, nowMs, await transform(relayData(event), event.id));
+      return {
+        headers: { ...others, ...request.headers, ...(contentType === undefined ? {} : { 'content-type': contentType }) },
+        body: request.body,
+      };
     },
     scheduleMs: route.retry === undefined ? STANDARD_WEBHOOKS_SCHEDULE_MS : scheduleFromPolicy(route.retry),
     jitter: route.retry?.backoff.jitter ?? DEFAULT_RELAY_JITTER,

@@ -3,10 +3,12 @@ import type { Logger } from 'pino';
 import type { RoutedEvent } from '../fanout/routed-event.js';
 import type { RedisClient } from '../redis/connection.js';
 import { deliver, deliveryError, type DeliveryOutcome, type RelayFetch } from './deliver.js';
+import type { RelayRequest } from './formats/relay-request.js';
 import { relayQueueName } from './relay-queues.js';
 import type { RelayRoute } from './relay-route.js';
 import type { RelayStats } from './relay-stats.js';
 import { createRelayBackoff } from './retry-schedule.js';
+import { RelayTransformError } from './transform.js';
 
 /** @defaultValue of {@link RelayWorkerOptions.concurrency}: tries in flight per route and receiver. */
 export const DEFAULT_RELAY_CONCURRENCY = 64;
@@ -42,7 +44,8 @@ export interface RelayWorkerOptions {
  * The worker of one route's queue: each job is one try of one event, signed anew, POSTed to the route's URL only;
  * a failed try throws a `GEOHOOK_ERR_RELAY_DELIVERY` error so that BullMQ tries again on the route's schedule
  * (`Retry-After` honoured), and after the last try (or a 410 Gone) the job stays in the failed set: a dead letter,
- * replayed with `geohook relay replay`.
+ * replayed with `geohook relay replay`. An event the route's transform fails on is a dead letter at once, its reason the
+ * `GEOHOOK_ERR_RELAY_TRANSFORM` error's text.
  */
 export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEvent> {
   const { route, stats } = options;
@@ -51,7 +54,16 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEven
   const worker = new Worker<RoutedEvent>(
     relayQueueName(route.name),
     async (job) => {
-      const outcome = await deliver(route.url, route.request(job.data, Date.now()), deliverOptions);
+      let request: RelayRequest;
+      try {
+        request = await route.request(job.data, Date.now());
+      } catch (err) {
+        if (!(err instanceof RelayTransformError)) throw err;
+        // The transform fails the same way on every try: a dead letter now, with its text; the next event goes on.
+        stats.failed(route.name, err.message);
+        throw new UnrecoverableError(`${err.code}: ${err.message}`);
+      }
+      const outcome = await deliver(route.url, request, deliverOptions);
       options.onOutcome?.(route.name, outcome);
       if (outcome.delivered) return stats.delivered(route.name);
       stats.failed(route.name, outcome.message);

@@ -51,3 +51,29 @@ t.test('a where geohook cannot read, a reserved header, a second route of a name
   t.match(refusal(t, [{ ...route, url: 'ftp://example.com' }]), /an http\(s\) URL/);
   t.match(refusal(t, [{ ...route, layers: [0] }]), /layers need services/);
 });
+
+t.test(
+  'issue 54: a transform that is not JSONata is refused with the route, the line and column, and the reason JSONata gives',
+  async (t) => {
+    const [read] = withRelays(t, [{ ...route, transform: '{"status": after.attributes.status}' }])().relays;
+    t.equal(read!.transform, '{"status": after.attributes.status}', 'a JSONata expression is taken as it is');
+    const message = refusal(t, [{ ...route, transform: '{\n  "status": after.attributes.status,\n  "owner": )\n}' }]);
+    t.match(message, /relays\[0\]\.transform": route "parcels": transform is not JSONata: .+ at line 3, column 12 \(JSONata S0211\)/);
+    t.match(
+      refusal(t, [{ ...route, transform: '{"a": 1' }]),
+      /route "parcels": transform is not JSONata: Expected "}" .*at the end of the expression/,
+    );
+    t.match(refusal(t, [{ ...route, transform: '   ' }]), /relays\[0\]\.transform": a JSONata expression/);
+    t.match(refusal(t, [{ ...route, transform: 'x'.repeat(20_001) }]), /relays\[0\]\.transform/);
+  },
+);
+
+t.test('issue 54: a route with a transform may send a JSON content type of its own, and no other', async (t) => {
+  const cloudEvents = { ...route, transform: '{"specversion": "1.0"}', headers: { 'Content-Type': 'application/cloudevents+json' } };
+  t.match(withRelays(t, [cloudEvents])().relays[0]!.headers, { 'Content-Type': 'application/cloudevents+json' });
+  t.match(refusal(t, [{ ...cloudEvents, headers: { 'content-type': 'text/html' } }]), /content-type "text\/html" is not a JSON media type/);
+  t.match(
+    refusal(t, [{ ...route, headers: { 'content-type': 'application/json' } }]),
+    /cannot set "content-type": geohook sets it \(a route with a transform may\)/,
+  );
+});

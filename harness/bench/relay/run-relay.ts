@@ -33,7 +33,19 @@ export interface RelayResult {
   maxMs: number;
   /** Requests the sink got beyond one per event (at-least-once: 0 when nothing was retried). */
   repeats: number;
+  /** As many events queued for a second route whose transform ({@link BENCH_TRANSFORM}, 10 fields) builds every body, then drained. */
+  transformEvents: number;
+  transformPerSec: number;
+  /** transformPerSec / deliveriesPerSec: the goal is ≥ 0.8. */
+  transformVsPlain: number;
 }
+
+/** The transform of the bench's second route: a flat object of 10 fields, each a path into the event (docs/relays.md#transforms). */
+export const BENCH_TRANSFORM = `{
+  "id": id, "type": type, "layer": layer.name, "parcel": after.attributes.parcel_id, "status": after.attributes.status,
+  "previousStatus": before.attributes.status, "owner": after.attributes.owner, "area": after.attributes.area_sqm,
+  "editor": editor.user, "at": ts
+}`;
 
 export interface RelaySettings {
   events: number;
@@ -49,7 +61,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * Relays under volume and at a steady pace, each piece in a process of its own beside a fresh redis-server: `events`
  * jobs queued for one `standard` route, then geohook's server (`startServer`) started and timed draining them into
- * the sink; the same through the naive worker; then, geohook running, change events written at a steady pace
+ * the sink; as many for a second route with a 10-field transform, drained once the first is done; the same through
+ * the naive worker; then, geohook running, change events written at a steady pace
  * through the change writer (fan-out included), each timed from its write to its arrival at the sink.
  */
 export async function runRelay(settings: RelaySettings, log: (line: string) => void): Promise<RelayResult> {
@@ -64,25 +77,37 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
     format: 'standard',
     secret: SECRET,
   };
+  const transformRoute: RelayRouteConfig = { ...route, name: 'bench-transform', transform: BENCH_TRANSFORM };
   const completedJobs = { ageSeconds: 3600, count: 1000 };
   const relayQueue = new Queue(relayQueueName(route.name), {
     connection,
     prefix: PREFIX,
     defaultJobOptions: relayJobOptions(createRelayRoute(route), completedJobs),
   });
+  const transformQueue = new Queue(relayQueueName(transformRoute.name), {
+    connection,
+    prefix: PREFIX,
+    defaultJobOptions: relayJobOptions(createRelayRoute(transformRoute), completedJobs),
+  });
+  const fill = async (queue: Queue, run: string): Promise<void> => {
+    for (let start = 0; start < settings.events; start += 500)
+      await queue.addBulk(
+        Array.from({ length: Math.min(500, settings.events - start) }, (_, i) => {
+          const event = benchChangeEvent(run, start + i);
+          return { name: event.type, data: event, opts: { jobId: event.id } };
+        }),
+      );
+  };
   let server: Child<{ url: string }> | undefined;
   let naive: Child | undefined;
   try {
     log(`relay: ${settings.events.toLocaleString('en-US')} events queued for one standard route, then geohook's server drains them`);
-    for (let start = 0; start < settings.events; start += 500)
-      await relayQueue.addBulk(
-        Array.from({ length: Math.min(500, settings.events - start) }, (_, i) => {
-          const event = benchChangeEvent('drain', start + i);
-          return { name: event.type, data: event, opts: { jobId: event.id } };
-        }),
-      );
+    await fill(relayQueue, 'drain');
+    // The transform route's events wait in a paused queue until the first route is done: the two never share the cores.
+    await transformQueue.pause();
+    await fill(transformQueue, 'transform');
     const config = join(dir, 'geohook.json');
-    writeFileSync(config, JSON.stringify({ relays: [route], completedJobs }));
+    writeFileSync(config, JSON.stringify({ relays: [route, transformRoute], completedJobs }));
     const env = {
       REDIS_URL: redis.url,
       HOST: '127.0.0.1',
@@ -95,6 +120,12 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
     const drained = await sinkHolds(sink, settings.events, 600_000);
     const deliveriesPerSec = rateOf(drained, settings.events);
     const repeats = drained.received - drained.distinct;
+
+    log(`relay: the same number queued for a route whose 10-field transform builds every body`);
+    await sink.call('reset');
+    await transformQueue.resume();
+    const transformed = await sinkHolds(sink, settings.events, 600_000);
+    const transformPerSec = rateOf(transformed, settings.events);
 
     log(`relay: ${settings.naiveEvents.toLocaleString('en-US')} events through a worker that awaits one fetch per event`);
     await sink.call('reset');
@@ -148,11 +179,15 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
       p99Ms: percentile(latencies, 0.99),
       maxMs: latencies.at(-1)!,
       repeats,
+      transformEvents: settings.events,
+      transformPerSec,
+      transformVsPlain: transformPerSec / deliveriesPerSec,
     };
   } finally {
     await naive?.close();
     await server?.close();
     await relayQueue.close();
+    await transformQueue.close();
     connection.disconnect();
     await sink.close();
     await redis.stop();

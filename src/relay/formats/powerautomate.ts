@@ -7,6 +7,8 @@ import { JSON_CONTENT_TYPE, type RelayRequest } from './relay-request.js';
 export interface PowerAutomateFormatOptions {
   /** Sent in {@link SHARED_SECRET_HEADER}; none, no header (the flow then runs for anyone holding its URL). */
   secret?: string;
+  /** The body to send (a route's transformed body). @defaultValue the event JSON */
+  body?: string;
 }
 
 /**
@@ -17,5 +19,5 @@ export interface PowerAutomateFormatOptions {
 export function formatPowerAutomate(event: RoutedEvent, options: PowerAutomateFormatOptions = {}): RelayRequest {
   const headers: Record<string, string> = { 'content-type': JSON_CONTENT_TYPE, 'webhook-id': event.id };
   if (options.secret !== undefined) headers[SHARED_SECRET_HEADER] = options.secret;
-  return { headers, body: JSON.stringify(relayData(event)) };
+  return { headers, body: options.body ?? JSON.stringify(relayData(event)) };
 }

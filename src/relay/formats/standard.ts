@@ -9,6 +9,8 @@ export interface StandardFormatOptions {
   keys: readonly Buffer[];
   /** The try's time, ms since the epoch: `webhook-timestamp` is its whole seconds. @defaultValue Date.now() */
   nowMs?: number;
+  /** The body to sign and send (a route's transformed body). @defaultValue {@link standardBody} of the event */
+  body?: string;
 }
 
 /** The Standard Webhooks body of an event: `{"type","timestamp","data"}`, `timestamp` the event's time (ISO 8601). */
@@ -22,7 +24,7 @@ export function standardBody(event: RoutedEvent): string {
  * `v1,` signature per key. Sign each try anew: receivers refuse a timestamp more than 5 minutes old.
  */
 export function formatStandard(event: RoutedEvent, options: StandardFormatOptions): RelayRequest {
-  const body = standardBody(event);
+  const body = options.body ?? standardBody(event);
   const timestampSeconds = Math.floor((options.nowMs ?? Date.now()) / 1000);
   return {
     headers: {

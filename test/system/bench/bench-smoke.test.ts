@@ -75,12 +75,17 @@ interface RelayFigures {
   p50Ms: number;
   p99Ms: number;
   repeats: number;
+  transformEvents: number;
+  transformPerSec: number;
+  transformVsPlain: number;
 }
 
 /** Every queued event reached the sink (none twice), and every figure is a number. */
 function checkRelay(t: Test, relay: RelayFigures, events: number): void {
   t.match(relay, { events, repeats: 0 }, `the ${events} queued events delivered, none twice`);
-  for (const field of ['deliveriesPerSec', 'naivePerSec', 'vsNaive', 'p50Ms', 'p99Ms'] as const)
+  t.equal(relay.transformEvents, events, 'as many events through the route with a transform');
+  t.equal(relay.transformVsPlain, relay.transformPerSec / relay.deliveriesPerSec, 'the transform route against the plain one, same run');
+  for (const field of ['deliveriesPerSec', 'transformPerSec', 'naivePerSec', 'vsNaive', 'p50Ms', 'p99Ms'] as const)
     t.ok(Number.isFinite(relay[field]) && relay[field] > 0, `${field}: ${relay[field]}`);
   t.ok(relay.paceEvents > 0 && relay.p99Ms >= relay.p50Ms, `${relay.paceEvents} change events timed at a steady pace`);
 }
