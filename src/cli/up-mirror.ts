@@ -3,6 +3,7 @@ import type { AdminConfig } from '../config/load-config.js';
 import type { MirrorConfig } from '../config/mirror-schema.js';
 import { startPostgresServer, type PostgresServer } from '../embedded/postgres-server.js';
 import { printNotice } from './print.js';
+import type { UpMirrorRecord } from './up-record.js';
 
 /** Where `geohook up` keeps its local PostgreSQL. */
 export const EMBEDDED_POSTGRES_DIR = '.geohook/pg';
@@ -43,4 +44,17 @@ export function printMirrorNotice(mirror: MirrorConfig, postgres: PostgresServer
   url.password = '';
   const passwordFile = postgres === undefined ? '' : `PGPASSFILE=${shellQuote(postgres.passwordFile)} `;
   printNotice(`look:           ${passwordFile}psql ${shellQuote(url.href)} -c 'SELECT * FROM ${mirror.schema}.mirror_state'`);
+}
+
+/** What `geohook mirror status` run beside this `geohook up` needs to read its mirror: no password. */
+export function upMirrorRecord(adminUrl: string, mirror: MirrorConfig, postgres: PostgresServer | undefined): UpMirrorRecord {
+  const url = new URL(mirror.databaseUrl ?? '');
+  url.password = '';
+  return {
+    adminUrl,
+    services: [...mirror.services],
+    schema: mirror.schema,
+    databaseUrl: url.href,
+    ...(postgres === undefined ? {} : { passwordFile: postgres.passwordFile }),
+  };
 }

@@ -21,7 +21,7 @@ import { changeLine } from './change-line.js';
 import { closeOnSignal } from './close-on-signal.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
 import { printJson, printNotice } from './print.js';
-import { printMirrorNotice, startUpMirror, type UpMirror } from './up-mirror.js';
+import { printMirrorNotice, startUpMirror, upMirrorRecord, type UpMirror } from './up-mirror.js';
 import { recordUp } from './up-record.js';
 import { upWorkerLines, WORKER_SUBSCRIPTION } from './up-worker-lines.js';
 
@@ -115,20 +115,26 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
   const printerRedis = connectRedis(server.redisTarget, { maxRetriesPerRequest: null });
   printerRedis.on('error', () => undefined);
   const printer = tailEventLog({ connection: printerRedis, prefix: config.prefix, logger, onEvent: forPerson ? eventLines() : printEvent });
-  // With its own emulator, what it registered is recorded for a `geohook doctor` run beside it with no flags
-  // (never credentials of a real server: with ADMIN_URL set, doctor reads the same environment).
-  const forget =
-    emulator === undefined
-      ? undefined
-      : recordUp({
-          ADMIN_URL: admin.url,
-          ADMIN_USERNAME: DEMO_ORG_ADMIN.username,
-          ADMIN_PASSWORD: DEMO_ORG_ADMIN.password,
-          REGISTER: DEMO_SERVICES.join(','),
-          PUBLIC_URL: config.publicUrl,
-        });
+  // What it runs is recorded for the commands run beside it with no flags (doctor, mirror status, relay status…):
+  // with its own emulator, what it registered (never credentials of a real server).
+  const forget = recordUp({
+    ...(emulator === undefined
+      ? {}
+      : {
+          settings: {
+            ADMIN_URL: admin.url,
+            ADMIN_USERNAME: DEMO_ORG_ADMIN.username,
+            ADMIN_PASSWORD: DEMO_ORG_ADMIN.password,
+            REGISTER: DEMO_SERVICES.join(','),
+            PUBLIC_URL: config.publicUrl,
+          },
+        }),
+    ...(options.config === undefined ? {} : { config: resolve(options.config) }), // --config, else GEOHOOK_CONFIG
+    prefix: config.prefix,
+    ...(mirror.mirror?.databaseUrl === undefined ? {} : { mirror: upMirrorRecord(admin.url, mirror.mirror, mirror.postgres) }),
+  });
   closeOnSignal(logger, async () => {
-    forget?.();
+    forget();
     await printer.close();
     printerRedis.disconnect();
     await server.close();

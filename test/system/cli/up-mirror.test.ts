@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -82,6 +82,13 @@ t.test('geohook up --mirror starts a PostgreSQL under ./.geohook/pg, prints the 
   // The printed command, pasted into a shell where geohook runs.
   const pasted = await promisify(execFile)('sh', ['-c', look], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, timeout: 30_000 });
   t.match(pasted.stdout, /Hosted\/Parcels\.FeatureServer \| +0 \| parcels_parcels/);
+  // Issue 53: geohook mirror status beside it finds its mirror with no variables (the password from its file).
+  const status = await promisify(execFile)(process.execPath, [CLI, 'mirror', 'status', '--json'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '' },
+    timeout: 30_000,
+  });
+  t.match(JSON.parse(status.stdout), { layers: [{ service: 'Hosted/Parcels.FeatureServer', table: 'parcels_parcels', rows: 1 }] });
   child.kill('SIGTERM');
   const [code] = (await once(child, 'exit')) as [number | null];
   t.equal(code, 0, 'Ctrl-C stops everything, PostgreSQL included');
@@ -93,7 +100,11 @@ t.test('geohook up with MIRROR_DATABASE_URL mirrors its own emulator’s Parcels
   const dir = mkdtempSync(join(tmpdir(), 'geohook-up-own-pg-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const [port, emulatorPort] = [await findFreePort(), await findFreePort()];
-  const child = spawn(process.execPath, [CLI, 'up', '--mirror'], {
+  // A relay route to a port nothing listens on, in a config file of up's own.
+  mkdirSync(join(dir, 'conf'));
+  const route = { name: 'parcels', url: `http://127.0.0.1:${await findFreePort()}/hook`, types: ['change.*'], format: 'teams' };
+  writeFileSync(join(dir, 'conf', 'geohook.json'), JSON.stringify({ relays: [route] }));
+  const child = spawn(process.execPath, [CLI, 'up', '--mirror', '--config', 'conf/geohook.json'], {
     cwd: dir,
     env: {
       PATH: process.env.PATH ?? '',
@@ -140,6 +151,34 @@ t.test('geohook up with MIRROR_DATABASE_URL mirrors its own emulator’s Parcels
     rows.map((row) => row.parcel_id),
     ['P-7'],
   );
+  // Issue 53: mirror status and relay status beside it find its mirror and its --config with no variables.
+  const beside = async (...args: string[]) =>
+    promisify(execFile)(process.execPath, [CLI, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, timeout: 30_000 });
+  // Its own database's password is never recorded: it comes from MIRROR_DATABASE_URL, alone.
+  const mirrorStatus = await promisify(execFile)(process.execPath, [CLI, 'mirror', 'status', '--json'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', MIRROR_DATABASE_URL: postgres.url },
+    timeout: 30_000,
+  });
+  t.match(JSON.parse(mirrorStatus.stdout), { layers: [{ service: 'Hosted/Parcels.FeatureServer', table: 'parcels_parcels', rows: 1 }] });
+  const password = new URL(postgres.url).password;
+  t.notOk(readFileSync(join(dir, '.geohook', 'up.json'), 'utf8').includes(password), 'no password in up.json');
+  const noPassword = await beside('mirror', 'status').catch((err: { code: number; stderr: string }) => err);
+  t.equal((noPassword as { code?: number }).code, 1);
+  t.match(noPassword.stderr, /^geohook: PostgreSQL at 127\.0\.0\.1:\d+ \(MIRROR_DATABASE_URL\) wants a password .*set MIRROR_DATABASE_URL/);
+  const relayStatus = await beside('relay', 'status', '--json');
+  t.match(JSON.parse(relayStatus.stdout), { routes: [{ name: 'parcels', format: 'teams' }] });
+  // Elsewhere, with no routes read, it says so and fails.
+  const elsewhere = mkdtempSync(join(tmpdir(), 'geohook-no-up-'));
+  t.teardown(() => rmSync(elsewhere, { recursive: true, force: true }));
+  const none = await promisify(execFile)(process.execPath, [CLI, 'relay', 'status'], {
+    cwd: elsewhere,
+    env: { PATH: process.env.PATH ?? '' },
+    timeout: 30_000,
+  }).catch((err: { code: number; stdout: string; stderr: string }) => err);
+  t.equal((none as { code?: number }).code, 1, 'no routes read: exit 1');
+  t.equal(none.stdout, '');
+  t.match(none.stderr, /^geohook: relay status: no relay routes read: pass --config FILE/);
 });
 
 t.test('geohook serve with MIRROR_DATABASE_URL and no ADMIN_URL is refused in one line naming ADMIN_URL', async (t) => {
