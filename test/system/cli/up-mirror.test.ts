@@ -179,6 +179,39 @@ t.test('geohook up with MIRROR_DATABASE_URL mirrors its own emulator’s Parcels
   t.equal((none as { code?: number }).code, 1, 'no routes read: exit 1');
   t.equal(none.stdout, '');
   t.match(none.stderr, /^geohook: relay status: no relay routes read: pass --config FILE/);
+
+  // Issue 53: up started again: its emulator keeps no data, and the mirror copies the layer again instead of
+  // keeping P-7 as if it were equal to the layer.
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+  let again = '';
+  const second = spawn(process.execPath, [CLI, 'up', '--mirror'], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: String(port),
+      EMULATOR_PORT: String(emulatorPort),
+      MIRROR_DATABASE_URL: postgres.url,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  second.stdout.on('data', (chunk: Buffer) => (again += chunk.toString()));
+  second.stderr.on('data', (chunk: Buffer) => (again += chunk.toString()));
+  t.teardown(async () => {
+    if (second.exitCode === null) {
+      second.kill('SIGTERM');
+      await once(second, 'exit');
+    }
+  });
+  await waitFor(
+    'the mirror emptied like the new emulator’s layer',
+    async () => (await client.query('SELECT parcel_id FROM geohook.parcels_parcels')).rows.length === 0,
+    { timeoutMs: 60_000 },
+  ).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}\n${again}`);
+  });
+  t.match(again, /history starts after the tables' generation/);
 });
 
 t.test('geohook serve with MIRROR_DATABASE_URL and no ADMIN_URL is refused in one line naming ADMIN_URL', async (t) => {
