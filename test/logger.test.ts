@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import Fastify, { type FastifyRequest } from 'fastify';
 import t from 'tap';
-import { requestLogController } from '../src/logger.js';
+import { personLine, requestLogController } from '../src/logger.js';
 import { capturingLogger } from './helpers/log-capture.js';
 
 /** A Fastify app logging through geohook's options at `level`, its request lines at `requestLevel`. */
@@ -148,4 +148,18 @@ t.test('a relay route is logged by its name, format and types: never its secret,
   t.match(JSON.parse(lines[0]!), { route: { name: 'flow', format: 'powerautomate', types: ['change.*'] } });
   t.match(JSON.parse(lines[1]!), { relays: [{ name: 'flow' }, { name: 'second' }] });
   t.match(JSON.parse(lines[2]!), { route: 'flow' });
+});
+
+t.test('a person’s line names the component once, even when the message starts with it (issue 53)', async (t) => {
+  t.equal(personLine({ component: 'mirror', msg: 'mirror: table copied' }, 'msg'), 'mirror: table copied');
+  t.equal(personLine({ component: 'mirror', msg: 'table copied' }, 'msg'), 'mirror: table copied');
+  t.equal(
+    personLine({ component: 'registration', msg: 'registration still failing, same cause' }, 'msg'),
+    'registration still failing, same cause',
+  );
+  t.equal(
+    personLine({ component: 'relay', msg: 'route x failing', type: 'change.created', service: 'Hosted/P', eventId: 'e1' }, 'msg'),
+    'relay: route x failing change.created Hosted/P e1',
+  );
+  t.equal(personLine({ msg: 'ready' }, 'msg'), 'ready');
 });

@@ -46,12 +46,28 @@ function logFormatOf(config: GeohookConfig): LogFormat {
 /** One JSON line per event on stdout: a stored event as its consumers get it (its payload parsed, without the base64 bytes). */
 const printEvent = (event: RoutedEvent): void => printJson(isChangeEvent(event) ? event : readableJobData(event));
 
-/** One readable line per event on stdout, in the format of the log lines. */
+/** The GP job id a geoprocessing delivery names; undefined for others. */
+function gpJobIdOf(event: RoutedEvent): string | undefined {
+  const payload = (readableJobData(event) as { payload?: { jobId?: unknown } }).payload;
+  return typeof payload?.jobId === 'string' ? payload.jobId : undefined;
+}
+
+/** The first characters of an event id: enough to tell events apart in a terminal (the JSON lines carry it whole). */
+const shortId = (id: string): string => (id.length > 12 ? `${id.slice(0, 12)}…` : id);
+
+/**
+ * One readable line per event on stdout, in the format of the log lines (the receiver's "delivery accepted" is then
+ * at debug): a GP event names its job.
+ */
 function eventLines(): (event: RoutedEvent) => void {
   const lines = createLogger({ level: 'info', format: 'pretty', fd: 1 });
   return (event) => {
-    if ('family' in event) lines.info({ type: event.type, service: serviceNameOf(event), eventId: event.id, hook: event.hook }, 'event');
-    else lines.info({ type: event.type, eventId: event.id }, changeLine(event));
+    if (!('family' in event)) return lines.info({ type: event.type, eventId: shortId(event.id) }, changeLine(event));
+    const jobId = gpJobIdOf(event);
+    lines.info(
+      { type: event.type, service: serviceNameOf(event), eventId: `${shortId(event.id)}${jobId === undefined ? '' : ` job ${jobId}`}` },
+      'event',
+    );
   };
 }
 
