@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
@@ -82,7 +82,7 @@ function eventLines(): (event: RoutedEvent) => void {
 async function runUp(options: Record<string, string | undefined>): Promise<void> {
   // The receiver stays on this machine unless HOST (or --host, which reads it) says otherwise.
   const host = options.host?.trim() ? options.host : LOOPBACK_HOST;
-  const loaded = loadConfig(process.env, { ...configOverrides(options), HOST: host });
+  const loaded = loadConfig(process.env, { ...configOverrides(options), HOST: host, EMULATOR_PORT: options.emulatorPort });
   const format = logFormatOf(loaded);
   const forPerson = format === 'pretty';
   const debugging = loaded.logLevel === 'debug' || loaded.logLevel === 'trace';
@@ -102,7 +102,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     const app = await buildEmulator({ publicUrl: emulatorUrl, loggerInstance: emulatorLog, requestLogLevel: forPerson ? 'debug' : 'info' });
     await app.listen({ host: '127.0.0.1', port: config.emulatorPort }).catch(async (err: unknown) => {
       await app.close();
-      throw listenFailure(err, 'the emulator', `127.0.0.1:${config.emulatorPort}`, 'EMULATOR_PORT');
+      throw listenFailure(err, 'the emulator', `127.0.0.1:${config.emulatorPort}`, 'EMULATOR_PORT (or --emulator-port)');
     });
     emulator = app;
     admin = {
@@ -206,6 +206,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
 /** `geohook up`, what `npm start` runs. */
 export function registerUp(command: Command): void {
   addConfigOptions(command, LOOPBACK_HOST)
+    .addOption(new Option('--emulator-port <port>', "its emulator's port (default 7080)").env('EMULATOR_PORT'))
     .option(
       '--mirror',
       'mirror MIRROR (else the CHANGES services) into PostGIS: a local PostgreSQL under ./.geohook/pg unless MIRROR_DATABASE_URL',
