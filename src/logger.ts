@@ -114,6 +114,20 @@ export function createLoggerOptions(settings: LoggerSettings = {}): LoggerOption
 }
 
 /**
+ * A log line for a person: the component (unless the message starts with it: `mirror: table copied`, not
+ * `mirror: mirror: table copied`), the message, then the event's type, service and id.
+ */
+export function personLine(log: Record<string, unknown>, messageKey: string): string {
+  const text = (value: unknown): string => (typeof value === 'string' || typeof value === 'number' ? String(value) : '');
+  const component = text(log.component);
+  const message = text(log[messageKey]);
+  const said = component === '' || message.startsWith(`${component}:`) || message.startsWith(`${component} `);
+  return [said ? message : `${component}: ${message}`, text(log.type), text(log.service), text(log.eventId)]
+    .filter((part) => part !== '')
+    .join(' ');
+}
+
+/**
  * Where log lines go: JSON lines written asynchronously to `fd`, or, for a person, pino-pretty's lines: the
  * time, the level, the component, the message with the event's type, service and id, then any other
  * fields on the same line (coloured when `fd` is a terminal).
@@ -126,7 +140,7 @@ export function createLogStream(format: LogFormat, fd: 1 | 2): DestinationStream
     sync: true,
     translateTime: 'SYS:HH:MM:ss',
     ignore: 'pid,hostname,component,reqId,type,service,eventId',
-    messageFormat: '{if component}{component}: {end}{msg}{if type} {type}{end}{if service} {service}{end}{if eventId} {eventId}{end}',
+    messageFormat: personLine,
     singleLine: true,
   });
 }

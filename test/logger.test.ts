@@ -3,7 +3,7 @@ import { connect, type AddressInfo } from 'node:net';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { requestLogController } from '../src/logger.js';
+import { personLine, requestLogController } from '../src/logger.js';
 import { capturingLogger } from './helpers/log-capture.js';
 import { startRedis } from './helpers/redis.js';
 
@@ -168,4 +168,18 @@ t.test("a Redis error's command is logged by its name, never with its arguments 
   logger.error({ err }, 'redis refused');
   t.notMatch(lines.join('\n'), 'wr0ng-s3cret', 'the password is not in the log line');
   t.match(JSON.parse(lines[0]!), { err: { command: { name: 'hello', args: '[4 redacted]' } } });
+});
+
+t.test('a person’s line names the component once, even when the message starts with it ', async (t) => {
+  t.equal(personLine({ component: 'mirror', msg: 'mirror: table copied' }, 'msg'), 'mirror: table copied');
+  t.equal(personLine({ component: 'mirror', msg: 'table copied' }, 'msg'), 'mirror: table copied');
+  t.equal(
+    personLine({ component: 'registration', msg: 'registration still failing, same cause' }, 'msg'),
+    'registration still failing, same cause',
+  );
+  t.equal(
+    personLine({ component: 'relay', msg: 'route x failing', type: 'change.created', service: 'Hosted/P', eventId: 'e1' }, 'msg'),
+    'relay: route x failing change.created Hosted/P e1',
+  );
+  t.equal(personLine({ msg: 'ready' }, 'msg'), 'ready');
 });

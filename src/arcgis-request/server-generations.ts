@@ -4,6 +4,8 @@ import type { ServiceSession } from './service-session.js';
 export interface LayerGen {
   id: number;
   serverGen: number;
+  /** The oldest generation the server can give the changes since (its history's start); none when not reported. */
+  minServerGen?: number;
 }
 
 const isLayerGen = (value: unknown): value is LayerGen =>
@@ -13,7 +15,12 @@ const isLayerGen = (value: unknown): value is LayerGen =>
 export async function readServerGens(session: ServiceSession, serviceUrl: URL): Promise<LayerGen[]> {
   const resource = await session.read(serviceUrl);
   const info = resource.changeTrackingInfo as { layerServerGens?: unknown } | undefined;
-  return Array.isArray(info?.layerServerGens) ? info.layerServerGens.filter(isLayerGen) : [];
+  if (!Array.isArray(info?.layerServerGens)) return [];
+  return info.layerServerGens.filter(isLayerGen).map(({ id, serverGen, minServerGen }) => ({
+    id,
+    serverGen,
+    ...(Number.isSafeInteger(minServerGen) ? { minServerGen } : {}),
+  }));
 }
 
 /**

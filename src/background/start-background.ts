@@ -2,9 +2,9 @@ import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import { adminAuthFor } from '../arcgis/online-admin.js';
 import { startChanges, type Changes } from '../changes/start-changes.js';
 import { servicesWithoutEdits } from '../config/followed-services.js';
+import { mirrorServerOf } from '../config/mirror-schema.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
-import { ConfigError } from '../errors.js';
 import { createAlertSender, type AlertSender } from '../health/alert-sender.js';
 import { createMirrorMetrics } from '../mirror/mirror-metrics.js';
 import { startMirror, type Mirror } from '../mirror/start-mirror.js';
@@ -115,18 +115,14 @@ function startPostgisMirror(
   auth: ResolvedAdminAuth | undefined,
 ): Mirror | undefined {
   if (config.mirror === undefined) return undefined;
-  if (config.admin === undefined || config.mirror.databaseUrl === undefined) {
-    throw new ConfigError(
-      'MIRROR_DATABASE_URL: required with MIRROR, with ADMIN_URL (geohook up starts a local PostgreSQL when it is unset)',
-    );
-  }
+  const { adminUrl, databaseUrl } = mirrorServerOf(config.mirror, config.admin?.url);
   return startMirror({
     connection,
     prefix: config.prefix,
     hook: REGISTERED_HOOK,
-    adminUrl: config.admin.url,
+    adminUrl,
     services: config.mirror.services,
-    databaseUrl: config.mirror.databaseUrl,
+    databaseUrl,
     schema: config.mirror.schema,
     ...(auth === undefined ? {} : { auth }),
     serviceLocator: serviceLocatorOf(config),

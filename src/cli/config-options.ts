@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { loadConfig, type ConfigOverrides, type GeohookConfig } from '../config/load-config.js';
+import { readRunningUp } from './up-record.js';
 
 /** Flags shared by the commands that run the receiver; each mirrors a variable of docs/configuration.md. */
 const flags = [
@@ -59,11 +60,27 @@ export function configOverrides(options: Record<string, string | undefined>): Co
   };
 }
 
-/** The configuration of a command that reads the queues: the environment, its `addQueueOptions` flags winning. */
-export function queueCommandConfig(flags: {
+/** The flags of `addQueueOptions`. */
+interface QueueFlags {
   redisUrl?: string | undefined;
   prefix?: string | undefined;
   config?: string | undefined;
-}): GeohookConfig {
-  return loadConfig(process.env, configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix, config: flags.config }));
+}
+
+/**
+ * The configuration of a command that reads the queues: the environment, its `addQueueOptions` flags winning;
+ * with neither naming them, the configuration file and the prefix of the `geohook up` running in the working
+ * directory (its `--config`).
+ */
+export function queueCommandConfig(flags: QueueFlags): GeohookConfig {
+  const up = readRunningUp();
+  return loadConfig(
+    process.env,
+    configOverrides({ redisUrl: flags.redisUrl, prefix: flags.prefix ?? up?.prefix, config: flags.config ?? up?.config }),
+  );
+}
+
+/** The configuration file {@link queueCommandConfig} reads: `--config` (or GEOHOOK_CONFIG), else the running `up`'s. */
+export function queueConfigFile(flags: QueueFlags): string | undefined {
+  return flags.config ?? readRunningUp()?.config;
 }

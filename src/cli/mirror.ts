@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import pg from 'pg';
@@ -9,6 +10,7 @@ import type { MirrorConfig } from '../config/mirror-schema.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
 import { ConfigError, GeohookError } from '../errors.js';
+import { databaseUnavailable } from '../mirror/database-unavailable.js';
 import { createMirrorPool, prepareMirrorDatabase } from '../mirror/mirror-database.js';
 import { mirrorScopesOf } from '../mirror/mirror-scopes.js';
 import { readMirrorStatus } from '../mirror/mirror-status.js';
@@ -16,6 +18,7 @@ import { rebuildScope } from '../mirror/rebuild-scope.js';
 import { addQueueOptions, queueCommandConfig } from './config-options.js';
 import { printJson, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
+import { readRunningUp, type UpMirrorRecord } from './up-record.js';
 
 interface MirrorFlags {
   redisUrl?: string;
@@ -28,14 +31,61 @@ interface MirrorFlags {
 /** How long `rebuild` waits for a sync of the service that holds its lock. */
 const LOCK_WAIT_MS = 60_000;
 
-/** The configuration with the mirror's settings, or the error that says which variable is missing. */
+/** The database URL of a recorded mirror, with its local PostgreSQL's password read from its password file. */
+function recordedDatabaseUrl(mirror: UpMirrorRecord): string {
+  const url = new URL(mirror.databaseUrl);
+  if (mirror.passwordFile === undefined) return url.href;
+  try {
+    // host:port:database:user:password, the role's line last.
+    const line = readFileSync(mirror.passwordFile, 'utf8').trim().split('\n').at(-1) ?? '';
+    url.password = encodeURIComponent(line.split(':').slice(4).join(':'));
+  } catch {
+    // Unreadable: the sign-in is refused with the cause named.
+  }
+  return url.href;
+}
+
+/**
+ * The configuration with the mirror's settings: the environment's (MIRROR_DATABASE_URL and ADMIN_URL), else the
+ * mirror of the `geohook up` running in the working directory; or the error that says which variable is missing.
+ */
 function mirrorConfig(flags: MirrorFlags): { config: GeohookConfig; mirror: MirrorConfig & { databaseUrl: string }; adminUrl: string } {
   const config = queueCommandConfig(flags);
   const databaseUrl = config.mirror?.databaseUrl;
-  if (config.mirror === undefined || config.admin === undefined || databaseUrl === undefined) {
-    throw new ConfigError('MIRROR_DATABASE_URL: required by geohook mirror (with ADMIN_URL and MIRROR or CHANGES)');
+  if (config.mirror !== undefined && config.admin !== undefined && databaseUrl !== undefined) {
+    return { config, mirror: { ...config.mirror, databaseUrl }, adminUrl: config.admin.url };
   }
-  return { config, mirror: { ...config.mirror, databaseUrl }, adminUrl: config.admin.url };
+  const up = readRunningUp()?.mirror;
+  if (up === undefined) {
+    throw new ConfigError(
+      'MIRROR_DATABASE_URL: required by geohook mirror (with ADMIN_URL and MIRROR or CHANGES), unless a geohook up --mirror runs in this directory',
+    );
+  }
+  // The up's own PostgreSQL's password is in its file; the user's own database's comes from MIRROR_DATABASE_URL.
+  return {
+    config,
+    mirror: { services: up.services, schema: up.schema, databaseUrl: databaseUrl ?? recordedDatabaseUrl(up) },
+    adminUrl: up.adminUrl,
+  };
+}
+
+/** A pg client of the mirror's database, connected; a database that cannot be used is one line naming the fix. */
+async function connectMirrorDatabase(databaseUrl: string): Promise<pg.Client> {
+  const url = new URL(databaseUrl);
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
+  try {
+    await client.connect();
+    return client;
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    // pg asks for no password it was not given: a server that wants one is said so.
+    const noPassword = url.password === '' && /client password must be a/.test((err as Error).message);
+    const said = noPassword
+      ? `PostgreSQL at ${url.host} (MIRROR_DATABASE_URL) wants a password for user "${decodeURIComponent(url.username)}" and geohook up records none of yours: set MIRROR_DATABASE_URL as you did for it`
+      : databaseUnavailable(err, databaseUrl);
+    if (said === undefined) throw err;
+    throw new GeohookError('GEOHOOK_ERR_MIRROR_DATABASE', said, { cause: err });
+  }
 }
 
 /** `geohook mirror …`: the PostGIS mirror (docs/mirror.md). */
@@ -49,9 +99,11 @@ export function registerMirror(mirror: Command): void {
       const flags = command.optsWithGlobals<MirrorFlags>();
       const { config, mirror, adminUrl } = mirrorConfig(flags);
       const { connection } = await connectQueueRedis(config);
-      const client = new pg.Client({ connectionString: mirror.databaseUrl, connectionTimeoutMillis: 10_000 });
+      const client = await connectMirrorDatabase(mirror.databaseUrl).catch((err: unknown) => {
+        connection.disconnect();
+        throw err;
+      });
       try {
-        await client.connect();
         const status = await readMirrorStatus({
           client,
           schema: mirror.schema,

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { GeohookError } from '../errors.js';
+import { ConfigError, GeohookError } from '../errors.js';
 import type { RoutedEvent } from '../fanout/routed-event.js';
 import { dryRunRelay, isRoutedEvent, RelayDryRunner, relayRouteNamed, type RelayDryRun } from '../relay/dry-run.js';
 import { replayDeadLetters } from '../relay/relay-replay.js';
 import { readRelayStatus } from '../relay/relay-status.js';
-import { addQueueOptions, queueCommandConfig } from './config-options.js';
+import { addQueueOptions, queueCommandConfig, queueConfigFile } from './config-options.js';
 import { printError, printJson, printLine, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
 import { readInput } from './read-input.js';
@@ -65,6 +65,14 @@ export function registerRelay(relay: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const flags = command.optsWithGlobals<RelayFlags>();
       const config = queueCommandConfig(flags);
+      if (config.relays.length === 0) {
+        const file = queueConfigFile(flags);
+        throw new ConfigError(
+          file === undefined
+            ? 'relay status: no relay routes read: pass --config FILE (or set GEOHOOK_CONFIG) with its relays, or run it in the folder of the geohook up that has them'
+            : `relay status: ${file} has no relays: the routes are its "relays" list (docs/relays.md)`,
+        );
+      }
       const { connection } = await connectQueueRedis(config);
       try {
         const status = await readRelayStatus(connection, config.prefix, config.relays);

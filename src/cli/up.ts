@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildEmulator } from 'geohook/emulator';
 import { loadConfig, type AdminConfig, type GeohookConfig } from '../config/load-config.js';
@@ -21,7 +21,7 @@ import { changeLine } from './change-line.js';
 import { closeOnSignal } from './close-on-signal.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
 import { printJson, printNotice } from './print.js';
-import { printMirrorNotice, startUpMirror, type UpMirror } from './up-mirror.js';
+import { printMirrorNotice, startUpMirror, upMirrorRecord, type UpMirror } from './up-mirror.js';
 import { recordUp } from './up-record.js';
 import { upWorkerLines, WORKER_SUBSCRIPTION } from './up-worker-lines.js';
 
@@ -46,12 +46,28 @@ function logFormatOf(config: GeohookConfig): LogFormat {
 /** One JSON line per event on stdout: a stored event as its consumers get it (its payload parsed, without the base64 bytes). */
 const printEvent = (event: RoutedEvent): void => printJson(isChangeEvent(event) ? event : readableJobData(event));
 
-/** One readable line per event on stdout, in the format of the log lines. */
+/** The GP job id a geoprocessing delivery names; undefined for others. */
+function gpJobIdOf(event: RoutedEvent): string | undefined {
+  const payload = (readableJobData(event) as { payload?: { jobId?: unknown } }).payload;
+  return typeof payload?.jobId === 'string' ? payload.jobId : undefined;
+}
+
+/** The first characters of an event id: enough to tell events apart in a terminal (the JSON lines carry it whole). */
+const shortId = (id: string): string => (id.length > 12 ? `${id.slice(0, 12)}…` : id);
+
+/**
+ * One readable line per event on stdout, in the format of the log lines (the receiver's "delivery accepted" is then
+ * at debug): a GP event names its job.
+ */
 function eventLines(): (event: RoutedEvent) => void {
   const lines = createLogger({ level: 'info', format: 'pretty', fd: 1 });
   return (event) => {
-    if ('family' in event) lines.info({ type: event.type, service: serviceNameOf(event), eventId: event.id, hook: event.hook }, 'event');
-    else lines.info({ type: event.type, eventId: event.id }, changeLine(event));
+    if (!('family' in event)) return lines.info({ type: event.type, eventId: shortId(event.id) }, changeLine(event));
+    const jobId = gpJobIdOf(event);
+    lines.info(
+      { type: event.type, service: serviceNameOf(event), eventId: `${shortId(event.id)}${jobId === undefined ? '' : ` job ${jobId}`}` },
+      'event',
+    );
   };
 }
 
@@ -66,7 +82,7 @@ function eventLines(): (event: RoutedEvent) => void {
 async function runUp(options: Record<string, string | undefined>): Promise<void> {
   // The receiver stays on this machine unless HOST (or --host, which reads it) says otherwise.
   const host = options.host?.trim() ? options.host : LOOPBACK_HOST;
-  const loaded = loadConfig(process.env, { ...configOverrides(options), HOST: host });
+  const loaded = loadConfig(process.env, { ...configOverrides(options), HOST: host, EMULATOR_PORT: options.emulatorPort });
   const format = logFormatOf(loaded);
   const forPerson = format === 'pretty';
   const debugging = loaded.logLevel === 'debug' || loaded.logLevel === 'trace';
@@ -86,7 +102,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     const app = await buildEmulator({ publicUrl: emulatorUrl, loggerInstance: emulatorLog, requestLogLevel: forPerson ? 'debug' : 'info' });
     await app.listen({ host: '127.0.0.1', port: config.emulatorPort }).catch(async (err: unknown) => {
       await app.close();
-      throw listenFailure(err, 'the emulator', `127.0.0.1:${config.emulatorPort}`, 'EMULATOR_PORT');
+      throw listenFailure(err, 'the emulator', `127.0.0.1:${config.emulatorPort}`, 'EMULATOR_PORT (or --emulator-port)');
     });
     emulator = app;
     admin = {
@@ -115,22 +131,30 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
   const printerRedis = connectRedis(server.redisTarget, { maxRetriesPerRequest: null });
   printerRedis.on('error', () => undefined);
   const printer = tailEventLog({ connection: printerRedis, prefix: config.prefix, logger, onEvent: forPerson ? eventLines() : printEvent });
-  // With its own emulator, what it registered is recorded for a `geohook doctor` run beside it with no flags
-  // (never credentials of a real server: with ADMIN_URL set, doctor reads the same environment).
-  const forget =
-    emulator === undefined
-      ? undefined
-      : recordUp({
-          ADMIN_URL: admin.url,
-          ADMIN_USERNAME: DEMO_ORG_ADMIN.username,
-          ADMIN_PASSWORD: DEMO_ORG_ADMIN.password,
-          REGISTER: DEMO_SERVICES.join(','),
-          PUBLIC_URL: config.publicUrl,
-          CHANGES: admin.changes.services.join(','),
-          ...(admin.changes.track.length === 0 ? {} : { CHANGES_TRACK: admin.changes.track === '*' ? '*' : admin.changes.track.join(',') }),
-        });
+  // What it runs is recorded for the commands run beside it with no flags (doctor, mirror status, relay status…):
+  // with its own emulator, what it registered (never credentials of a real server).
+  const forget = recordUp({
+    ...(emulator === undefined
+      ? {}
+      : {
+          settings: {
+            ADMIN_URL: admin.url,
+            ADMIN_USERNAME: DEMO_ORG_ADMIN.username,
+            ADMIN_PASSWORD: DEMO_ORG_ADMIN.password,
+            REGISTER: DEMO_SERVICES.join(','),
+            PUBLIC_URL: config.publicUrl,
+            CHANGES: admin.changes.services.join(','),
+            ...(admin.changes.track.length === 0
+              ? {}
+              : { CHANGES_TRACK: admin.changes.track === '*' ? '*' : admin.changes.track.join(',') }),
+          },
+        }),
+    ...(options.config === undefined ? {} : { config: resolve(options.config) }), // --config, else GEOHOOK_CONFIG
+    prefix: config.prefix,
+    ...(mirror.mirror?.databaseUrl === undefined ? {} : { mirror: upMirrorRecord(admin.url, mirror.mirror, mirror.postgres) }),
+  });
   closeOnSignal(logger, async () => {
-    forget?.();
+    forget();
     await printer.close();
     printerRedis.disconnect();
     await server.close();
@@ -186,6 +210,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
 /** `geohook up`, what `npm start` runs. */
 export function registerUp(command: Command): void {
   addConfigOptions(command, LOOPBACK_HOST)
+    .addOption(new Option('--emulator-port <port>', "its emulator's port (default 7080)").env('EMULATOR_PORT'))
     .option(
       '--mirror',
       'mirror MIRROR (else the CHANGES services) into PostGIS: a local PostgreSQL under ./.geohook/pg unless MIRROR_DATABASE_URL',

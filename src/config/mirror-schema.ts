@@ -42,8 +42,9 @@ type MirrorVariables = { MIRROR?: string[] | undefined; MIRROR_DATABASE_URL?: st
 
 /**
  * The mirror's settings from its variables: MIRROR, or with MIRROR_DATABASE_URL alone the CHANGES services; none
- * when there are no services to mirror. MIRROR without MIRROR_DATABASE_URL leaves the database to `geohook up` (a local
- * one; ADMIN_URL may be its emulator's). Throws {@link ConfigError} when a database is named without ADMIN_URL.
+ * when there are no services to mirror. Without ADMIN_URL, the services are left to `geohook up`, whose emulator
+ * they are on (MIRROR, else its Parcels): `services` is then empty with MIRROR unset, and `geohook serve` refuses
+ * it ({@link ConfigError} from {@link mirrorServerOf}).
  */
 export function mirrorConfigOf(
   vars: MirrorVariables,
@@ -51,11 +52,27 @@ export function mirrorConfigOf(
   adminUrl: string | undefined,
 ): MirrorConfig | undefined {
   if (vars.MIRROR === undefined && vars.MIRROR_DATABASE_URL === undefined) return undefined;
-  if (adminUrl === undefined && vars.MIRROR_DATABASE_URL !== undefined) {
-    throw new ConfigError('ADMIN_URL: required with MIRROR_DATABASE_URL (an http(s) URL of the admin root)');
-  }
   const services = vars.MIRROR ?? changesServices;
-  // A database without services (MIRROR and CHANGES unset, as docker-compose.yml leaves them) mirrors nothing.
-  if (services.length === 0) return undefined;
+  // A database without services (MIRROR and CHANGES unset, as docker-compose.yml leaves them) mirrors nothing
+  // on a server; `geohook up` mirrors its emulator's Parcels there.
+  if (services.length === 0 && adminUrl !== undefined) return undefined;
   return { services: [...new Set(services)], databaseUrl: vars.MIRROR_DATABASE_URL, schema: vars.MIRROR_SCHEMA };
+}
+
+/**
+ * What a server needs to run the mirror: the admin root its services are on and the database it writes to.
+ * Throws {@link ConfigError} naming the variable that is missing.
+ */
+export function mirrorServerOf(mirror: MirrorConfig, adminUrl: string | undefined): { adminUrl: string; databaseUrl: string } {
+  if (adminUrl === undefined) {
+    throw new ConfigError(
+      'ADMIN_URL: required with MIRROR or MIRROR_DATABASE_URL (an http(s) URL of the admin root; geohook up mirrors its own emulator without it)',
+    );
+  }
+  if (mirror.databaseUrl === undefined) {
+    throw new ConfigError(
+      'MIRROR_DATABASE_URL: required with MIRROR (a postgres:// URL; geohook up starts a local PostgreSQL when it is unset)',
+    );
+  }
+  return { adminUrl, databaseUrl: mirror.databaseUrl };
 }

@@ -66,7 +66,8 @@ export function httpsCheck(hookUrl: string): Check {
 /** Something answers HTTP at the hookUrl. */
 export async function answersCheck(hookUrl: string, receiver: 'up' | 'serve'): Promise<Check> {
   try {
-    const response = await fetch(hookUrl, { signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) });
+    // Marked as the probe (the receiver's `geohook-probe` header): its refusal is logged at debug, not as news.
+    const response = await fetch(hookUrl, { headers: { 'geohook-probe': 'doctor' }, signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) });
     await response.body?.cancel();
     return passed('hook-url.answers', `${hookUrl} answers (HTTP ${response.status} to a GET)`);
   } catch (err) {

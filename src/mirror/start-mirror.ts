@@ -10,9 +10,11 @@ import { mirrorErrorsKey, watermarksKey } from '../redis/keys.js';
 import { FailureStreak } from '../retry/failure-streak.js';
 import { startPollLoop } from '../retry/poll-loop.js';
 import { databaseUnavailable } from './database-unavailable.js';
+import { layersBeforeHistory } from './history-restart.js';
 import { createMirrorPool, prepareMirrorDatabase } from './mirror-database.js';
 import type { MirrorMetrics } from './mirror-metrics.js';
 import { mirrorScopesOf, type FollowedScope } from './mirror-scopes.js';
+import { rebuildScope } from './rebuild-scope.js';
 import { createRowEncoder } from './row-encoder.js';
 import { syncScope, type LayerSync } from './sync-scope.js';
 
@@ -132,6 +134,14 @@ export function startMirror(options: MirrorOptions): Mirror {
     };
     let synced: LayerSync[];
     try {
+      const restarted = await layersBeforeHistory(context, scope, scope.layerIds);
+      if (restarted.length > 0) {
+        log.warn(
+          { service: scope.service, layers: restarted },
+          "the server's history starts after the tables' generation (it restarted, or forgot its changes): the layers are copied again",
+        );
+        await rebuildScope(context, scope, restarted);
+      }
       synced = await syncScope(context, scope, scope.layerIds, mark === null ? undefined : Number(mark));
     } catch (err) {
       const refusal = err instanceof GeohookError && err.code === 'GEOHOOK_ERR_MIRROR_GEOMETRY_LIMIT';

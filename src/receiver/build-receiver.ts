@@ -32,7 +32,7 @@ export interface ReceiverOptions {
   readinessChecks?: ReadonlyArray<() => string | undefined>;
   /** What `/readyz` adds to its answer, ready or not (self-registration's services). */
   readinessDetails?: () => Record<string, unknown> | undefined;
-  /** The level of the per-request log lines ("incoming request", "request completed"). @defaultValue 'info' */
+  /** The level of the per-request log lines ("incoming request", "request completed", "delivery accepted"). @defaultValue 'info' */
   requestLogLevel?: 'info' | 'debug';
   /**
    * Called once the receiver's routes are registered, with its Redis connection, to add routes of its own before the
@@ -174,6 +174,8 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     serviceLocator: serviceLocatorOf(config),
     pings: new PingLog(connection, config.prefix),
     metrics,
+    // The per-request lines at debug (`geohook up` for a person): its printer says each event in one line.
+    acceptedLogLevel: options.requestLogLevel ?? 'info',
   });
   await app.register(healthRoutes, {
     connection,

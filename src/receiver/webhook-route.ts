@@ -21,6 +21,12 @@ import type { ReceiverMetrics } from './metrics.js';
 import { parseJsonBody } from './parse-payload.js';
 import { parseLimitedForm } from './payload-limits.js';
 
+/** The header `geohook doctor` marks its probes with: what they are refused is its own check, not news for the log. */
+export const DOCTOR_PROBE_HEADER = 'geohook-probe';
+
+/** A request of `geohook doctor`'s (its GET without a crc_token), logged at debug. */
+const isDoctorProbe = (request: FastifyRequest): boolean => request.headers[DOCTOR_PROBE_HEADER] === 'doctor';
+
 /** Options of the webhook routes plugin. */
 export interface WebhookRouteOptions {
   hooks: ReadonlyMap<string, HookConfig>;
@@ -37,6 +43,8 @@ export interface WebhookRouteOptions {
   /** Where ArcGIS Online's test pings are recorded. */
   pings: PingLog;
   metrics: ReceiverMetrics;
+  /** The level of "delivery accepted" (`geohook up` for a person prints each event itself). @defaultValue 'info' */
+  acceptedLogLevel?: 'info' | 'debug';
 }
 
 /**
@@ -99,6 +107,7 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error, hook }, 'delivery not stored');
     else if (error.code === 'GEOHOOK_ERR_BAD_SIGNATURE')
       request.log.warn(keyMismatch(hook, rawBytes(request)), 'delivery rejected: its signature matches no key of the hook');
+    else if (isDoctorProbe(request)) request.log.debug({ hook, code: error.code }, "delivery rejected (geohook doctor's probe)");
     else request.log.info({ hook, code: error.code }, 'delivery rejected');
     count(hook, outcome, error.statusCode);
     return sendError(reply, error);
@@ -173,7 +182,10 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
       const stopTimer = metrics.enqueueSeconds.startTimer({ queue: queueNames[event.family] });
       const { duplicate } = await eventQueue.enqueue(accepted);
       stopTimer();
-      request.log.info({ hook: hook.name, eventId: event.id, type: event.type, duplicate }, 'delivery accepted');
+      request.log[options.acceptedLogLevel ?? 'info'](
+        { hook: hook.name, eventId: event.id, type: event.type, duplicate },
+        'delivery accepted',
+      );
       count(hook.name, duplicate ? 'duplicate' : 'accepted', 202);
       return reply.code(202).send({ status: 'accepted', id: event.id, duplicate });
     },
@@ -183,7 +195,8 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     const hook = hookOf(request);
     const refuse = (code: ErrorCode, message: string): GeohookError => {
       metrics.crcChallenges.inc({ hook: hook.name, outcome: code });
-      request.log.info({ hook: hook.name, code }, 'crc challenge refused');
+      if (isDoctorProbe(request)) request.log.debug({ hook: hook.name, code }, "crc challenge refused (geohook doctor's probe)");
+      else request.log.info({ hook: hook.name, code }, 'crc challenge refused');
       return new GeohookError(code, message);
     };
     const token = request.query.crc_token;

@@ -19,9 +19,23 @@ export interface RelayRouteStatus {
   lastError: string | undefined;
   lastErrorAt: string | undefined;
   lastDeliveredAt: string | undefined;
+  /** When the route's next retry is due (the earliest of its events waiting for another try); none when none waits. */
+  nextTryAt: string | undefined;
 }
 
-/** Every configured route's counts (the stats hash) and queue (pending jobs, dead letters). */
+/** BullMQ scores its delayed set by due time × 0x1000 (and a counter below it). */
+const DELAYED_SCORE_SCALE = 0x1000;
+
+/** When the earliest delayed job of `queue` is due, as an ISO time; undefined when none is delayed. */
+async function nextTryAt(connection: RedisClient, queue: Queue): Promise<string | undefined> {
+  const [, score] = await connection.zrange(queue.keys.delayed!, '0', '0', 'WITHSCORES');
+  return score === undefined ? undefined : new Date(Math.floor(Number(score) / DELAYED_SCORE_SCALE)).toISOString();
+}
+
+/**
+ * Every configured route's counts (the stats hash) and queue (pending jobs, dead letters, when the next retry is
+ * due): what `geohook relay status` and the dashboard's relays show.
+ */
 export async function readRelayStatus(
   connection: RedisClient,
   prefix: string,
@@ -32,9 +46,10 @@ export async function readRelayStatus(
       routes.map(async (route): Promise<RelayRouteStatus> => {
         const queue = new Queue(relayQueueName(route.name), { connection, prefix });
         try {
-          const [stats, counts] = await Promise.all([
+          const [stats, counts, next] = await Promise.all([
             connection.hgetall(relayStatsKey(prefix, route.name)),
             queue.getJobCounts('failed', 'waiting', 'delayed', 'active', 'prioritized'),
+            nextTryAt(connection, queue),
           ]);
           return {
             name: route.name,
@@ -46,6 +61,7 @@ export async function readRelayStatus(
             lastError: stats.lastError,
             lastErrorAt: stats.lastErrorAt,
             lastDeliveredAt: stats.lastDeliveredAt,
+            nextTryAt: next,
           };
         } finally {
           await queue.close();

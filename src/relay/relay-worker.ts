@@ -5,6 +5,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { deliver, deliveryError, type DeliveryOutcome, type RelayFetch } from './deliver.js';
 import type { RelayRequest } from './formats/relay-request.js';
 import { relayQueueName } from './relay-queues.js';
+import { RelayRouteLines } from './relay-route-lines.js';
 import type { RelayRoute } from './relay-route.js';
 import type { RelayStats } from './relay-stats.js';
 import { createRelayBackoff } from './retry-schedule.js';
@@ -50,6 +51,8 @@ export interface RelayWorkerOptions {
 export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEvent> {
   const { route, stats } = options;
   const log = options.logger.child({ component: 'relay', route: route.name });
+  // One line per change of the route's state, not one per try.
+  const lines = new RelayRouteLines(log, route.name);
   const deliverOptions = { timeoutMs: route.timeoutMs, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) };
   const worker = new Worker<RoutedEvent>(
     relayQueueName(route.name),
@@ -65,8 +68,12 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEven
       }
       const outcome = await deliver(route.url, request, deliverOptions);
       options.onOutcome?.(route.name, outcome);
-      if (outcome.delivered) return stats.delivered(route.name);
+      if (outcome.delivered) {
+        lines.delivered();
+        return stats.delivered(route.name);
+      }
       stats.failed(route.name, outcome.message);
+      lines.failed(outcome.message);
       // 410 Gone: the endpoint asks not to be sent more (Standard Webhooks): no other try, a dead letter now.
       if (outcome.gone) throw new UnrecoverableError(`${outcome.message} (Gone: not tried again)`);
       throw deliveryError(outcome);
@@ -83,8 +90,9 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEven
   worker.on('failed', (job, err) => {
     if (job === undefined) return;
     const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
-    log[final ? 'warn' : 'debug']({ err, eventId: job.id, attempt: job.attemptsMade }, final ? 'relay dead letter' : 'relay try failed');
-    if (final) options.onDeadLetter?.(route.name, job, err);
+    if (!final) return log.debug({ failed: err.message, eventId: job.id, attempt: job.attemptsMade }, 'relay try failed');
+    lines.deadLetter(job.id, err.message, job.attemptsMade);
+    options.onDeadLetter?.(route.name, job, err);
   });
   worker.on('error', (err) => log.error({ err }, 'relay worker error'));
   return worker;

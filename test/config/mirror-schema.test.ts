@@ -1,6 +1,7 @@
 import t from 'tap';
 import { servicesWithoutEdits } from '../../src/config/followed-services.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import { mirrorServerOf } from '../../src/config/mirror-schema.js';
 
 const ADMIN = { ADMIN_URL: 'https://gis.example.com/server/admin' };
 const DATABASE = 'postgres://geohook:secret@127.0.0.1:5432/gis';
@@ -32,10 +33,17 @@ t.test('MIRROR without a database leaves it to geohook up (a local PostgreSQL): 
   });
 });
 
-t.test('a database without ADMIN_URL, or bad values, are refused with the variable named', async (t) => {
+t.test('a database without ADMIN_URL is left to geohook up (its emulator), and refused to a server naming ADMIN_URL', async (t) => {
+  const mirror = loadConfig({ MIRROR_DATABASE_URL: DATABASE }).mirror;
+  t.same(mirror, { services: [], databaseUrl: DATABASE, schema: 'geohook' }, 'geohook up fills in its emulator’s services');
+  t.throws(() => mirrorServerOf(mirror!, undefined), { code: 'GEOHOOK_ERR_CONFIG', message: /^ADMIN_URL: required with MIRROR/ });
+  const local = loadConfig({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer' }).mirror!;
+  t.throws(() => mirrorServerOf(local, ADMIN.ADMIN_URL), { code: 'GEOHOOK_ERR_CONFIG', message: /^MIRROR_DATABASE_URL: required/ });
+});
+
+t.test('bad values are refused with the variable named', async (t) => {
   const refused = (env: Record<string, string>, variable: string) =>
     t.throws(() => loadConfig(env), { code: 'GEOHOOK_ERR_CONFIG', message: new RegExp(`^${variable}(\\.\\d+)?: `) }, variable);
-  refused({ MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: DATABASE }, 'ADMIN_URL');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.MapServer', MIRROR_DATABASE_URL: DATABASE }, 'MIRROR');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: 'mysql://x/y' }, 'MIRROR_DATABASE_URL');
   refused({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer', MIRROR_DATABASE_URL: DATABASE, MIRROR_SCHEMA: 'Bad-Name' }, 'MIRROR_SCHEMA');

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import t from 'tap';
 import { sign } from '../../src/signature/sign.js';
 import { eventOf } from '../helpers/envelope.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 import { fixture } from '../helpers/paths.js';
 import { configFile, startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -178,4 +179,21 @@ t.test('a challenge without crc_token, or on a hook without keys, is refused wit
   t.match(await noKey.json(), { code: 'GEOHOOK_ERR_NO_CRC_KEY' });
   const unknown = await fetch(`${receiver.url}/webhooks/nope?crc_token=x`);
   t.match(await unknown.json(), { code: 'GEOHOOK_ERR_UNKNOWN_HOOK' });
+});
+
+t.test('geohook doctor’s probe (a GET without crc_token) is refused as any, but logged at debug, as the probe’s (issue 53)', async (t) => {
+  const { logger, lines } = capturingLogger('debug');
+  const receiver = await startReceiver(t, redis, {}, { loggerInstance: logger });
+  const probe = await fetch(`${receiver.url}/webhooks/default`, { headers: { 'geohook-probe': 'doctor' } });
+  t.equal(probe.status, 400);
+  const other = await fetch(`${receiver.url}/webhooks/default`);
+  t.equal(other.status, 400);
+  const refusals = lines
+    .map((line) => JSON.parse(line) as { level: number; msg: string })
+    .filter((line) => /crc challenge refused/.test(line.msg))
+    .map(({ level, msg }) => ({ level, msg }));
+  t.same(refusals, [
+    { level: 20, msg: "crc challenge refused (geohook doctor's probe)" },
+    { level: 30, msg: 'crc challenge refused' },
+  ]);
 });

@@ -43,7 +43,17 @@ async function setUp(t: Test, relays: unknown[], extra: Record<string, string> =
   const status = async (name: string): Promise<RelayRouteStatus> =>
     ((await relay('status', '--json')) as { routes: RelayRouteStatus[] }).routes.find((route) => route.name === name)!;
   const metrics = async (): Promise<string> => (await fetch(`${geohook.url}/metrics`)).text();
-  return { emulator, relay, status, metrics };
+  return { emulator, relay, status, metrics, log: geohook.log };
+}
+
+/** The messages of the relay lines of `route` at `level` (40 warn, 30 info) in the JSON log, those matching `only` when given. */
+function linesOf(log: string, route: string, level: number, only?: RegExp): string[] {
+  return log
+    .split('\n')
+    .map((line) => JSON.parse(line) as { level: number; component?: string; route?: string; msg: string })
+    .filter((line) => line.level === level && line.component === 'relay' && line.route === route)
+    .map((line) => line.msg)
+    .filter((msg) => (only === undefined ? !/dead letter/.test(msg) : only.test(msg)));
 }
 
 const quickRetry = (attempts: number, delayMs: number) => ({ attempts, backoff: { type: 'fixed', delayMs, jitter: 0 } });
@@ -62,7 +72,7 @@ t.test(
       response.writeHead(answer).end();
     });
     const gone = await startSink(t, (_request, response) => response.writeHead(410).end());
-    const { emulator, relay, status, metrics } = await setUp(
+    const { emulator, relay, status, metrics, log } = await setUp(
       t,
       [
         { name: 'sick', url: sink.url, types: ['change.*'], secret: SECRET_A, retry: quickRetry(3, 50) },
@@ -93,6 +103,14 @@ t.test(
     await waitFor('the alert', () => alertsOf('sick').length > 0);
     t.equal(alertsOf('sick').length, 1, 'one alert for the episode, not one per dead letter');
     t.match(alertsOf('sick')[0], { event: 'relay.failing', route: 'sick', text: /relay route sick/ });
+    // Issue 53: one line when the route starts failing and one for its first dead letter, not one per try.
+    t.same(linesOf(log(), 'sick', 40), [
+      'route sick failing: answered 500; its events wait for their next try (geohook relay status shows when)',
+    ]);
+    t.match(linesOf(log(), 'sick', 40, /dead letter/), [
+      /^route sick: an event used its 3 tries and is a dead letter \(geohook relay replay --name sick/,
+    ]);
+    t.equal(linesOf(log(), 'sick', 40, /dead letter/).length, 1, 'the second dead letter is counted, not printed');
 
     answer = 204;
     const replayed = (await relay('replay', '--name', 'sick')) as { replayed: number; ids: string[] };
@@ -104,14 +122,15 @@ t.test(
       return route.delivered === 2 && route;
     });
     t.match(healed, { deadLetters: 0, failing: 0, pending: 0 });
+    t.same(linesOf(log(), 'sick', 30, /delivers again/), ['route sick delivers again (after 6 failed tries, 2 dead letters)']);
     await t.rejects(relay('replay', '--name', 'sick', '--id', 'not-a-dead-letter'), /is not a dead letter of route "sick"/);
   },
 );
 
 t.test('a sink down, then up: every event delivered, none twice by webhook-id', async (t) => {
   const port = await findFreePort();
-  const { emulator, status } = await setUp(t, [
-    { name: 'later', url: `http://127.0.0.1:${port}/in`, types: ['change.*'], secret: SECRET_A, retry: quickRetry(100, 100) },
+  const { emulator, status, log } = await setUp(t, [
+    { name: 'later', url: `http://127.0.0.1:${port}/in`, types: ['change.*'], secret: SECRET_A, retry: quickRetry(100, 2000) },
   ]);
   await addParcels(emulator, 20);
   const down = await waitFor('tries refused', async () => {
@@ -119,6 +138,11 @@ t.test('a sink down, then up: every event delivered, none twice by webhook-id', 
     return route.failing >= 20 && route;
   });
   t.match(down, { delivered: 0, lastError: /could not reach the route/ });
+  // Issue 53: when the next try is, and the failing route said once however many tries failed.
+  const nextTryAt = Date.parse(down.nextTryAt ?? '');
+  t.ok(nextTryAt > Date.now() - 2000 && nextTryAt < Date.now() + 5000, `the next try is due within the 2 s schedule (${down.nextTryAt})`);
+  t.match(linesOf(log(), 'later', 40), [/^route later failing: could not reach the route: .*ECONNREFUSED/]);
+  t.equal(linesOf(log(), 'later', 40).length, 1, 'one line for 20 and more failed tries');
 
   const delivered: string[] = [];
   const server: Server = createServer((request, response) => {
@@ -139,5 +163,7 @@ t.test('a sink down, then up: every event delivered, none twice by webhook-id', 
   });
   t.equal(new Set(delivered).size, 20, '20 events');
   t.equal(delivered.length, 20, 'none twice');
-  t.match(route, { failing: 0, deadLetters: 0, pending: 0 });
+  t.match(route, { failing: 0, deadLetters: 0, pending: 0, nextTryAt: undefined });
+  await waitFor('the recovery line', () => linesOf(log(), 'later', 30).length > 0);
+  t.match(linesOf(log(), 'later', 30), [/^route later delivers again \(after \d+ failed tries\)$/]);
 });

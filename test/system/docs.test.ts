@@ -71,6 +71,14 @@ function relativeLinks(path: string): string[] {
     .filter((target) => !/^[a-z][a-z+.-]*:/i.test(target));
 }
 
+t.test('the README has no placeholder to fill in, and its quick start leads to the mirror and the relays (issue 53)', async (t) => {
+  const readme = read('README.md');
+  t.notMatch(readme, /<geohook-repository>|git clone <[^>]*>/, 'no clone URL to guess');
+  const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
+  t.match(quickStart, /geohook up --mirror.*\(docs\/mirror\.md\)/s);
+  t.match(quickStart, /\(docs\/relays\.md\)/);
+});
+
 t.test('the README stays a short front door: at most 200 lines', async (t) => {
   const lines = read('README.md').split('\n').length;
   t.ok(lines <= 200, `README.md has ${lines} lines`);

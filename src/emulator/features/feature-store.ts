@@ -50,6 +50,8 @@ export class ServiceFeatures {
 export class FeatureStore {
   readonly #services = new Map<string, ServiceFeatures>();
   #lastWhen = Number.NEGATIVE_INFINITY;
+  /** The generation its history starts at: the emulator keeps no data between runs, its changes begin here. */
+  readonly #startGen = Date.now();
 
   /** The layers of `service`, whose key is `key` (`folder/name.FeatureServer`). */
   of(key: string, service: CatalogService): ServiceFeatures {
@@ -74,12 +76,13 @@ export class FeatureStore {
   /**
    * A layer's `layerServerGens` entry at `now`: `serverGen` is its newest change's generation; a layer never changed
    * reports its service's newest, and in a service never changed one no later change can have (`now`, or the last
-   * change's time). `minServerGen` is the oldest generation a range can start at and be answered in full.
+   * change's time). `minServerGen` is the oldest generation a range can start at and be answered in full: the
+   * store's start (a generation of an earlier run of the emulator is before its history), or the newest change its
+   * log forgot.
    */
   layerServerGen(service: ServiceFeatures, layer: FeatureLayer, now: number): LayerServerGen {
     const serverGen = layer.serverGen ?? service.serverGen ?? Math.max(now, this.#lastWhen);
-    const oldest = layer.log.oldestGen;
-    const minServerGen = layer.log.forgottenUpTo ?? (oldest === undefined ? serverGen : oldest - 1);
+    const minServerGen = Math.min(layer.log.forgottenUpTo ?? this.#startGen, serverGen);
     return { id: layer.id, minServerGen, serverGen };
   }
 }

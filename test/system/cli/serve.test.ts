@@ -43,12 +43,13 @@ t.test('a port in use stops geohook serve and geohook up with one line naming th
   );
   t.notMatch(serve.stderr, /EADDRINUSE|at .*\.js:\d+/, 'no stack');
 
-  const up = await runCli(['up', '--port', String(await findFreePort())], { env: { REDIS_URL: redis.url, EMULATOR_PORT: port } });
+  // Issue 53: up's emulator port has its flag.
+  const up = await runCli(['up', '--port', String(await findFreePort()), '--emulator-port', port], { env: { REDIS_URL: redis.url } });
   t.equal(up.code, 1);
   t.match(
     up.stderr,
     new RegExp(
-      `(?:^|\\n)geohook: the emulator cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use .*; EMULATOR_PORT moves it\\n$`,
+      `(?:^|\\n)geohook: the emulator cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use .*; EMULATOR_PORT \\(or --emulator-port\\) moves it\\n$`,
     ),
   );
   t.notMatch(up.stderr, /EADDRINUSE|at .*\.js:\d+/, 'no stack');

@@ -33,6 +33,8 @@ function normalised(lines: string[]): string[] {
       .replace(/^\[\d\d:\d\d:\d\d\]/, '[TIME]')
       .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT')
       .replace(/\b[0-9a-f]{64}\b/g, 'EVENT-ID')
+      .replace(/\b[0-9a-f]{12}…/g, 'EVENT-ID…')
+      .replace(/ job j[0-9a-f]{32}\b/g, ' job JOB-ID')
       .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, 'WEBHOOK-ID')
       .replace(/token=[A-Za-z0-9_-]+/g, 'token=TOKEN')
       .replace(/\$\(cat '?\/[^)]*\/\.geohook\/redis\/url'?\)/g, '$(cat DIR/.geohook/redis/url)')
@@ -110,7 +112,11 @@ t.test(
     });
     t.equal(signed.status, 202, 'a delivery signed with it is accepted');
     const byHand = ((await signed.json()) as { id: string }).id;
-    await waitFor('its event line', async () => stdout.includes(byHand));
+    // Issue 53: one line for the event, with its GP job id and the start of its id; the receiver's own at debug.
+    const line = await waitFor('its event line', async () => stdout.split('\n').find((text) => text.includes('job by-hand')));
+    t.match(line, / INFO: event gp\.job\.succeeded (.* )?[0-9a-f]{12}… job by-hand$/);
+    t.ok(byHand.startsWith(/ ([0-9a-f]{12})… job by-hand$/.exec(line)?.[1] ?? '-'), 'the start of its event id');
+    t.notMatch(stderr, /delivery accepted/, 'no second line for it');
 
     // The sign-in link opens the dashboard.
     const link = /^dashboard {2}(http\S+)$/m.exec(stderr)?.[1];
@@ -156,7 +162,7 @@ console.log('worker ready');`,
 
     const expected = normalised(readmeOutput());
     const isEventLine = (line: string): boolean => / INFO: event /.test(line);
-    const shown = (text: string): string[] => lines(text).filter((line) => !line.includes(byHand));
+    const shown = (text: string): string[] => lines(text).filter((line) => !line.includes(byHand.slice(0, 12)));
     const shownStderr = shown(upStderr).filter((line) => !/shutting down|geohook stopped|dashboard login/.test(line));
     // Registration checks services at once: their `webhook created` lines come in either order.
     const isCreated = (line: string): boolean => / webhook created /.test(line);
