@@ -17,6 +17,9 @@ import { startRedis } from '../helpers/redis.js';
 import { square } from '../helpers/square.js';
 import { queueDrained, waitFor } from '../helpers/wait.js';
 
+// Each test starts geohook and the emulator and waits for their change events: past tap's 60 s beside the other test files.
+t.setTimeout(180_000);
+
 const redis = await startRedis(t);
 
 async function serviceEdits(emulator: TestEmulator, edits: unknown[]): Promise<unknown> {

@@ -18,6 +18,9 @@ import { startRedis } from '../helpers/redis.js';
 import { square } from '../helpers/square.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Each test starts geohook and the emulator and waits for their change events: past tap's 60 s beside the other test files.
+t.setTimeout(180_000);
+
 const redis = await startRedis(t);
 
 t.test(

@@ -59,11 +59,16 @@ export async function mirrorParcels(t: Test, { redis, postgres }: { redis: Redis
 
 /** Resolves once `mirror_state` holds every layer's generation on the server. */
 export async function caughtUp(client: pg.Client, schema: string, url: string, token: string): Promise<Map<number, number>> {
-  return waitFor('the mirror at the layers’ generations', async () => {
-    const [server, mirror] = await Promise.all([layerGenerations(url, token), mirrorGenerations(client, schema, PARCELS)]);
-    const max = Math.max(...server.values());
-    return server.size === mirror.size && [...mirror.values()].every((gen) => gen === max) && mirror;
-  });
+  // A copy or a range waits for CPU beside the other test files: a minute, not the default 20 s.
+  return waitFor(
+    'the mirror at the layers’ generations',
+    async () => {
+      const [server, mirror] = await Promise.all([layerGenerations(url, token), mirrorGenerations(client, schema, PARCELS)]);
+      const max = Math.max(...server.values());
+      return server.size === mirror.size && [...mirror.values()].every((gen) => gen === max) && mirror;
+    },
+    { timeoutMs: 60_000 },
+  );
 }
 
 export async function differences(

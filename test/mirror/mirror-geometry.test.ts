@@ -5,6 +5,9 @@ import { startPostgres } from '../helpers/postgres.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Each test starts geohook, the emulator and PostgreSQL processes: past tap's 60 s beside the other test files.
+t.setTimeout(180_000);
+
 // Issue 51 (security review 2, N2): no polygon edit may hold the receiver's event loop.
 const redis = await startRedis(t);
 const postgres = await startPostgres(t);

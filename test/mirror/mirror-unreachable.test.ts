@@ -12,6 +12,9 @@ import { startRedis } from '../helpers/redis.js';
 import { square } from '../helpers/square.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Each test starts geohook, the emulator and PostgreSQL processes: past tap's 60 s beside the other test files.
+t.setTimeout(180_000);
+
 const redis = await startRedis(t);
 const postgres = await startPostgres(t);
 const port = postgres.port;

@@ -8,6 +8,9 @@ import { startPostgres } from '../helpers/postgres.js';
 import { startRedis } from '../helpers/redis.js';
 import { square } from '../helpers/square.js';
 
+// Each test starts geohook, the emulator and PostgreSQL processes: past tap's 60 s beside the other test files.
+t.setTimeout(180_000);
+
 const redis = await startRedis(t);
 const postgres = await startPostgres(t);
 const setUp = (t: Parameters<typeof mirrorParcels>[0], parcels: number) => mirrorParcels(t, { redis, postgres }, parcels);

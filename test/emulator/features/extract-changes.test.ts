@@ -3,6 +3,9 @@ import { defaultCatalog } from '../../../src/emulator/catalog.js';
 import type { CatalogService } from '../../../src/emulator/types.js';
 import { startEmulator, type TestEmulator } from '../../helpers/emulator.js';
 
+// 100,000 features added and read back: past tap's 60 s beside the other test files.
+t.setTimeout(180_000);
+
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const ENTERPRISE = 'arcgis/rest/services/Hosted/Parcels/FeatureServer';
