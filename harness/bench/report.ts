@@ -4,7 +4,7 @@ import type { ChangesResult } from './changes/run-changes.js';
 import type { EmulatorResult } from './emulator-fanout.js';
 import type { EmulatorFeaturesResult } from './emulator-features.js';
 import type { EndToEndResult } from './end-to-end.js';
-import { fixed, thousands } from './figures.js';
+import { fixed, median, thousands } from './figures.js';
 import type { CaseName, RoundResult } from './http-cases.js';
 import { formatMirror, mirrorTargets } from './mirror/mirror-report.js';
 import type { MirrorResult } from './mirror/run-mirror.js';
@@ -15,6 +15,7 @@ import type { RelayResult } from './relay/run-relay.js';
 import type { SubscriptionsResult } from './subscriptions/run-subscriptions.js';
 import { formatSubscriptions, subscriptionTargets } from './subscriptions/subscriptions-report.js';
 import { alignedTable } from './table.js';
+import { formatTargets, type Target } from './targets.js';
 
 /** One case over all rounds. */
 export interface CaseSummary {
@@ -50,13 +51,6 @@ export interface RoundRatios {
 }
 
 type RatioName = Exclude<keyof RoundRatios, 'round'>;
-
-export interface Target {
-  name: string;
-  goal: string;
-  value: string;
-  met: boolean;
-}
 
 /** How the run was made, and on what. */
 export interface BenchSettings {
@@ -111,13 +105,6 @@ export interface BenchReport {
   problems: string[];
   /** With `--cpu-prof`: the geohook case's server processes, the end-to-end consumer, the emulator, and geohook's server of the change events. */
   cpuProfile?: { geohook: ProfileSummary; consumer: ProfileSummary; emulator: ProfileSummary; changes: ProfileSummary };
-}
-
-export function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 export function summarizeCase(rounds: readonly RoundResult[], name: CaseName): CaseSummary {
@@ -197,13 +184,6 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
     ...relayTargets(report.relay),
     ...subscriptionTargets(report.subscriptions),
   ];
-}
-
-/** The targets' table, indented: name, goal, measured, met or not. */
-export function formatTargets(targets: readonly Target[]): string[] {
-  return alignedTable([['', 'goal', 'measured', ''], ...targets.map((t) => [t.name, t.goal, t.value, t.met ? 'met' : 'NOT MET'])]).map(
-    (line) => `  ${line}`,
-  );
 }
 
 /** One line on the emulator's feature store under volume. */

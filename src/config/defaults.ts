@@ -1,4 +1,4 @@
-import type { RetryPolicy } from './types.js';
+import type { RetryPolicy } from './retry-policy.js';
 
 /** Seconds in a day: the default of every 24 h window. */
 const DAY_SECONDS = 86_400;

@@ -26,8 +26,8 @@ export type {
   ReceiverTimeouts,
   RedisSettings,
   RegistrationTiming,
-  RetryPolicy,
 } from './types.js';
+export type { RetryPolicy } from './retry-policy.js';
 
 /** Values that win over the environment (command-line flags). */
 export type ConfigOverrides = Partial<

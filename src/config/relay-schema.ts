@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { parseSharedSecret, parseWebhookSecret, SHARED_SECRET_HEADER } from './relay-secrets.js';
 import { MAX_TRANSFORM_CHARS, transformSyntaxError } from './relay-transform.js';
+import type { RetryPolicy } from './retry-policy.js';
 import { filterIssues, routeFilterFields, type RouteFilterConfig } from './route-filter.js';
 import { checkStreamRoute, isStreamFormat, streamFormats, streamRouteFields, type StreamRouteFields } from './stream-schema.js';
-import type { RetryPolicy } from './types.js';
 
 /** The formats a relay route sends events in (docs/relays.md#formats). */
 export const relayFormats = ['standard', 'teams', 'slack', 'powerautomate', ...streamFormats] as const;

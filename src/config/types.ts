@@ -5,6 +5,7 @@ import type { ServicePlacementPolicy } from '../arcgis/placement-policy.js';
 import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 import type { MirrorConfig } from './mirror-schema.js';
 import type { RelayRouteConfig } from './relay-schema.js';
+import type { RetryPolicy } from './retry-policy.js';
 import type { BacklogLimits, SubscriptionConfig } from './subscription-schema.js';
 
 /** An envelope, in 4326 (the default) or Web Mercator (`{ "wkid": 3857 }` or 102100). */
@@ -148,20 +149,6 @@ export interface ReceiverTimeouts {
   readonly socketIdleMs: number;
   /** Idle between two requests of a keep-alive connection. @defaultValue 72000 */
   readonly keepAliveMs: number;
-}
-
-/** Attempts and backoff of each event's job. */
-export interface RetryPolicy {
-  /** Attempts in all, the first one included. @defaultValue 5 */
-  readonly attempts: number;
-  readonly backoff: {
-    /** @defaultValue 'exponential' */
-    readonly type: 'exponential' | 'fixed';
-    /** @defaultValue 1000 */
-    readonly delayMs: number;
-    /** Fraction of each delay drawn at random. @defaultValue 0.2 */
-    readonly jitter: number;
-  };
 }
 
 /** Who may open the dashboard: a bearer token, or a user name and password (HTTP basic auth). */

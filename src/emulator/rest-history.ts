@@ -1,11 +1,27 @@
 import type { ChangesAnswer } from './features/extract-changes.js';
-import type { ExtractJob, FiredJob } from './types.js';
+import type { FiredJob } from './types.js';
 
 /** Records kept of each kind (GP jobs, extract jobs, stored results); the oldest are forgotten first. */
 export const DEFAULT_HISTORY_SIZE = 10_000;
 
 /** How long an `extractChanges` result stays on the storage path. @defaultValue 10 minutes */
 export const RESULT_TTL_MS = 600_000;
+
+/** An asynchronous `extractChanges` (`async=true`): its status URL answers once `InProgress`, then how it ended. */
+export interface ExtractJob {
+  id: string;
+  /** The service's key, `folder/name.FeatureServer`. */
+  service: string;
+  submitted: number;
+  /** Status requests answered so far. */
+  polls: number;
+  /** The answer, taken when the job was submitted; absent when it failed. */
+  answer?: ChangesAnswer;
+  /** Why it failed, as its status says. */
+  failure?: string;
+  /** Once completed: its result's id on the storage path. */
+  resultId?: string;
+}
 
 function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   map.delete(key);

@@ -1,4 +1,3 @@
-import type { ChangesAnswer } from './features/extract-changes.js';
 import type { ExtractChangesProfile } from './features/extract-profiles.js';
 import type { LayerDefinition } from './features/types.js';
 
@@ -75,20 +74,4 @@ export interface FiredJob {
   outcome: 'succeeded' | 'failed' | 'canceled';
   /** When it was fired, epoch ms of the emulator clock. */
   submitted: number;
-}
-
-/** An asynchronous `extractChanges` (`async=true`): its status URL answers once `InProgress`, then how it ended. */
-export interface ExtractJob {
-  id: string;
-  /** The service's key, `folder/name.FeatureServer`. */
-  service: string;
-  submitted: number;
-  /** Status requests answered so far. */
-  polls: number;
-  /** The answer, taken when the job was submitted; absent when it failed. */
-  answer?: ChangesAnswer;
-  /** Why it failed, as its status says. */
-  failure?: string;
-  /** Once completed: its result's id on the storage path. */
-  resultId?: string;
 }

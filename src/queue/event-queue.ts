@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { BaseLogger } from 'pino';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from '../config/defaults.js';
-import type { RetryPolicy } from '../config/types.js';
+import type { RetryPolicy } from '../config/retry-policy.js';
 import { QueueUnavailableError } from '../errors.js';
 import type { AcceptedEvent } from '../events/build-event.js';
 import type { ServiceActivity } from '../events/service-activity.js';

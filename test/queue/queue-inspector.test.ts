@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import type { RetryPolicy } from '../../src/config/types.js';
+import type { RetryPolicy } from '../../src/config/retry-policy.js';
 import { subscribe } from '../../src/consumers/subscribe.js';
 import type { StoredEvent } from '../../src/events/envelope.js';
 import { EventQueue } from '../../src/queue/event-queue.js';

@@ -1,5 +1,5 @@
 import { fixed, thousands } from '../figures.js';
-import type { Target } from '../report.js';
+import type { Target } from '../targets.js';
 import type { ChangesResult } from './run-changes.js';
 
 /** The change events' goals: rate, ratio to the floor, memory, and an edit's latency. */

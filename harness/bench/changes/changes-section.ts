@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { BenchOptions } from '../options.js';
 import { formatFrames, profileFiles, topFrames } from '../profile/top-frames.js';
-import { formatTargets } from '../report.js';
+import { formatTargets } from '../targets.js';
 import { changeTargets, formatChanges } from './changes-report.js';
 import { runChanges, type ChangesResult } from './run-changes.js';
 

@@ -1,5 +1,5 @@
 import { fixed, thousands } from '../figures.js';
-import type { Target } from '../report.js';
+import type { Target } from '../targets.js';
 import type { MirrorResult } from './run-mirror.js';
 
 /** The mirror's goals: the initial copy's rate and its ratio to a bare COPY, and an edit's latency to its row. */

@@ -1,5 +1,5 @@
 import type { BenchOptions } from '../options.js';
-import { formatTargets } from '../report.js';
+import { formatTargets } from '../targets.js';
 import { formatMirror, mirrorTargets } from './mirror-report.js';
 import { runMirror, type MirrorResult } from './run-mirror.js';
 

@@ -1,5 +1,5 @@
 import { fixed, thousands } from '../figures.js';
-import type { Target } from '../report.js';
+import type { Target } from '../targets.js';
 import type { RelayResult } from './run-relay.js';
 
 /** The relays' goals (issues 40, 54): rate to a local sink, with a transform, against the naive worker, and latency at a steady pace. */

@@ -1,5 +1,5 @@
 import type { BenchOptions } from '../options.js';
-import { formatTargets } from '../report.js';
+import { formatTargets } from '../targets.js';
 import { formatRelay, relayTargets } from './relay-report.js';
 import { runRelay, type RelayResult } from './run-relay.js';
 

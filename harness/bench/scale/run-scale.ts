@@ -1,5 +1,5 @@
-import type { Target } from '../report.js';
 import { alignedTable } from '../table.js';
+import type { Target } from '../targets.js';
 import { measureBackfillBytes } from './backfill-bytes.js';
 import { measureDedupBytes } from './dedup-memory.js';
 import { measureRecovery } from './recovery.js';

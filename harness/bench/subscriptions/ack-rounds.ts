@@ -5,9 +5,9 @@ import { Redis } from 'ioredis';
 import type { SubscriptionConfig } from '../../../src/config/subscription-schema.js';
 import { eventLogKey } from '../../../src/redis/keys.js';
 import type { ServerStats } from '../cases/case-server.js';
+import { median } from '../figures.js';
 import type { Child } from '../ipc.js';
 import { processCpuMs, startRedis } from '../redis.js';
-import { median } from '../report.js';
 import type { LoadParams, LoadResult } from '../workers/loader.js';
 import { benchSubscriptions, PREFIX, startSubscribedServer, waitingLengths, waitListKeys } from './subscription-server.js';
 

@@ -1,5 +1,5 @@
 import { fixed, thousands } from '../figures.js';
-import type { Target } from '../report.js';
+import type { Target } from '../targets.js';
 import type { SubscriptionsResult } from './run-subscriptions.js';
 
 /** The subscriptions' goals (issue 50): acknowledgements unmoved by 16 subscriptions, the fan-out's rate, its latency. */

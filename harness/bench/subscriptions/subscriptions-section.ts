@@ -1,6 +1,6 @@
 import { Child } from '../ipc.js';
 import type { BenchOptions } from '../options.js';
-import { formatTargets } from '../report.js';
+import { formatTargets } from '../targets.js';
 import { runSubscriptions, type SubscriptionsResult } from './run-subscriptions.js';
 import { formatSubscriptions, subscriptionTargets } from './subscriptions-report.js';
 
