@@ -1,6 +1,7 @@
-import type { Job, RetryOptions } from 'bullmq';
+import { Queue, type Job, type RetryOptions } from 'bullmq';
 import { defaultCompletedJobs } from '../config/defaults.js';
 import { GeohookError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
 import { listFailedJobs, type FailedJobsPage, type FailedJobsQuery } from './failed-jobs.js';
 import { eventJobRef, findEventJob, type EventJobRef, type FoundJob, type QueueSource } from './find-event-job.js';
 import { allQueueNames, type QueueName } from './names.js';
@@ -12,6 +13,20 @@ export type JobStateName = (typeof jobStates)[number];
 
 /** Jobs of one queue by state. */
 export type JobCounts = Record<JobStateName, number>;
+
+/**
+ * Jobs per state of each queue named (any BullMQ queue under `prefix`: a relay route's, a subscription's…), in the
+ * order given: one Redis round trip per queue. A queue nothing was ever written to counts zero everywhere.
+ */
+export async function countJobs(connection: RedisClient, prefix: string, names: readonly string[]): Promise<Record<string, JobCounts>> {
+  const queues = names.map((name) => new Queue(name, { connection, prefix, skipWaitingForReady: true }));
+  try {
+    const counts = await Promise.all(queues.map(async (queue) => (await queue.getJobCounts(...jobStates)) as JobCounts));
+    return Object.fromEntries(names.map((name, index) => [name, counts[index]!]));
+  } finally {
+    await Promise.all(queues.map((queue) => queue.close()));
+  }
+}
 
 /** A job put back to be consumed again, and the state it came from. */
 export interface RetriedJob extends EventJobRef {
