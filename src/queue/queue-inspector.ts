@@ -5,6 +5,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { listFailedJobs, type FailedJobsPage, type FailedJobsQuery } from './failed-jobs.js';
 import { eventJobRef, findEventJob, type EventJobRef, type FoundJob, type QueueSource } from './find-event-job.js';
 import { allQueueNames, type QueueName } from './names.js';
+import { markReplayed } from './replay-mark.js';
 
 /** The job states counted per queue, as BullMQ names them. */
 export const jobStates = ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children'] as const;
@@ -128,12 +129,15 @@ export class QueueInspector {
     if (hit.state !== 'completed' && hit.state !== 'failed') {
       throw new GeohookError('GEOHOOK_ERR_EVENT_NOT_FOUND', `${id}: already pending (${hit.state} in ${hit.queue}); nothing to replay`);
     }
-    // Handlers that ran are recorded in the progress (see subscribe): a replay runs them all again.
-    if (hit.state === 'completed' && hit.job.progress !== 0) await hit.job.updateProgress(0);
     return this.requeue(hit.queue, hit.job, hit.state);
   }
 
+  /**
+   * Puts a job back, marked as a replay (a consumer's handlers see `replayedAt`). Handlers that ran are recorded in
+   * the progress (see subscribe): a completed job's all run again, a failed job's only those that did not succeed.
+   */
   private async requeue(queue: QueueName, job: Job, from: RetriedJob['from']): Promise<RetriedJob> {
+    await markReplayed(job, from === 'failed');
     await job.retry(from, fresh);
     return { ...eventJobRef(queue, job), from };
   }
