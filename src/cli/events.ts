@@ -1,9 +1,15 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { changeEventsQueueName } from '../changes/change-event.js';
+import { changesQueueName } from '../changes/change-queues.js';
+import type { GeohookConfig } from '../config/load-config.js';
 import { ConfigError, GeohookError } from '../errors.js';
 import { EventQueue } from '../queue/event-queue.js';
-import { allQueueNames, type QueueName } from '../queue/names.js';
-import { QueueInspector } from '../queue/queue-inspector.js';
+import { allQueueNames, backfillQueueName, subscriptionQueueName, type QueueName } from '../queue/names.js';
+import { countJobs, QueueInspector, type JobCounts } from '../queue/queue-inspector.js';
 import { readServiceReports, serviceColumns, serviceReportRow, type ServiceReport } from '../queue/service-report.js';
+import type { RedisClient } from '../redis/connection.js';
+import { relayQueueName } from '../relay/relay-queues.js';
+import { SubscriptionRegistry } from '../subscriptions/subscription-registry.js';
 import { addQueueOptions, queueCommandConfig } from './config-options.js';
 import { printJson, printLine, printResult, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
@@ -31,19 +37,42 @@ function wholeNumber(min: number): (value: string) => number {
 }
 
 /**
+ * Jobs per state of every geohook queue: the event families', the backfill's, the change queues', each relay route's
+ * of the config and each subscription's in Redis, in that order.
+ */
+async function countEveryQueue(connection: RedisClient, config: GeohookConfig): Promise<Record<string, JobCounts>> {
+  const subscriptions = await new SubscriptionRegistry(connection, config.prefix).list();
+  return countJobs(connection, config.prefix, [
+    ...allQueueNames,
+    backfillQueueName,
+    changesQueueName,
+    changeEventsQueueName,
+    ...config.relays.map((route) => relayQueueName(route.name)),
+    ...subscriptions.map((subscription) => subscriptionQueueName(subscription.name)),
+  ]);
+}
+
+/** What `withInspector` hands its work besides the inspector. */
+interface QueueReaders {
+  services(): Promise<ServiceReport[]>;
+  /** {@link countEveryQueue}. */
+  everyQueue(): Promise<Record<string, JobCounts>>;
+}
+
+/**
  * Runs `work` on the queues the flags and environment name, over one fail-fast connection: Redis that
  * does not answer is one clear error within seconds, never a hang.
  */
-async function withInspector<T>(
-  flags: EventsFlags,
-  work: (inspector: QueueInspector, services: () => Promise<ServiceReport[]>) => Promise<T>,
-): Promise<T> {
+async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspector, readers: QueueReaders) => Promise<T>): Promise<T> {
   const config = queueCommandConfig(flags);
   const { connection, where } = await connectQueueRedis(config);
   const eventQueue = new EventQueue({ connection, prefix: config.prefix });
   try {
     const inspector = new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: config.completedJobs.ageSeconds });
-    return await work(inspector, () => readServiceReports(connection, config.prefix));
+    return await work(inspector, {
+      services: () => readServiceReports(connection, config.prefix),
+      everyQueue: () => countEveryQueue(connection, config),
+    });
   } catch (err) {
     if (err instanceof GeohookError || connection.status === 'ready') throw err;
     throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `lost Redis at ${where}: ${(err as Error).message}`, { cause: err });
@@ -69,21 +98,23 @@ export function registerEvents(events: Command): void {
 
   events
     .command('stats')
-    .description('jobs per queue and state; with --table, each service too (webhook state, deliveries, watermark, backfill, poll)')
+    .description(
+      'jobs per queue and state (every queue: events, backfill, changes, relay routes, subscriptions); with --table, each service too (webhook state, deliveries, watermark, backfill, poll)',
+    )
     .option('--services', 'print the services instead of the queues')
     .option('--table', 'print readable tables instead of JSON')
     .action(
       action(async (flags) => {
         const table = flags.table === true;
         if (flags.services === true) {
-          const services = await withInspector(flags, (_inspector, services) => services());
+          const services = await withInspector(flags, (_inspector, readers) => readers.services());
           return printResult(table ? services.map(serviceReportRow) : services, flags, serviceColumns);
         }
-        const [counts, services] = await withInspector(flags, (inspector, services) =>
-          Promise.all([inspector.counts(), table ? services() : []]),
+        const [counts, services] = await withInspector(flags, (_inspector, readers) =>
+          Promise.all([readers.everyQueue(), table ? readers.services() : []]),
         );
         if (!table) return printJson(counts);
-        printTable(allQueueNames.map((queue) => ({ queue, ...counts[queue] })));
+        printTable(Object.entries(counts).map(([queue, jobs]) => ({ queue, ...jobs })));
         if (services.length === 0) return;
         printLine('');
         printTable(services.map(serviceReportRow), serviceColumns);

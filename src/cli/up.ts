@@ -22,6 +22,7 @@ import { closeOnSignal } from './close-on-signal.js';
 import { addConfigOptions, configOverrides } from './config-options.js';
 import { printJson, printNotice } from './print.js';
 import { printMirrorNotice, startUpMirror, upMirrorRecord, type UpMirror } from './up-mirror.js';
+import { assertPortsFree } from './up-ports.js';
 import { recordUp } from './up-record.js';
 import { upWorkerLines, WORKER_SUBSCRIPTION } from './up-worker-lines.js';
 
@@ -94,6 +95,13 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
 
   // A second `geohook up` in this folder is refused before its emulator takes a port the first one holds.
   if (!hasConfiguredRedis(config)) assertDataDirFree(resolve(EMBEDDED_REDIS_DIR));
+  // Every port in use is said at once (the embedded Redis takes a free one).
+  await assertPortsFree([
+    { what: 'the receiver', host: config.host, port: config.port, variable: 'PORT', flag: '--port' },
+    ...(config.admin === undefined
+      ? [{ what: 'the emulator', host: '127.0.0.1', port: config.emulatorPort, variable: 'EMULATOR_PORT', flag: '--emulator-port' }]
+      : []),
+  ]);
   let emulator: FastifyInstance | undefined;
   let admin: AdminConfig | undefined = config.admin;
   if (admin === undefined) {

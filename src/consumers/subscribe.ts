@@ -12,6 +12,7 @@ import { ConfigError } from '../errors.js';
 import type { EventFamily, GeohookEvent } from '../events/envelope.js';
 import { compilePattern, type ConsumedQueue, type EventPattern } from '../fanout/event-patterns.js';
 import { allQueueNames, queueNames, subscriptionQueueName, type QueueName } from '../queue/names.js';
+import { handledProgress, replayedAtOf } from '../queue/replay-mark.js';
 import { isAuthRefusal } from '../redis/auth-refusal.js';
 import type { ConnectionOptions } from '../redis/connection.js';
 import { subscriptionsKey } from '../redis/keys.js';
@@ -146,14 +147,20 @@ async function dispatch(job: Job, decoded: Decoded, routes: readonly Route[], me
     if (handled.has(pattern.pattern)) continue;
     const stopTimer = metrics.handlerSeconds.startTimer({ handler: pattern.pattern });
     try {
-      await handler(event, { job, attempt: job.attemptsMade + 1, pattern: pattern.pattern });
+      const replayedAt = replayedAtOf(job);
+      await handler(event, {
+        job,
+        attempt: job.attemptsMade + 1,
+        pattern: pattern.pattern,
+        ...(replayedAt === undefined ? {} : { replayedAt }),
+      });
       stopTimer({ outcome: 'completed' });
     } catch (err) {
       stopTimer({ outcome: 'failed' });
       throw err;
     }
     handled.add(pattern.pattern);
-    if (matching.length > 1) await job.updateProgress({ handled: [...handled] });
+    if (matching.length > 1) await job.updateProgress(handledProgress(job, [...handled]));
   }
   return matching.length;
 }

@@ -10,6 +10,12 @@ export interface HandlerContext {
   attempt: number;
   /** The pattern the handler was registered under. */
   pattern: string;
+  /**
+   * Set when the event was put back by hand (`geohook events replay` or `geohook events retry`): when, ISO 8601. The
+   * event and its id are the same as at first, so a handler that deduplicates by id still does; one that must act
+   * again on a replay can tell it by this.
+   */
+  replayedAt?: string;
 }
 
 /**

@@ -1,9 +1,11 @@
-import type { Job, RetryOptions } from 'bullmq';
+import { Queue, type Job, type RetryOptions } from 'bullmq';
 import { defaultCompletedJobs } from '../config/defaults.js';
 import { GeohookError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
 import { listFailedJobs, type FailedJobsPage, type FailedJobsQuery } from './failed-jobs.js';
 import { eventJobRef, findEventJob, type EventJobRef, type FoundJob, type QueueSource } from './find-event-job.js';
 import { allQueueNames, type QueueName } from './names.js';
+import { markReplayed } from './replay-mark.js';
 
 /** The job states counted per queue, as BullMQ names them. */
 export const jobStates = ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children'] as const;
@@ -12,6 +14,20 @@ export type JobStateName = (typeof jobStates)[number];
 
 /** Jobs of one queue by state. */
 export type JobCounts = Record<JobStateName, number>;
+
+/**
+ * Jobs per state of each queue named (any BullMQ queue under `prefix`: a relay route's, a subscription's…), in the
+ * order given: one Redis round trip per queue. A queue nothing was ever written to counts zero everywhere.
+ */
+export async function countJobs(connection: RedisClient, prefix: string, names: readonly string[]): Promise<Record<string, JobCounts>> {
+  const queues = names.map((name) => new Queue(name, { connection, prefix, skipWaitingForReady: true }));
+  try {
+    const counts = await Promise.all(queues.map(async (queue) => (await queue.getJobCounts(...jobStates)) as JobCounts));
+    return Object.fromEntries(names.map((name, index) => [name, counts[index]!]));
+  } finally {
+    await Promise.all(queues.map((queue) => queue.close()));
+  }
+}
 
 /** A job put back to be consumed again, and the state it came from. */
 export interface RetriedJob extends EventJobRef {
@@ -113,12 +129,15 @@ export class QueueInspector {
     if (hit.state !== 'completed' && hit.state !== 'failed') {
       throw new GeohookError('GEOHOOK_ERR_EVENT_NOT_FOUND', `${id}: already pending (${hit.state} in ${hit.queue}); nothing to replay`);
     }
-    // Handlers that ran are recorded in the progress (see subscribe): a replay runs them all again.
-    if (hit.state === 'completed' && hit.job.progress !== 0) await hit.job.updateProgress(0);
     return this.requeue(hit.queue, hit.job, hit.state);
   }
 
+  /**
+   * Puts a job back, marked as a replay (a consumer's handlers see `replayedAt`). Handlers that ran are recorded in
+   * the progress (see subscribe): a completed job's all run again, a failed job's only those that did not succeed.
+   */
   private async requeue(queue: QueueName, job: Job, from: RetriedJob['from']): Promise<RetriedJob> {
+    await markReplayed(job, from === 'failed');
     await job.retry(from, fresh);
     return { ...eventJobRef(queue, job), from };
   }

@@ -1,5 +1,6 @@
 import { Job, Queue } from 'bullmq';
 import { GeohookError } from '../errors.js';
+import { markReplayed } from '../queue/replay-mark.js';
 import type { RedisClient } from '../redis/connection.js';
 import { relayQueueName } from './relay-queues.js';
 
@@ -8,7 +9,7 @@ const PAGE = 500;
 
 /**
  * Replays dead letters of a route: each goes back to its queue with every try of the route's schedule again, under
- * the same `webhook-id`. `ids`: those events (each must be a dead letter of the route); none: every dead letter.
+ * the same `webhook-id` and body, with a `geohook-replayed-at` header. `ids`: those events (each must be a dead letter of the route); none: every dead letter.
  * Resolves to the ids replayed.
  */
 export async function replayDeadLetters(
@@ -30,6 +31,7 @@ export async function replayDeadLetters(
     }
     const replayed: string[] = [];
     const retry = async (job: Job): Promise<void> => {
+      await markReplayed(job, false);
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       replayed.push(job.id!);
     };

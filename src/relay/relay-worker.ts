@@ -1,9 +1,10 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { RoutedEvent } from '../fanout/routed-event.js';
+import { replayedAtOf } from '../queue/replay-mark.js';
 import type { RedisClient } from '../redis/connection.js';
 import { deliver, deliveryError, type DeliveryOutcome, type RelayFetch } from './deliver.js';
-import type { RelayRequest } from './formats/relay-request.js';
+import { REPLAY_HEADER, type RelayRequest } from './formats/relay-request.js';
 import { relayQueueName } from './relay-queues.js';
 import { RelayRouteLines } from './relay-route-lines.js';
 import type { RelayRoute } from './relay-route.js';
@@ -66,6 +67,8 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEven
         stats.failed(route.name, err.message);
         throw new UnrecoverableError(`${err.code}: ${err.message}`);
       }
+      const replayedAt = replayedAtOf(job);
+      if (replayedAt !== undefined) request = { ...request, headers: { ...request.headers, [REPLAY_HEADER]: replayedAt } };
       const outcome = await deliver(route.url, request, deliverOptions);
       options.onOutcome?.(route.name, outcome);
       if (outcome.delivered) {

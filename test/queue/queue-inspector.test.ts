@@ -211,6 +211,40 @@ t.test('replay runs every handler of a subscription again', async (t) => {
   t.same(calls, ['gp', 'any', 'gp', 'any']);
 });
 
+t.test('a replayed or retried event reaches handlers marked with replayedAt, under the same id (issue 53)', async (t) => {
+  const s = await setup(t);
+  let fail = true;
+  const seen: { id: string; replayedAt: string | undefined }[] = [];
+  const subscription = subscribe({
+    connection: redis.url,
+    prefix: s.prefix,
+    handlers: {
+      '*': (event, context) => {
+        seen.push({ id: event.id, replayedAt: context.replayedAt });
+        if (fail && event.id === dead.id) throw new Error('down');
+      },
+    },
+  });
+  t.teardown(() => subscription.close({ timeoutMs: 1000 }));
+  const done = envelopeOf('feature');
+  const dead = envelopeOf('gp');
+  await settle(s, [done], 'completed');
+  await settle(s, [dead], 'failed');
+  t.same(seen, [
+    { id: done.id, replayedAt: undefined },
+    { id: dead.id, replayedAt: undefined },
+  ]);
+  fail = false;
+  const before = Date.now();
+  await s.inspector.replay(done.id);
+  await s.inspector.retry([dead.id]);
+  await waitFor('the replay and the retry', async () => seen.length === 4 && (await stateOf(s, 'gp-events', dead.id)) === 'completed');
+  for (const { id, replayedAt } of seen.slice(2)) {
+    t.ok([done.id, dead.id].includes(id), 'the same event id');
+    t.ok(Date.parse(replayedAt!) >= before - 1000, `${id}: marked with the time of its replay`);
+  }
+});
+
 t.test('replay retries a failed event, refuses a pending one, and names the retention for an unknown one', async (t) => {
   const s = await setup(t);
   let calls = 0;

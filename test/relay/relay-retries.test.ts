@@ -64,7 +64,9 @@ t.test(
     const alerts = await startSink(t, (_request, response) => response.writeHead(204).end());
     let answer = 500;
     const accepted: string[] = [];
+    const replayMarks: (string | undefined)[] = [];
     const sink = await startSink(t, (request, response, body) => {
+      replayMarks.push(request.headers['geohook-replayed-at'] as string | undefined);
       if (answer === 204) {
         webhook.verify(body.toString('utf8'), request.headers as Record<string, string>);
         accepted.push(String(request.headers['webhook-id']));
@@ -117,6 +119,9 @@ t.test(
     t.equal(replayed.replayed, 2);
     await waitFor('both delivered', () => accepted.length >= 2);
     t.same([...accepted].sort(), [...replayed.ids].sort(), 'each dead letter delivered once, under its event id');
+    // Issue 53: a replayed try says so in a header of its own; the tries before it did not.
+    t.same(replayMarks.slice(0, 6), Array(6).fill(undefined), 'the first tries are not marked');
+    t.match(replayMarks.slice(6), [/^\d{4}-\d\d-\d\dT.*Z$/, /^\d{4}-\d\d-\d\dT.*Z$/], 'the replayed tries carry geohook-replayed-at');
     const healed = await waitFor('counts written', async () => {
       const route = await status('sick');
       return route.delivered === 2 && route;

@@ -1,10 +1,11 @@
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import type { EventFamily } from '../../../src/events/envelope.js';
 import { EventQueue } from '../../../src/queue/event-queue.js';
 import { queueNames, type QueueName } from '../../../src/queue/names.js';
 import { createProducerConnection } from '../../../src/redis/connection.js';
+import { SubscriptionRegistry } from '../../../src/subscriptions/subscription-registry.js';
 import { runCli } from '../../helpers/cli.js';
 import { accepted, envelopeOf } from '../../helpers/envelope.js';
 import { configFile, uniquePrefix } from '../../helpers/receiver.js';
@@ -78,12 +79,50 @@ t.test('geohook events stats prints jobs per queue and state, as JSON or a table
     'gp-events': { ...zero, failed: 1 },
     'feature-events': { ...zero, completed: 1 },
     'unknown-events': { ...zero, waiting: 1 },
+    backfill: zero,
+    'change-ranges': zero,
+    'change-events': zero,
   });
   t.equal(table.code, 0, table.stderr);
   const lines = table.stdout.trimEnd().split('\n');
   t.match(lines[0], /^queue\s+waiting\s+active\s+delayed\s+prioritized\s+completed\s+failed\s+waiting-children$/);
   t.match(lines[1], /^gp-events\s+0\s+0\s+0\s+0\s+0\s+1\s+0$/);
   t.match(lines[3], /^unknown-events\s+1\s+0/);
+});
+
+t.test('geohook events stats lists every queue: each relay route of the config and each subscription too (issue 53)', async (t) => {
+  const q = await queues(t);
+  const route = { name: 'parcels', url: 'http://127.0.0.1:1/hook', types: ['change.*'], format: 'teams' };
+  const config = configFile(t, { relays: [route] });
+  const connection = new Redis(redis.url);
+  t.teardown(() => connection.disconnect());
+  await new SubscriptionRegistry(connection, q.env.GEOHOOK_PREFIX!).create({ name: 'billing', types: ['gp.*'] }, { origin: 'runtime' });
+  const routeQueue = new Queue('relay-parcels', { connection, prefix: q.env.GEOHOOK_PREFIX! });
+  t.teardown(() => routeQueue.close());
+  await routeQueue.add('change.updated', { id: 'x' });
+  const [stats, table] = await Promise.all([
+    json(t, ['events', 'stats', '--config', config], q.env),
+    runCli(['events', 'stats', '--table', '--config', config], { env: q.env }),
+  ]);
+  t.same(Object.keys(stats as object), [
+    'gp-events',
+    'feature-events',
+    'unknown-events',
+    'backfill',
+    'change-ranges',
+    'change-events',
+    'relay-parcels',
+    'sub-billing',
+  ]);
+  t.same((stats as Record<string, unknown>)['relay-parcels'], { ...zero, waiting: 1 });
+  t.same((stats as Record<string, unknown>)['sub-billing'], zero);
+  t.equal(table.code, 0, table.stderr);
+  const names = table.stdout
+    .trimEnd()
+    .split('\n')
+    .slice(1)
+    .map((line) => line.split(/\s+/)[0]);
+  t.same(names, Object.keys(stats as object), 'the table has a row per queue, in the same order');
 });
 
 t.test('geohook events stats --services prints each service, and --table adds them below the queues', async (t) => {
@@ -97,7 +136,7 @@ t.test('geohook events stats --services prints each service, and --table adds th
   ]);
   t.match(services, [{ service: 'Tools/Buffer.GPServer', mode: 'webhook', lastDeliveryAt: String, recentFailures: 0 }]);
   const [queuesPart, servicesPart] = table.stdout.trimEnd().split('\n\n');
-  t.equal(queuesPart!.split('\n').length, 4, 'the queues table first');
+  t.equal(queuesPart!.split('\n').length, 7, 'the queues table first');
   const lines = servicesPart!.split('\n');
   t.match(lines[0], /^service\s+mode\s+webhook\s+lastDelivery\s+failures24h\s+lastFailure\s+watermark\s+lastBackfill\s+lastPoll$/);
   t.match(lines[1], /^Tools\/Buffer\.GPServer\s+webhook\s+\d{4}-\d\d-\d\dT/);

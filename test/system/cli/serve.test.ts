@@ -55,6 +55,29 @@ t.test('a port in use stops geohook serve and geohook up with one line naming th
   t.notMatch(up.stderr, /EADDRINUSE|at .*\.js:\d+/, 'no stack');
 });
 
+t.test('geohook up says every port in use at once, each with the flag that moves it (issue 53)', async (t) => {
+  const redis = await startRedis(t);
+  const busyPort = async (): Promise<string> => {
+    const busy = createServer();
+    busy.listen(0, '127.0.0.1');
+    await once(busy, 'listening');
+    t.teardown(() => busy.close());
+    return String((busy.address() as AddressInfo).port);
+  };
+  const [port, emulatorPort] = [await busyPort(), await busyPort()];
+  const up = await runCli(['up', '--port', port, '--emulator-port', emulatorPort], { env: { REDIS_URL: redis.url } });
+  t.equal(up.code, 1);
+  t.match(
+    up.stderr,
+    new RegExp(
+      `(?:^|\\n)geohook: 2 ports are in use \\(by other programs, or another geohook\\): ` +
+        `the receiver on 127\\.0\\.0\\.1:${port} \\(--port or PORT moves it\\), ` +
+        `the emulator on 127\\.0\\.0\\.1:${emulatorPort} \\(--emulator-port or EMULATOR_PORT moves it\\)\\n$`,
+    ),
+  );
+  t.notMatch(up.stderr, /EADDRINUSE|at .*\.js:\d+/, 'no stack');
+});
+
 t.test('an admin API geohook serve cannot reach is said once, in one line with the value and the fix; its retries in brief', async (t) => {
   const redis = await startRedis(t);
   const dir = t.testdir({ 'geohook.json': JSON.stringify({ registration: { retryInitialSeconds: 0.05, retryMaxSeconds: 0.1 } }) });
