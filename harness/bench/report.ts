@@ -153,12 +153,12 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
   const p99Limit = Math.min(30, naive.p99Ms * 1.2);
   return [
     {
-      name: 'geohook vs naive, sustained',
-      goal: '≥ 1.00× (stretch 1.25×)',
-      value: `${fixed(ratios.sustainedVsNaive, 2)}×`,
-      met: ratios.sustainedVsNaive >= 1,
+      name: 'geohook vs naive, sustained, in every round',
+      goal: '≥ 1.25×',
+      value: ratios.perRound.map((round) => `${fixed(round.sustainedVsNaive, 2)}×`).join(' / '),
+      met: ratios.perRound.every((round) => round.sustainedVsNaive >= 1.25),
     },
-    { name: 'strict vs fast durability', goal: '≥ 0.80×', value: `${fixed(ratios.strictVsFast, 2)}×`, met: ratios.strictVsFast >= 0.8 },
+    { name: 'strict vs fast durability', goal: '≥ 0.95×', value: `${fixed(ratios.strictVsFast, 2)}×`, met: ratios.strictVsFast >= 0.95 },
     {
       name: 'geohook p99',
       goal: `≤ 30 ms and ≤ naive × 1.2 (${fixed(naive.p99Ms * 1.2, 1)} ms)`,

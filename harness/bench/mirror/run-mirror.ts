@@ -17,6 +17,7 @@ import { createTableStatements } from '../../../src/mirror/table-ddl.js';
 import { bulkAdd, emulatorAdminEnv } from '../../emulator-control.js';
 import { Child } from '../ipc.js';
 import { startRedis } from '../redis.js';
+import { copyWithOgr2ogr } from './ogr2ogr-peer.js';
 
 /** What `npm run bench -- --mirror` prints under `mirror`. */
 export interface MirrorResult {
@@ -29,6 +30,13 @@ export interface MirrorResult {
   copyFloorPerSec: number;
   /** rowsPerSec / copyFloorPerSec. */
   vsCopy: number;
+  /** The peer a GIS user would run instead: GDAL's `ogr2ogr` copying the same layer into the same PostGIS, as a whole command. */
+  ogr2ogrSeconds?: number;
+  ogr2ogrRowsPerSec?: number;
+  /** rowsPerSec / ogr2ogrRowsPerSec. */
+  vsOgr2ogr?: number;
+  /** Why there is no ogr2ogr figure (GDAL not installed). */
+  ogr2ogrSkipped?: string;
   /** Single updates made with the JS client's `applyEdits`, one after the other, each timed to its row committed. */
   edits: number;
   p50Ms: number;
@@ -127,6 +135,11 @@ export async function runMirror(settings: MirrorSettings, log: (line: string) =>
     await client.query('COMMIT');
     const copyFloorSeconds = (performance.now() - floorStartedAt) / 1000;
 
+    log('mirror: the peer: ogr2ogr copying the same layer into the same PostGIS');
+    const ogr2ogr = await copyWithOgr2ogr({ layerUrl: `${serviceUrl}/0`, token, postgresUrl: postgres.url, schema: 'ogr', client });
+    if ('rows' in ogr2ogr && ogr2ogr.rows !== features.length)
+      throw new Error(`mirror: ogr2ogr copied ${ogr2ogr.rows} of ${features.length} parcels`);
+
     log(`mirror: ${settings.edits} single updates, each timed from applyEdits to its row committed`);
     const authentication = ApiKeyManager.fromKey(token);
     const latencies: number[] = [];
@@ -149,6 +162,13 @@ export async function runMirror(settings: MirrorSettings, log: (line: string) =>
       copyFloorSeconds,
       copyFloorPerSec,
       vsCopy: rowsPerSec / copyFloorPerSec,
+      ...('skipped' in ogr2ogr
+        ? { ogr2ogrSkipped: ogr2ogr.skipped }
+        : {
+            ogr2ogrSeconds: ogr2ogr.seconds,
+            ogr2ogrRowsPerSec: ogr2ogr.rows / ogr2ogr.seconds,
+            vsOgr2ogr: rowsPerSec / (ogr2ogr.rows / ogr2ogr.seconds),
+          }),
       edits: settings.edits,
       p50Ms: Math.round(percentile(sorted, 0.5)),
       p99Ms: Math.round(percentile(sorted, 0.99)),
