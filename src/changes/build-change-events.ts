@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EsriFeature } from '../arcgis-request/extract-changes.js';
 import type { LayerInfo } from '../arcgis-request/layer-info.js';
 import { GeohookError } from '../errors.js';
@@ -29,11 +29,7 @@ export interface BuiltChange {
 }
 
 /** A geometry's hash: what geohook keeps to tell a moved feature from one that stayed. */
-export const geometryHash = (geometry: unknown): string =>
-  createHash('sha256')
-    .update(JSON.stringify(geometry ?? null))
-    .digest('hex')
-    .slice(0, 16);
+export const geometryHash = (geometry: unknown): string => hash('sha256', JSON.stringify(geometry ?? null)).slice(0, 16);
 
 /** The attributes (parsed for this range alone, so changed in place) with BigInteger values as decimal strings. */
 function exactAttributes(layer: LayerInfo, attributes: Record<string, unknown>): Record<string, unknown> {
@@ -67,9 +63,7 @@ function versionOf(layer: LayerInfo, row: ChangeRow): string {
   const at = field === undefined ? undefined : row.attributes[field];
   if (typeof at === 'number') return `t${at}`;
   const sorted = Object.fromEntries(Object.entries(row.attributes).sort(([a], [b]) => (a < b ? -1 : 1)));
-  return `h${createHash('sha256')
-    .update(JSON.stringify([sorted, row.geometry ?? null]))
-    .digest('hex')}`;
+  return `h${hash('sha256', JSON.stringify([sorted, row.geometry ?? null]))}`;
 }
 
 export function rowOf(layer: LayerInfo, feature: EsriFeature, asOf: 'current' | undefined): ChangeRow {

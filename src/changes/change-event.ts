@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** What a change event says happened to a feature (Debezium's letters). */
 export type ChangeOp = 'c' | 'u' | 'd' | 'r';
@@ -109,7 +109,5 @@ export function changeEventId(parts: {
   version: string;
 }): string {
   const { hook, service, layerId, key, op, version } = parts;
-  return createHash('sha256')
-    .update([hook, service, String(layerId), key, op, version].join('\n'))
-    .digest('hex');
+  return hash('sha256', [hook, service, String(layerId), key, op, version].join('\n'));
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
 import type { Result } from 'ioredis';
@@ -167,8 +167,7 @@ export interface JobScriptOptions {
  * The dedup digest of an event on a hook: 16 bytes of the SHA-256 of both, the end of its dedup key. 128 bits keep
  * an accidental collision out of reach, and a chosen one would need a second preimage.
  */
-export const dedupDigest = (hook: string, eventId: string): Buffer =>
-  createHash('sha256').update(hook).update('\n').update(eventId).digest().subarray(0, 16);
+export const dedupDigest = (hook: string, eventId: string): Buffer => hash('sha256', `${hook}\n${eventId}`, 'buffer').subarray(0, 16);
 
 /** What every call of the script sends besides the time and its requests (its KEYS, ARGV 1 and 4 to 13), bound once. */
 interface ScriptBinding {
