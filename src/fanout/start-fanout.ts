@@ -36,6 +36,12 @@ export interface FanoutOptions {
    * behind it, for its length. @defaultValue 1000
    */
   maxJobsPerCall?: number;
+  /**
+   * How long the fan-out waits after a hand-over that emptied the log before it reads again, ms: the entries stored
+   * meanwhile go in one call, whose fixed cost (per destination) they share. Waiting on an empty log, it reads an
+   * entry as soon as one is stored. @defaultValue 20
+   */
+  lingerMs?: number;
   /** Shortest time between two trims of the log (and, while no event comes, two applications of the backlog caps), ms. @defaultValue 1000 */
   trimIntervalMs?: number;
   /** Each hand-over done: its destination jobs, by destination name (metrics, tests). */
@@ -64,7 +70,7 @@ const CATCHUP = 'catchup:';
  * acknowledgement never waits for it.
  */
 export function startFanout(options: FanoutOptions): Fanout {
-  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000, maxJobsPerCall = 1000 } = options;
+  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000, maxJobsPerCall = 1000, lingerMs = 20 } = options;
   const log = options.logger.child({ component: 'fanout' });
   const script = new FanoutScript(connection, prefix);
   const lease = new FanoutLease(connection, fanoutLeaseKey(prefix), leaseMs);
@@ -153,7 +159,7 @@ export function startFanout(options: FanoutOptions): Fanout {
    * first when there is none yet (it reads as soon as one is stored); true when there were any. The cursor of `state`
    * moves with the hand-over.
    */
-  const handNew = async (state: FanoutState, waitMs: number): Promise<{ fresh: boolean; outcome?: HandOver }> => {
+  const handNew = async (state: FanoutState, waitMs: number): Promise<{ fresh: boolean; full?: boolean; outcome?: HandOver }> => {
     const subscriptions = await destinationsOf(state.version);
     const live = [...routes, ...subscriptions.filter(({ name }) => !state.catchingUp.has(name))];
     const count = Math.max(1, Math.min(batch, Math.floor(maxJobsPerCall / Math.max(1, live.length))));
@@ -179,7 +185,7 @@ export function startFanout(options: FanoutOptions): Fanout {
       state.cursor = lastId;
       options.onHandOver?.(read.length);
     }
-    return { fresh: true, outcome };
+    return { fresh: true, full: raw.length === count, outcome };
   };
 
   /** One run of the log for a subscription reading it from an earlier time, up to the cursor, where it joins the others. */
@@ -246,10 +252,11 @@ export function startFanout(options: FanoutOptions): Fanout {
     }
     const current = (state ??= await readState());
     const catchingUp = [...current.catchingUp];
-    const { fresh, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
+    const { fresh, full, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
     if (!fresh || (outcome !== undefined && outcome !== 'done') || catchingUp.length > 0) state = undefined;
     for (const [name, next] of catchingUp) await catchUp(current, name, next);
     await tidy(current, !fresh);
+    if (fresh && !full && catchingUp.length === 0) await sleep(lingerMs, undefined, { signal: stopping.signal }).catch(() => undefined);
   };
 
   const loop = (async () => {
