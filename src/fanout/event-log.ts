@@ -25,21 +25,15 @@ function fieldOf(fields: readonly string[], name: string): string | undefined {
   return undefined;
 }
 
+/** The entries of a stream read (`XRANGE`, or one stream of `XREAD`) as ioredis returns them: id, then fields. */
+export type RawEntries = readonly [id: string, fields: string[]][];
+
 /**
- * Entries of the log `key` from `start` (a stream id; `(id` for the entries after it) up to `end` (inclusive; `+`
- * for the newest), at most `count`. An entry that is not an event (never written by geohook) is passed over and
- * reported to `skipped`; `read` counts every entry read, those included. With `parse: false` no entry is returned,
- * only where the range ended.
+ * The events among `raw` entries of the log. An entry that is not an event (never written by geohook) is passed over
+ * and reported to `skipped`.
  */
-export async function readEventLog(
-  redis: RedisClient,
-  key: string,
-  range: { start: string; end?: string; count: number; parse?: boolean },
-  skipped: (id: string, err: unknown) => void,
-): Promise<{ entries: LogEntry[]; lastId: string | undefined; read: number }> {
-  const raw = await redis.xrange(key, range.start, range.end ?? '+', 'COUNT', range.count);
+export function parseLogEntries(raw: RawEntries, skipped: (id: string, err: unknown) => void): LogEntry[] {
   const entries: LogEntry[] = [];
-  if (range.parse === false) return { entries, lastId: raw.at(-1)?.[0], read: raw.length };
   for (const [id, fields] of raw) {
     const jobId = fieldOf(fields, 'j');
     const data = fieldOf(fields, 'd');
@@ -52,5 +46,20 @@ export async function readEventLog(
       skipped(id, err);
     }
   }
-  return { entries, lastId: raw.at(-1)?.[0], read: raw.length };
+  return entries;
+}
+
+/**
+ * Entries of the log `key` from `start` (a stream id; `(id` for the entries after it) up to `end` (inclusive; `+`
+ * for the newest), at most `count`, parsed by {@link parseLogEntries}; `read` counts every entry read, those passed
+ * over included.
+ */
+export async function readEventLog(
+  redis: RedisClient,
+  key: string,
+  range: { start: string; end?: string; count: number },
+  skipped: (id: string, err: unknown) => void,
+): Promise<{ entries: LogEntry[]; lastId: string | undefined; read: number }> {
+  const raw = await redis.xrange(key, range.start, range.end ?? '+', 'COUNT', range.count);
+  return { entries: parseLogEntries(raw, skipped), lastId: raw.at(-1)?.[0], read: raw.length };
 }

@@ -5,7 +5,7 @@ import { layerFieldsField } from '../changes/layer-fields.js';
 import type { RedisClient } from '../redis/connection.js';
 import { eventLogKey, fanoutKey, fanoutLeaseKey, layerFieldsKey } from '../redis/keys.js';
 import type { Destination } from './destination.js';
-import { readEventLog, type LogEntry } from './event-log.js';
+import { parseLogEntries, readEventLog, type LogEntry, type RawEntries } from './event-log.js';
 import { FanoutLease } from './fanout-lease.js';
 import { FanoutScript, type HandOver } from './fanout-script.js';
 import { compareLogIds, LOG_START, logIdMs } from './log-id.js';
@@ -36,6 +36,12 @@ export interface FanoutOptions {
    * behind it, for its length. @defaultValue 1000
    */
   maxJobsPerCall?: number;
+  /**
+   * How long the fan-out waits after a hand-over that emptied the log before it reads again, ms: the entries stored
+   * meanwhile go in one call, whose fixed cost (per destination) they share. Waiting on an empty log, it reads an
+   * entry as soon as one is stored. @defaultValue 20
+   */
+  lingerMs?: number;
   /** Shortest time between two trims of the log (and, while no event comes, two applications of the backlog caps), ms. @defaultValue 1000 */
   trimIntervalMs?: number;
   /** Each hand-over done: its destination jobs, by destination name (metrics, tests). */
@@ -64,7 +70,7 @@ const CATCHUP = 'catchup:';
  * acknowledgement never waits for it.
  */
 export function startFanout(options: FanoutOptions): Fanout {
-  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000, maxJobsPerCall = 1000 } = options;
+  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000, maxJobsPerCall = 1000, lingerMs = 20 } = options;
   const log = options.logger.child({ component: 'fanout' });
   const script = new FanoutScript(connection, prefix);
   const lease = new FanoutLease(connection, fanoutLeaseKey(prefix), leaseMs);
@@ -76,6 +82,8 @@ export function startFanout(options: FanoutOptions): Fanout {
   const skipped = (id: string, err: unknown): void => log.error({ err, entry: id }, 'event log: an entry that is no event, passed over');
   let cached: { version: string; destinations: readonly Destination[] } | undefined;
   let lastTrimMs = 0;
+  let state: FanoutState | undefined;
+  let renewAt = 0;
   let closed = false;
   const stopping = new AbortController();
 
@@ -146,26 +154,38 @@ export function startFanout(options: FanoutOptions): Fanout {
     return { entries, taken };
   };
 
-  /** Hands the entries after the cursor to every destination that is not catching up; true when there were any. */
-  const handNew = async (state: FanoutState): Promise<boolean> => {
+  /**
+   * Hands the entries after the cursor to every destination that is not catching up, waiting up to `waitMs` for the
+   * first when there is none yet (it reads as soon as one is stored); true when there were any. The cursor of `state`
+   * moves with the hand-over.
+   */
+  const handNew = async (state: FanoutState, waitMs: number): Promise<{ fresh: boolean; full?: boolean; outcome?: HandOver }> => {
     const subscriptions = await destinationsOf(state.version);
     const live = [...routes, ...subscriptions.filter(({ name }) => !state.catchingUp.has(name))];
-    // With no destination the cursor only moves past the entries: they are not parsed.
     const count = Math.max(1, Math.min(batch, Math.floor(maxJobsPerCall / Math.max(1, live.length))));
-    const range = { start: `(${state.cursor}`, count, parse: live.length > 0 };
-    const read = await readEventLog(connection, logKey, range, skipped);
-    if (read.lastId === undefined) return false;
-    const { entries, taken } = await match(read.entries, live);
+    const reply =
+      waitMs > 0
+        ? await waiter.xread('COUNT', count, 'BLOCK', waitMs, 'STREAMS', logKey, state.cursor)
+        : await waiter.xread('COUNT', count, 'STREAMS', logKey, state.cursor);
+    const raw: RawEntries = reply?.[0]?.[1] ?? [];
+    const lastId = raw.at(-1)?.[0];
+    if (lastId === undefined) return { fresh: false };
+    // With no destination the cursor only moves past the entries: they are not parsed.
+    const read = live.length > 0 ? parseLogEntries(raw, skipped) : [];
+    const { entries, taken } = await match(read, live);
     const outcome = await script.handOver({
       field: 'cursor',
       expected: state.cursor,
-      next: read.lastId,
+      next: lastId,
       version: state.version,
       entries,
       taken,
     });
-    if (outcome === 'done') options.onHandOver?.(read.entries.length);
-    return true;
+    if (outcome === 'done') {
+      state.cursor = lastId;
+      options.onHandOver?.(read.length);
+    }
+    return { fresh: true, full: raw.length === count, outcome };
   };
 
   /** One run of the log for a subscription reading it from an earlier time, up to the cursor, where it joins the others. */
@@ -210,19 +230,33 @@ export function startFanout(options: FanoutOptions): Fanout {
     await script.handOver({ field: 'cursor', expected: state.cursor, next: state.cursor, version: state.version, entries: [], taken });
   };
 
-  /** One turn: true when it handed something over (the next turn follows at once). */
-  const turn = async (): Promise<boolean> => {
-    if (!(await lease.hold())) {
+  /** Takes or renews the lease when a third of it has passed: true while this receiver holds it. */
+  const holdLease = async (): Promise<boolean> => {
+    const now = Date.now();
+    if (now < renewAt) return true;
+    const held = await lease.hold();
+    renewAt = held ? now + leaseMs / 3 : 0;
+    return held;
+  };
+
+  /**
+   * One turn: the new entries (waited for while there is nothing else to do), the catch-ups, the tidying. The state
+   * is kept from turn to turn while this receiver's hand-overs move it, and read again when one finds it moved or
+   * changed (another receiver, a subscription made or deleted), after a catch-up, and whenever no entry came.
+   */
+  const turn = async (): Promise<void> => {
+    if (!(await holdLease())) {
+      state = undefined;
       await sleep(leaseMs / 2, undefined, { signal: stopping.signal }).catch(() => undefined);
-      return false;
+      return;
     }
-    const state = await readState();
-    const fresh = await handNew(state);
-    let busy = fresh;
-    for (const [name, next] of state.catchingUp) busy = (await catchUp(state, name, next)) !== undefined || busy;
-    await tidy(state, !fresh);
-    if (!busy) await waiter.xread('COUNT', 1, 'BLOCK', Math.min(250, leaseMs / 2), 'STREAMS', logKey, state.cursor);
-    return busy;
+    const current = (state ??= await readState());
+    const catchingUp = [...current.catchingUp];
+    const { fresh, full, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
+    if (!fresh || (outcome !== undefined && outcome !== 'done') || catchingUp.length > 0) state = undefined;
+    for (const [name, next] of catchingUp) await catchUp(current, name, next);
+    await tidy(current, !fresh);
+    if (fresh && !full && catchingUp.length === 0) await sleep(lingerMs, undefined, { signal: stopping.signal }).catch(() => undefined);
   };
 
   const loop = (async () => {

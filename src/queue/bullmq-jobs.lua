@@ -13,14 +13,28 @@ local function prepare(queue)
     rcall('HSET', meta, 'opts.maxLenEvents', queue.maxEvents)
   end
 end
+-- A job's options as BullMQ stores them (`cjson` of the options with `jobId`): encoded once per options table and
+-- call around a placeholder id (the keys, hence their order, are the same for every job), each job's id put in its
+-- place.
+local optionsText = {}
+local function encodeOptions(opts, jobId)
+  local parts = optionsText[opts]
+  if not parts then
+    opts['jobId'] = '\1'
+    local text = cjson.encode(opts)
+    local at = string.find(text, '"\\u0001"', 1, true)
+    parts = { string.sub(text, 1, at - 1), string.sub(text, at + 8) }
+    optionsText[opts] = parts
+  end
+  return parts[1] .. cjson.encode(jobId) .. parts[2]
+end
 -- BullMQ's addStandardJob for a job with an id of its own (and the queue's options, or opts); with a delay (ms,
 -- the one opts hold), its addDelayedJob.
 local function addJob(queue, jobId, name, data, opts, delay)
   local prefix = queue.prefix
   prepare(queue)
-  local jobOpts = opts or queue.opts
-  jobOpts['jobId'] = jobId
-  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', cjson.encode(jobOpts), 'timestamp', timestamp, 'delay', delay or 0, 'priority', 0)
+  local encoded = encodeOptions(opts or queue.opts, jobId)
+  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', encoded, 'timestamp', timestamp, 'delay', delay or 0, 'priority', 0)
   rcall('XADD', queue.events, '*', 'event', 'added', 'jobId', jobId, 'name', name)
   if delay then
     -- The score bakes in an order among the jobs due in the same millisecond; the marker says when the next is due.

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { eventLogKey } from '../../../src/redis/keys.js';
+import type { ServerStats } from '../cases/case-server.js';
 import { percentile } from '../changes/change-latency.js';
 import { Child } from '../ipc.js';
-import { startRedis } from '../redis.js';
+import { processCpuMs, startRedis } from '../redis.js';
 import type { PaceParams, PaceResult } from '../workers/paced-sender.js';
 import { benchSubscriptions, PREFIX, startSubscribedServer, waitingLengths, waitListKeys } from './subscription-server.js';
 
@@ -24,6 +25,11 @@ export interface FanoutLatency {
   errors: number;
   /** How late the sender was, at worst, to send a batch of deliveries. */
   maxLateMs: number;
+  /**
+   * CPU per timed delivery, µs, from the first sent to the last in every queue: geohook's server (acknowledgement
+   * and fan-out) and its redis-server. Unlike the times, hardly moved by a busy machine.
+   */
+  cpuUsPerEvent: { server: number; redis?: number };
 }
 
 export interface LatencySettings {
@@ -87,13 +93,16 @@ export async function measureFanoutLatency(settings: LatencySettings): Promise<F
         60_000 + count * 10,
       );
     await pace(0, warmup);
+    const cpuBefore = { server: (await started.server.call<ServerStats>('stats')).cpuMs, redis: processCpuMs(redis.pid) };
     const result = await pace(warmup, settings.events);
     const total = warmup + settings.events;
     for (const deadline = Date.now() + 60_000; (samples.at(-1)?.[1] ?? 0) < total; await sleep(20))
       if (Date.now() > deadline)
         throw new Error(`subscriptions: ${samples.at(-1)?.[1]} of ${total} events in every subscription after 60 s`);
+    const cpuAfter = { server: (await started.server.call<ServerStats>('stats')).cpuMs, redis: processCpuMs(redis.pid) };
     polling = false;
     await poll;
+    const perEvent = (ms: number): number => (ms * 1000) / settings.events;
 
     // The accept script logs each event as `j` (its job id: the id the 202 answered), then `d`.
     const entries = await connection.xrange(eventLogKey(PREFIX), '-', '+');
@@ -116,6 +125,10 @@ export async function measureFanoutLatency(settings: LatencySettings): Promise<F
       non2xx: result.non2xx,
       errors: result.errors,
       maxLateMs: result.maxLateMs,
+      cpuUsPerEvent: {
+        server: perEvent(cpuAfter.server - cpuBefore.server),
+        ...(cpuBefore.redis === undefined || cpuAfter.redis === undefined ? {} : { redis: perEvent(cpuAfter.redis - cpuBefore.redis) }),
+      },
     };
   } finally {
     polling = false;

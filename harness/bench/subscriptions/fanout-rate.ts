@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { eventLogKey, subscriptionDroppedKey } from '../../../src/redis/keys.js';
 import { SubscriptionRegistry } from '../../../src/subscriptions/subscription-registry.js';
-import type { CaseParams } from '../cases/case-server.js';
+import type { CaseParams, ServerStats } from '../cases/case-server.js';
 import { Child } from '../ipc.js';
 import { BENCH_SECRET, WEBHOOK_PATH } from '../payloads.js';
-import { startRedis } from '../redis.js';
+import { processCpuMs, startRedis } from '../redis.js';
 import type { LoadParams, LoadResult } from '../workers/loader.js';
 import { benchSubscriptions, PREFIX, startSubscribedServer, waitingLengths, waitListKeys } from './subscription-server.js';
 
@@ -22,6 +22,11 @@ export interface FanoutRate {
   fewestHeld: number;
   /** Events dropped by a backlog cap (0). */
   dropped: number;
+  /**
+   * CPU per job handed over (events × subscriptions), µs: geohook's server from when it was ready (its fan-out had just
+   * begun) and its redis-server from before it started, to the end. Unlike `perSec`, hardly moved by a busy machine.
+   */
+  cpuUsPerJob: { server: number; redis?: number };
 }
 
 const POLL_MS = 5;
@@ -72,9 +77,14 @@ export async function measureFanoutRate(loader: Child, events: number, subscript
     })();
     // Awaited below; a server that fails to start must not leave it rejected unhandled meanwhile.
     timing.catch(() => undefined);
+    const redisCpuBefore = processCpuMs(redis.pid);
     server = (await startSubscribedServer(connection, redis.url, dir, subscriptions)).server;
+    const serverCpuBefore = (await server.call<ServerStats>('stats')).cpuMs;
     const { startMs, doneMs } = await timing;
     const seconds = (doneMs - startMs) / 1000;
+    const jobs = events * subscriptionCount;
+    const serverCpuMs = (await server.call<ServerStats>('stats')).cpuMs - serverCpuBefore;
+    const redisCpuAfter = processCpuMs(redis.pid);
     return {
       events,
       subscriptions: subscriptionCount,
@@ -82,6 +92,10 @@ export async function measureFanoutRate(loader: Child, events: number, subscript
       seconds,
       fewestHeld: Math.min(...(await waitingLengths(connection, keys))),
       dropped: Object.values(await connection.hgetall(subscriptionDroppedKey(PREFIX))).reduce((sum, n) => sum + Number(n), 0),
+      cpuUsPerJob: {
+        server: (serverCpuMs * 1000) / jobs,
+        ...(redisCpuBefore === undefined || redisCpuAfter === undefined ? {} : { redis: ((redisCpuAfter - redisCpuBefore) * 1000) / jobs }),
+      },
     };
   } finally {
     polling = false;

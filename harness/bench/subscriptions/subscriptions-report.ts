@@ -33,9 +33,11 @@ export function formatSubscriptions(result: SubscriptionsResult): string {
     `subscriptions: deliveries acknowledged at ${thousands(result.ackPerSec0)}/s with none, ${thousands(result.ackPerSec16)}/s with ` +
       `${result.subscriptions}: ${fixed(result.ackRatio16, 2)}× (per round ${perRound(result)})`,
     `  fan-out of ${thousands(fanout.events)} logged events to ${fanout.subscriptions} subscriptions: ${thousands(fanout.perSec)} events/s ` +
-      `(${fixed(fanout.seconds, 2)} s, ${thousands(fanout.dropped)} dropped)`,
+      `(${fixed(fanout.seconds, 2)} s, ${thousands(fanout.dropped)} dropped; CPU per job µs: server ${fixed(fanout.cpuUsPerJob.server, 1)}, ` +
+      `redis ${fixed(fanout.cpuUsPerJob.redis ?? Number.NaN, 1)})`,
     `  ${thousands(latency.events)} deliveries at ${thousands(latency.perSec)}/s, 202 to the last subscription's queue: p50 ${thousands(latency.p50Ms)} ms, ` +
-      `p99 ${thousands(latency.p99Ms)} ms, max ${thousands(latency.maxMs)} ms (queues read every ${latency.pollEveryMs} ms, ${fixed(latency.pollRoundTripMs, 1)} ms a read)`,
+      `p99 ${thousands(latency.p99Ms)} ms, max ${thousands(latency.maxMs)} ms (queues read every ${latency.pollEveryMs} ms, ${fixed(latency.pollRoundTripMs, 1)} ms a read; ` +
+      `CPU per delivery µs: server ${fixed(latency.cpuUsPerEvent.server, 0)}, redis ${fixed(latency.cpuUsPerEvent.redis ?? Number.NaN, 0)})`,
   ].join('\n');
 }
 
