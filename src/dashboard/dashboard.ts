@@ -9,7 +9,6 @@ import { DashboardRateLimitError, GeohookError, QueueUnavailableError } from '..
 import { readableJobData, readableJobName } from '../events/stored-event.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { allQueueNames } from '../queue/names.js';
-import { recentEvents } from '../queue/recent-events.js';
 import type { ServiceReport } from '../queue/service-report.js';
 import { sendError, sendNotFound } from '../receiver/error-reply.js';
 import type { FailingService } from '../redis/failing-services.js';
@@ -19,6 +18,7 @@ import { denyFraming } from './frame-headers.js';
 import { LoginLimiter } from './login-limiter.js';
 import { loginRoutes } from './login-routes.js';
 import type { MirrorView } from './mirror-section.js';
+import { recentEvents, type RecentQueue } from './recent-events.js';
 import { relaysPage, type RelaysPageOptions } from './relays-page.js';
 import { servicesPage } from './services-page.js';
 import { deviceCookie, isAuthorized, isKnownDevice } from './session.js';
@@ -37,6 +37,8 @@ export interface DashboardOptions {
    * listed again on every call of the board's API: subscriptions come and go at run time. @defaultValue none
    */
   queues?: () => Promise<readonly Queue[]>;
+  /** The queues whose jobs the recent events list beside the event queues: change events, relay routes' tries. @defaultValue none */
+  recentQueues?: () => readonly RecentQueue[];
   /** What the services view shows (`readServiceReports`). */
   services: () => Promise<ServiceReport[]>;
   /** The services self-registration could not register (`readFailingServices`). @defaultValue none */
@@ -174,7 +176,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     services: options.services,
     failing: options.failing ?? (async () => []),
     ...(options.mirror === undefined ? {} : { mirror: options.mirror }),
-    recent: (query) => recentEvents(eventQueue, query),
+    recent: (query) => recentEvents(eventQueue, query, options.recentQueues?.() ?? []),
     staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     boardPath: prefix,
   });

@@ -26,6 +26,7 @@ td.ok { color: #047857; font-weight: 600; }
 td.bad { color: #b91c1c; font-weight: 600; }
 td.stale, tr.stale td { color: #6b7280; }
 td.wrap { white-space: normal; }
+span.why { display: block; font-weight: normal; color: #6b7280; font-size: .85em; }
 span.product { color: #6b7280; font-size: .85em; margin-left: .4rem; }
 nav { display: flex; gap: 1rem; }
 h2 { font-size: 1.1rem; margin: 2rem 0 .5rem; }
