@@ -75,6 +75,19 @@ const DEFAULT_STALE_AFTER_MS = 3 * 300_000;
 const WEB_FONT = 'fonts.googleapis.com';
 const WEB_FONT_LINK = /<link[^>]*fonts\.googleapis\.com[^>]*>\s*/g;
 
+/** The name of the board's header icon that opens the menu of geohook's own pages (Bull Board gives it none). */
+export const MENU_LABEL = 'geohook pages';
+
+/** Names the board's menu icon for screen readers and as a tooltip, as React draws (and redraws) it. */
+const MENU_LABEL_SCRIPT =
+  '<script>new MutationObserver(function () {' +
+  'document.querySelectorAll(\'header button[aria-haspopup="menu"]:not([aria-label])\').forEach(function (button) {' +
+  `button.setAttribute('aria-label', '${MENU_LABEL}'); button.title = '${MENU_LABEL}'; });` +
+  '}).observe(document.documentElement, { childList: true, subtree: true });</script>';
+
+/** Bull Board's page as geohook serves it: without the web font it asks Google for (geohook runs offline), its menu icon named. */
+const boardPage = (html: string): string => html.replace(WEB_FONT_LINK, '').replace('</body>', `${MENU_LABEL_SCRIPT}</body>`);
+
 /**
  * A browser marks each request with where it comes from. Cookies and basic-auth credentials ride along
  * on requests other sites make, and SameSite=Strict still lets a sibling subdomain through: changes are
@@ -105,9 +118,8 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     ],
   };
   const bullBoard = createBullBoard({ queues: [], serverAdapter, options: { uiConfig } });
-  // Bull Board's page asks Google for its font: geohook runs offline, and fetches nothing from outside.
   app.addHook('onSend', async (_request, _reply, payload) =>
-    typeof payload === 'string' && payload.includes(WEB_FONT) ? payload.replace(WEB_FONT_LINK, '') : payload,
+    typeof payload === 'string' && payload.includes(WEB_FONT) ? boardPage(payload) : payload,
   );
 
   // The queues exist only once Redis was first reached, which may be long after start-up: the board
