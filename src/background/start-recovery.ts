@@ -146,6 +146,7 @@ function startPasses(
       if (parseServiceName(service).type === 'FeatureServer') await checkGenerations(service, generations);
       await health.confirmRecovery(service, outcome.id);
     },
+    onCheckFailed: (service, err) => health.checkFailed(service, err),
   });
   if (registration !== undefined) registerRegistrationMetrics(options.metricsRegistry, () => registration.summary());
   // Its fail-fast connection refuses commands until it is connected: the first pass waits for it, so that start-up

@@ -4,8 +4,8 @@ import { hash } from 'node:crypto';
 export type ChangeOp = 'c' | 'u' | 'd' | 'r';
 
 /**
- * The type of a change event. `change.entered` and `change.left` are the types a relay route or subscription with
- * `emit` takes a crossing of its `where` as (docs/changes.md#transitions): `change-events` holds the others only.
+ * The type of a change event. `change.entered` and `change.left` are the types a relay route, subscription or
+ * `changes` service with `emit` takes a crossing of its `where` as (docs/changes.md#transitions).
  */
 export type ChangeEventType =
   'change.created' | 'change.updated' | 'change.deleted' | 'change.read' | 'change.schema' | 'change.entered' | 'change.left';

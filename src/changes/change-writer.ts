@@ -1,7 +1,9 @@
 import type { LayerInfo } from '../arcgis-request/layer-info.js';
+import type { ChangesServiceSettings } from '../config/types.js';
 import { QueueScript, type QueueScriptOptions } from '../queue/job-script.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { ChangeEvent } from './change-event.js';
+import { serviceEventFilter } from './change-filter.js';
 import { LayerFieldsRecorder } from './layer-fields.js';
 
 /** Change events written per script call. */
@@ -18,16 +20,21 @@ export class ChangeWriter {
   readonly #script: QueueScript;
   readonly #layerFields: LayerFieldsRecorder;
 
-  constructor(connection: RedisClient, options: QueueScriptOptions) {
+  readonly #filter: ReturnType<typeof serviceEventFilter>;
+
+  /** `byService`: the services' settings, whose transition filters keep or drop each event once built (docs/changes.md#transitions). */
+  constructor(connection: RedisClient, options: QueueScriptOptions & { byService?: Readonly<Record<string, ChangesServiceSettings>> }) {
     this.#layerFields = new LayerFieldsRecorder(connection, options.prefix);
     this.#script = new QueueScript(connection, options);
+    this.#filter = serviceEventFilter(options.byService ?? {});
   }
 
   /**
-   * Writes `events` (at most {@link CHANGE_BATCH} per call; `layers`: the definitions of their layers, whose fields
-   * `where` filters read); returns how many events were new.
+   * Writes the events `built` that the services' transition filters keep (at most {@link CHANGE_BATCH} per call;
+   * `layers`: the definitions of their layers, whose fields `where` filters read); returns how many events were new.
    */
-  async write(events: readonly ChangeEvent[], layers: readonly LayerInfo[] = []): Promise<number> {
+  async write(built: readonly ChangeEvent[], layers: readonly LayerInfo[] = []): Promise<number> {
+    const events = this.#filter === undefined ? built : this.#filter(built, layers);
     if (events.length === 0) return 0;
     await this.#layerFields.record(events, layers);
     const answers = await this.#script.write(

@@ -86,6 +86,12 @@ export function createResolverContext(options: ChangesOptions, events: Queue): R
         pollIntervalMs: 50,
         maxPollIntervalMs: 5000,
       }),
-    writer: () => (writer ??= new ChangeWriter(connection, { queue: events, prefix, dedupMs: options.dedupMs })),
+    writer: () =>
+      (writer ??= new ChangeWriter(connection, {
+        queue: events,
+        prefix,
+        dedupMs: options.dedupMs,
+        ...(options.byService === undefined ? {} : { byService: options.byService }),
+      })),
   };
 }

@@ -135,6 +135,7 @@ export function registerChanges(changes: Command): void {
           queue,
           prefix: config.prefix,
           dedupMs: config.dedupRetentionSeconds * 1000,
+          byService: admin.changes.byService,
         });
         const result = await snapshotService({
           connection,

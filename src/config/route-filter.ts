@@ -108,3 +108,20 @@ export function filterIssues(filter: RouteFilterConfig): { message: string; path
     issues.push({ message: 'when takes updates only, which no pattern of types takes: add "change.updated"', path: 'when' });
   return issues;
 }
+
+/**
+ * The checks of a `changes` service's transition filter (docs/changes.md#transitions): those of a route taking
+ * `change.*`, for its clause, or each of its clauses by layer.
+ */
+export function changesFilterIssues(settings: {
+  where?: string | Readonly<Record<string, string>> | undefined;
+  when?: RouteWhen | undefined;
+  emit?: RouteEmit | undefined;
+}): { message: string; path: string }[] {
+  const { where, when, emit } = settings;
+  const clauses = where === undefined ? [undefined] : typeof where === 'string' ? [where] : Object.values(where);
+  const issues = clauses.flatMap((clause) =>
+    filterIssues({ types: ['change.*'], ...(clause === undefined ? {} : { where: clause }), when, emit }),
+  );
+  return issues.filter((issue, index) => issues.findIndex((other) => other.message === issue.message) === index);
+}

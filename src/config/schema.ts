@@ -4,7 +4,7 @@ import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, 
 import { mirrorEnvShape } from './mirror-schema.js';
 import { orgSettingsSchema, placementSchema, registerEntry, serviceName } from './org-schema.js';
 import { relaysSchema } from './relay-schema.js';
-import { isTransitionClause } from './route-filter.js';
+import { changesFilterIssues, routeFilterFields } from './route-filter.js';
 import { DEFAULT_BACKLOG, subscriptionsSchema } from './subscription-schema.js';
 
 const hookName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, "-" or "_", at most 64 characters');
@@ -236,18 +236,8 @@ export const whereClause = z
     }
   });
 
-/**
- * A `changes` service's clause: it filters the rows as `extractChanges` gives them, before geohook reads their
- * previous values, so it names no `before.x` or `after.x` (a relay route's or subscription's `where` does).
- */
-const rowClause = whereClause.superRefine((clause, context) => {
-  if (isTransitionClause(clause))
-    context.addIssue({
-      code: 'custom',
-      message:
-        "names before. or after.: a changes service's where reads the row as the change left it; put transitions in a relay route's or subscription's where",
-    });
-});
+/** A `changes` service's `when` and `emit`: as a relay route's. */
+const { when: changesWhen, emit: changesEmit } = routeFilterFields(whereClause);
 
 /** An envelope of change events' `within`. */
 const withinEnvelope = z
@@ -411,7 +401,7 @@ export const configFileSchema = z
             layers: z.array(z.number().int().min(0)).min(1).optional(),
             /** A clause for every layer that has its fields, or clauses by layer id (docs/changes.md#filters). */
             where: z
-              .union([rowClause, z.record(z.string(), rowClause)])
+              .union([whereClause, z.record(z.string(), whereClause)])
               .refine(
                 (where) => typeof where === 'string' || Object.keys(where).every((key) => /^\d+$/.test(key)),
                 'clauses by layer id: {"0": "…"}',
@@ -419,12 +409,20 @@ export const configFileSchema = z
               .optional(),
             /** Only features whose geometry meets this envelope, in 4326 unless it says 3857 or 102100. */
             within: withinEnvelope.optional(),
+            /** Only updates of this field, from and to these values (docs/changes.md#transitions). */
+            when: changesWhen,
+            /** Adds `change.entered` and `change.left` for crossings of `where` (docs/changes.md#transitions). */
+            emit: changesEmit,
             /** `initial`: read every row once (`change.read`) when the service is first followed, then stream. */
             snapshot: z.literal('initial', { error: 'initial' }).optional(),
             /** `metadata`: events of features whose attachments changed carry them (docs/changes.md#attachments). */
             attachments: z.enum(['none', 'metadata'], { error: 'none or metadata' }).optional(),
           })
-          .strict(),
+          .strict()
+          .superRefine((settings, context) => {
+            for (const issue of changesFilterIssues(settings))
+              context.addIssue({ code: 'custom', message: issue.message, path: [issue.path] });
+          }),
       )
       .default({}),
     /** Relay routes: where events are sent on, signed, in which format (docs/relays.md). */

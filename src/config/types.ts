@@ -6,6 +6,7 @@ import type { WebhookSettings } from '../arcgis/webhook-settings.js';
 import type { MirrorConfig } from './mirror-schema.js';
 import type { RelayRouteConfig } from './relay-schema.js';
 import type { RetryPolicy } from './retry-policy.js';
+import type { RouteEmit, RouteWhen } from './route-filter.js';
 import type { BacklogLimits, SubscriptionConfig } from './subscription-schema.js';
 
 /** An envelope, in 4326 (the default) or Web Mercator (`{ "wkid": 3857 }` or 102100). */
@@ -23,6 +24,10 @@ export interface ChangeFilters {
 
 /** A service's settings in the `changes` section of GEOHOOK_CONFIG (docs/configuration.md#changes). */
 export interface ChangesServiceSettings extends ChangeFilters {
+  /** Only updates of this field, from and to these values (docs/changes.md#transitions). */
+  readonly when?: RouteWhen | undefined;
+  /** Adds `change.entered` (into `where`), `change.left` (out of it), or both, as a relay route's `emit`. */
+  readonly emit?: RouteEmit | undefined;
   readonly track?: '*' | readonly string[] | undefined;
   readonly layers?: readonly number[] | undefined;
   /** `initial`: the layers are read once (`change.read` events) when geohook first follows the service. */

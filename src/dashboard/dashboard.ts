@@ -9,7 +9,6 @@ import { DashboardRateLimitError, GeohookError, QueueUnavailableError } from '..
 import { readableJobData, readableJobName } from '../events/stored-event.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { allQueueNames } from '../queue/names.js';
-import { recentEvents } from '../queue/recent-events.js';
 import type { ServiceReport } from '../queue/service-report.js';
 import { sendError, sendNotFound } from '../receiver/error-reply.js';
 import type { FailingService } from '../redis/failing-services.js';
@@ -19,6 +18,7 @@ import { denyFraming } from './frame-headers.js';
 import { LoginLimiter } from './login-limiter.js';
 import { loginRoutes } from './login-routes.js';
 import type { MirrorView } from './mirror-section.js';
+import { recentEvents, type RecentQueue } from './recent-events.js';
 import { relaysPage, type RelaysPageOptions } from './relays-page.js';
 import { servicesPage } from './services-page.js';
 import { deviceCookie, isAuthorized, isKnownDevice } from './session.js';
@@ -37,6 +37,8 @@ export interface DashboardOptions {
    * listed again on every call of the board's API: subscriptions come and go at run time. @defaultValue none
    */
   queues?: () => Promise<readonly Queue[]>;
+  /** The queues whose jobs the recent events list beside the event queues: change events, relay routes' tries. @defaultValue none */
+  recentQueues?: () => readonly RecentQueue[];
   /** What the services view shows (`readServiceReports`). */
   services: () => Promise<ServiceReport[]>;
   /** The services self-registration could not register (`readFailingServices`). @defaultValue none */
@@ -73,6 +75,19 @@ const DEFAULT_STALE_AFTER_MS = 3 * 300_000;
 const WEB_FONT = 'fonts.googleapis.com';
 const WEB_FONT_LINK = /<link[^>]*fonts\.googleapis\.com[^>]*>\s*/g;
 
+/** The name of the board's header icon that opens the menu of geohook's own pages (Bull Board gives it none). */
+export const MENU_LABEL = 'geohook pages';
+
+/** Names the board's menu icon for screen readers and as a tooltip, as React draws (and redraws) it. */
+const MENU_LABEL_SCRIPT =
+  '<script>new MutationObserver(function () {' +
+  'document.querySelectorAll(\'header button[aria-haspopup="menu"]:not([aria-label])\').forEach(function (button) {' +
+  `button.setAttribute('aria-label', '${MENU_LABEL}'); button.title = '${MENU_LABEL}'; });` +
+  '}).observe(document.documentElement, { childList: true, subtree: true });</script>';
+
+/** Bull Board's page as geohook serves it: without the web font it asks Google for (geohook runs offline), its menu icon named. */
+const boardPage = (html: string): string => html.replace(WEB_FONT_LINK, '').replace('</body>', `${MENU_LABEL_SCRIPT}</body>`);
+
 /**
  * A browser marks each request with where it comes from. Cookies and basic-auth credentials ride along
  * on requests other sites make, and SameSite=Strict still lets a sibling subdomain through: changes are
@@ -103,9 +118,8 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     ],
   };
   const bullBoard = createBullBoard({ queues: [], serverAdapter, options: { uiConfig } });
-  // Bull Board's page asks Google for its font: geohook runs offline, and fetches nothing from outside.
   app.addHook('onSend', async (_request, _reply, payload) =>
-    typeof payload === 'string' && payload.includes(WEB_FONT) ? payload.replace(WEB_FONT_LINK, '') : payload,
+    typeof payload === 'string' && payload.includes(WEB_FONT) ? boardPage(payload) : payload,
   );
 
   // The queues exist only once Redis was first reached, which may be long after start-up: the board
@@ -174,7 +188,7 @@ async function board(app: FastifyInstance, options: BoardOptions): Promise<void>
     services: options.services,
     failing: options.failing ?? (async () => []),
     ...(options.mirror === undefined ? {} : { mirror: options.mirror }),
-    recent: (query) => recentEvents(eventQueue, query),
+    recent: (query) => recentEvents(eventQueue, query, options.recentQueues?.() ?? []),
     staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     boardPath: prefix,
   });

@@ -27,8 +27,9 @@ export async function mountDashboard(app: FastifyInstance, config: GeohookConfig
   // Beside the event queues, the board lists the change queues of the services followed, each relay route's queue
   // (its dead letters are its failed jobs), and each subscription's, read again on each call of its API as
   // subscriptions are made and deleted at run time. A queue is opened when the board first lists it.
+  const changes = (config.admin?.changes.services.length ?? 0) > 0;
   const boardQueueNames = [
-    ...((config.admin?.changes.services.length ?? 0) > 0 ? [changesQueueName, changeEventsQueueName] : []),
+    ...(changes ? [changesQueueName, changeEventsQueueName] : []),
     ...config.relays.map((route) => relayQueueName(route.name)),
   ];
   const subscriptions = new SubscriptionRegistry(connection, config.prefix);
@@ -66,6 +67,11 @@ export async function mountDashboard(app: FastifyInstance, config: GeohookConfig
     changes: config.dashboard.changes,
     eventQueue: app.eventQueue,
     queues,
+    // The recent events list the change events and each relay route's tries beside the deliveries.
+    recentQueues: () => [
+      ...(changes ? [{ queue: boardQueue(changeEventsQueueName) }] : []),
+      ...config.relays.map((route) => ({ queue: boardQueue(relayQueueName(route.name)), route: route.name })),
+    ],
     services: () => readServiceReports(connection, config.prefix),
     failing: () => readFailingServices(connection, config.prefix, REGISTERED_HOOK),
     changeEvents: () => readChangesStatus(connection, config.prefix),

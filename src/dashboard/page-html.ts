@@ -14,20 +14,25 @@ export const asTime = (generation: string): string => {
   return value >= 946_684_800_000 && value < 4_102_444_800_000 ? `${generation} (${shortTime(new Date(value).toISOString())})` : generation;
 };
 
-/** The style of the dashboard's own pages: inline, as the policy allows no other source. */
+/**
+ * The style of the dashboard's own pages: inline, as the policy allows no other source. Cells wrap (a 64-hex id or
+ * a long service name anywhere) so that every table fits a 1024 px window.
+ */
 export const PAGE_STYLE = `
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; color: #1f2937; }
-header { display: flex; gap: 1.5rem; align-items: baseline; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1f2937; }
+header { display: flex; flex-wrap: wrap; column-gap: 1.5rem; align-items: baseline; }
 h1 { font-size: 1.4rem; margin: 0 0 1rem; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .45rem .7rem; border-bottom: 1px solid #e5e7eb; white-space: nowrap; }
-th { background: #f3f4f6; font-weight: 600; white-space: normal; }
+th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid #e5e7eb; overflow-wrap: anywhere; }
+th { background: #f3f4f6; font-weight: 600; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 td.ok { color: #047857; font-weight: 600; }
 td.bad { color: #b91c1c; font-weight: 600; }
 td.stale, tr.stale td { color: #6b7280; }
 td.wrap { white-space: normal; }
+span.why { display: block; font-weight: normal; color: #6b7280; font-size: .85em; }
 span.product { color: #6b7280; font-size: .85em; margin-left: .4rem; }
-nav { display: flex; gap: 1rem; }
+nav { display: flex; flex-wrap: wrap; column-gap: 1rem; }
 h2 { font-size: 1.1rem; margin: 2rem 0 .5rem; }
 code { font: 13px ui-monospace, monospace; background: #f3f4f6; padding: .1rem .3rem; }
 p.note { color: #6b7280; }`;

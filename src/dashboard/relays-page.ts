@@ -30,6 +30,7 @@ function routeRow(route: RelayRouteStatus, boardPath: string | undefined): strin
     cell('failing', route.failing, route.failing > 0) +
     cell('deadLetters', route.deadLetters, route.deadLetters > 0) +
     cell('pending', route.pending) +
+    cell('nextTryAt', when(route.nextTryAt)) +
     `<td data-column="lastError" class="wrap${route.lastError === undefined ? '' : ' bad'}">${escapeHtml(route.lastError ?? '')}</td>` +
     cell('lastErrorAt', when(route.lastErrorAt)) +
     cell('lastDeliveredAt', when(route.lastDeliveredAt)) +
@@ -47,12 +48,12 @@ export function relaysHtml(routes: readonly RelayRouteStatus[], boardPath: strin
     routes.length === 0
       ? '<p class="empty">No relay route: the <code>relays</code> section of <code>GEOHOOK_CONFIG</code> names them.</p>'
       : `<table id="routes"><thead><tr><th>Route</th><th>Format</th><th>Delivered</th><th>Failed tries in a row</th>` +
-        `<th>Dead letters</th><th>Pending</th><th>Last error</th><th>at</th><th>Last delivered</th><th>Replay with</th>${dryRun ? '<th>Try</th>' : ''}</tr></thead>` +
+        `<th>Dead letters</th><th>Pending</th><th>Next try</th><th>Last error</th><th>at</th><th>Last delivered</th><th>Replay with</th>${dryRun ? '<th>Try</th>' : ''}</tr></thead>` +
         `<tbody>${routes.map((route) => routeRow(route, dryRun ? boardPath : undefined)).join('')}</tbody></table>`;
   return statusPageHtml(
     { title: 'relays', heading: 'Relays', refreshSeconds: RELAYS_REFRESH_SECONDS, boardPath },
     `${body}
-<p class="note">Times are UTC; the page reloads every ${RELAYS_REFRESH_SECONDS} s. A dead letter is an event that used every try of its route; run the command with the receiver's configuration once the endpoint is fixed. URLs and secrets are not shown.</p>`,
+<p class="note">Times are UTC; the page reloads every ${RELAYS_REFRESH_SECONDS} s. The next try is when the route's earliest event waiting for a retry is due. A dead letter is an event that used every try of its route; run the command with the receiver's configuration once the endpoint is fixed. URLs and secrets are not shown.</p>`,
   );
 }
 

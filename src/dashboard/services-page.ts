@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { QueueUnavailableError } from '../errors.js';
-import type { RecentEvent, RecentEventsQuery } from '../queue/recent-events.js';
 import { serviceColumns, serviceReportRow, type ServiceReport, type ServiceRow } from '../queue/service-report.js';
 import { sendError } from '../receiver/error-reply.js';
 import type { FailingService } from '../redis/failing-services.js';
 import { mirrorSectionHtml, type MirrorView } from './mirror-section.js';
 import { asTime, escapeHtml, sendPage, shortTime, statusPageHtml } from './page-html.js';
+import type { RecentEvent, RecentEventsQuery } from './recent-events.js';
 
 /** Options of {@link servicesPage}. */
 export interface ServicesPageOptions {
@@ -45,6 +45,24 @@ const PRODUCTS = { enterprise: 'ArcGIS Enterprise', online: 'ArcGIS Online' } as
 const serviceLink = (service: string, boardPath: string): string =>
   `<a href="${escapeHtml(boardPath)}/services?service=${encodeURIComponent(service)}">${escapeHtml(service)}</a>`;
 
+/** Why the last upstream check of the service's webhook failed, when it did: the error's code and message. */
+function checkErrorText(report: ServiceReport): string | undefined {
+  const failed = report.webhook?.checkError;
+  return failed === undefined ? undefined : `upstream check failed at ${shortTime(failed.at)}: ${failed.text}`;
+}
+
+/**
+ * What the failed deliveries came from: the cause the last registration pass found and fixed (a wrong key, a
+ * deactivation), or, the server giving none, where to look.
+ */
+function failureCauseText(report: ServiceReport): string | undefined {
+  if (report.lastFailureAt === undefined) return undefined;
+  const cause = report.webhook?.cause;
+  return cause === undefined
+    ? `the GIS server gives no cause: geohook doctor --service ${report.service} checks the webhook`
+    : `${cause.text} (${shortTime(cause.at)})`;
+}
+
 function rowHtml(report: ServiceReport, page: PageContext): string {
   const row = serviceReportRow(report);
   const checkedAt = report.webhook === undefined ? undefined : Date.parse(report.webhook.checkedAt);
@@ -65,9 +83,19 @@ function rowHtml(report: ServiceReport, page: PageContext): string {
           : key.startsWith('last') && row[key] !== ''
             ? shortTime(row[key])
             : row[key];
+    const why = key === 'webhook' ? checkErrorText(report) : key === 'lastFailure' ? failureCauseText(report) : undefined;
     const mark =
-      key === 'webhook' && state !== '' ? ` class="${state}"` : key === 'failures24h' && report.recentFailures > 0 ? ' class="bad"' : '';
-    return `<td data-column="${key}"${mark}>${escapeHtml(text)}</td>`;
+      key === 'webhook' && why !== undefined
+        ? ' class="bad wrap"'
+        : key === 'webhook' && state !== ''
+          ? ` class="${state}"`
+          : key === 'failures24h' && report.recentFailures > 0
+            ? ' class="bad"'
+            : why === undefined
+              ? ''
+              : ' class="wrap"';
+    const because = why === undefined ? '' : `<span class="why">${escapeHtml(why)}</span>`;
+    return `<td data-column="${key}"${mark}>${escapeHtml(text)}${because}</td>`;
   });
   return `<tr data-service="${escapeHtml(report.service)}"${stale ? ' class="stale"' : ''}>${cells.join('')}</tr>`;
 }
@@ -75,13 +103,12 @@ function rowHtml(report: ServiceReport, page: PageContext): string {
 /** One line of the recent events: when, what, from which service, and where its job is. */
 function eventHtml(event: RecentEvent, boardPath: string): string {
   // Any producer on the prefix may have written a job: every field of its data is escaped.
-  const source = event.source === 'webhook' ? (event.verified ? 'webhook' : 'webhook, unsigned') : event.source;
   const id = escapeHtml(event.id);
   const job = escapeHtml(`${boardPath}/queue/${event.queue}/${encodeURIComponent(event.id)}`);
   return (
     `<tr data-event="${id}"><td>${escapeHtml(shortTime(event.receivedAt))}</td><td>${escapeHtml(event.type)}</td>` +
     `<td>${event.service === undefined ? '' : serviceLink(event.service, boardPath)}</td>` +
-    `<td><a href="${job}" title="${id}">${escapeHtml(event.id.slice(0, 12))}</a></td><td>${escapeHtml(source)}</td>` +
+    `<td><a href="${job}" title="${id}">${escapeHtml(event.id.slice(0, 12))}</a></td><td>${escapeHtml(event.source)}</td>` +
     `<td class="${event.state === 'failed' ? 'bad' : ''}">${event.state}</td></tr>`
   );
 }

@@ -1,9 +1,11 @@
 import { adminAuthFor } from '../arcgis/online-admin.js';
+import { isTransitionFilter } from '../changes/change-filter.js';
 import { readFollowedLayers, type FollowedLayers } from '../changes/followed-layers.js';
 import type { GeohookConfig } from '../config/load-config.js';
 import type { RouteFilterConfig } from '../config/route-filter.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
+import type { ChangesServiceSettings } from '../config/types.js';
 import { GeohookError } from '../errors.js';
 import { checkFilter, formatFilterIssue, type CheckedLayer, type FilterIssue } from './filter-check.js';
 
@@ -15,10 +17,25 @@ export interface FiltersCheck {
   read: string[];
 }
 
-/** The filters of the configuration: its relay routes' and its subscriptions'. */
+/**
+ * A `changes` service's transition filter as the filters of a route taking `change.*` of that service: one for its
+ * clause, or one per layer of its clauses by layer.
+ */
+function serviceFilters(service: string, settings: ChangesServiceSettings): { owner: string; filter: RouteFilterConfig }[] {
+  const { where, when, emit } = settings;
+  const owner = `changes service "${service}"`;
+  const base = { types: ['change.*'], services: [service], when, emit };
+  if (where === undefined || typeof where === 'string') return [{ owner, filter: { ...base, where } }];
+  return Object.entries(where).map(([layer, clause]) => ({ owner, filter: { ...base, layers: [Number(layer)], where: clause } }));
+}
+
+/** The filters of the configuration: its relay routes', its subscriptions', and the transition filters of its `changes` services. */
 export const configuredFilters = (config: GeohookConfig): { owner: string; filter: RouteFilterConfig }[] => [
   ...config.relays.map((route) => ({ owner: `route "${route.name}"`, filter: route })),
   ...config.subscriptions.map((subscription) => ({ owner: `subscription "${subscription.name}"`, filter: subscription })),
+  ...Object.entries(config.admin?.changes.byService ?? {}).flatMap(([service, settings]) =>
+    isTransitionFilter(settings) ? serviceFilters(service, settings) : [],
+  ),
 ];
 
 /** The layers of the services read, each with the fields geohook tracks on it. */

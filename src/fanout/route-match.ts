@@ -1,11 +1,11 @@
 import { formatServiceName } from '../arcgis/service-name.js';
 import type { WhereField } from '../arcgis/where/where.js';
 import type { ChangeEvent } from '../changes/change-event.js';
+import { changeTest } from '../changes/transition-filter.js';
 import type { RouteFilterConfig } from '../config/route-filter.js';
 import { serviceNameOf } from '../events/service-activity.js';
 import { compilePattern } from './event-patterns.js';
 import { isChangeEvent, type RoutedEvent } from './routed-event.js';
-import { crossingTest, whenTest, whereTest } from './transition-filter.js';
 
 /** What a route's `where` reads of a layer: its id and fields (a change writer's `LayerInfo` is one). */
 export interface RelayLayer {
@@ -35,13 +35,9 @@ const changeServiceOf = ({ service }: ChangeEvent): string | undefined =>
 export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
   const patterns = route.types.map(compilePattern);
   const services = route.services === undefined ? undefined : new Set(route.services);
-  const where = route.where === undefined ? undefined : whereTest(route.where);
-  const crossing = route.emit === undefined || route.where === undefined ? undefined : crossingTest(route.where);
-  const emits = (kind: 'entered' | 'left'): boolean => route.emit === 'both' || route.emit === kind;
-  const when = route.when === undefined ? undefined : whenTest(route.when);
-  const changed = route.changed === undefined ? undefined : new Set(route.changed.map((name) => name.toLowerCase()));
+  const test = changeTest(route);
   const takes = (type: string): boolean => patterns.some((pattern) => pattern.matches(type));
-  const rowFilters = where !== undefined || changed !== undefined || when !== undefined;
+  const rowFilters = route.where !== undefined || route.changed !== undefined || route.when !== undefined;
   return (event, layers) => {
     const change = isChangeEvent(event);
     const service = change ? changeServiceOf(event) : serviceNameOf(event);
@@ -50,15 +46,8 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
     if (route.layers !== undefined && (layerId === undefined || !route.layers.includes(layerId))) return false;
     if (!change) return !rowFilters && takes(event.type);
     if (!rowFilters) return takes(event.type);
-    if (changed !== undefined && !(event.op === 'u' && (event.changedFields ?? []).some((field) => changed.has(field.toLowerCase()))))
-      return false;
-    const fields = layers?.find(({ id }) => id === event.layer.id)?.fields;
-    if (when !== undefined && !when(event, fields)) return false;
-    const crossed = crossing?.(event, fields);
-    if (crossed !== undefined && emits(crossed)) {
-      const type: EmittedType = `change.${crossed}`;
-      return takes(type) && type;
-    }
-    return takes(event.type) && (where === undefined || where(event, fields));
+    const type = test(event, layers?.find(({ id }) => id === event.layer.id)?.fields);
+    if (type === false || !takes(type)) return false;
+    return type === 'change.entered' || type === 'change.left' ? type : true;
   };
 }

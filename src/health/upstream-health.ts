@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { AdminClient } from '../admin/types.js';
 import type { ServiceName } from '../arcgis/service-name.js';
+import { messageOf } from '../errors.js';
 import type { UpstreamState } from '../queue/service-report.js';
 import type { RedisClient } from '../redis/connection.js';
 import { upstreamFailuresKey, upstreamKey } from '../redis/keys.js';
@@ -30,11 +31,18 @@ export interface UpstreamHealthOptions {
   recoveryPollMs?: number;
 }
 
-/** What a registration pass did to a service's webhook. */
+/** What a registration pass did to a service's webhook, and why when it changed it (its key, or a deactivation). */
 export interface RegistrationOutcome {
   id: string;
   action: EnsureAction;
+  reason?: string;
 }
+
+/** A failure as the services view says it: its `GEOHOOK_ERR_*` (or Node) code, if any, and its message. */
+const describeError = (err: unknown): string => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? `${code}: ${messageOf(err)}` : messageOf(err);
+};
 
 /**
  * Watches the registered webhooks from each registration pass (docs/backfill.md#upstream-health): keeps
@@ -77,14 +85,17 @@ export class UpstreamHealth {
     const fresh = outcome.action === 'created' ? 0 : await this.recordFailures(service, outcome.id, client);
     const before = await this.state(service);
     const deactivated = outcome.action === 'reactivated';
+    // This check passed: the failure of an earlier one is history.
+    const { checkError: _passed, ...kept } = before ?? {};
     const state: UpstreamState = {
-      ...before,
+      ...kept,
       webhookId: outcome.id,
       active: true,
       deactivations: (before?.deactivations ?? 0) + (deactivated ? 1 : 0),
       checkedAt: now,
       product: client.product,
       ...(deactivated ? { deactivatedAt: now } : {}),
+      ...(outcome.reason === undefined ? {} : { cause: { at: now, text: outcome.reason } }),
     };
     await redis.hset(this.stateKey, service, JSON.stringify(state));
     const alert = this.options.alert;
@@ -105,6 +116,14 @@ export class UpstreamHealth {
       });
     }
     return fresh;
+  }
+
+  /** Records why the upstream check of `service` failed (its code and message), for the services view; a passing check clears it. */
+  async checkFailed(service: ServiceName, err: unknown): Promise<void> {
+    const before = await this.state(service);
+    if (before === undefined) return;
+    const state: UpstreamState = { ...before, checkError: { at: Date.now(), text: describeError(err) } };
+    await this.options.redis.hset(this.stateKey, service, JSON.stringify(state));
   }
 
   /** The state kept for `service`, if any. */

@@ -19,6 +19,10 @@ export interface UpstreamState {
   recoveredAt?: number;
   /** The product whose admin API registered it: ArcGIS Enterprise or an ArcGIS Online organization. */
   product?: 'enterprise' | 'online';
+  /** Why a registration pass last changed the webhook (a key its deliveries were refused with, a deactivation), and when (epoch ms). */
+  cause?: { at: number; text: string };
+  /** Why the last upstream check failed (its error's code and message), and when (epoch ms); cleared by one that passes. */
+  checkError?: { at: number; text: string };
 }
 
 /** How a service's edits reach geohook. */
@@ -40,6 +44,10 @@ export interface ServiceReport {
     deactivatedAt?: string;
     recoveredAt?: string;
     product?: 'enterprise' | 'online';
+    /** Why a registration pass last changed it: what its failures came from, when geohook knows. */
+    cause?: { at: string; text: string };
+    /** Why its last upstream check failed: the error's code and message. */
+    checkError?: { at: string; text: string };
   };
   /** The last signed delivery received for the service (new or a repeat). */
   lastDeliveryAt?: string;
@@ -123,6 +131,8 @@ export async function readServiceReports(redis: RedisClient, prefix: string, now
             deactivatedAt: isoTime(state.deactivatedAt),
             recoveredAt: isoTime(state.recoveredAt),
             product: state.product,
+            cause: state.cause && { at: isoTime(state.cause.at)!, text: state.cause.text },
+            checkError: state.checkError && { at: isoTime(state.checkError.at)!, text: state.checkError.text },
           }),
         lastDeliveryAt: isoTime(seen.delivery),
         recentFailures,

@@ -18,6 +18,8 @@ export interface RegistrationDependencies {
   fetch?: typeof fetch;
   /** See {@link RegistrationOptions.onRegistered}. */
   onRegistered?: RegistrationOptions['onRegistered'];
+  /** See {@link RegistrationOptions.onCheckFailed}. */
+  onCheckFailed?: RegistrationOptions['onCheckFailed'];
 }
 
 /**
@@ -54,5 +56,6 @@ export function createRegistration(config: GeohookConfig, deps: RegistrationDepe
     retryInitialMs: timing.retryInitialSeconds * 1000,
     retryMaxMs: timing.retryMaxSeconds * 1000,
     ...(deps.onRegistered === undefined ? {} : { onRegistered: deps.onRegistered }),
+    ...(deps.onCheckFailed === undefined ? {} : { onCheckFailed: deps.onCheckFailed }),
   });
 }

@@ -54,7 +54,13 @@ export interface RegistrationOptions {
    * did it: geohook records the webhook's health and brings the service's watermarks up to date there
    * (docs/backfill.md). A failure is logged and the service tried again on its own after the retry backoff.
    */
-  onRegistered?: (service: ServiceName, outcome: { id: string; action: EnsureAction }, client: AdminClient) => Promise<void>;
+  onRegistered?: (
+    service: ServiceName,
+    outcome: { id: string; action: EnsureAction; reason?: string },
+    client: AdminClient,
+  ) => Promise<void>;
+  /** Called when `onRegistered` failed for the service, with why (the services view shows it until a check passes). */
+  onCheckFailed?: (service: ServiceName, err: unknown) => Promise<void>;
 }
 
 /** The organisation-wide webhook list of a service, or `undefined` when the server has none. */
@@ -291,10 +297,14 @@ export class Registration {
     const { id, action, reason } = outcome;
     const level = action === 'unchanged' ? 'debug' : 'info';
     this.log[level]({ service, webhookId: id, action, ...(reason === undefined ? {} : { reason }) }, `webhook ${action}`);
-    const healthy = await (this.options.onRegistered?.(service, { id, action }, client) ?? Promise.resolve()).then(
+    const registered = { id, action, ...(reason === undefined ? {} : { reason }) };
+    const healthy = await (this.options.onRegistered?.(service, registered, client) ?? Promise.resolve()).then(
       () => true,
-      (err: unknown) => {
+      async (err: unknown) => {
         this.log.warn({ err, service }, 'upstream check failed');
+        await this.options.onCheckFailed?.(service, err).catch((recordErr: unknown) => {
+          this.log.debug({ err: recordErr, service }, 'the failed upstream check could not be recorded');
+        });
         return false;
       },
     );

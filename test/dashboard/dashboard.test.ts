@@ -14,7 +14,7 @@ import { capturingLogger } from '../helpers/log-capture.js';
 import { fixture } from '../helpers/paths.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
-import { SECRET_A } from '../helpers/relay-events.js';
+import { changeUpdated, SECRET_A } from '../helpers/relay-events.js';
 
 const TOKEN = 'dashboard-token-0123456789';
 const USER = 'ops';
@@ -565,6 +565,44 @@ t.test("with CHANGES and relay routes the board also lists the change queues and
     'relay-ops',
     'unknown-events',
   ]);
+
+  // Issue 53: the recent events list the change events and the relay routes' tries beside the deliveries.
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  t.teardown(() => connection.disconnect());
+  const change = changeUpdated({ id: 'change1' });
+  const changeEvents = new Queue('change-events', { connection, prefix: receiver.prefix });
+  await changeEvents.add(change.type, change, { jobId: change.id });
+  await changeEvents.close();
+  // Two events of the route: one waiting for its first try, one tried once in vain (a worker that fails it).
+  const route1 = new Queue('relay-ops', { connection, prefix: receiver.prefix });
+  const [waiting, tried] = [changeUpdated({ id: 'waiting1' }), changeUpdated({ id: 'tried1' })];
+  await route1.add(tried.type, tried, { jobId: tried.id });
+  const worker = new Worker(
+    'relay-ops',
+    async () => {
+      throw new Error('answered 500');
+    },
+    { connection, prefix: receiver.prefix },
+  );
+  await new Promise((resolve) => worker.once('failed', resolve));
+  await worker.close();
+  await route1.add(waiting.type, waiting, { jobId: waiting.id });
+  await route1.close();
+  const rows = [...(await get(receiver, '/ui/services', BEARER)).body.matchAll(/<tr data-event="([^"]+)">(.*?)<\/tr>/g)].map(
+    ([, id, cells]) => `${id} ${cells!.replace(/<[^>]+>/g, '|')}`,
+  );
+  t.match(
+    rows.find((row) => row.startsWith('change1 ')),
+    /\|change\.updated\|+Hosted\/Parcels\.FeatureServer\|+change1\|+change, webhook\|+waiting\|$/,
+  );
+  t.match(
+    rows.find((row) => row.startsWith('tried1 ')),
+    /\|change\.updated\|+Hosted\/Parcels\.FeatureServer\|+tried1\|+relay ops, try 1\|+failed\|$/,
+  );
+  t.match(
+    rows.find((row) => row.startsWith('waiting1 ')),
+    /\|relay ops, not tried yet\|+waiting\|$/,
+  );
 });
 
 t.test('a subscription made at run time: the subscriptions view shows its waiting events, the board its queue', async (t) => {

@@ -29,6 +29,17 @@ t.test('the relays view: each route counts, its last error escaped, the replay c
     lastError: 'answered 500 <script>alert(1)</script>',
     lastErrorAt: '2026-11-27T10:00:00.000Z',
   });
+  // An event waiting for its retry: the page says when the route's next try is.
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  t.teardown(() => connection.disconnect());
+  const waiting = new Queue(relayQueueName('parcels'), { connection, prefix });
+  const retry = changeUpdated({ id: 'retry1' });
+  const added = await waiting.add(retry.type, retry, { jobId: retry.id, delay: 3_600_000 });
+  await waiting.close();
+  const due = new Date(added.timestamp + 3_600_000)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, '');
   t.equal((await fetch(`${receiver.url}/ui/relays`, { redirect: 'manual' })).status, 302, 'no credentials: to the login page');
   const response = await fetch(`${receiver.url}/ui/relays`, { headers: { authorization: `Bearer ${TOKEN}` } });
   t.equal(response.status, 200);
@@ -38,6 +49,7 @@ t.test('the relays view: each route counts, its last error escaped, the replay c
     body,
     /<tr data-route="parcels"><td>parcels<\/td><td>standard<\/td><td data-column="delivered">12<\/td><td data-column="failing" class="bad">3<\/td>/,
   );
+  t.match(body, `<td data-column="pending">1</td><td data-column="nextTryAt">${due}</td>`, 'when the next try is due');
   t.match(body, /answered 500 &lt;script&gt;alert\(1\)&lt;\/script&gt;/, 'the error escaped');
   t.notMatch(body, /<script/i, 'no script in the page');
   t.match(body, /<tr data-route="teams"><td>teams<\/td><td>teams<\/td><td data-column="delivered">0<\/td>/);

@@ -127,9 +127,32 @@ t.test('geohook config check: exit 1 with each mistake, --json; exit 0 when all 
   );
 });
 
-t.test("a changes service's where names no before. or after.: it reads the row as the change left it", async (t) => {
-  const file = configFile(t, { changes: { [PARCELS]: { where: "before.status = 'Open'" } } });
-  t.throws(() => loadConfig(envOf(file)), { code: 'GEOHOOK_ERR_CONFIG', message: /names before\. or after\./ });
+t.test("issue 54: a changes service's transition filter is checked against the layers as a route's, and by config check", async (t) => {
+  const issuesOfService = async (settings: Record<string, unknown>): Promise<string[]> => {
+    const config = loadConfig(envOf(configFile(t, { changes: { [PARCELS]: settings } })));
+    const { issues, unread } = await checkConfiguredFilters(config);
+    if (unread.length > 0) throw unread[0]!.error;
+    return issues.map((issue) => `${issue.owner} ${issue.part}: ${issue.message}`);
+  };
+  t.same(
+    await issuesOfService({ where: "before.status = 'Open' AND after.status = 'Closed'" }),
+    [],
+    'before. and after. of a tracked field',
+  );
+  t.same(await issuesOfService({ where: "status = 'Open'", emit: 'both', layers: [0] }), []);
+  t.same(await issuesOfService({ when: { field: 'Statuz', to: 'Closed' } }), [
+    `changes service "${PARCELS}" when: \`Statuz\` is not a field of Parcels (Hosted/Parcels.FeatureServer layer 0); did you mean status?`,
+  ]);
+  t.same(await issuesOfService({ where: { 0: 'before.area_sqm > 10' } }), [
+    `changes service "${PARCELS}" where: before.area_sqm reads the previous value of area_sqm, which geohook does not keep: add area_sqm to CHANGES_TRACK (or the service's track)`,
+  ]);
+  const file = configFile(t, { changes: { [PARCELS]: { where: 'status = Closed', emit: 'left' } } });
+  const checked = await runCli(['config', 'check'], { env: envOf(file) });
+  t.equal(checked.code, 1, 'config check refuses it');
+  t.match(
+    checked.stdout + checked.stderr,
+    /changes service "Hosted\/Parcels.FeatureServer" where "status = Closed": `Closed` is not a field of Parcels/,
+  );
 });
 
 t.test('geohook subscriptions create refuses a filter that cannot match, and makes one that can', async (t) => {

@@ -3,8 +3,11 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import t, { type Test } from 'tap';
 import { createAdminClient } from '../../src/admin/admin-client.js';
+import { servicesHtml } from '../../src/dashboard/services-page.js';
+import { GeohookError } from '../../src/errors.js';
 import { createAlertSender } from '../../src/health/alert-sender.js';
 import { UpstreamHealth } from '../../src/health/upstream-health.js';
+import { readServiceReports } from '../../src/queue/service-report.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { answerWith, startSink } from '../helpers/http-sink.js';
 import { uniquePrefix } from '../helpers/receiver.js';
@@ -35,7 +38,7 @@ async function healthOn(t: Test, alertUrl: string, debounceMs: number, recoveryP
     await backfill.close();
     connection.disconnect();
   });
-  return { health, backfill };
+  return { health, backfill, connection, prefix };
 }
 
 t.test('failed deliveries the server reports are kept past its clearing, counted once, and alerted once per debounce', async (t) => {
@@ -194,6 +197,39 @@ t.test('two failures of the same millisecond count as two, and reading the same 
   t.equal(await health.observe(SERVICE, { id: 'w3', action: 'unchanged' }, client), 2);
   t.equal(await health.observe(SERVICE, { id: 'w3', action: 'unchanged' }, client), 0);
   t.same(await health.failures(SERVICE), [at, at]);
+});
+
+t.test('issue 53: the services view says why the failures came and why an upstream check failed, until one passes', async (t) => {
+  const alerts = await startSink(t, answerWith(204));
+  const { health, connection, prefix } = await healthOn(t, alerts.url, 0, 20);
+  const at = Date.now() - 60_000;
+  const client = {
+    product: 'enterprise',
+    webhooks: { notificationStatus: async () => [{ invoked: false, invokedTimestamp: at }] },
+  } as never;
+  const reason = "its signature key was not the receiver's (its deliveries were refused, 401): set to the receiver's";
+  await health.observe(SERVICE, { id: 'w4', action: 'updated', reason }, client);
+  await health.checkFailed(SERVICE, new GeohookError('GEOHOOK_ERR_ADMIN_API', 'the admin API answered 500 to extractChanges'));
+  const [report] = await readServiceReports(connection, prefix);
+  const page = servicesHtml([report!], [], { boardPath: '/ui', staleAfterMs: 3_600_000, now: Date.now() });
+  t.match(
+    page,
+    /<td data-column="webhook" class="bad wrap">active<span class="why">upstream check failed at [\d-]+ [\d:]+: GEOHOOK_ERR_ADMIN_API: the admin API answered 500 to extractChanges<\/span><\/td>/,
+    "the check's error, with its code",
+  );
+  t.match(page, /<td data-column="lastFailure" class="wrap">[\d-]+ [\d:]+<span class="why">its signature key was not the receiver&#39;s/);
+
+  await health.observe(SERVICE, { id: 'w4', action: 'unchanged' }, client);
+  const [passed] = await readServiceReports(connection, prefix);
+  t.equal(passed!.webhook?.checkError, undefined, 'a check that passes clears the failure');
+  t.match(passed!.webhook?.cause, { text: reason }, 'the cause found stays with the failures');
+  const { cause: _cause, ...uncaused } = passed!.webhook!;
+  const unknown = servicesHtml([{ ...passed!, webhook: uncaused }], [], {
+    boardPath: '/ui',
+    staleAfterMs: 3_600_000,
+    now: Date.now(),
+  });
+  t.match(unknown, /the GIS server gives no cause: geohook doctor --service Tools\/Buffer\.GPServer checks the webhook/);
 });
 
 t.test('an alert URL that fails is logged, never thrown', async (t) => {

@@ -12,12 +12,16 @@ import { createRelayRoute } from '../../../src/relay/relay-route.js';
 import { percentile } from '../changes/change-latency.js';
 import { Child } from '../ipc.js';
 import { startRedis } from '../redis.js';
+import type { RelaySinkStats } from '../workers/relay-sink.js';
 import { benchChangeEvent } from './bench-events.js';
-import { rateOf, sinkHolds } from './sink-wait.js';
+import { rateOf, sinkHolds, spanMs } from './sink-wait.js';
 
 /** What `npm run bench -- --relay` prints under `relay`. */
 export interface RelayResult {
-  /** Events queued for the route before geohook started, then delivered (first to last arrival at the sink). */
+  /**
+   * Events delivered through one standard route (first to last arrival at the sink), after a warm-up through both
+   * routes, in two rounds of half the events that alternate which route drains first.
+   */
   events: number;
   deliveriesPerSec: number;
   /** The same events through a BullMQ worker (default concurrency) that awaits one `fetch` per event. */
@@ -33,11 +37,15 @@ export interface RelayResult {
   maxMs: number;
   /** Requests the sink got beyond one per event (at-least-once: 0 when nothing was retried). */
   repeats: number;
-  /** As many events queued for a second route whose transform ({@link BENCH_TRANSFORM}, 10 fields) builds every body, then drained. */
+  /** As many events through a second route whose transform ({@link BENCH_TRANSFORM}, 10 fields) builds every body, in the same rounds. */
   transformEvents: number;
   transformPerSec: number;
   /** transformPerSec / deliveriesPerSec: the goal is ≥ 0.8. */
   transformVsPlain: number;
+  /** Events through each route before the timed rounds. */
+  warmUpEvents: number;
+  /** The routes in the order the timed rounds drained them: `plain`, `transform`, then `transform`, `plain`. */
+  order: ('plain' | 'transform')[];
 }
 
 /** The transform of the bench's second route: a flat object of 10 fields, each a path into the event (docs/relays.md#transforms). */
@@ -59,11 +67,12 @@ const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Relays under volume and at a steady pace, each piece in a process of its own beside a fresh redis-server: `events`
- * jobs queued for one `standard` route, then geohook's server (`startServer`) started and timed draining them into
- * the sink; as many for a second route with a 10-field transform, drained once the first is done; the same through
- * the naive worker; then, geohook running, change events written at a steady pace
- * through the change writer (fan-out included), each timed from its write to its arrival at the sink.
+ * Relays under volume and at a steady pace, each piece in a process of its own beside a fresh redis-server:
+ * geohook's server (`startServer`) started with one `standard` route and a second with a 10-field transform, both
+ * queues paused; a warm-up through each; then `events` per route, timed draining into the sink, in two rounds
+ * of alternate order, each route alone at a time; the same through the naive worker; then, geohook running, change
+ * events written at a steady pace through the change writer (fan-out included), each timed from its write to its
+ * arrival at the sink.
  */
 export async function runRelay(settings: RelaySettings, log: (line: string) => void): Promise<RelayResult> {
   const redis = await startRedis('fast');
@@ -89,23 +98,32 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
     prefix: PREFIX,
     defaultJobOptions: relayJobOptions(createRelayRoute(transformRoute), completedJobs),
   });
-  const fill = async (queue: Queue, run: string): Promise<void> => {
-    for (let start = 0; start < settings.events; start += 500)
+  const fill = async (queue: Queue, run: string, count: number): Promise<void> => {
+    for (let start = 0; start < count; start += 500)
       await queue.addBulk(
-        Array.from({ length: Math.min(500, settings.events - start) }, (_, i) => {
+        Array.from({ length: Math.min(500, count - start) }, (_, i) => {
           const event = benchChangeEvent(run, start + i);
           return { name: event.type, data: event, opts: { jobId: event.id } };
         }),
       );
   };
+  /**
+   * Fills `queue` (paused, so that filling it costs the drain nothing) with `count` events of `run`, then lets the
+   * server drain them alone into the emptied sink; resolves to the sink's stats once it holds them all.
+   */
+  const drain = async (queue: Queue, run: string, count: number): Promise<RelaySinkStats> => {
+    await queue.pause();
+    await fill(queue, run, count);
+    await sink.call('reset');
+    await queue.resume();
+    return sinkHolds(sink, count, 600_000);
+  };
   let server: Child<{ url: string }> | undefined;
   let naive: Child | undefined;
   try {
-    log(`relay: ${settings.events.toLocaleString('en-US')} events queued for one standard route, then geohook's server drains them`);
-    await fill(relayQueue, 'drain');
-    // The transform route's events wait in a paused queue until the first route is done: the two never share the cores.
+    // Both queues wait paused until the server is warm: neither route gets its cold start.
+    await relayQueue.pause();
     await transformQueue.pause();
-    await fill(transformQueue, 'transform');
     const config = join(dir, 'geohook.json');
     writeFileSync(config, JSON.stringify({ relays: [route, transformRoute], completedJobs }));
     const env = {
@@ -117,15 +135,47 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
       LOG_LEVEL: 'silent',
     };
     server = await Child.start('geohook', 'workers/geohook-server.js', { args: [JSON.stringify(env)] });
-    const drained = await sinkHolds(sink, settings.events, 600_000);
-    const deliveriesPerSec = rateOf(drained, settings.events);
-    const repeats = drained.received - drained.distinct;
+    const warmUp = Math.min(1000, Math.max(100, Math.floor(settings.events / 10)));
+    log(`relay: a warm-up of ${warmUp} events through each route, not timed`);
+    await drain(relayQueue, 'warm-plain', warmUp);
+    await drain(transformQueue, 'warm-transform', warmUp);
 
-    log(`relay: the same number queued for a route whose 10-field transform builds every body`);
-    await sink.call('reset');
-    await transformQueue.resume();
-    const transformed = await sinkHolds(sink, settings.events, 600_000);
-    const transformPerSec = rateOf(transformed, settings.events);
+    // Two rounds of half the events each, in alternate order (plain first, then the transform first): what one
+    // order gives the second route (a warmer process, a busier Redis) the other gives the first.
+    log(
+      `relay: ${settings.events.toLocaleString('en-US')} events for one standard route, and as many for a route whose 10-field ` +
+        'transform builds every body, drained by geohook in two rounds of alternate order',
+    );
+    const plain = { events: 0, ms: 0, repeats: 0 };
+    const transform = { events: 0, ms: 0 };
+    const half = Math.ceil(settings.events / 2);
+    const order: RelayResult['order'] = [];
+    for (const [round, transformFirst] of [false, true].entries()) {
+      const count = round === 0 ? half : settings.events - half;
+      const runPlain = async (): Promise<void> => {
+        order.push('plain');
+        const stats = await drain(relayQueue, `drain-${round}`, count);
+        plain.events += count;
+        plain.ms += spanMs(stats);
+        plain.repeats += stats.received - stats.distinct;
+      };
+      const runTransform = async (): Promise<void> => {
+        order.push('transform');
+        const stats = await drain(transformQueue, `transform-${round}`, count);
+        transform.events += count;
+        transform.ms += spanMs(stats);
+      };
+      if (transformFirst) {
+        await runTransform();
+        await runPlain();
+      } else {
+        await runPlain();
+        await runTransform();
+      }
+    }
+    const deliveriesPerSec = (plain.events * 1000) / plain.ms;
+    const transformPerSec = (transform.events * 1000) / transform.ms;
+    const repeats = plain.repeats;
 
     log(`relay: ${settings.naiveEvents.toLocaleString('en-US')} events through a worker that awaits one fetch per event`);
     await sink.call('reset');
@@ -182,6 +232,8 @@ export async function runRelay(settings: RelaySettings, log: (line: string) => v
       transformEvents: settings.events,
       transformPerSec,
       transformVsPlain: transformPerSec / deliveriesPerSec,
+      warmUpEvents: warmUp,
+      order,
     };
   } finally {
     await naive?.close();

@@ -14,5 +14,8 @@ export async function sinkHolds(sink: Child, count: number, timeoutMs: number): 
   }
 }
 
+/** Milliseconds between the first and the last arrival at the sink (at least 1). */
+export const spanMs = (stats: RelaySinkStats): number => Math.max(1, stats.lastAtMs! - stats.firstAtMs!);
+
 /** Events per second between the first and the last arrival at the sink. */
-export const rateOf = (stats: RelaySinkStats, count: number): number => (count * 1000) / Math.max(1, stats.lastAtMs! - stats.firstAtMs!);
+export const rateOf = (stats: RelaySinkStats, count: number): number => (count * 1000) / spanMs(stats);

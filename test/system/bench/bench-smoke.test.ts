@@ -78,6 +78,8 @@ interface RelayFigures {
   transformEvents: number;
   transformPerSec: number;
   transformVsPlain: number;
+  warmUpEvents: number;
+  order: string[];
 }
 
 /** Every queued event reached the sink (none twice), and every figure is a number. */
@@ -85,6 +87,8 @@ function checkRelay(t: Test, relay: RelayFigures, events: number): void {
   t.match(relay, { events, repeats: 0 }, `the ${events} queued events delivered, none twice`);
   t.equal(relay.transformEvents, events, 'as many events through the route with a transform');
   t.equal(relay.transformVsPlain, relay.transformPerSec / relay.deliveriesPerSec, 'the transform route against the plain one, same run');
+  t.ok(relay.warmUpEvents > 0, 'both routes warmed up before the timed rounds');
+  t.same(relay.order, ['plain', 'transform', 'transform', 'plain'], 'the timed rounds alternate which route drains first');
   for (const field of ['deliveriesPerSec', 'transformPerSec', 'naivePerSec', 'vsNaive', 'p50Ms', 'p99Ms'] as const)
     t.ok(Number.isFinite(relay[field]) && relay[field] > 0, `${field}: ${relay[field]}`);
   t.ok(relay.paceEvents > 0 && relay.p99Ms >= relay.p50Ms, `${relay.paceEvents} change events timed at a steady pace`);

@@ -1,7 +1,7 @@
 import { InvalidWhereError } from '../arcgis/where/where-error.js';
 import { compileTransitionWhere, compileWhere, type TransitionWhere, type WhereField } from '../arcgis/where/where.js';
-import type { ChangeEvent } from '../changes/change-event.js';
-import type { RouteWhen } from '../config/route-filter.js';
+import type { RouteFilterConfig, RouteWhen } from '../config/route-filter.js';
+import type { ChangeEvent, ChangeEventType } from './change-event.js';
 
 /** The fields of the event's layer, which the clause is compiled against (undefined: the layer is not known). */
 export type FieldsOf = (event: ChangeEvent) => readonly WhereField[] | undefined;
@@ -97,5 +97,31 @@ export function crossingTest(clause: string): (event: ChangeEvent, fields: reado
     if (!holds(before, compiled.names)) return undefined;
     const wasIn = compiled.test(before);
     return wasIn === isIn ? undefined : isIn ? 'entered' : 'left';
+  };
+}
+
+/** What a change-event filter reads of the change itself: `where`, `changed`, `when` and `emit` of a route, subscription or `changes` service. */
+export type ChangeFilterConfig = Pick<RouteFilterConfig, 'where' | 'changed' | 'when' | 'emit'>;
+
+/**
+ * A change-event filter (docs/changes.md#transitions) as a test: false when it takes the change, else the type it
+ * takes it as: `change.entered` or `change.left` for a crossing of its `where` that its `emit` asks for, the
+ * change's own type otherwise (it passes `changed`, `when` and `where`). `fields`: the event's layer's.
+ */
+export function changeTest(
+  filter: ChangeFilterConfig,
+): (event: ChangeEvent, fields: readonly WhereField[] | undefined) => ChangeEventType | false {
+  const where = filter.where === undefined ? undefined : whereTest(filter.where);
+  const crossing = filter.emit === undefined || filter.where === undefined ? undefined : crossingTest(filter.where);
+  const emits = (kind: Crossing): boolean => filter.emit === 'both' || filter.emit === kind;
+  const when = filter.when === undefined ? undefined : whenTest(filter.when);
+  const changed = filter.changed === undefined ? undefined : new Set(filter.changed.map((name) => name.toLowerCase()));
+  return (event, fields) => {
+    if (changed !== undefined && !(event.op === 'u' && (event.changedFields ?? []).some((field) => changed.has(field.toLowerCase()))))
+      return false;
+    if (when !== undefined && !when(event, fields)) return false;
+    const crossed = crossing?.(event, fields);
+    if (crossed !== undefined && emits(crossed)) return `change.${crossed}`;
+    return (where === undefined || where(event, fields)) && event.type;
   };
 }
