@@ -1,8 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { nodeCommand, type NodeCommand } from './node-process.js';
 import { repoPath } from './paths.js';
 
 /** The built binary: `npm test` builds before it runs the suite. */
 export const CLI = repoPath('dist', 'cli.js');
+
+/** `geohook ARGS` with `env` (PATH and HOME added), its coverage counted. */
+function geohook(args: string[], env: Record<string, string> | undefined): NodeCommand {
+  return nodeCommand(CLI, args, { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, { coverage: true });
+}
 
 export interface CliResult {
   code: number | null;
@@ -19,11 +25,8 @@ export function runCli(
   options: { env?: Record<string, string>; input?: Buffer | string; cwd?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: options.cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const command = geohook(args, options.env);
+    const child = spawn(command.file, command.args, { cwd: options.cwd, env: command.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -46,11 +49,8 @@ export function startCli(
   cwd?: string,
 ): Promise<{ child: ChildProcess; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const command = geohook(args, env);
+    const child = spawn(command.file, command.args, { cwd, env: command.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const timer = setTimeout(() => reject(new Error(`not ready within 20 s:\n${output}`)), 20_000);
     const onData = (chunk: Buffer): void => {

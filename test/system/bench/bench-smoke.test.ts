@@ -1,18 +1,23 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
+import { nodeCommand } from '../../helpers/node-process.js';
 import { repoRoot as root } from '../../helpers/paths.js';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
 
 /**
- * The bench's processes must not count towards coverage: tap's process tracking passes its settings on to
- * every process spawned, unless one is set explicitly, so coverage is switched off for them here.
+ * `npm run bench -- ARGS`, for its stdout. The bench's processes count towards no coverage, and start without tap's
+ * hook. This is a smoke of the harness with the smallest sizes it takes: every section runs and reports its figures
+ * and targets; `npm run bench` measures at full size.
  */
-const env: NodeJS.ProcessEnv = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' };
+async function bench(args: string[]): Promise<string> {
+  const command = nodeCommand('dist-test/harness/bench/run.js', args, process.env, { coverage: false });
+  const { stdout } = await execFileAsync(command.file, command.args, { cwd: root, env: command.env, maxBuffer: 16 * 1024 * 1024 });
+  return stdout;
+}
 
-// About 70 s alone on two cores (each change-events run times 220 single edits at 20/s), two to three times that
-// beside the other test files: past tap's 60 s default.
+// Under a minute alone on two cores, two to three times that beside the other test files: past tap's 60 s default.
 t.setTimeout(5 * 60_000);
 
 interface CaseFigures {
@@ -60,8 +65,8 @@ interface MirrorFigures {
   p99Ms: number;
 }
 
-function checkMirror(t: Test, mirror: MirrorFigures, features: number): void {
-  t.match(mirror, { features, edits: 10 });
+function checkMirror(t: Test, mirror: MirrorFigures, features: number, edits: number): void {
+  t.match(mirror, { features, edits });
   t.ok(mirror.rowsPerSec > 0 && mirror.copyFloorPerSec > 0, `copied at ${mirror.rowsPerSec}/s, a bare COPY at ${mirror.copyFloorPerSec}/s`);
   t.ok(mirror.p99Ms >= mirror.p50Ms && mirror.p50Ms > 0, 'edit latencies');
 }
@@ -128,40 +133,12 @@ function checkSubscriptions(t: Test, subscriptions: SubscriptionFigures, events:
 }
 
 t.test('the bench (--json, one short round) measures every case, loses no job and prints one JSON object', async (t) => {
-  const args = [
-    '--rounds',
-    '1',
-    '--duration',
-    '1',
-    '--warmup',
-    '0',
-    '--e2e-events',
-    '500',
-    '--emulator-deliveries',
-    '200',
-    '--backfill-edits',
-    '50',
-    '--emulator-features',
-    '300',
-    '--changes-features',
-    '300',
-    '--changes-edits',
-    '20',
-    '--mirror-features',
-    '300',
-    '--relay-events',
-    '300',
-    '--subscription-events',
-    '300',
-    '--mirror-edits',
-    '10',
-    '--json',
-  ];
-  const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], {
-    cwd: root,
-    env,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  const stdout = await bench([
+    ...['--rounds', '1', '--duration', '1', '--warmup', '0'],
+    ...['--e2e-events', '100', '--emulator-deliveries', '50', '--backfill-edits', '10', '--emulator-features', '100'],
+    ...['--changes-features', '100', '--changes-edits', '10', '--mirror-features', '100', '--mirror-edits', '5'],
+    ...['--relay-events', '100', '--subscription-events', '100', '--json'],
+  ]);
 
   const report = JSON.parse(stdout) as {
     durability: string;
@@ -207,7 +184,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     ['bare', 'naive', 'geohook', 'geohook-strict'],
   );
   for (const round of report.rounds.filter((r) => r.jobs !== undefined)) t.equal(round.jobs, round.acked, `${round.case}: one job per 2xx`);
-  t.match(report.e2e, { events: 500, acked: 500, consumed: 500, drained: true });
+  t.match(report.e2e, { events: 100, acked: 100, consumed: 100, drained: true });
   t.ok(report.e2e.consumedPerSec > 0 && report.e2e.drainSeconds >= 0, 'e2e figures');
   t.same(Object.keys(report.e2e.cpuPerEventUs).sort(), ['consumer', 'loadGenerator', 'receiver', 'redis'], 'CPU per event of each piece');
   t.ok(
@@ -216,14 +193,14 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   );
   t.equal(report.emulator.received, report.emulator.deliveries, 'every emulator delivery reached the sink');
   t.ok(report.emulator.deliveriesPerSec > 0);
-  t.match(report.emulatorFeatures, { features: 300, resultRows: 300 }, 'every feature added came back from extractChanges');
+  t.match(report.emulatorFeatures, { features: 100, resultRows: 100 }, 'every feature added came back from extractChanges');
   t.ok(report.emulatorFeatures.peakRssMib >= report.emulatorFeatures.idleRssMib && report.emulatorFeatures.idleRssMib > 0);
-  t.match(report.backfill, { edits: 50, events: 2, coveredOnce: true }, 'the edits missed while down: one backfilled event');
+  t.match(report.backfill, { edits: 10, events: 2, coveredOnce: true }, 'the edits missed while down: one backfilled event');
   t.ok(report.backfill.secondsAfterStart > 0);
-  checkChanges(t, report.changes, 300);
-  checkMirror(t, report.mirror, 300);
-  checkRelay(t, report.relay, 300);
-  checkSubscriptions(t, report.subscriptions, 300);
+  checkChanges(t, report.changes, 100);
+  checkMirror(t, report.mirror, 100, 5);
+  checkRelay(t, report.relay, 100);
+  checkSubscriptions(t, report.subscriptions, 100);
   t.ok(
     report.targets.some((target) => target.name.startsWith('relay')),
     'the relays have targets',
@@ -244,12 +221,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
 });
 
 t.test('a section alone (--features --json) prints only that section: the bulk, the extractChanges and the memory', async (t) => {
-  const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', '--features', '--emulator-features', '200', '--json'], {
-    cwd: root,
-    env,
-    maxBuffer: 1024 * 1024,
-  });
-  const report = JSON.parse(stdout) as Record<string, unknown>;
+  const report = JSON.parse(await bench(['--features', '--emulator-features', '200', '--json'])) as Record<string, unknown>;
   t.same(Object.keys(report), ['emulatorFeatures']);
   t.match(report, {
     emulatorFeatures: {
@@ -263,10 +235,10 @@ t.test('a section alone (--features --json) prints only that section: the bulk, 
   });
 });
 
-t.test('the scale section (--scale --json, ten services) prints every figure of a large organization under `scale`', async (t) => {
-  const args = ['--scale', '--scale-services', '10', '--backfill-edits', '20', '--json'];
-  const { stdout } = await run(process.execPath, ['dist-test/harness/bench/run.js', ...args], { cwd: root, env, maxBuffer: 1024 * 1024 });
-  const { scale } = JSON.parse(stdout) as { scale: Record<string, unknown> & { registration: { services: number }; targets: unknown[] } };
+t.test('the scale section (--scale --json, two services) prints every figure of a large organization under `scale`', async (t) => {
+  const { scale } = JSON.parse(await bench(['--scale', '--scale-services', '2', '--backfill-edits', '10', '--json'])) as {
+    scale: Record<string, unknown> & { registration: { services: number }; targets: unknown[] };
+  };
   for (const field of [
     'readySeconds',
     'passSeconds',
@@ -279,6 +251,6 @@ t.test('the scale section (--scale --json, ten services) prints every figure of 
   ]) {
     t.ok(typeof scale[field] === 'number' && Number.isFinite(scale[field]) && (scale[field] as number) > 0, `${field}: ${scale[field]}`);
   }
-  t.equal(scale.registration.services, 10);
+  t.equal(scale.registration.services, 2);
   t.equal(scale.targets.length, 6, 'each figure against its goal');
 });

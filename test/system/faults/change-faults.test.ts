@@ -6,12 +6,12 @@ import { runFaultSuite } from './fault-suite.js';
 t.setTimeout(4 * 60_000);
 
 t.test(
-  'change events under faults (5,000 adds): every added feature one change event with the resolver or Redis killed mid-resolution',
+  'change events under faults (2,000 adds): every added feature one change event with the resolver or Redis killed mid-resolution',
   async (t) => {
     const { row } = await runFaultSuite(
       t,
       ['changes-resolver-kill', 'changes-redis-kill'],
-      ['--adds', '5000'],
+      ['--adds', '2000'],
       ['changes-resolver-kill fast', 'changes-redis-kill strict'],
     );
     for (const [fault, durability] of [

@@ -1,15 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
+import { nodeCommand } from '../../helpers/node-process.js';
 import { repoRoot as root } from '../../helpers/paths.js';
 
 const run = promisify(execFile);
-
-/**
- * The suite's processes must not count towards coverage: tap's process tracking passes its settings on to
- * every process spawned, unless one is set explicitly, so coverage is switched off for them here.
- */
-const env: NodeJS.ProcessEnv = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' };
 
 /** A row of `npm run test:faults -- --json`. */
 export interface FaultRow {
@@ -46,11 +41,11 @@ export async function runFaultSuite(
   args: readonly string[],
   expected: readonly string[],
 ): Promise<FaultRows> {
-  const suite = await run(process.execPath, ['dist-test/harness/faults/run.js', '--json', '--only', faults.join(','), ...args], {
-    cwd: root,
-    env,
-    maxBuffer: 16 * 1024 * 1024,
-  }).then(
+  // The fault suite's processes count towards no coverage, and start without tap's hook.
+  const command = nodeCommand('dist-test/harness/faults/run.js', ['--json', '--only', faults.join(','), ...args], process.env, {
+    coverage: false,
+  });
+  const suite = await run(command.file, command.args, { cwd: root, env: command.env, maxBuffer: 16 * 1024 * 1024 }).then(
     ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
     (err: { code: number; stdout: string; stderr: string }) => err,
   );

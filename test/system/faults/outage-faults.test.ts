@@ -1,16 +1,16 @@
 import t from 'tap';
 import { runFaultSuite } from './fault-suite.js';
 
-// About 50 s alone on two cores; more beside the other test files.
+// A smoke of the rows (`npm run test:faults` runs them at 500/s with 30-s outages).
 t.setTimeout(4 * 60_000);
 
 t.test(
-  'deliveries under outages (loads of 3 s, Redis down 3 s): every acknowledged delivery stored exactly once with Redis down, with and without a spool, and with the receiver restarted under emulator retries',
+  'deliveries under outages (loads at 100/s, Redis down 3 s): every acknowledged delivery stored exactly once with Redis down, with and without a spool, and with the receiver restarted under emulator retries',
   async (t) => {
     const { row } = await runFaultSuite(
       t,
       ['redis-outage', 'redis-outage-spool', 'emulator-retry'],
-      ['--load-seconds', '3', '--outage-seconds', '3'],
+      ['--load-seconds', '3', '--outage-seconds', '3', '--rate', '100'],
       ['redis-outage fast', 'redis-outage-spool fast', 'emulator-retry fast'],
     );
     const outage = row('redis-outage');

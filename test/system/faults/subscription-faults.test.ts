@@ -10,9 +10,9 @@ interface SubscriptionsRow extends FaultRow {
 }
 
 t.test(
-  'subscriptions under kills (a burst of 6 s): every acknowledged event in every subscription that takes it exactly once, with receivers and Redis (strict) killed mid-burst',
+  'subscriptions under kills (a burst of 6 s at 100/s): every acknowledged event in every subscription that takes it exactly once, with receivers and Redis (strict) killed mid-burst',
   async (t) => {
-    const { row } = await runFaultSuite(t, ['subscriptions'], [], ['subscriptions strict']);
+    const { row } = await runFaultSuite(t, ['subscriptions'], ['--rate', '100'], ['subscriptions strict']);
     const r: SubscriptionsRow = row('subscriptions', 'strict');
     t.ok(r.acknowledged < r.sent, `the faults refused some deliveries (${r.sent - r.acknowledged} of ${r.sent}: ${r.notes})`);
     t.match(r.notes, /its receiver killed/, 'a kill struck the receiver running the fan-out');
