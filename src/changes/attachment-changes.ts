@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AttachmentLinkTarget } from '../arcgis/attachment-link-target.js';
 import type { ChangeFile } from '../arcgis-request/change-file.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
 import { GeohookError } from '../errors.js';
@@ -79,15 +80,31 @@ async function sha256Of(session: ServiceSession, listed: ListedAttachment): Prom
   return hashed.sha256;
 }
 
-/** An attachment entry of an event, its bytes hashed. */
+/** Makes the signed geohook URL of an attachment's bytes (`attachments: "link"`). */
+export type AttachmentLinkOf = (target: AttachmentLinkTarget) => Promise<string>;
+
+/** The URL of an entry of the layer's, made by `linkOf`; none when its parent has no numeric object id. */
+export type EntryLink = (entry: AttachmentEntry) => Promise<string | undefined>;
+
+/** The {@link EntryLink} of the entries of a layer of `service`. */
+export const entryLinkOf =
+  (linkOf: AttachmentLinkOf, service: string, layerId: number): EntryLink =>
+  async (entry) => {
+    const { objectId } = entry.parentKey;
+    if (typeof objectId !== 'number' || entry.id < 0) return undefined;
+    return linkOf({ service, layerId, objectId, attachmentId: entry.id, contentType: entry.contentType, name: entry.name });
+  };
+
+/** An attachment entry of an event, its bytes hashed, with its link when `link` is given. */
 async function entryOf(
   session: ServiceSession,
   listed: ListedAttachment,
   parentKey: AttachmentEntry['parentKey'],
+  link?: EntryLink,
 ): Promise<AttachmentEntry> {
   const id = typeof listed.attachmentId === 'number' ? listed.attachmentId : typeof listed.id === 'number' ? listed.id : -1;
   const globalId = normalizeGuid(listed.globalId);
-  return {
+  const entry: AttachmentEntry = {
     id,
     ...(globalId === undefined ? {} : { globalId }),
     name: typeof listed.name === 'string' ? listed.name : '',
@@ -97,21 +114,27 @@ async function entryOf(
     sha256: await sha256Of(session, listed),
     parentKey,
   };
+  const url = await link?.(entry);
+  return url === undefined ? entry : { ...entry, url };
 }
 
-/** The attachment changes of the feature `parentKey` of `layerId` in the range, their bytes hashed; undefined when it has none. */
+/**
+ * The attachment changes of the feature `parentKey` of `layerId` in the range, their bytes hashed, each with its URL
+ * when `link` is given; undefined when it has none.
+ */
 export async function attachmentsOf(
   session: ServiceSession,
   found: RangeAttachments,
   layerId: number,
   parentKey: AttachmentEntry['parentKey'],
+  link?: EntryLink,
 ): Promise<EventAttachments | undefined> {
   const parent = normalizeGuid(parentKey.globalId);
   const listed = parent === undefined ? undefined : found.get(parentKeyOf(layerId, parent));
   if (listed === undefined) return undefined;
   return {
-    adds: await Promise.all(listed.adds.map((entry) => entryOf(session, entry, parentKey))),
-    updates: await Promise.all(listed.updates.map((entry) => entryOf(session, entry, parentKey))),
+    adds: await Promise.all(listed.adds.map((entry) => entryOf(session, entry, parentKey, link))),
+    updates: await Promise.all(listed.updates.map((entry) => entryOf(session, entry, parentKey, link))),
     deletes: [],
   };
 }

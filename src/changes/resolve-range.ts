@@ -9,7 +9,7 @@ import type { ChangeFilters } from '../config/types.js';
 import { GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import { changesPreviousKey } from '../redis/keys.js';
-import { attachmentsOf, readRangeAttachments, type RangeAttachments } from './attachment-changes.js';
+import { attachmentsOf, entryLinkOf, readRangeAttachments, type AttachmentLinkOf, type RangeAttachments } from './attachment-changes.js';
 import {
   deleteEvent,
   listRank,
@@ -46,8 +46,13 @@ export interface ResolveContext {
   layers?: readonly number[];
   /** The service's filters: pushed down to `extractChanges` where the server can, evaluated here where it cannot. */
   filters?: ChangeFilters;
-  /** `metadata`: creates and updates carry their feature's attachment changes in the range. @defaultValue 'none' */
-  attachments?: 'none' | 'metadata';
+  /**
+   * `metadata`: creates and updates carry their feature's attachment changes in the range; `link`: each with the URL
+   * `attachmentLink` makes. @defaultValue 'none'
+   */
+  attachments?: 'none' | 'metadata' | 'link';
+  /** With `attachments: "link"`: makes an attachment's signed geohook URL. */
+  attachmentLink?: AttachmentLinkOf;
   /** Each layer's field names as last resolved, by layer scope (`<scope>#<layer>`); none for a layer never resolved. */
   knownSchemas: (layerScopes: string[]) => Promise<(string[] | undefined)[]>;
 }
@@ -134,7 +139,7 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
     range.serviceUrl,
   );
   // A payload's changesUrl asks for no attachments: geohook asks for them itself, by URL, when the service's settings want them.
-  const withAttachments = context.attachments === 'metadata' && returnsRows && supportsReturnAttachments;
+  const withAttachments = (context.attachments ?? 'none') !== 'none' && returnsRows && supportsReturnAttachments;
   const ids = layerId === undefined ? layers.map((layer) => layer.id).filter((id) => context.layers?.includes(id) ?? true) : [layerId];
   const scoped = layers.filter((layer) => ids.includes(layer.id));
   const filters = new Map<number, LayerFilter>();
@@ -295,7 +300,7 @@ interface BatchSource {
   context: ResolveContext;
   scope: string;
   source: (index: number) => ChangeSource;
-  /** With `attachments: "metadata"`: the range's attachment changes by parent. */
+  /** With `attachments: "metadata"` or `"link"`: the range's attachment changes by parent. */
   attachments?: RangeAttachments;
 }
 
@@ -342,7 +347,11 @@ async function readBatch(batch: BatchSource, from: number, to: number): Promise<
       const known = segment.op === 'u' ? previous.get(layer.id)?.get(objectIdOf(layer, element)) : undefined;
       built = rowEvent(rangeContext, layer, segment.op, element, known);
       if (batch.attachments !== undefined) {
-        const changed = await attachmentsOf(context.session, batch.attachments, layer.id, built.event.key);
+        const link =
+          context.attachments === 'link' && context.attachmentLink !== undefined
+            ? entryLinkOf(context.attachmentLink, rangeContext.serviceName, layer.id)
+            : undefined;
+        const changed = await attachmentsOf(context.session, batch.attachments, layer.id, built.event.key, link);
         if (changed !== undefined) built.event.attachments = changed;
       }
     }
