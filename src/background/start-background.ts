@@ -138,5 +138,11 @@ function startPostgisMirror(
     serviceLocator: serviceLocatorOf(config),
     logger,
     metrics: createMirrorMetrics(metricsRegistry),
+    attachments: {
+      services: Object.entries(config.admin?.changes.byService ?? {})
+        .filter(([, settings]) => (settings.attachments ?? 'none') !== 'none')
+        .map(([service]) => service),
+      keepBytes: config.mirror.attachmentBytes,
+    },
   });
 }

@@ -9,7 +9,15 @@ import type { ChangeFilters } from '../config/types.js';
 import { GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import { changesPreviousKey } from '../redis/keys.js';
-import { attachmentsOf, entryLinkOf, readRangeAttachments, type AttachmentLinkOf, type RangeAttachments } from './attachment-changes.js';
+import {
+  attachmentsOf,
+  entryLinkOf,
+  readAttachmentLists,
+  readRangeAttachments,
+  type AttachmentLinkOf,
+  type LayerAttachmentChanges,
+  type RangeAttachments,
+} from './attachment-changes.js';
 import {
   deleteEvent,
   listRank,
@@ -53,6 +61,8 @@ export interface ResolveContext {
   attachments?: 'none' | 'metadata' | 'link';
   /** With `attachments: "link"`: makes an attachment's signed geohook URL. */
   attachmentLink?: AttachmentLinkOf;
+  /** Ask for the attachment changes, for {@link OpenedRange.attachmentChanges} (the mirror), whatever `attachments` says. */
+  attachmentLists?: boolean;
   /** Each layer's field names as last resolved, by layer scope (`<scope>#<layer>`); none for a layer never resolved. */
   knownSchemas: (layerScopes: string[]) => Promise<(string[] | undefined)[]>;
 }
@@ -75,6 +85,8 @@ export interface OpenedRange {
   layers: readonly LayerInfo[];
   /** A server that answers ids only is read up to now: the generation it was read to, where the next range starts. */
   readUpTo?: number;
+  /** The range's attachment changes by layer; none when they were not asked for or the server cannot give them. */
+  attachmentChanges(): Promise<Map<number, LayerAttachmentChanges>>;
   /** Lets go of the change file. */
   close(): Promise<void>;
 }
@@ -139,7 +151,8 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
     range.serviceUrl,
   );
   // A payload's changesUrl asks for no attachments: geohook asks for them itself, by URL, when the service's settings want them.
-  const withAttachments = (context.attachments ?? 'none') !== 'none' && returnsRows && supportsReturnAttachments;
+  const inEvents = (context.attachments ?? 'none') !== 'none';
+  const withAttachments = (inEvents || context.attachmentLists === true) && returnsRows && supportsReturnAttachments;
   const ids = layerId === undefined ? layers.map((layer) => layer.id).filter((id) => context.layers?.includes(id) ?? true) : [layerId];
   const scoped = layers.filter((layer) => ids.includes(layer.id));
   const filters = new Map<number, LayerFilter>();
@@ -197,7 +210,7 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       ...(returnsRows ? {} : { asOf: 'current' as const }),
     };
     const total = segments.reduce((sum, segment) => sum + segment.length, 0);
-    const attachments = withAttachments ? await readRangeAttachments(file) : undefined;
+    const attachments = withAttachments && inEvents ? await readRangeAttachments(file) : undefined;
     const source = (index: number): ChangeSource => ({
       origin: context.origin,
       serverGens: [range.from, range.to],
@@ -214,6 +227,7 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       schemas: new Map(scoped.map((layer) => [layerScopeOf(range.scope, layer.id), layer.fields.map((field) => field.name).sort()])),
       layers: scoped,
       ...(readUpTo === undefined ? {} : { readUpTo }),
+      attachmentChanges: async () => (withAttachments ? readAttachmentLists(file) : new Map()),
       close: () => file.close(),
     };
   } catch (err) {
