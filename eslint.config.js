@@ -14,7 +14,7 @@ const layers = {
   embedded: [],
   retry: [],
   redis: ['config'],
-  signature: ['config', 'redis'],
+  signature: ['arcgis', 'config', 'redis'],
   'arcgis-request': ['arcgis'],
   events: ['arcgis'],
   queue: ['arcgis', 'config', 'events', 'redis'],
@@ -30,6 +30,7 @@ const layers = {
   subscriptions: ['config', 'fanout', 'health', 'queue', 'redis'],
   relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'queue', 'redis', 'signature'],
   streams: ['arcgis', 'config', 'events', 'fanout', 'redis', 'relay'],
+  attachments: ['arcgis', 'arcgis-request', 'config', 'redis', 'signature'],
   dashboard: ['changes', 'config', 'events', 'mirror', 'queue', 'receiver', 'redis', 'relay', 'signature', 'subscriptions'],
   doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],
   background: [

@@ -164,6 +164,21 @@ export const errorCodes = {
     statusCode: 404,
     summary: 'No subscription of that name exists (geohook subscriptions list shows them).',
   },
+  GEOHOOK_ERR_ATTACHMENT_LINK_INVALID: {
+    statusCode: 403,
+    summary:
+      "An attachment link's token is malformed, its signature does not hold (altered, or signed with another key), or it names a service whose attachments are not linked; nothing is asked of the GIS server.",
+  },
+  GEOHOOK_ERR_ATTACHMENT_LINK_EXPIRED: {
+    statusCode: 410,
+    summary:
+      "An attachment link's lifetime (attachmentLinks.lifetimeSeconds) is over; nothing is asked of the GIS server. A newer event of the feature carries a new link.",
+  },
+  GEOHOOK_ERR_ATTACHMENT_UNAVAILABLE: {
+    statusCode: 502,
+    summary:
+      "An attachment link held, but the GIS server did not give the bytes: the attachment is gone, the server refused geohook's token, or it could not be reached.",
+  },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

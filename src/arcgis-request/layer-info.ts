@@ -25,6 +25,8 @@ export interface LayerInfo {
   /** Feature layers whose geometries carry z values, m values. */
   hasZ?: boolean;
   hasM?: boolean;
+  /** Layers and tables whose features may have attachments. */
+  hasAttachments?: boolean;
 }
 
 /** A feature service's layers and tables, as its REST resources describe them. */
@@ -70,6 +72,7 @@ function layerInfoOf(id: number, body: Json, url: string): LayerInfo {
       .filter((r) => r.role === 'esriRelRoleOrigin' && typeof r.relatedTableId === 'number')
       .map((r) => r.relatedTableId as number),
     isChild: relationships.some((r) => r.role === 'esriRelRoleDestination'),
+    ...(body.hasAttachments === true ? { hasAttachments: true } : {}),
     maxRecordCount:
       Number.isSafeInteger(body.maxRecordCount) && (body.maxRecordCount as number) > 0 ? (body.maxRecordCount as number) : 1000,
   };

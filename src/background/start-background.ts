@@ -10,6 +10,7 @@ import { createMirrorMetrics } from '../mirror/mirror-metrics.js';
 import { startMirror, type Mirror } from '../mirror/start-mirror.js';
 import { connectRedis, createProducerConnection, type RedisClient } from '../redis/connection.js';
 import type { Registration } from '../registration/registration.js';
+import { createAttachmentLinker, loadAttachmentLinkKey } from '../signature/attachment-linker.js';
 import type { BackgroundOptions } from './background-options.js';
 import { startOutputs, type Outputs } from './start-outputs.js';
 import { startRecovery } from './start-recovery.js';
@@ -91,6 +92,7 @@ function startChangeEvents(
   alert: AlertSender | undefined,
 ): Changes | undefined {
   if (config.admin === undefined || config.admin.changes.services.length === 0) return undefined;
+  const links = Object.values(config.admin.changes.byService).some((settings) => settings.attachments === 'link');
   return startChanges({
     connection,
     prefix: config.prefix,
@@ -105,6 +107,14 @@ function startChangeEvents(
     jobOptions: eventQueue.jobOptions,
     logger,
     ...(alert === undefined ? {} : { alert }),
+    ...(links
+      ? {
+          attachmentLink: createAttachmentLinker({
+            key: () => loadAttachmentLinkKey(connection, config.prefix),
+            ...config.attachmentLinks,
+          }),
+        }
+      : {}),
   });
 }
 
@@ -128,5 +138,11 @@ function startPostgisMirror(
     serviceLocator: serviceLocatorOf(config),
     logger,
     metrics: createMirrorMetrics(metricsRegistry),
+    attachments: {
+      services: Object.entries(config.admin?.changes.byService ?? {})
+        .filter(([, settings]) => (settings.attachments ?? 'none') !== 'none')
+        .map(([service]) => service),
+      keepBytes: config.mirror.attachmentBytes,
+    },
   });
 }

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
+import type { AttachmentLinkTarget } from '../arcgis/attachment-link-target.js';
 import type { ChangeFile } from '../arcgis-request/change-file.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
 import { GeohookError } from '../errors.js';
 import type { AttachmentEntry, EventAttachments } from './change-event.js';
 
 /** An attachment as `extractChanges` (`returnAttachments=true`) lists it: by `url`, or with its bytes as `data`. */
-interface ListedAttachment {
+export interface ListedAttachment {
   attachmentId?: unknown;
   id?: unknown;
   globalId?: unknown;
@@ -51,18 +52,56 @@ export async function readRangeAttachments(file: ChangeFile): Promise<RangeAttac
   return found;
 }
 
-/** The SHA-256 of an attachment's bytes: its inline `data`, else read from its `url` in the session (with the token). */
-async function sha256Of(session: ServiceSession, listed: ListedAttachment): Promise<string> {
-  if (typeof listed.data === 'string') return createHash('sha256').update(Buffer.from(listed.data, 'base64')).digest('hex');
+/** A layer's attachment changes in a range: those added or updated, and the GlobalIDs of those deleted. */
+export interface LayerAttachmentChanges {
+  upserts: ListedAttachment[];
+  deletes: string[];
+}
+
+/** Reads every attachment list of a change file (small: metadata and URLs), by layer. */
+export async function readAttachmentLists(file: ChangeFile): Promise<Map<number, LayerAttachmentChanges>> {
+  const byLayer = new Map<number, LayerAttachmentChanges>();
+  for (const [index, list] of file.lists.entries()) {
+    if (!list.kind.startsWith('attachments.')) continue;
+    if (!byLayer.has(list.layerId)) byLayer.set(list.layerId, { upserts: [], deletes: [] });
+    const changes = byLayer.get(list.layerId)!;
+    for (const element of await file.read(index, 0, list.length)) {
+      if (list.kind !== 'attachments.deleteIds') changes.upserts.push((element ?? {}) as ListedAttachment);
+      else {
+        const globalId = normalizeGuid(element);
+        if (globalId !== undefined) changes.deletes.push(globalId);
+      }
+    }
+  }
+  return byLayer;
+}
+
+/** An attachment's bytes read: their SHA-256, and the bytes themselves when they were asked to be kept. */
+export interface ReadAttachment {
+  sha256: string;
+  bytes?: Buffer;
+}
+
+/**
+ * The SHA-256 of an attachment's bytes, and the bytes when `keepBytes`: its inline `data`, else read from its `url`
+ * in the session (with the token).
+ */
+export async function readAttachment(session: ServiceSession, listed: ListedAttachment, keepBytes = false): Promise<ReadAttachment> {
+  if (typeof listed.data === 'string') {
+    const bytes = Buffer.from(listed.data, 'base64');
+    return { sha256: createHash('sha256').update(bytes).digest('hex'), ...(keepBytes ? { bytes } : {}) };
+  }
   if (typeof listed.url !== 'string')
     throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', 'an attachment of the range has neither url nor data');
   const hashed = await session.readTo(new URL(listed.url), async (body) => {
     const hash = createHash('sha256');
     const probe: Buffer[] = [];
+    const kept: Buffer[] = [];
     let size = 0;
     for await (const chunk of body) {
       hash.update(chunk);
       if (size < ERROR_PROBE_BYTES) probe.push(Buffer.from(chunk));
+      if (keepBytes) kept.push(Buffer.from(chunk));
       size += chunk.length;
     }
     // An error answered in an HTTP 200 JSON body is an error (a refused token is then renewed once), not bytes.
@@ -74,44 +113,66 @@ async function sha256Of(session: ServiceSession, listed: ListedAttachment): Prom
         root = {};
       }
     }
-    return { root, sha256: hash.digest('hex'), close: () => Promise.resolve() };
+    return { root, sha256: hash.digest('hex'), bytes: Buffer.concat(kept), close: () => Promise.resolve() };
   });
-  return hashed.sha256;
+  return { sha256: hashed.sha256, ...(keepBytes ? { bytes: hashed.bytes } : {}) };
 }
 
-/** An attachment entry of an event, its bytes hashed. */
+/** Makes the signed geohook URL of an attachment's bytes (`attachments: "link"`). */
+export type AttachmentLinkOf = (target: AttachmentLinkTarget) => Promise<string>;
+
+/** The URL of an entry of the layer's, made by `linkOf`; none when its parent has no numeric object id. */
+export type EntryLink = (entry: AttachmentEntry) => Promise<string | undefined>;
+
+/** The {@link EntryLink} of the entries of a layer of `service`. */
+export const entryLinkOf =
+  (linkOf: AttachmentLinkOf, service: string, layerId: number): EntryLink =>
+  async (entry) => {
+    const { objectId } = entry.parentKey;
+    if (typeof objectId !== 'number' || entry.id < 0) return undefined;
+    return linkOf({ service, layerId, objectId, attachmentId: entry.id, contentType: entry.contentType, name: entry.name });
+  };
+
+/** An attachment entry of an event, its bytes hashed, with its link when `link` is given. */
 async function entryOf(
   session: ServiceSession,
   listed: ListedAttachment,
   parentKey: AttachmentEntry['parentKey'],
+  link?: EntryLink,
 ): Promise<AttachmentEntry> {
   const id = typeof listed.attachmentId === 'number' ? listed.attachmentId : typeof listed.id === 'number' ? listed.id : -1;
   const globalId = normalizeGuid(listed.globalId);
-  return {
+  const entry: AttachmentEntry = {
     id,
     ...(globalId === undefined ? {} : { globalId }),
     name: typeof listed.name === 'string' ? listed.name : '',
     contentType: typeof listed.contentType === 'string' ? listed.contentType : 'application/octet-stream',
     size: typeof listed.size === 'number' ? listed.size : 0,
     ...(typeof listed.keywords === 'string' && listed.keywords !== '' ? { keywords: listed.keywords } : {}),
-    sha256: await sha256Of(session, listed),
+    sha256: (await readAttachment(session, listed)).sha256,
     parentKey,
   };
+  const url = await link?.(entry);
+  return url === undefined ? entry : { ...entry, url };
 }
 
-/** The attachment changes of the feature `parentKey` of `layerId` in the range, their bytes hashed; undefined when it has none. */
+/**
+ * The attachment changes of the feature `parentKey` of `layerId` in the range, their bytes hashed, each with its URL
+ * when `link` is given; undefined when it has none.
+ */
 export async function attachmentsOf(
   session: ServiceSession,
   found: RangeAttachments,
   layerId: number,
   parentKey: AttachmentEntry['parentKey'],
+  link?: EntryLink,
 ): Promise<EventAttachments | undefined> {
   const parent = normalizeGuid(parentKey.globalId);
   const listed = parent === undefined ? undefined : found.get(parentKeyOf(layerId, parent));
   if (listed === undefined) return undefined;
   return {
-    adds: await Promise.all(listed.adds.map((entry) => entryOf(session, entry, parentKey))),
-    updates: await Promise.all(listed.updates.map((entry) => entryOf(session, entry, parentKey))),
+    adds: await Promise.all(listed.adds.map((entry) => entryOf(session, entry, parentKey, link))),
+    updates: await Promise.all(listed.updates.map((entry) => entryOf(session, entry, parentKey, link))),
     deletes: [],
   };
 }

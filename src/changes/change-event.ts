@@ -42,6 +42,8 @@ export interface AttachmentEntry {
   sha256: string;
   /** The feature it is attached to. */
   parentKey: { objectId?: number | string; globalId?: string };
+  /** With `attachments: "link"`: a short-lived, signed geohook URL that streams the bytes (docs/changes.md#attachment-links). */
+  url?: string;
 }
 
 /** The attachment changes of a feature in its range: added and updated ones described, deleted ones by id and GlobalID. */
@@ -77,7 +79,7 @@ export interface ChangeEvent {
   ts: string;
   /** `change.schema`: the fields added and removed. */
   schema?: { added: string[]; removed: string[] };
-  /** With `attachments: "metadata"`: the changes of the feature's attachments in the range, when it has any. */
+  /** With `attachments: "metadata"` or `"link"`: the changes of the feature's attachments in the range, when it has any. */
   attachments?: EventAttachments;
 }
 

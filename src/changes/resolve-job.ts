@@ -27,6 +27,7 @@ async function openJobRange(context: ResolverContext, data: ResolveJobData): Pro
       ...(settings?.layers === undefined ? {} : { layers: settings.layers }),
       ...(settings === undefined ? {} : { filters: settings }),
       ...(settings?.attachments === undefined ? {} : { attachments: settings.attachments }),
+      ...(context.options.attachmentLink === undefined ? {} : { attachmentLink: context.options.attachmentLink }),
       origin,
       ...(context.orgId === undefined ? {} : { orgId: context.orgId }),
       knownSchemas: async (layerScopes) =>

@@ -9,7 +9,15 @@ import type { ChangeFilters } from '../config/types.js';
 import { GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import { changesPreviousKey } from '../redis/keys.js';
-import { attachmentsOf, readRangeAttachments, type RangeAttachments } from './attachment-changes.js';
+import {
+  attachmentsOf,
+  entryLinkOf,
+  readAttachmentLists,
+  readRangeAttachments,
+  type AttachmentLinkOf,
+  type LayerAttachmentChanges,
+  type RangeAttachments,
+} from './attachment-changes.js';
 import {
   deleteEvent,
   listRank,
@@ -46,8 +54,15 @@ export interface ResolveContext {
   layers?: readonly number[];
   /** The service's filters: pushed down to `extractChanges` where the server can, evaluated here where it cannot. */
   filters?: ChangeFilters;
-  /** `metadata`: creates and updates carry their feature's attachment changes in the range. @defaultValue 'none' */
-  attachments?: 'none' | 'metadata';
+  /**
+   * `metadata`: creates and updates carry their feature's attachment changes in the range; `link`: each with the URL
+   * `attachmentLink` makes. @defaultValue 'none'
+   */
+  attachments?: 'none' | 'metadata' | 'link';
+  /** With `attachments: "link"`: makes an attachment's signed geohook URL. */
+  attachmentLink?: AttachmentLinkOf;
+  /** Ask for the attachment changes, for {@link OpenedRange.attachmentChanges} (the mirror), whatever `attachments` says. */
+  attachmentLists?: boolean;
   /** Each layer's field names as last resolved, by layer scope (`<scope>#<layer>`); none for a layer never resolved. */
   knownSchemas: (layerScopes: string[]) => Promise<(string[] | undefined)[]>;
 }
@@ -70,6 +85,8 @@ export interface OpenedRange {
   layers: readonly LayerInfo[];
   /** A server that answers ids only is read up to now: the generation it was read to, where the next range starts. */
   readUpTo?: number;
+  /** The range's attachment changes by layer; none when they were not asked for or the server cannot give them. */
+  attachmentChanges(): Promise<Map<number, LayerAttachmentChanges>>;
   /** Lets go of the change file. */
   close(): Promise<void>;
 }
@@ -134,7 +151,8 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
     range.serviceUrl,
   );
   // A payload's changesUrl asks for no attachments: geohook asks for them itself, by URL, when the service's settings want them.
-  const withAttachments = context.attachments === 'metadata' && returnsRows && supportsReturnAttachments;
+  const inEvents = (context.attachments ?? 'none') !== 'none';
+  const withAttachments = (inEvents || context.attachmentLists === true) && returnsRows && supportsReturnAttachments;
   const ids = layerId === undefined ? layers.map((layer) => layer.id).filter((id) => context.layers?.includes(id) ?? true) : [layerId];
   const scoped = layers.filter((layer) => ids.includes(layer.id));
   const filters = new Map<number, LayerFilter>();
@@ -192,7 +210,7 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       ...(returnsRows ? {} : { asOf: 'current' as const }),
     };
     const total = segments.reduce((sum, segment) => sum + segment.length, 0);
-    const attachments = withAttachments ? await readRangeAttachments(file) : undefined;
+    const attachments = withAttachments && inEvents ? await readRangeAttachments(file) : undefined;
     const source = (index: number): ChangeSource => ({
       origin: context.origin,
       serverGens: [range.from, range.to],
@@ -209,6 +227,7 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       schemas: new Map(scoped.map((layer) => [layerScopeOf(range.scope, layer.id), layer.fields.map((field) => field.name).sort()])),
       layers: scoped,
       ...(readUpTo === undefined ? {} : { readUpTo }),
+      attachmentChanges: async () => (withAttachments ? readAttachmentLists(file) : new Map()),
       close: () => file.close(),
     };
   } catch (err) {
@@ -295,7 +314,7 @@ interface BatchSource {
   context: ResolveContext;
   scope: string;
   source: (index: number) => ChangeSource;
-  /** With `attachments: "metadata"`: the range's attachment changes by parent. */
+  /** With `attachments: "metadata"` or `"link"`: the range's attachment changes by parent. */
   attachments?: RangeAttachments;
 }
 
@@ -342,7 +361,11 @@ async function readBatch(batch: BatchSource, from: number, to: number): Promise<
       const known = segment.op === 'u' ? previous.get(layer.id)?.get(objectIdOf(layer, element)) : undefined;
       built = rowEvent(rangeContext, layer, segment.op, element, known);
       if (batch.attachments !== undefined) {
-        const changed = await attachmentsOf(context.session, batch.attachments, layer.id, built.event.key);
+        const link =
+          context.attachments === 'link' && context.attachmentLink !== undefined
+            ? entryLinkOf(context.attachmentLink, rangeContext.serviceName, layer.id)
+            : undefined;
+        const changed = await attachmentsOf(context.session, batch.attachments, layer.id, built.event.key, link);
         if (changed !== undefined) built.event.attachments = changed;
       }
     }

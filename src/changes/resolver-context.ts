@@ -8,6 +8,7 @@ import { createServiceSession, type ServiceSession } from '../arcgis-request/ser
 import type { ChangesServiceSettings } from '../config/types.js';
 import type { AlertSender } from '../health/alert-sender.js';
 import type { RedisClient } from '../redis/connection.js';
+import type { AttachmentLinkOf } from './attachment-changes.js';
 import type { TrackedFields } from './build-change-events.js';
 import { ChangeWriter } from './change-writer.js';
 import { PreviousValuesStore } from './previous-values.js';
@@ -41,6 +42,8 @@ export interface ChangesOptions {
   timeoutMs?: number;
   /** @defaultValue globalThis.fetch */
   fetch?: typeof fetch;
+  /** Makes the signed URL of an attachment of a service with `attachments: "link"` (docs/changes.md#attachment-links). */
+  attachmentLink?: AttachmentLinkOf;
   /** Sends the `change.unresolvable` alert of a range that failed for good (ALERT_URL). */
   alert?: AlertSender;
 }

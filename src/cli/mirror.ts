@@ -64,7 +64,12 @@ function mirrorConfig(flags: MirrorFlags): { config: GeohookConfig; mirror: Mirr
   // The up's own PostgreSQL's password is in its file; the user's own database's comes from MIRROR_DATABASE_URL.
   return {
     config,
-    mirror: { services: up.services, schema: up.schema, databaseUrl: databaseUrl ?? recordedDatabaseUrl(up) },
+    mirror: {
+      services: up.services,
+      schema: up.schema,
+      databaseUrl: databaseUrl ?? recordedDatabaseUrl(up),
+      attachmentBytes: config.mirror?.attachmentBytes ?? false,
+    },
     adminUrl: up.adminUrl,
   };
 }

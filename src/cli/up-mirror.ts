@@ -27,7 +27,7 @@ export async function startUpMirror(configured: MirrorConfig | undefined, admin:
   const schema = configured?.schema ?? 'geohook';
   if (configured?.databaseUrl !== undefined) return { mirror: { ...configured, services }, postgres: undefined };
   const postgres = await startPostgresServer({ dir: resolve(EMBEDDED_POSTGRES_DIR) });
-  return { mirror: { services, databaseUrl: postgres.url, schema }, postgres };
+  return { mirror: { services, databaseUrl: postgres.url, schema, attachmentBytes: configured?.attachmentBytes ?? false }, postgres };
 }
 
 /** `text` quoted for a POSIX shell. */

@@ -215,6 +215,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     relays: parsedFile.data.relays,
     subscriptions: parsedFile.data.subscriptions,
     subscriptionBacklog: parsedFile.data.subscriptionBacklog,
+    attachmentLinks: {
+      baseUrl: parsedFile.data.attachmentLinks.baseUrl ?? vars.PUBLIC_URL ?? `http://127.0.0.1:${vars.PORT}`,
+      lifetimeSeconds: parsedFile.data.attachmentLinks.lifetimeSeconds,
+    },
     eventLog: parsedFile.data.eventLog,
     mirror: mirrorConfigOf(vars, changesServices, vars.ADMIN_URL),
     backfill: { concurrency: vars.BACKFILL_CONCURRENCY, timeoutSeconds: vars.BACKFILL_TIMEOUT_SECONDS },

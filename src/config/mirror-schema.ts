@@ -26,6 +26,11 @@ export const mirrorEnvShape = {
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier: letters, digits and _, at most 63')
     .default('geohook'),
+  /** Keep each attachment's bytes in the attachments tables (`data`), not only its metadata and SHA-256. @defaultValue false */
+  MIRROR_ATTACHMENT_BYTES: z
+    .enum(['true', 'false'], { error: 'true or false' })
+    .transform((value) => value === 'true')
+    .default(false),
 };
 
 /** The PostGIS mirror's settings (docs/mirror.md); `undefined` in the configuration when nothing is mirrored. */
@@ -36,9 +41,16 @@ export interface MirrorConfig {
   readonly databaseUrl: string | undefined;
   /** MIRROR_SCHEMA. @defaultValue 'geohook' */
   readonly schema: string;
+  /** MIRROR_ATTACHMENT_BYTES: the attachments tables keep the bytes too. @defaultValue false */
+  readonly attachmentBytes: boolean;
 }
 
-type MirrorVariables = { MIRROR?: string[] | undefined; MIRROR_DATABASE_URL?: string | undefined; MIRROR_SCHEMA: string };
+type MirrorVariables = {
+  MIRROR?: string[] | undefined;
+  MIRROR_DATABASE_URL?: string | undefined;
+  MIRROR_SCHEMA: string;
+  MIRROR_ATTACHMENT_BYTES: boolean;
+};
 
 /**
  * The mirror's settings from its variables: MIRROR, or with MIRROR_DATABASE_URL alone the CHANGES services; none
@@ -56,7 +68,12 @@ export function mirrorConfigOf(
   // A database without services (MIRROR and CHANGES unset, as docker-compose.yml leaves them) mirrors nothing
   // on a server; `geohook up` mirrors its emulator's Parcels there.
   if (services.length === 0 && adminUrl !== undefined) return undefined;
-  return { services: [...new Set(services)], databaseUrl: vars.MIRROR_DATABASE_URL, schema: vars.MIRROR_SCHEMA };
+  return {
+    services: [...new Set(services)],
+    databaseUrl: vars.MIRROR_DATABASE_URL,
+    schema: vars.MIRROR_SCHEMA,
+    attachmentBytes: vars.MIRROR_ATTACHMENT_BYTES,
+  };
 }
 
 /**

@@ -32,21 +32,30 @@ const httpUrl = z
   .refine((value) => /^https?:\/\//i.test(value), 'an http(s) URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
+/** An http(s) URL with neither credentials, query nor fragment (nor an empty `?` or `#`). */
+const isBareHttpUrl = (value: string): boolean => {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  return (
+    url !== undefined &&
+    /^https?:$/.test(url.protocol) &&
+    url.username === '' &&
+    url.password === '' &&
+    !value.includes('?') &&
+    !value.includes('#')
+  );
+};
+
+/** The base URL of attachment links: a bare http(s) URL, its trailing slashes dropped. */
+const linkBaseUrl = z
+  .string()
+  .refine(isBareHttpUrl, 'an http(s) URL without credentials, query or fragment (https://geohook.example.com)')
+  .transform((value) => value.replace(/\/+$/, ''));
+
 /** A URL geohook may send requests and its token to: an origin, or a URL whose path the trusted ones start with. */
 const trustedUrl = z
   .string()
   .url('an http(s) origin or URL')
-  .refine((value) => {
-    const url = URL.canParse(value) ? new URL(value) : undefined;
-    return (
-      url !== undefined &&
-      /^https?:$/.test(url.protocol) &&
-      url.username === '' &&
-      url.password === '' &&
-      url.search === '' &&
-      url.hash === ''
-    );
-  }, 'an http(s) origin or URL, without credentials, query or fragment');
+  .refine(isBareHttpUrl, 'an http(s) origin or URL, without credentials, query or fragment');
 
 /**
  * The environment geohook reads (docs/configuration.md). Every value arrives as text; the schema turns it into the
@@ -415,8 +424,11 @@ export const configFileSchema = z
             emit: changesEmit,
             /** `initial`: read every row once (`change.read`) when the service is first followed, then stream. */
             snapshot: z.literal('initial', { error: 'initial' }).optional(),
-            /** `metadata`: events of features whose attachments changed carry them (docs/changes.md#attachments). */
-            attachments: z.enum(['none', 'metadata'], { error: 'none or metadata' }).optional(),
+            /**
+             * `metadata`: events of features whose attachments changed carry them; `link`: each with a signed geohook
+             * URL of its bytes too (docs/changes.md#attachments).
+             */
+            attachments: z.enum(['none', 'metadata', 'link'], { error: 'none, metadata or link' }).optional(),
           })
           .strict()
           .superRefine((settings, context) => {
@@ -442,6 +454,21 @@ export const configFileSchema = z
       })
       .strict()
       .default(DEFAULT_BACKLOG),
+    /** Attachment links (`attachments: "link"`, docs/changes.md#attachment-links): where they point and how long they open. */
+    attachmentLinks: z
+      .object({
+        /** The public base URL of the links (no query, no credentials). @defaultValue PUBLIC_URL */
+        baseUrl: linkBaseUrl.optional(),
+        /** Seconds a link opens its attachment from when its event is made (1 minute to 7 days). @defaultValue 3600 */
+        lifetimeSeconds: z
+          .number({ error: 'a whole number of seconds from 60 to 604800' })
+          .int('a whole number of seconds from 60 to 604800')
+          .min(60, 'a whole number of seconds from 60 to 604800')
+          .max(7 * 86_400, 'a whole number of seconds from 60 to 604800')
+          .default(3600),
+      })
+      .strict()
+      .default({ lifetimeSeconds: 3600 }),
     /** The event log the fan-out reads: how long it keeps events every destination has (what `--from` reaches). */
     eventLog: z
       .object({

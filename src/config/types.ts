@@ -32,8 +32,11 @@ export interface ChangesServiceSettings extends ChangeFilters {
   readonly layers?: readonly number[] | undefined;
   /** `initial`: the layers are read once (`change.read` events) when geohook first follows the service. */
   readonly snapshot?: 'initial' | undefined;
-  /** `metadata`: a create or update of a feature whose attachments changed in its range carries them. @defaultValue 'none' */
-  readonly attachments?: 'none' | 'metadata' | undefined;
+  /**
+   * `metadata`: a create or update of a feature whose attachments changed in its range carries them; `link`: each
+   * with a signed geohook URL of its bytes too. @defaultValue 'none'
+   */
+  readonly attachments?: 'none' | 'metadata' | 'link' | undefined;
 }
 
 /** A hook the receiver accepts deliveries for. */
@@ -135,6 +138,8 @@ export interface GeohookConfig {
   readonly subscriptions: readonly SubscriptionConfig[];
   /** The backlog caps of subscriptions that set none (`subscriptionBacklog`). */
   readonly subscriptionBacklog: BacklogLimits;
+  /** Attachment links (`attachmentLinks`): the base URL they start with (PUBLIC_URL unless set) and how long they open. */
+  readonly attachmentLinks: { readonly baseUrl: string; readonly lifetimeSeconds: number };
   /** The event log the fan-out reads (`eventLog`): how long it keeps what every destination has. */
   readonly eventLog: { readonly retentionSeconds: number };
   /** The PostGIS mirror (MIRROR, MIRROR_DATABASE_URL, MIRROR_SCHEMA); `undefined` (the default): none. */

@@ -45,6 +45,11 @@ export interface MirrorOptions {
   fetch?: typeof fetch;
   /** Where its metrics go (the receiver's `/metrics`). @defaultValue none are kept */
   metrics?: MirrorMetrics;
+  /**
+   * The services whose layers get an attachments table (those with `attachments` on in `changes`), and whether the
+   * tables keep the bytes (MIRROR_ATTACHMENT_BYTES). @defaultValue none
+   */
+  attachments?: { services: readonly string[]; keepBytes: boolean };
 }
 
 /** A running mirror. */
@@ -131,6 +136,9 @@ export function startMirror(options: MirrorOptions): Mirror {
       previous,
       encodeRows: rowEncoder.encode,
       ...(orgId === undefined ? {} : { orgId }),
+      ...(options.attachments?.services.includes(scope.service) === true
+        ? { attachments: { keepBytes: options.attachments.keepBytes } }
+        : {}),
     };
     let synced: LayerSync[];
     try {

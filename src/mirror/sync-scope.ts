@@ -9,6 +9,7 @@ import { openRange } from '../changes/resolve-range.js';
 import { GeohookError } from '../errors.js';
 import { writeChanges } from './apply-changes.js';
 import { assignTables } from './assign-tables.js';
+import { applyAttachmentChanges, copyAttachments, ensureAttachmentTable, type AttachmentTarget } from './attachment-table.js';
 import { copyEncodedPages } from './copy-rows.js';
 import { ensureLayerTable, inLockedTransaction } from './mirror-database.js';
 import { layerTableOf, mirrorLayerOf } from './mirror-layer.js';
@@ -40,7 +41,15 @@ export interface SyncContext {
   orgId?: string;
   /** How the rows of change batches are encoded (the receiver's: on its row encoder thread). @defaultValue on the calling thread */
   encodeRows?: RowEncoding;
+  /** The scope's service has attachments on: each layer that has them gets an attachments table (its bytes when `keepBytes`). */
+  attachments?: { keepBytes: boolean };
 }
+
+/** The attachments table of a layer, when the scope keeps them and the layer has them. */
+const attachmentTargetOf = (context: SyncContext, layer: LayerInfo, table: string): AttachmentTarget | undefined =>
+  context.attachments === undefined || layer.hasAttachments !== true
+    ? undefined
+    : { schema: context.schema, table, keepBytes: context.attachments.keepBytes };
 
 /** What a layer's table became in one transaction. */
 export interface LayerSync {
@@ -118,6 +127,11 @@ export async function copyExact(
       await encoder.close();
     }
     for (const statement of tableIndexStatements(target.schema, target.table, target.layer)) await client.query(statement);
+    const attachments = attachmentTargetOf(context, layer, table);
+    if (attachments !== undefined) {
+      await ensureAttachmentTable(client, attachments);
+      await copyAttachments(client, context.session, scope.serviceUrl, layer, attachments);
+    }
   }
   const endGen = await serverGenNow(context, scope);
   const changed =
@@ -198,6 +212,15 @@ async function writeRange(
     target: { schema: context.schema, table, layer: mirrorLayerOf(layer) },
   }));
   for (const { target } of targets) await ensureLayerTable(client, target);
+  const attachmentTargets = new Map<number, AttachmentTarget>();
+  for (const { layer, table } of tables) {
+    const attachments = attachmentTargetOf(context, layer, table);
+    if (attachments === undefined) continue;
+    attachmentTargets.set(layer.id, attachments);
+    // A table made now (attachments just turned on): filled with what the layer has, the range applied over it.
+    if (await ensureAttachmentTable(client, attachments))
+      await copyAttachments(client, context.session, scope.serviceUrl, layer, attachments);
+  }
   const opened = await openRange(
     { hook: context.hook, scope: scope.scope, serviceUrl: scope.serviceUrl, from, to },
     {
@@ -207,14 +230,19 @@ async function writeRange(
       track: [],
       origin: 'webhook',
       layers: targets.map(({ id }) => id),
+      ...(attachmentTargets.size > 0 ? { attachmentLists: true } : {}),
       ...(context.orgId === undefined ? {} : { orgId: context.orgId }),
       knownSchemas: async (layerScopes) => layerScopes.map(() => undefined),
     },
   );
   const counts = new Map(targets.map(({ id }) => [id, { upserted: 0, deleted: 0 }]));
+  const deletedParents = new Map<number, number[]>();
   try {
     for (let start = 0; start < opened.total; start += CHANGE_BATCH) {
       const { events } = await opened.events(start, Math.min(start + CHANGE_BATCH, opened.total));
+      for (const event of events)
+        if (event.op === 'd' && attachmentTargets.has(event.layer.id) && typeof event.key.objectId === 'number')
+          deletedParents.set(event.layer.id, [...(deletedParents.get(event.layer.id) ?? []), event.key.objectId]);
       for (const { id, target } of targets) {
         const written = await writeChanges(
           client,
@@ -226,6 +254,11 @@ async function writeRange(
         count.upserted += written.upserted;
         count.deleted += written.deleted;
       }
+    }
+    if (attachmentTargets.size > 0) {
+      const changes = await opened.attachmentChanges();
+      for (const [id, target] of attachmentTargets)
+        await applyAttachmentChanges(client, context.session, target, changes.get(id), deletedParents.get(id) ?? []);
     }
   } finally {
     await opened.close();

@@ -108,3 +108,6 @@ export const subscriptionsKey = (prefix: string): string => `${prefix}:subscript
 export const subscriptionDroppedKey = (prefix: string): string => `${prefix}:subscriptions:dropped`;
 /** The PostGIS mirror: the last failure of each layer (`<service>#<layer id>` → JSON `{error, at}`), until it catches up. */
 export const mirrorErrorsKey = (prefix: string): string => `${prefix}:mirror:errors`;
+
+/** Attachment links: the random key geohook signs them with (base64url), made once by the first process that needs it. */
+export const attachmentLinkKey = (prefix: string): string => `${prefix}:attachments:link-key`;

@@ -79,7 +79,10 @@ t.test('without attachments set, events carry none and geohook asks extractChang
   );
 });
 
-t.test('attachments must be "none" or "metadata"', async (t) => {
+t.test('attachments must be "none", "metadata" or "link"', async (t) => {
   const config = configFile(t, { changes: { [PARCELS]: { attachments: 'bytes' } } });
-  t.throws(() => loadConfig({ GEOHOOK_CONFIG: config, CHANGES: PARCELS }), { code: 'GEOHOOK_ERR_CONFIG', message: /none or metadata/ });
+  t.throws(() => loadConfig({ GEOHOOK_CONFIG: config, CHANGES: PARCELS }), {
+    code: 'GEOHOOK_ERR_CONFIG',
+    message: /none, metadata or link/,
+  });
 });

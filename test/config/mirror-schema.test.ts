@@ -16,12 +16,13 @@ t.test('MIRROR_DATABASE_URL alone mirrors the CHANGES services into the geohook 
     services: ['Hosted/Parcels.FeatureServer', 'Roads.FeatureServer'],
     databaseUrl: DATABASE,
     schema: 'geohook',
+    attachmentBytes: false,
   });
 });
 
 t.test('MIRROR names the services, whether in CHANGES or not; MIRROR_SCHEMA the schema', async (t) => {
   const config = loadConfig({ ...ADMIN, MIRROR: 'Hosted/Roads.FeatureServer', MIRROR_DATABASE_URL: DATABASE, MIRROR_SCHEMA: 'gis_mirror' });
-  t.same(config.mirror, { services: ['Hosted/Roads.FeatureServer'], databaseUrl: DATABASE, schema: 'gis_mirror' });
+  t.same(config.mirror, { services: ['Hosted/Roads.FeatureServer'], databaseUrl: DATABASE, schema: 'gis_mirror', attachmentBytes: false });
   t.same(config.admin?.changes.services, []);
 });
 
@@ -30,15 +31,32 @@ t.test('MIRROR without a database leaves it to geohook up (a local PostgreSQL): 
     services: ['Hosted/Parcels.FeatureServer'],
     databaseUrl: undefined,
     schema: 'geohook',
+    attachmentBytes: false,
   });
 });
 
 t.test('a database without ADMIN_URL is left to geohook up (its emulator), and refused to a server naming ADMIN_URL', async (t) => {
   const mirror = loadConfig({ MIRROR_DATABASE_URL: DATABASE }).mirror;
-  t.same(mirror, { services: [], databaseUrl: DATABASE, schema: 'geohook' }, 'geohook up fills in its emulator’s services');
+  t.same(
+    mirror,
+    { services: [], databaseUrl: DATABASE, schema: 'geohook', attachmentBytes: false },
+    'geohook up fills in its emulator’s services',
+  );
   t.throws(() => mirrorServerOf(mirror!, undefined), { code: 'GEOHOOK_ERR_CONFIG', message: /^ADMIN_URL: required with MIRROR/ });
   const local = loadConfig({ ...ADMIN, MIRROR: 'Hosted/Parcels.FeatureServer' }).mirror!;
   t.throws(() => mirrorServerOf(local, ADMIN.ADMIN_URL), { code: 'GEOHOOK_ERR_CONFIG', message: /^MIRROR_DATABASE_URL: required/ });
+});
+
+t.test('MIRROR_ATTACHMENT_BYTES keeps the bytes in the attachments tables; it is true or false', async (t) => {
+  t.equal(
+    loadConfig({ ...ADMIN, MIRROR: 'Hosted/Roads.FeatureServer', MIRROR_DATABASE_URL: DATABASE, MIRROR_ATTACHMENT_BYTES: 'true' }).mirror
+      ?.attachmentBytes,
+    true,
+  );
+  t.throws(() => loadConfig({ ...ADMIN, MIRROR: 'Hosted/Roads.FeatureServer', MIRROR_ATTACHMENT_BYTES: 'yes' }), {
+    code: 'GEOHOOK_ERR_CONFIG',
+    message: /MIRROR_ATTACHMENT_BYTES.*true or false/,
+  });
 });
 
 t.test('bad values are refused with the variable named', async (t) => {

@@ -23,8 +23,16 @@ let schemas = 0;
 /** The dashboard token of {@link mirrorParcels}'s geohook. */
 export const DASHBOARD = 'mirror-dashboard-token-0123456789';
 
-/** The emulator with `parcels` parcels, and geohook registered on Parcels mirroring it into a fresh schema. */
-export async function mirrorParcels(t: Test, { redis, postgres }: { redis: RedisServer; postgres: TestPostgres }, parcels: number) {
+/**
+ * The emulator with `parcels` parcels, and geohook registered on Parcels mirroring it into a fresh schema; `env`
+ * adds to geohook's environment, `seed` edits the emulator before geohook starts.
+ */
+export async function mirrorParcels(
+  t: Test,
+  { redis, postgres }: { redis: RedisServer; postgres: TestPostgres },
+  parcels: number,
+  more: { env?: Record<string, string>; seed?: (url: string, authentication: ApiKeyManager) => Promise<void> } = {},
+) {
   const emulator = await startEmulator(t);
   const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
   const token = await emulator.token();
@@ -42,6 +50,7 @@ export async function mirrorParcels(t: Test, { redis, postgres }: { redis: Redis
     }));
     await applyEdits({ url: `${url}/0`, authentication, adds });
   }
+  await more.seed?.(url, authentication);
   schemas += 1;
   const schema = `mirror_${schemas}`;
   const env = {
@@ -50,6 +59,7 @@ export async function mirrorParcels(t: Test, { redis, postgres }: { redis: Redis
     MIRROR_DATABASE_URL: postgres.url,
     MIRROR_SCHEMA: schema,
     DASHBOARD_TOKEN: DASHBOARD,
+    ...more.env,
   };
   const geohook = await startGeohook(t, redis, env);
   await waitFor('registered', async () => (await geohook.readyz()).status === 200);

@@ -6,6 +6,7 @@ import { GeohookError } from '../../src/errors.js';
 import type { RoutedEvent } from '../../src/fanout/routed-event.js';
 import { formatPowerAutomate } from '../../src/relay/formats/powerautomate.js';
 import { escapeMrkdwn, formatSlack } from '../../src/relay/formats/slack.js';
+import { standardBody } from '../../src/relay/formats/standard.js';
 import { formatTeams } from '../../src/relay/formats/teams.js';
 import { fixture } from '../helpers/paths.js';
 import { changeUpdated, storedFeatureEvent, storedGpEvent } from '../helpers/relay-events.js';
@@ -23,7 +24,41 @@ function without(event: ChangeEvent, ...fields: (keyof ChangeEvent)[]): ChangeEv
   return copy as ChangeEvent;
 }
 
+const LINK = 'https://geohook.example.com/attachments/eyJzIjoiSG9zdGVkL1BhcmNlbHMu.tVtObFF5DrGVHQaH8k6vxripaRG2GfVQa3zuJp4Jx8I';
+
+/** An attachment entry of a change event, with a link unless `url` is null. */
+const attachment = (id: number, name: string, contentType: string, url: string | null = `${LINK}${id}`) => ({
+  id,
+  name,
+  contentType,
+  size: 2048,
+  sha256: 'ab'.repeat(32),
+  parentKey: { objectId: 55 },
+  ...(url === null ? {} : { url }),
+});
+
+/** A created inspection with two photos and a PDF, linked (`attachments: "link"`). */
+const withPhotos = changeUpdated({
+  type: 'change.created',
+  op: 'c',
+  before: null,
+  attachments: {
+    adds: [
+      attachment(1, 'meter [read](https://evil.example)*.jpg', 'image/jpeg'),
+      attachment(2, 'site.png', 'image/png'),
+      attachment(3, 'report <1> & more.pdf', 'application/pdf'),
+    ],
+    updates: [],
+    deletes: [],
+  },
+});
+
 const events: [string, RoutedEvent][] = [
+  ['a submission with photos and a PDF, linked', withPhotos],
+  [
+    'a submission with photos, metadata only',
+    changeUpdated({ attachments: { adds: [attachment(1, 'a.jpg', 'image/jpeg', null)], updates: [], deletes: [] } }),
+  ],
   ['change.updated', changeUpdated()],
   ['change.created', without(changeUpdated({ type: 'change.created', op: 'c', before: null }), 'changedFields')],
   ['change.deleted', changeUpdated({ type: 'change.deleted', op: 'd', after: null })],
@@ -225,6 +260,40 @@ t.test('Slack: a line longer than a section takes is cut, never inside an entity
   const message = JSON.parse(formatSlack(event).body) as { text: string };
   t.ok(message.text.length <= 3000, `${message.text.length} characters`);
   t.match(message.text, /(&amp;)+…$/);
+});
+
+t.test('issue 55: a Teams card shows linked photos in an ImageSet and other attachments as buttons, their names plain', async (t) => {
+  const card = (JSON.parse(formatTeams(withPhotos).body) as { attachments: { content: { body: Record<string, unknown>[] } }[] })
+    .attachments[0]!.content;
+  t.same(card.body[2], {
+    type: 'ImageSet',
+    imageSize: 'Medium',
+    images: [
+      { type: 'Image', url: `${LINK}1`, altText: 'meter ［read］(https://evil.example)＊.jpg' },
+      { type: 'Image', url: `${LINK}2`, altText: 'site.png' },
+    ],
+  });
+  t.same(card.body[3], { type: 'ActionSet', actions: [{ type: 'Action.OpenUrl', title: 'report <1> & more.pdf', url: `${LINK}3` }] });
+  t.ok(teamsTexts(withPhotos).includes('Attachments'), 'the names in a fact too');
+  const metadataOnly = changeUpdated({ attachments: { adds: [attachment(1, 'a.jpg', 'image/jpeg', null)], updates: [], deletes: [] } });
+  const plain = (JSON.parse(formatTeams(metadataOnly).body) as { attachments: { content: { body: unknown[] } }[] }).attachments[0]!.content;
+  t.equal(plain.body.length, 2, 'without links, the names only, in the facts');
+  t.ok(teamsTexts(metadataOnly).includes('a.jpg'));
+});
+
+t.test('issue 55: a Slack message shows linked photos as image blocks and links the other attachments, escaped', async (t) => {
+  const message = JSON.parse(formatSlack(withPhotos).body) as { blocks: Record<string, unknown>[] };
+  t.same(message.blocks.slice(2), [
+    { type: 'image', image_url: `${LINK}1`, alt_text: 'meter [read](https://evil.example)*.jpg' },
+    { type: 'image', image_url: `${LINK}2`, alt_text: 'site.png' },
+    { type: 'section', text: { type: 'mrkdwn', text: `<${LINK}3|report &lt;1&gt; &amp; more.pdf>`, verbatim: true } },
+  ]);
+  t.equal(JSON.parse(formatSlack(changeUpdated()).body).blocks.length, 2, 'an event without attachments: as before');
+});
+
+t.test('issue 55: Power Automate and the standard format carry the attachments, links included, as data', async (t) => {
+  t.same(JSON.parse(formatPowerAutomate(withPhotos).body).attachments, withPhotos.attachments);
+  t.same(JSON.parse(standardBody(withPhotos)).data.attachments, withPhotos.attachments);
 });
 
 t.test('Power Automate: the event JSON, the shared secret in x-geohook-secret, webhook-id the event id', async (t) => {

@@ -1,6 +1,6 @@
 import type { RoutedEvent } from '../../fanout/routed-event.js';
 import { JSON_CONTENT_TYPE, type RelayRequest } from './relay-request.js';
-import { summarizeEvent } from './summary.js';
+import { summarizeEvent, summaryAttachments } from './summary.js';
 
 /** Longest text of a section block Slack accepts. */
 export const MAX_SECTION_CHARS = 3000;
@@ -16,10 +16,33 @@ function cutEscaped(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1).replace(/&[a-z]*$/, '')}…` : text;
 }
 
+/** Pictures a message shows at most (Slack takes 50 blocks). */
+export const MAX_IMAGE_BLOCKS = 10;
+
+/** Longest alt text of an image block Slack accepts. */
+const MAX_ALT_TEXT_CHARS = 2000;
+
+/**
+ * The linked attachments of an event as blocks: an image block per picture (Slack fetches geohook's signed URL),
+ * then one section linking the others, `<url|name>` with both escaped.
+ */
+function attachmentBlocks(event: RoutedEvent): Record<string, unknown>[] {
+  const linked = summaryAttachments(event).filter((attachment) => attachment.url !== undefined);
+  const images = linked.filter(({ image }) => image).slice(0, MAX_IMAGE_BLOCKS);
+  const links = linked
+    .filter(({ image }) => !image)
+    .map(({ name, url }) => `<${escapeMrkdwn(url!)}|${escapeMrkdwn(name)}>`)
+    .join('\n');
+  return [
+    ...images.map(({ name, url }) => ({ type: 'image', image_url: url, alt_text: name.slice(0, MAX_ALT_TEXT_CHARS) })),
+    ...(links === '' ? [] : [{ type: 'section', text: { type: 'mrkdwn', text: cutEscaped(links, MAX_SECTION_CHARS), verbatim: true } }]),
+  ];
+}
+
 /**
  * An event as a Slack incoming webhook takes a message: `text` (the notification and the fallback) and `blocks`,
  * a section with the summary line and a context block with its facts, every value escaped; `verbatim` so that
- * Slack does not turn names or URLs in the values into links.
+ * Slack does not turn names or URLs in the values into links; then the event's linked photos and attachments.
  */
 export function formatSlack(event: RoutedEvent): RelayRequest {
   const { line, facts } = summarizeEvent(event);
@@ -34,6 +57,7 @@ export function formatSlack(event: RoutedEvent): RelayRequest {
     blocks: [
       { type: 'section', text: { type: 'mrkdwn', text, verbatim: true } },
       { type: 'context', elements },
+      ...attachmentBlocks(event),
     ],
   };
   return { headers: { 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(message) };

@@ -6,6 +6,28 @@ import { isUnverifiedDelivery, storedPayload } from '../../events/stored-event.j
 import { isChangeEvent, type RoutedEvent } from '../../fanout/routed-event.js';
 import { eventTime } from '../relay-event.js';
 
+/** An attachment of a change event as a channel shows it: its name, and its link when the event carries one. */
+export interface SummaryAttachment {
+  name: string;
+  /** A signed geohook URL of the bytes (`attachments: "link"`). */
+  url?: string;
+  /** A PNG, JPEG, GIF, WebP, BMP or AVIF image: shown as a picture where the channel can. */
+  image: boolean;
+}
+
+/** Content types a channel shows as a picture. */
+const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp|bmp|avif)$/i;
+
+/** The attachments a change event added or updated, in its order (none for other events). */
+export function summaryAttachments(event: RoutedEvent): SummaryAttachment[] {
+  if (!isChangeEvent(event) || event.attachments === undefined) return [];
+  return [...event.attachments.adds, ...event.attachments.updates].map((entry) => ({
+    name: entry.name === '' ? `attachment ${entry.id}` : entry.name,
+    ...(entry.url === undefined ? {} : { url: entry.url }),
+    image: IMAGE_TYPES.test(entry.contentType),
+  }));
+}
+
 /** One name/value pair shown under the summary line (a Teams FactSet, Slack context). */
 export interface SummaryFact {
   title: string;
@@ -134,6 +156,8 @@ export function summarizeEvent(event: RoutedEvent): EventSummary {
   const key = event.key.globalId ?? (event.key.objectId === undefined ? undefined : String(event.key.objectId));
   if (key !== undefined) facts.push({ title: 'Feature', value: key });
   if (event.editor?.user !== undefined) facts.push({ title: 'Editor', value: event.editor.user });
+  const attachments = summaryAttachments(event);
+  if (attachments.length > 0) facts.push({ title: 'Attachments', value: showValue(attachments.map(({ name }) => name).join(', ')) });
   facts.push({ title: 'Time', value: event.ts }, { title: 'Event', value: event.id.slice(0, 12) });
   return { line: changeLine(event), facts };
 }

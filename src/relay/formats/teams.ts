@@ -1,6 +1,6 @@
 import type { RoutedEvent } from '../../fanout/routed-event.js';
 import { JSON_CONTENT_TYPE, type RelayRequest } from './relay-request.js';
-import { summarizeEvent } from './summary.js';
+import { summarizeEvent, summaryAttachments } from './summary.js';
 
 /** The content type Teams takes an Adaptive Card attachment under. */
 export const ADAPTIVE_CARD_CONTENT_TYPE = 'application/vnd.microsoft.card.adaptive';
@@ -23,9 +23,38 @@ export function plainTeamsText(text: string): string {
     .replace(/[[\]*~]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, (character) => FULLWIDTH[character] ?? character);
 }
 
+/** Pictures and links a card shows at most (a card must stay under Teams' 28 KB). */
+export const MAX_CARD_IMAGES = 10;
+export const MAX_CARD_LINKS = 6;
+
 /**
- * The Adaptive Card of an event: its summary line in bold, then its facts, every text made plain
- * ({@link plainTeamsText}): the values come from edits, payloads and names anyone with edit rights may choose.
+ * The linked attachments of an event as card elements: images in an ImageSet, anything else as buttons that open
+ * its link. Links are geohook's own signed URLs; names are made plain.
+ */
+function attachmentElements(event: RoutedEvent): Record<string, unknown>[] {
+  const linked = summaryAttachments(event).filter((attachment) => attachment.url !== undefined);
+  const images = linked.filter(({ image }) => image).slice(0, MAX_CARD_IMAGES);
+  const others = linked.filter(({ image }) => !image).slice(0, MAX_CARD_LINKS);
+  return [
+    ...(images.length === 0
+      ? []
+      : [
+          {
+            type: 'ImageSet',
+            imageSize: 'Medium',
+            images: images.map(({ name, url }) => ({ type: 'Image', url, altText: plainTeamsText(name) })),
+          },
+        ]),
+    ...(others.length === 0
+      ? []
+      : [{ type: 'ActionSet', actions: others.map(({ name, url }) => ({ type: 'Action.OpenUrl', title: plainTeamsText(name), url })) }]),
+  ];
+}
+
+/**
+ * The Adaptive Card of an event: its summary line in bold, then its facts, then its linked photos (an ImageSet) and
+ * other attachments (buttons), every text made plain ({@link plainTeamsText}): the values come from edits, payloads
+ * and names anyone with edit rights may choose.
  */
 export function teamsCard(event: RoutedEvent): Record<string, unknown> {
   const summary = summarizeEvent(event);
@@ -38,6 +67,7 @@ export function teamsCard(event: RoutedEvent): Record<string, unknown> {
     body: [
       { type: 'TextBlock', text: line, weight: 'bolder', size: 'medium', wrap: true },
       { type: 'FactSet', facts: summary.facts.map(({ title, value }) => ({ title: plainTeamsText(title), value: plainTeamsText(value) })) },
+      ...attachmentElements(event),
     ],
   };
 }
