@@ -61,3 +61,25 @@ t.test('npm start reuses an up-to-date dist/, rebuilds it once a source changed,
 
   t.notMatch((await start(dir)).stderr, /building/, 'built once: the next start reuses it');
 });
+
+t.test(
+  'issue 53: npx geohook in a terminal prints its first line clean: no npx spinner before it',
+  { skip: scriptMissing() },
+  async (t) => {
+    // `script` gives npx a terminal, where npm draws its spinner (⠙⠹⠸…) while it resolves the command unless the
+    // project's .npmrc turns progress off.
+    const { stdout } = await run('script', ['-qfc', 'npx geohook --version', '/dev/null'], { cwd: repoPath(), env: process.env });
+    t.match(stdout, /^\d+\.\d+\.\d+\r?\n/, 'the version is the first thing printed');
+    t.notMatch(stdout, /[\u2800-\u28ff]/, 'no spinner glyph');
+  },
+);
+
+/** Why the terminal test cannot run: util-linux's `script` is missing. */
+function scriptMissing(): string | false {
+  try {
+    statSync('/usr/bin/script');
+    return false;
+  } catch {
+    return 'util-linux script is not installed at /usr/bin/script';
+  }
+}
