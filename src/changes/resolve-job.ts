@@ -2,11 +2,16 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import { changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
+import type { ChangeEvent } from './change-event.js';
 import { CHANGE_BATCH } from './change-writer.js';
 import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
 import type { ResolveJobData } from './range-jobs.js';
 import { openRange, type OpenedRange } from './resolve-range.js';
 import type { ResolverContext } from './resolver-context.js';
+import { submissionPartsOf } from './submission-parts.js';
+
+/** How long a submission stays open after its last part when the service's settings say nothing, ms. */
+export const DEFAULT_SUBMISSION_WINDOW_MS = 3000;
 
 /** The server's answers to a range it will not give: bad request, forbidden, not found. */
 const CLIENT_ERROR = /^40[034]$/;
@@ -42,6 +47,25 @@ async function openJobRange(context: ResolverContext, data: ResolveJobData): Pro
   });
 }
 
+/** The service's submission window, ms; 0: no submissions. */
+const windowOf = (context: ResolverContext, data: ResolveJobData): number =>
+  context.options.byService?.[parseScope(data.scope).service]?.submissionWindowMs ?? DEFAULT_SUBMISSION_WINDOW_MS;
+
+/** The parts of submissions a batch holds, recorded once its events are written (docs/submissions.md). */
+async function recordSubmissions(
+  context: ResolverContext,
+  data: ResolveJobData,
+  opened: OpenedRange,
+  events: ChangeEvent[],
+  touched: Set<string>,
+): Promise<void> {
+  const windowMs = windowOf(context, data);
+  if (windowMs === 0) return;
+  const parts = submissionPartsOf(events, opened.layers, parseScope(data.scope).service);
+  for (const part of parts) touched.add(part.submission);
+  await context.submissions.record(parts, windowMs);
+}
+
 /**
  * Writes the range's events from the first the job has not written, batch after batch; returns how many were new.
  * Each batch is read (file, previous values) while the one before it is written: a batch's events are written
@@ -59,16 +83,19 @@ async function writeEvents(context: ResolverContext, job: Job<ResolveJobData>, o
   let added = 0;
   let written = job.data.written ?? 0;
   let next = batchAt(written);
+  const touched = new Set<string>();
   try {
     while (next !== undefined) {
       const batch = await next;
       const end = Math.min(written + CHANGE_BATCH, total);
       next = batchAt(end);
       added += await context.writer().write(batch.events, opened.layers);
+      await recordSubmissions(context, job.data, opened, batch.events, touched);
       for (const { key, writes } of batch.writes) await context.previous.write(key, writes);
       written = end;
       await job.updateData({ ...job.data, written });
     }
+    await context.submissions.settle(touched);
   } finally {
     await next?.catch(() => undefined);
     await opened.close();

@@ -4,7 +4,7 @@ import type { ChangeEvent } from '../changes/change-event.js';
 import type { RouteFilterConfig } from '../config/route-filter.js';
 import { serviceNameOf } from '../events/service-activity.js';
 import { compilePattern } from './event-patterns.js';
-import { isChangeEvent, type RoutedEvent } from './routed-event.js';
+import { filteredChange, isChangeEvent, type RoutedEvent } from './routed-event.js';
 import { crossingTest, whenTest, whereTest } from './transition-filter.js';
 
 /** What a route's `where` reads of a layer: its id and fields (a change writer's `LayerInfo` is one). */
@@ -42,23 +42,29 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
   const changed = route.changed === undefined ? undefined : new Set(route.changed.map((name) => name.toLowerCase()));
   const takes = (type: string): boolean => patterns.some((pattern) => pattern.matches(type));
   const rowFilters = where !== undefined || changed !== undefined || when !== undefined;
-  return (event, layers) => {
-    const change = isChangeEvent(event);
-    const service = change ? changeServiceOf(event) : serviceNameOf(event);
+  return (routed, layers) => {
+    if (!isChangeEvent(routed)) {
+      const service = serviceNameOf(routed);
+      if (services !== undefined && (service === undefined || !services.has(service))) return false;
+      const layerId = routed.changes?.layerId;
+      if (route.layers !== undefined && (layerId === undefined || !route.layers.includes(layerId))) return false;
+      return !rowFilters && takes(routed.type);
+    }
+    const event = filteredChange(routed);
+    const service = changeServiceOf(event);
     if (services !== undefined && (service === undefined || !services.has(service))) return false;
-    const layerId = change ? event.layer.id : event.changes?.layerId;
-    if (route.layers !== undefined && (layerId === undefined || !route.layers.includes(layerId))) return false;
-    if (!change) return !rowFilters && takes(event.type);
-    if (!rowFilters) return takes(event.type);
+    if (route.layers !== undefined && !route.layers.includes(event.layer.id)) return false;
+    if (!rowFilters) return takes(routed.type);
     if (changed !== undefined && !(event.op === 'u' && (event.changedFields ?? []).some((field) => changed.has(field.toLowerCase()))))
       return false;
     const fields = layers?.find(({ id }) => id === event.layer.id)?.fields;
     if (when !== undefined && !when(event, fields)) return false;
-    const crossed = crossing?.(event, fields);
+    // A submission is taken as itself: it crosses nothing.
+    const crossed = routed.type === 'change.submission' ? undefined : crossing?.(event, fields);
     if (crossed !== undefined && emits(crossed)) {
       const type: EmittedType = `change.${crossed}`;
       return takes(type) && type;
     }
-    return takes(event.type) && (where === undefined || where(event, fields));
+    return takes(routed.type) && (where === undefined || where(event, fields));
   };
 }

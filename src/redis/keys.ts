@@ -80,6 +80,19 @@ export const changesSchemasKey = (prefix: string): string => `${prefix}:changes:
 /** Initial snapshots, by scope: the generation the first one named (`<gen>`), then `done:<gen>` once it was written. */
 export const changesSnapshotsKey = (prefix: string): string => `${prefix}:changes:snapshots`;
 
+/** Submissions (docs/submissions.md): the parts of one submission (`parent`, `r:<layer>:<key>`, `a:<layer>:<id>`), by its id. */
+export const submissionPartsKey = (prefix: string, submission: string): string => `${prefix}:submissions:parts:${submission}`;
+
+/** Submissions: each submission with a parent and another part (or a Survey123 webhook), scored by when it closes. */
+export const submissionsDueKey = (prefix: string): string => `${prefix}:submissions:due`;
+
+/** Submissions: the submission of a parent's GlobalID (`<hook>\n<GlobalID>` → id), for the Survey123 webhook. */
+export const submissionsByGlobalIdKey = (prefix: string): string => `${prefix}:submissions:globalids`;
+
+/** Submissions: a Survey123 webhook for a parent not resolved yet (`<hook>\n<GlobalID>`), kept an hour. */
+export const submissionSurvey123Key = (prefix: string, hook: string, globalId: string): string =>
+  `${prefix}:submissions:survey123:${hook}:${globalId}`;
+
 /** Relays (docs/relays.md): a route's counts and last error (`delivered`, `failing`, `lastError`, `lastErrorAt`, `lastDeliveredAt`, `alerted`). */
 export const relayStatsKey = (prefix: string, route: string): string => `${prefix}:relay:route:${route}`;
 

@@ -3,7 +3,7 @@ import type { ChangeEvent } from '../../changes/change-event.js';
 import type { StoredEvent } from '../../events/envelope.js';
 import { serviceNameOf } from '../../events/service-activity.js';
 import { isUnverifiedDelivery, storedPayload } from '../../events/stored-event.js';
-import { isChangeEvent, type RoutedEvent } from '../../fanout/routed-event.js';
+import { filteredChange, isChangeEvent, type RoutedEvent } from '../../fanout/routed-event.js';
 import { eventTime } from '../relay-event.js';
 
 /** One name/value pair shown under the summary line (a Teams FactSet, Slack context). */
@@ -133,7 +133,8 @@ export function summarizeEvent(event: RoutedEvent): EventSummary {
   ];
   const key = event.key.globalId ?? (event.key.objectId === undefined ? undefined : String(event.key.objectId));
   if (key !== undefined) facts.push({ title: 'Feature', value: key });
-  if (event.editor?.user !== undefined) facts.push({ title: 'Editor', value: event.editor.user });
+  const change = filteredChange(event);
+  if (change.editor?.user !== undefined) facts.push({ title: 'Editor', value: change.editor.user });
   facts.push({ title: 'Time', value: event.ts }, { title: 'Event', value: event.id.slice(0, 12) });
-  return { line: changeLine(event), facts };
+  return { line: changeLine(change), facts };
 }
