@@ -1,7 +1,9 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
-import { changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import { changesAttachmentParentsKey, changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
+import type { AttachmentParents } from './attachment-changes.js';
 import type { ChangeEvent } from './change-event.js';
 import { CHANGE_BATCH } from './change-writer.js';
 import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
@@ -15,6 +17,22 @@ export const DEFAULT_SUBMISSION_WINDOW_MS = 3000;
 
 /** The server's answers to a range it will not give: bad request, forbidden, not found. */
 const CLIENT_ERROR = /^40[034]$/;
+
+/** The parents of a layer's attachments, in the hash `key`: attachment GlobalID → `<parent GlobalID>\t<attachment id>`. */
+const attachmentParentsOf = (connection: RedisClient, key: string): AttachmentParents => ({
+  record: async (_layerId, entries) => {
+    if (entries.length > 0)
+      await connection.hset(key, Object.fromEntries(entries.map((entry) => [entry.globalId, `${entry.parentGlobalId}\t${entry.id}`])));
+  },
+  read: async (_layerId, globalIds) =>
+    globalIds.length === 0
+      ? []
+      : (await connection.hmget(key, ...globalIds)).map((value) => {
+          if (value === null) return undefined;
+          const [parentGlobalId = '', id = ''] = value.split('\t');
+          return { parentGlobalId, id: Number(id) };
+        }),
+});
 
 /** A job's range, opened: its layers read, its changes streamed; a range the server refuses fails for good. */
 async function openJobRange(context: ResolverContext, data: ResolveJobData): Promise<OpenedRange> {
@@ -32,6 +50,7 @@ async function openJobRange(context: ResolverContext, data: ResolveJobData): Pro
       ...(settings?.layers === undefined ? {} : { layers: settings.layers }),
       ...(settings === undefined ? {} : { filters: settings }),
       ...(settings?.attachments === undefined ? {} : { attachments: settings.attachments }),
+      attachmentParents: (layerScope) => attachmentParentsOf(connection, changesAttachmentParentsKey(prefix, layerScope)),
       origin,
       ...(context.orgId === undefined ? {} : { orgId: context.orgId }),
       knownSchemas: async (layerScopes) =>

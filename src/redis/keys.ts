@@ -74,6 +74,9 @@ export const changesFailedKey = (prefix: string): string => `${prefix}:changes:f
 /** Change events: the previous values of a layer's features (`<scope>#<layer id>`, or an ArcGIS Online layer scope). */
 export const changesPreviousKey = (prefix: string, layerScope: string): string => `${prefix}:changes:prev:${layerScope}`;
 
+/** Change events: the parent of each attachment of a layer seen added or updated (attachment GlobalID → `<parent GlobalID>\t<attachment id>`), as deletes name attachments by GlobalID only. */
+export const changesAttachmentParentsKey = (prefix: string, layerScope: string): string => `${prefix}:changes:attachments:${layerScope}`;
+
 /** Change events: the field names of each layer as last resolved (`<scope>#<layer id>`, or an Online layer scope → JSON). */
 export const changesSchemasKey = (prefix: string): string => `${prefix}:changes:schemas`;
 
