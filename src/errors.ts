@@ -179,6 +179,16 @@ export const errorCodes = {
     summary:
       "An attachment link held, but the GIS server did not give the bytes: the attachment is gone, the server refused geohook's token, or it could not be reached.",
   },
+  GEOHOOK_ERR_PORTAL_TOKEN: {
+    statusCode: 401,
+    summary:
+      "A Survey123 webhook's token (portalInfo.token) was refused by the configured portal (wrong, expired, or another user's than userInfo names): nothing was closed.",
+  },
+  GEOHOOK_ERR_PORTAL_UNAVAILABLE: {
+    statusCode: 503,
+    summary:
+      "A Survey123 webhook's token could not be checked: no portal is configured (PORTAL_URL) or it did not answer; Survey123 may send it again, the submission closes by its window meanwhile.",
+  },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -17,6 +17,8 @@ export interface LayerInfo {
   relatedTableIds: number[];
   /** True when this layer is the destination of a relationship (a child). */
   isChild: boolean;
+  /** Its relationships: the related layer, this layer's side, and this layer's key field (Survey123: `globalid` → `parentglobalid`). */
+  relationships: { relatedTableId: number; role: 'origin' | 'destination'; keyField: string }[];
   /** The most rows one `query` answers. */
   maxRecordCount: number;
   /** Feature layers: their geometry type and the wkid their geometries are in (tables have neither). */
@@ -73,6 +75,17 @@ function layerInfoOf(id: number, body: Json, url: string): LayerInfo {
       .map((r) => r.relatedTableId as number),
     isChild: relationships.some((r) => r.role === 'esriRelRoleDestination'),
     ...(body.hasAttachments === true ? { hasAttachments: true } : {}),
+    relationships: relationships.flatMap((r) =>
+      typeof r.relatedTableId === 'number' && typeof r.keyField === 'string' && /^esriRelRole(Origin|Destination)$/.test(String(r.role))
+        ? [
+            {
+              relatedTableId: r.relatedTableId,
+              role: r.role === 'esriRelRoleOrigin' ? ('origin' as const) : ('destination' as const),
+              keyField: r.keyField,
+            },
+          ]
+        : [],
+    ),
     maxRecordCount:
       Number.isSafeInteger(body.maxRecordCount) && (body.maxRecordCount as number) > 0 ? (body.maxRecordCount as number) : 1000,
   };

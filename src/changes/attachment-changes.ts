@@ -19,8 +19,19 @@ export interface ListedAttachment {
   data?: unknown;
 }
 
-/** A range's added and updated attachments, by layer and parent GlobalID (`<layer>\n<GUID>`), read from its change file. */
-export type RangeAttachments = Map<string, { adds: ListedAttachment[]; updates: ListedAttachment[] }>;
+/** A range's attachment changes, by layer and parent GlobalID (`<layer>\n<GUID>`), read from its change file. */
+export type RangeAttachments = Map<
+  string,
+  { adds: ListedAttachment[]; updates: ListedAttachment[]; deletes: { id?: number; globalId: string }[] }
+>;
+
+/** Where the parents of attachments are kept: `deleteIds` names a deleted attachment by its GlobalID only. */
+export interface AttachmentParents {
+  /** Records the parents of attachments added or updated, by layer. */
+  record(layerId: number, entries: { globalId: string; parentGlobalId: string; id: number }[]): Promise<void>;
+  /** The parents of attachments by GlobalID, by layer; none for one never seen. */
+  read(layerId: number, globalIds: string[]): Promise<({ parentGlobalId: string; id: number } | undefined)[]>;
+}
 
 /** Bytes of an answer kept to tell an error body (JSON in an HTTP 200) from the attachment's bytes. */
 const ERROR_PROBE_BYTES = 64 * 1024;
@@ -35,21 +46,60 @@ export const normalizeGuid = (value: unknown): string | undefined => {
 
 const parentKeyOf = (layerId: number, globalId: string): string => `${layerId}\n${globalId}`;
 
-/** Reads the attachment lists of a change file (small: metadata and URLs) and groups them by parent. */
-export async function readRangeAttachments(file: ChangeFile): Promise<RangeAttachments> {
+/**
+ * Reads the attachment lists of a change file (small: metadata and URLs) and groups them by parent: a deleted
+ * attachment under the parent `parents` kept of it (one never seen added is left out), each added or updated one
+ * recorded there.
+ */
+export async function readRangeAttachments(file: ChangeFile, parents: AttachmentParents): Promise<RangeAttachments> {
   const found: RangeAttachments = new Map();
+  const entryOf = (key: string) => {
+    if (!found.has(key)) found.set(key, { adds: [], updates: [], deletes: [] });
+    return found.get(key)!;
+  };
   for (const [index, list] of file.lists.entries()) {
-    if (list.kind !== 'attachments.adds' && list.kind !== 'attachments.updates') continue;
-    for (const element of await file.read(index, 0, list.length)) {
+    if (!list.kind.startsWith('attachments.') || list.length === 0) continue;
+    const elements = await file.read(index, 0, list.length);
+    if (list.kind === 'attachments.deleteIds') {
+      const globalIds = elements.map(normalizeGuid).filter((id): id is string => id !== undefined);
+      const known = await parents.read(list.layerId, globalIds);
+      globalIds.forEach((globalId, at) => {
+        const parent = known[at];
+        if (parent !== undefined) entryOf(parentKeyOf(list.layerId, parent.parentGlobalId)).deletes.push({ id: parent.id, globalId });
+      });
+      continue;
+    }
+    const seen: { globalId: string; parentGlobalId: string; id: number }[] = [];
+    for (const element of elements) {
       const listed = (element ?? {}) as ListedAttachment;
       const parent = normalizeGuid(listed.parentGlobalId);
       if (parent === undefined) continue;
-      const key = parentKeyOf(list.layerId, parent);
-      if (!found.has(key)) found.set(key, { adds: [], updates: [] });
-      found.get(key)![list.kind === 'attachments.adds' ? 'adds' : 'updates'].push(listed);
+      entryOf(parentKeyOf(list.layerId, parent))[list.kind === 'attachments.adds' ? 'adds' : 'updates'].push(listed);
+      const globalId = normalizeGuid(listed.globalId);
+      const id = typeof listed.attachmentId === 'number' ? listed.attachmentId : listed.id;
+      if (globalId !== undefined && typeof id === 'number') seen.push({ globalId, parentGlobalId: parent, id });
     }
+    await parents.record(list.layerId, seen);
   }
   return found;
+}
+
+/** The parents (layer id and GlobalID) of the range's attachment changes. */
+export function changedParents(found: RangeAttachments): { layerId: number; globalId: string }[] {
+  return [...found.keys()].map((key) => {
+    const [layerId, globalId] = key.split('\n') as [string, string];
+    return { layerId: Number(layerId), globalId };
+  });
+}
+
+/** A digest of a feature's attachment changes: the version of an event that carries only them. */
+export function attachmentsVersion(changes: EventAttachments): string {
+  const lines = [
+    ...changes.adds.map((entry) => `a${entry.globalId ?? entry.id}:${entry.sha256}`),
+    ...changes.updates.map((entry) => `u${entry.globalId ?? entry.id}:${entry.sha256}`),
+    ...changes.deletes.map((entry) => `d${entry.globalId ?? String(entry.id)}`),
+  ].sort();
+  return `a${createHash('sha256').update(lines.join('\n')).digest('hex')}`;
 }
 
 /** A layer's attachment changes in a range: those added or updated, and the GlobalIDs of those deleted. */
@@ -173,6 +223,6 @@ export async function attachmentsOf(
   return {
     adds: await Promise.all(listed.adds.map((entry) => entryOf(session, entry, parentKey, link))),
     updates: await Promise.all(listed.updates.map((entry) => entryOf(session, entry, parentKey, link))),
-    deletes: [],
+    deletes: listed.deletes,
   };
 }

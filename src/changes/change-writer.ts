@@ -5,6 +5,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { ChangeEvent } from './change-event.js';
 import { serviceEventFilter } from './change-filter.js';
 import { LayerFieldsRecorder } from './layer-fields.js';
+import type { SubmissionEvent } from './submission-event.js';
 
 /** Change events written per script call. */
 export const CHANGE_BATCH = 500;
@@ -41,5 +42,11 @@ export class ChangeWriter {
       events.map((event) => ({ eventId: event.id, hook: event.hook, name: event.type, data: JSON.stringify(event) })),
     );
     return answers.filter((answer) => answer === 1).length;
+  }
+
+  /** Writes a `change.submission` (written once within the dedup window, whoever writes it); true when it was new. */
+  async writeSubmission(event: SubmissionEvent): Promise<boolean> {
+    const [answer] = await this.#script.write([{ eventId: event.id, hook: event.hook, name: event.type, data: JSON.stringify(event) }]);
+    return answer === 1;
   }
 }

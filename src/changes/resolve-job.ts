@@ -1,15 +1,38 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
-import { changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import { changesAttachmentParentsKey, changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
+import type { AttachmentParents } from './attachment-changes.js';
+import type { ChangeEvent } from './change-event.js';
 import { CHANGE_BATCH } from './change-writer.js';
 import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
 import type { ResolveJobData } from './range-jobs.js';
 import { openRange, type OpenedRange } from './resolve-range.js';
 import type { ResolverContext } from './resolver-context.js';
+import { submissionPartsOf } from './submission-parts.js';
+
+/** How long a submission stays open after its last part when the service's settings say nothing, ms. */
+export const DEFAULT_SUBMISSION_WINDOW_MS = 3000;
 
 /** The server's answers to a range it will not give: bad request, forbidden, not found. */
 const CLIENT_ERROR = /^40[034]$/;
+
+/** The parents of a layer's attachments, in the hash `key`: attachment GlobalID → `<parent GlobalID>\t<attachment id>`. */
+const attachmentParentsOf = (connection: RedisClient, key: string): AttachmentParents => ({
+  record: async (_layerId, entries) => {
+    if (entries.length > 0)
+      await connection.hset(key, Object.fromEntries(entries.map((entry) => [entry.globalId, `${entry.parentGlobalId}\t${entry.id}`])));
+  },
+  read: async (_layerId, globalIds) =>
+    globalIds.length === 0
+      ? []
+      : (await connection.hmget(key, ...globalIds)).map((value) => {
+          if (value === null) return undefined;
+          const [parentGlobalId = '', id = ''] = value.split('\t');
+          return { parentGlobalId, id: Number(id) };
+        }),
+});
 
 /** A job's range, opened: its layers read, its changes streamed; a range the server refuses fails for good. */
 async function openJobRange(context: ResolverContext, data: ResolveJobData): Promise<OpenedRange> {
@@ -28,6 +51,7 @@ async function openJobRange(context: ResolverContext, data: ResolveJobData): Pro
       ...(settings === undefined ? {} : { filters: settings }),
       ...(settings?.attachments === undefined ? {} : { attachments: settings.attachments }),
       ...(context.options.attachmentLink === undefined ? {} : { attachmentLink: context.options.attachmentLink }),
+      attachmentParents: (layerScope) => attachmentParentsOf(connection, changesAttachmentParentsKey(prefix, layerScope)),
       origin,
       ...(context.orgId === undefined ? {} : { orgId: context.orgId }),
       knownSchemas: async (layerScopes) =>
@@ -41,6 +65,25 @@ async function openJobRange(context: ResolverContext, data: ResolveJobData): Pro
     const refused = err instanceof AdminApiError && !(err instanceof AdminAuthError) && CLIENT_ERROR.test(String(err.serverCode));
     throw refused ? new UnrecoverableError(err.message) : err;
   });
+}
+
+/** The service's submission window, ms; 0: no submissions. */
+const windowOf = (context: ResolverContext, data: ResolveJobData): number =>
+  context.options.byService?.[parseScope(data.scope).service]?.submissionWindowMs ?? DEFAULT_SUBMISSION_WINDOW_MS;
+
+/** The parts of submissions a batch holds, recorded once its events are written (docs/submissions.md). */
+async function recordSubmissions(
+  context: ResolverContext,
+  data: ResolveJobData,
+  opened: OpenedRange,
+  events: ChangeEvent[],
+  touched: Set<string>,
+): Promise<void> {
+  const windowMs = windowOf(context, data);
+  if (windowMs === 0) return;
+  const parts = submissionPartsOf(events, opened.layers, parseScope(data.scope).service);
+  for (const part of parts) touched.add(part.submission);
+  await context.submissions.record(parts, windowMs);
 }
 
 /**
@@ -60,16 +103,19 @@ async function writeEvents(context: ResolverContext, job: Job<ResolveJobData>, o
   let added = 0;
   let written = job.data.written ?? 0;
   let next = batchAt(written);
+  const touched = new Set<string>();
   try {
     while (next !== undefined) {
       const batch = await next;
       const end = Math.min(written + CHANGE_BATCH, total);
       next = batchAt(end);
       added += await context.writer().write(batch.events, opened.layers);
+      await recordSubmissions(context, job.data, opened, batch.events, touched);
       for (const { key, writes } of batch.writes) await context.previous.write(key, writes);
       written = end;
       await job.updateData({ ...job.data, written });
     }
+    await context.submissions.settle(touched);
   } finally {
     await next?.catch(() => undefined);
     await opened.close();

@@ -3,6 +3,7 @@ import { parseServiceName } from '../arcgis/service-name.js';
 import { changeFileOf, type ChangeFile, type ChangeList } from '../arcgis-request/change-file.js';
 import { openChanges, type EsriFeature } from '../arcgis-request/extract-changes.js';
 import { readServiceLayers, type LayerInfo } from '../arcgis-request/layer-info.js';
+import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
 import { readCurrentRows } from '../arcgis-request/read-current-rows.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
 import type { ChangeFilters } from '../config/types.js';
@@ -11,10 +12,14 @@ import { parseScope } from '../events/tracked-ranges.js';
 import { changesPreviousKey } from '../redis/keys.js';
 import {
   attachmentsOf,
+  attachmentsVersion,
+  changedParents,
   entryLinkOf,
+  normalizeGuid,
   readAttachmentLists,
   readRangeAttachments,
   type AttachmentLinkOf,
+  type AttachmentParents,
   type LayerAttachmentChanges,
   type RangeAttachments,
 } from './attachment-changes.js';
@@ -28,7 +33,7 @@ import {
   type RangeContext,
   type TrackedFields,
 } from './build-change-events.js';
-import type { ChangeEvent, ChangeSource } from './change-event.js';
+import { changeEventId, type ChangeEvent, type ChangeSource } from './change-event.js';
 import { layerFilterOf, type LayerFilter } from './change-filter.js';
 import type { PreviousValues, PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
 
@@ -63,6 +68,8 @@ export interface ResolveContext {
   attachmentLink?: AttachmentLinkOf;
   /** Ask for the attachment changes, for {@link OpenedRange.attachmentChanges} (the mirror), whatever `attachments` says. */
   attachmentLists?: boolean;
+  /** Where the parents of attachments are kept, by the layer's previous-values scope (`<scope>#<layer>`). */
+  attachmentParents?: (layerScope: string) => AttachmentParents;
   /** Each layer's field names as last resolved, by layer scope (`<scope>#<layer>`); none for a layer never resolved. */
   knownSchemas: (layerScopes: string[]) => Promise<(string[] | undefined)[]>;
 }
@@ -100,6 +107,8 @@ type ListSegment = {
   list: number;
   /** Filtered here: the positions in the list of the rows that pass, `length` of them. */
   kept?: number[];
+  /** Features whose attachments alone changed: their rows as read now with `query`, not from the file. */
+  rows?: unknown[];
 };
 
 /** Rows read at once when a filter is evaluated here. */
@@ -209,8 +218,17 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       now: new Date(),
       ...(returnsRows ? {} : { asOf: 'current' as const }),
     };
+    const parentsOf = context.attachmentParents;
+    const attachments =
+      withAttachments && inEvents && parentsOf !== undefined
+        ? await readRangeAttachments(file, {
+            record: (layerId, entries) => parentsOf(layerScopeOf(range.scope, layerId)).record(layerId, entries),
+            read: (layerId, globalIds) => parentsOf(layerScopeOf(range.scope, layerId)).read(layerId, globalIds),
+          })
+        : undefined;
+    if (attachments !== undefined)
+      segments.push(...(await attachmentOnlySegments(context.session, range.serviceUrl, file, scoped, attachments)));
     const total = segments.reduce((sum, segment) => sum + segment.length, 0);
-    const attachments = withAttachments && inEvents ? await readRangeAttachments(file) : undefined;
     const source = (index: number): ChangeSource => ({
       origin: context.origin,
       serverGens: [range.from, range.to],
@@ -306,6 +324,49 @@ async function readPositions(file: ChangeFile, list: number, positions: readonly
   return found;
 }
 
+/**
+ * The features whose attachments changed in the range and nothing else (the rows of no list): an update each, its
+ * row read now with `query` (by GlobalID), after the range's deletes. A feature no longer there has none.
+ */
+async function attachmentOnlySegments(
+  session: ServiceSession,
+  serviceUrl: URL,
+  file: ChangeFile,
+  scoped: readonly LayerInfo[],
+  attachments: RangeAttachments,
+): Promise<ListSegment[]> {
+  const segments: ListSegment[] = [];
+  for (const layer of scoped) {
+    const field = layer.globalIdField;
+    const wanted = changedParents(attachments)
+      .filter(({ layerId }) => layerId === layer.id)
+      .map(({ globalId }) => globalId);
+    if (field === undefined || wanted.length === 0) continue;
+    const inLists = new Set<string>();
+    for (const [index, list] of file.lists.entries()) {
+      if (list.layerId !== layer.id || OP_OF_LIST[list.kind] === undefined || list.length === 0) continue;
+      for (const element of await file.read(index, 0, list.length)) {
+        const id = isFeature(element) ? element.attributes[field] : element;
+        const guid = normalizeGuid(id);
+        if (guid !== undefined) inLists.add(guid);
+      }
+    }
+    const alone = wanted.filter((globalId) => !inLists.has(globalId));
+    if (alone.length === 0) continue;
+    const url = new URL(`${serviceUrl.href.replace(/\/+$/, '')}/${layer.id}/query`);
+    url.search = new URLSearchParams({
+      where: `${field} IN (${alone.map((globalId) => `'${globalId}'`).join(',')})`,
+      outFields: '*',
+      returnGeometry: 'true',
+      f: 'json',
+    }).toString();
+    const answer = await session.read(url, undefined, parseExactJson);
+    const rows = Array.isArray(answer.features) ? (answer.features as unknown[]) : [];
+    if (rows.length > 0) segments.push({ layer, length: rows.length, op: 'u', list: -1, rows });
+  }
+  return segments;
+}
+
 /** What reading a batch of a range needs. */
 interface BatchSource {
   file: ChangeFile;
@@ -329,6 +390,7 @@ async function readBatch(batch: BatchSource, from: number, to: number): Promise<
     offset += segment.length;
     if (start >= end) continue;
     if ('schema' in segment) items.push({ segment, element: undefined });
+    else if (segment.rows !== undefined) for (const element of segment.rows.slice(start, end)) items.push({ segment, element });
     else if (segment.kept !== undefined)
       for (const element of await readPositions(file, segment.list, segment.kept.slice(start, end))) items.push({ segment, element });
     else for (const element of await file.read(segment.list, start, end)) items.push({ segment, element });
@@ -359,7 +421,8 @@ async function readBatch(batch: BatchSource, from: number, to: number): Promise<
     } else {
       if (!isFeature(element)) throw new GeohookError('GEOHOOK_ERR_FOLLOW_UP', `a changed row of layer ${layer.id} has no attributes`);
       const known = segment.op === 'u' ? previous.get(layer.id)?.get(objectIdOf(layer, element)) : undefined;
-      built = rowEvent(rangeContext, layer, segment.op, element, known);
+      const alone = 'rows' in segment && segment.rows !== undefined;
+      built = rowEvent(alone ? { ...rangeContext, asOf: 'current' } : rangeContext, layer, segment.op, element, known);
       if (batch.attachments !== undefined) {
         const link =
           context.attachments === 'link' && context.attachmentLink !== undefined
@@ -367,6 +430,19 @@ async function readBatch(batch: BatchSource, from: number, to: number): Promise<
             : undefined;
         const changed = await attachmentsOf(context.session, batch.attachments, layer.id, built.event.key, link);
         if (changed !== undefined) built.event.attachments = changed;
+        // Its row did not change: its version is its attachment changes'.
+        if (alone && changed !== undefined) {
+          const key = built.event.key.globalId ?? `o${String(built.event.key.objectId)}`;
+          const version = attachmentsVersion(changed);
+          built.event.id = changeEventId({
+            hook: rangeContext.hook,
+            service: rangeContext.serviceName,
+            layerId: layer.id,
+            key,
+            op: 'u',
+            version,
+          });
+        }
       }
     }
     events.push({ ...built.event, source: batch.source(from + position) });

@@ -13,6 +13,7 @@ import type { TrackedFields } from './build-change-events.js';
 import { ChangeWriter } from './change-writer.js';
 import { PreviousValuesStore } from './previous-values.js';
 import { RangeClaims } from './range-claims.js';
+import { SubmissionStore } from './submission-store.js';
 
 /** Options of `startChanges`. */
 export interface ChangesOptions {
@@ -54,6 +55,8 @@ export interface ResolverContext {
   log: Logger;
   claims: RangeClaims;
   previous: PreviousValuesStore;
+  /** The submissions being put together (docs/submissions.md). */
+  submissions: SubmissionStore;
   /** ArcGIS Online (each layer a scope of its own), and its organisation. */
   online: boolean;
   orgId: string | undefined;
@@ -76,6 +79,7 @@ export function createResolverContext(options: ChangesOptions, events: Queue): R
     log: options.logger.child({ component: 'changes' }),
     claims: new RangeClaims(connection, prefix),
     previous: new PreviousValuesStore(connection),
+    submissions: new SubmissionStore(connection, prefix),
     online: isOnlineAdminRoot(adminUrl),
     orgId: onlineOrgIdOf(adminUrl),
     rangeTimeoutMs: options.timeoutMs ?? 1_800_000,

@@ -9,6 +9,7 @@ import type { ClaimedRange } from './range-claims.js';
 import { resolveJob, type ResolveJobData } from './range-jobs.js';
 import { rangeJobFailed, resolveRangeJob } from './resolve-job.js';
 import { createResolverContext, type ChangesOptions } from './resolver-context.js';
+import { startSubmissionCloser } from './submission-closer.js';
 
 /** A running resolver. */
 export interface Changes {
@@ -53,11 +54,14 @@ export function startChanges(options: ChangesOptions): Changes {
     failed: (err) => log.warn({ err }, 'change ranges not checked: retrying'),
   });
 
+  const closer = startSubmissionCloser({ store: context.submissions, writer: context.writer, log });
+
   log.info({ services: options.services, track: options.track }, 'following the services');
   return {
     notReadyReason: follower.notReadyReason,
     async close() {
       await loop.close();
+      await closer.close();
       await worker.close(true);
       await Promise.all([queue.close(), events.close()]);
     },

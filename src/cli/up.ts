@@ -12,7 +12,7 @@ import { EMBEDDED_REDIS_DIR } from '../embedded/recorded-redis-url.js';
 import { listenFailure } from '../errors.js';
 import { serviceNameOf } from '../events/service-activity.js';
 import { readableJobData } from '../events/stored-event.js';
-import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
+import { filteredChange, isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
 import { tailEventLog } from '../fanout/tail-event-log.js';
 import { createLogger, type LogFormat } from '../logger.js';
 import { connectRedis, describeTarget, hasConfiguredRedis } from '../redis/connection.js';
@@ -63,7 +63,7 @@ const shortId = (id: string): string => (id.length > 12 ? `${id.slice(0, 12)}…
 function eventLines(): (event: RoutedEvent) => void {
   const lines = createLogger({ level: 'info', format: 'pretty', fd: 1 });
   return (event) => {
-    if (!('family' in event)) return lines.info({ type: event.type, eventId: shortId(event.id) }, changeLine(event));
+    if (!('family' in event)) return lines.info({ type: event.type, eventId: shortId(event.id) }, changeLine(filteredChange(event)));
     const jobId = gpJobIdOf(event);
     lines.info(
       { type: event.type, service: serviceNameOf(event), eventId: `${shortId(event.id)}${jobId === undefined ? '' : ` job ${jobId}`}` },
@@ -116,6 +116,7 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     admin = {
       url: `${emulatorUrl}/arcgis/admin`,
       auth: DEMO_ADMIN,
+      portalUrl: `${emulatorUrl}/arcgis`,
       register: DEMO_SERVICES,
       poll: [],
       pollIntervalSeconds: 30,

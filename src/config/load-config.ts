@@ -43,6 +43,7 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   ADMIN_URL: 'https://gis.example.com/arcgis/admin (ArcGIS Online: https://services.arcgis.com/<orgId>/ArcGIS/rest/admin)',
   PUBLIC_URL: 'https://geohook.example.com',
   TOKEN_URL: 'https://gis.example.com/portal/sharing/rest/generateToken',
+  PORTAL_URL: 'https://gis.example.com/portal (ArcGIS Online: https://<org>.maps.arcgis.com)',
   ALERT_URL: 'https://hooks.slack.com/services/…',
   TRUSTED_ORIGINS: 'https://gis2.example.com,https://services.arcgis.com/<orgId>/ArcGIS/',
   REDIS_URL: 'redis://redis.internal:6379',
@@ -230,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
         : {
             url: vars.ADMIN_URL,
             auth,
+            portalUrl: portalUrlOf(vars.PORTAL_URL, vars.TOKEN_URL, vars.ADMIN_URL),
             register: [...new Set([...(vars.REGISTER ?? []), ...parsedFile.data.register])],
             poll: vars.POLL ?? [],
             pollIntervalSeconds: vars.POLL_INTERVAL_SECONDS,
@@ -243,6 +245,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
             placement: parsedFile.data.placement,
           },
   });
+}
+
+/**
+ * The portal whose `sharing/rest` checks Survey123 tokens: PORTAL_URL, else the portal of TOKEN_URL
+ * (`<portal>/sharing/rest/generateToken`), else an ArcGIS Online admin root's origin; from configuration only.
+ */
+function portalUrlOf(portalUrl: string | undefined, tokenUrl: string | undefined, adminUrl: string): string | undefined {
+  if (portalUrl !== undefined) return portalUrl.replace(/\/+$/, '');
+  const sharing = tokenUrl === undefined ? null : /^(.*)\/sharing\/rest\/generateToken\/?$/i.exec(tokenUrl);
+  if (sharing !== null) return sharing[1];
+  return isOnlineAdminRoot(adminUrl) ? new URL(adminUrl).origin : undefined;
 }
 
 /** Reads and validates the configuration of `geohook emulator` (EMULATOR_PORT, EMULATOR_USERS, EMULATOR_TOKEN_SECONDS) once. */

@@ -108,6 +108,11 @@ export const envSchema = z.object({
   /** Where tokens come from. @defaultValue `{ADMIN_URL}/generateToken` */
   TOKEN_URL: httpUrl.optional(),
   /**
+   * The portal Survey123 users sign in to, whose `community/self` checks the token of a Survey123 webhook
+   * (docs/submissions.md). @defaultValue TOKEN_URL's portal, else an ArcGIS Online ADMIN_URL's origin
+   */
+  PORTAL_URL: httpUrl.optional(),
+  /**
    * URLs besides ADMIN_URL's site whose feature services geohook may read (and send its token to): origins or
    * URL prefixes, comma-separated (docs/backfill.md#where-gaps-are-filled).
    */
@@ -429,6 +434,8 @@ export const configFileSchema = z
              * URL of its bytes too (docs/changes.md#attachments).
              */
             attachments: z.enum(['none', 'metadata', 'link'], { error: 'none, metadata or link' }).optional(),
+            /** How long a submission stays open after its last part (docs/submissions.md); 0: no `change.submission`. */
+            submissionWindowMs: z.number().int().min(0).max(600_000).optional(),
           })
           .strict()
           .superRefine((settings, context) => {

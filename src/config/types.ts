@@ -37,6 +37,8 @@ export interface ChangesServiceSettings extends ChangeFilters {
    * with a signed geohook URL of its bytes too. @defaultValue 'none'
    */
   readonly attachments?: 'none' | 'metadata' | 'link' | undefined;
+  /** How long a submission stays open after its last part, ms; 0: no `change.submission`. @defaultValue 3000 */
+  readonly submissionWindowMs?: number | undefined;
 }
 
 /** A hook the receiver accepts deliveries for. */
@@ -59,6 +61,8 @@ export interface HookConfig {
 export interface AdminConfig {
   readonly url: string;
   readonly auth: AdminAuth | undefined;
+  /** The portal that checks Survey123 webhooks' tokens (PORTAL_URL, else TOKEN_URL's portal, else an Online origin); none: they are refused. */
+  readonly portalUrl: string | undefined;
   /** Services to register the `default` hook on, and patterns of them (REGISTER, then `register` of GEOHOOK_CONFIG). */
   readonly register: readonly string[];
   /** Feature services polled for edits (POLL), webhook or not. */

@@ -3,6 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { changeEventsQueueName, type ChangeEvent } from '../changes/change-event.js';
+import type { SubmissionEvent } from '../changes/submission-event.js';
 import { assertClusterPrefix } from '../config/cluster-prefix.js';
 import { DEFAULT_PREFIX } from '../config/defaults.js';
 import { envRedisUrl } from '../config/env-redis-url.js';
@@ -71,21 +72,26 @@ export interface Subscription {
 
 interface Route {
   readonly pattern: EventPattern;
-  readonly handler: EventHandler<GeohookEvent | ChangeEvent>;
+  readonly handler: EventHandler<GeohookEvent | ChangeEvent | SubmissionEvent>;
   /** Change handlers that take only the updates of these fields. */
   readonly changed?: ReadonlySet<string>;
 }
 
 /** A handler map's entry as a route: a function, or (change patterns) `{ changed, handler }`. */
 function routeOf(pattern: string, entry: unknown): Route {
-  if (typeof entry === 'function') return { pattern: compilePattern(pattern), handler: entry as EventHandler<GeohookEvent | ChangeEvent> };
+  if (typeof entry === 'function')
+    return { pattern: compilePattern(pattern), handler: entry as EventHandler<GeohookEvent | ChangeEvent | SubmissionEvent> };
   const { changed, handler } = (typeof entry === 'object' && entry !== null ? entry : {}) as Partial<ChangedFieldsHandler>;
   if (typeof handler !== 'function') throw new ConfigError(`handler "${pattern}": not a function, nor { changed, handler }`);
   if (!pattern.startsWith('change.'))
     throw new ConfigError(`handler "${pattern}": { changed } takes change events only: give a "change.*" pattern`);
   if (!Array.isArray(changed) || changed.length === 0 || !changed.every((name) => typeof name === 'string' && name !== ''))
     throw new ConfigError(`handler "${pattern}": changed is a list of field names`);
-  return { pattern: compilePattern(pattern), handler: handler as EventHandler<GeohookEvent | ChangeEvent>, changed: new Set(changed) };
+  return {
+    pattern: compilePattern(pattern),
+    handler: handler as EventHandler<GeohookEvent | ChangeEvent | SubmissionEvent>,
+    changed: new Set(changed),
+  };
 }
 
 /** Whether a route takes the event: its pattern matches one of the types, and a `changed` route sees one of its fields changed. */
@@ -98,7 +104,7 @@ function takes(route: Route, { event, types }: Decoded): boolean {
 
 /** An event a worker decoded, with the types handlers are matched against. */
 interface Decoded {
-  event: GeohookEvent | ChangeEvent;
+  event: GeohookEvent | ChangeEvent | SubmissionEvent;
   types: readonly string[];
 }
 

@@ -1,6 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
 import type { ChangeEvent } from '../changes/change-event.js';
+import type { SubmissionEvent } from '../changes/submission-event.js';
 
 const row = z.object({ attributes: z.record(z.string(), z.unknown()), geometry: z.unknown().optional() });
 
@@ -24,12 +25,31 @@ const changeEventSchema = z.object({
   ts: z.string().min(1),
 });
 
-/** The change event of a job's data; anything else is a poison event (BullMQ's `UnrecoverableError`). */
-export function validateChangeEvent(data: unknown): ChangeEvent {
-  const parsed = changeEventSchema.loose().safeParse(data);
+const feature = z.object({
+  layer: z.object({ id: z.number(), name: z.string() }),
+  key: z.object({ objectId: z.union([z.number(), z.string()]).optional(), globalId: z.string().optional() }),
+  after: row.nullable(),
+});
+
+const submissionEventSchema = z.object({
+  id: z.string().min(1),
+  type: z.literal('change.submission'),
+  hook: z.string().min(1),
+  service: z.object({ serviceName: z.string().min(1), serviceType: z.literal('FeatureServer'), url: z.string() }).loose(),
+  parent: feature,
+  related: z.array(feature),
+  attachments: z.array(z.object({ id: z.number(), sha256: z.string() }).loose()),
+  closedBy: z.enum(['survey123', 'window']),
+  ts: z.string().min(1),
+});
+
+/** The change event (or `change.submission`) of a job's data; anything else is a poison event (BullMQ's `UnrecoverableError`). */
+export function validateChangeEvent(data: unknown): ChangeEvent | SubmissionEvent {
+  const submission = (data as { type?: unknown } | null)?.type === 'change.submission';
+  const parsed = (submission ? submissionEventSchema : changeEventSchema).loose().safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new UnrecoverableError(`poison change event: ${issue.path.join('.') || 'data'}: ${issue.message}`);
   }
-  return data as ChangeEvent;
+  return data as ChangeEvent | SubmissionEvent;
 }

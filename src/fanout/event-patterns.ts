@@ -28,12 +28,15 @@ function queuesOf(pattern: string): readonly ConsumedQueue[] {
   );
 }
 
-/** Compiles a pattern in which `*` stands for any run of characters (dots included). */
+/** The type only a pattern naming it takes: `change.*` keeps meaning one event per feature. */
+const BY_NAME_ONLY = 'change.submission';
+
+/** Compiles a pattern in which `*` stands for any run of characters (dots included); `change.submission` is taken by name only. */
 export function compilePattern(pattern: string): EventPattern {
   if (!PATTERN.test(pattern)) {
     throw new ConfigError(`handler "${pattern}": a pattern has letters, digits, ".", "_" and "*" only`);
   }
   const queues = queuesOf(pattern);
   const regex = new RegExp(`^${pattern.replace(/\./g, '\\.').replace(/\*+/g, '.*')}$`);
-  return { pattern, queues, matches: (type) => regex.test(type) };
+  return { pattern, queues, matches: (type) => (type === BY_NAME_ONLY ? pattern === type : regex.test(type)) };
 }

@@ -5,7 +5,7 @@ import { changeTest } from '../changes/transition-filter.js';
 import type { RouteFilterConfig } from '../config/route-filter.js';
 import { serviceNameOf } from '../events/service-activity.js';
 import { compilePattern } from './event-patterns.js';
-import { isChangeEvent, type RoutedEvent } from './routed-event.js';
+import { filteredChange, isChangeEvent, type RoutedEvent } from './routed-event.js';
 
 /** What a route's `where` reads of a layer: its id and fields (a change writer's `LayerInfo` is one). */
 export interface RelayLayer {
@@ -38,16 +38,27 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
   const test = changeTest(route);
   const takes = (type: string): boolean => patterns.some((pattern) => pattern.matches(type));
   const rowFilters = route.where !== undefined || route.changed !== undefined || route.when !== undefined;
-  return (event, layers) => {
-    const change = isChangeEvent(event);
-    const service = change ? changeServiceOf(event) : serviceNameOf(event);
+  // A submission is filtered as its parent and taken as itself: it crosses nothing.
+  const { emit: _emit, ...asItself } = route;
+  const submissionTest = changeTest(asItself);
+  return (routed, layers) => {
+    if (!isChangeEvent(routed)) {
+      const service = serviceNameOf(routed);
+      if (services !== undefined && (service === undefined || !services.has(service))) return false;
+      const layerId = routed.changes?.layerId;
+      if (route.layers !== undefined && (layerId === undefined || !route.layers.includes(layerId))) return false;
+      return !rowFilters && takes(routed.type);
+    }
+    const event = filteredChange(routed);
+    const service = changeServiceOf(event);
     if (services !== undefined && (service === undefined || !services.has(service))) return false;
-    const layerId = change ? event.layer.id : event.changes?.layerId;
-    if (route.layers !== undefined && (layerId === undefined || !route.layers.includes(layerId))) return false;
-    if (!change) return !rowFilters && takes(event.type);
-    if (!rowFilters) return takes(event.type);
-    const type = test(event, layers?.find(({ id }) => id === event.layer.id)?.fields);
-    if (type === false || !takes(type)) return false;
-    return type === 'change.entered' || type === 'change.left' ? type : true;
+    if (route.layers !== undefined && !route.layers.includes(event.layer.id)) return false;
+    if (!rowFilters) return takes(routed.type);
+    const submission = routed.type === 'change.submission';
+    const type = (submission ? submissionTest : test)(event, layers?.find(({ id }) => id === event.layer.id)?.fields);
+    if (type === false) return false;
+    const taken = submission ? routed.type : type;
+    if (!takes(taken)) return false;
+    return taken === 'change.entered' || taken === 'change.left' ? taken : true;
   };
 }

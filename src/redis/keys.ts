@@ -74,11 +74,27 @@ export const changesFailedKey = (prefix: string): string => `${prefix}:changes:f
 /** Change events: the previous values of a layer's features (`<scope>#<layer id>`, or an ArcGIS Online layer scope). */
 export const changesPreviousKey = (prefix: string, layerScope: string): string => `${prefix}:changes:prev:${layerScope}`;
 
+/** Change events: the parent of each attachment of a layer seen added or updated (attachment GlobalID → `<parent GlobalID>\t<attachment id>`), as deletes name attachments by GlobalID only. */
+export const changesAttachmentParentsKey = (prefix: string, layerScope: string): string => `${prefix}:changes:attachments:${layerScope}`;
+
 /** Change events: the field names of each layer as last resolved (`<scope>#<layer id>`, or an Online layer scope → JSON). */
 export const changesSchemasKey = (prefix: string): string => `${prefix}:changes:schemas`;
 
 /** Initial snapshots, by scope: the generation the first one named (`<gen>`), then `done:<gen>` once it was written. */
 export const changesSnapshotsKey = (prefix: string): string => `${prefix}:changes:snapshots`;
+
+/** Submissions (docs/submissions.md): the parts of one submission (`parent`, `r:<layer>:<key>`, `a:<layer>:<id>`), by its id. */
+export const submissionPartsKey = (prefix: string, submission: string): string => `${prefix}:submissions:parts:${submission}`;
+
+/** Submissions: each submission with a parent and another part (or a Survey123 webhook), scored by when it closes. */
+export const submissionsDueKey = (prefix: string): string => `${prefix}:submissions:due`;
+
+/** Submissions: the submission of a parent's GlobalID (`<hook>\n<GlobalID>` → id), for the Survey123 webhook. */
+export const submissionsByGlobalIdKey = (prefix: string): string => `${prefix}:submissions:globalids`;
+
+/** Submissions: a Survey123 webhook for a parent not resolved yet (`<hook>\n<GlobalID>`), kept an hour. */
+export const submissionSurvey123Key = (prefix: string, hook: string, globalId: string): string =>
+  `${prefix}:submissions:survey123:${hook}:${globalId}`;
 
 /** Relays (docs/relays.md): a route's counts and last error (`delivered`, `failing`, `lastError`, `lastErrorAt`, `lastDeliveredAt`, `alerted`). */
 export const relayStatsKey = (prefix: string, route: string): string => `${prefix}:relay:route:${route}`;

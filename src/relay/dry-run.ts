@@ -7,7 +7,7 @@ import type { RouteFilterConfig } from '../config/route-filter.js';
 import { GeohookError } from '../errors.js';
 import { isUnverifiedDelivery } from '../events/stored-event.js';
 import { routeMatcher, type RelayLayer } from '../fanout/route-match.js';
-import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
+import { filteredChange, isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
 import { allQueueNames } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
 import { layerFieldsKey } from '../redis/keys.js';
@@ -51,10 +51,11 @@ const NOT_FILTERS = new Set(['name', 'url', 'format', 'secret', 'headers', 'time
 /** Why a filter tried alone does not hold, beyond "it does not". */
 function whyNot(key: string, event: RoutedEvent, layers: readonly RelayLayer[] | undefined): string {
   if (!isChangeEvent(event)) return key === 'services' || key === 'layers' ? '' : ' (a feature or GP event carries no row)';
+  const change = filteredChange(event);
   if (key === 'where' && layers === undefined)
     return ` (the fields of layer ${event.layer.id} of ${event.service.serviceName} are not known: geohook records them when it writes the layer's change events)`;
-  if (key === 'where' && event.op === 'd' && event.before === undefined) return ' (a delete whose previous row geohook does not know)';
-  if (key === 'changed' && event.op !== 'u') return ` (only updates: this is a ${event.type})`;
+  if (key === 'where' && change.op === 'd' && change.before === undefined) return ' (a delete whose previous row geohook does not know)';
+  if (key === 'changed' && change.op !== 'u') return ` (only updates: this is a ${event.type})`;
   return '';
 }
 

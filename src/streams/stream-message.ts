@@ -19,7 +19,7 @@ const token = (value: string): string => value.replace(/[^A-Za-z0-9_-]/g, '_') |
 
 /** The operation of an event: `c`, `u`, `d`, `r` for change events, `s` for a submission, else the type's last part. */
 function opOf(event: RoutedEvent): string {
-  if (isChangeEvent(event) && event.op !== undefined && !/^change\.(entered|left)$/.test(event.type)) return event.op;
+  if (isChangeEvent(event) && 'op' in event && event.op !== undefined && !/^change\.(entered|left)$/.test(event.type)) return event.op;
   if (event.type === 'change.submission') return 's';
   return event.type.slice(event.type.indexOf('.') + 1);
 }

@@ -18,6 +18,7 @@ const parcels: LayerInfo = {
   fields: [],
   relatedTableIds: [],
   isChild: false,
+  relationships: [],
   maxRecordCount: 10,
 };
 

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { addAttachment, deleteAttachments } from '@esri/arcgis-rest-feature-service';
 import t from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -65,6 +67,49 @@ t.test(
     );
   },
 );
+
+t.test('an edit of attachments alone is an update of their feature, a delete named by the attachment', async (t) => {
+  const config = configFile(t, { changes: { [PARCELS]: { attachments: 'metadata', submissionWindowMs: 0 } } });
+  const { emulator, events, url, authentication } = await setUpParcelsChanges(t, redis, { GEOHOOK_CONFIG: config });
+  const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/submissions', { related: 0, photos: 0 });
+  const { parent } = body as unknown as Submitted;
+  await countChanges(events, 1);
+  const photo = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 9, 8, 7]);
+  const added = await addAttachment({
+    url: `${url}/0`,
+    authentication,
+    featureId: parent.objectId,
+    attachment: new File([photo], 'later.jpg', { type: 'image/jpeg' }),
+  });
+  const [, update] = await countChanges(events, 2);
+  t.match(update, {
+    type: 'change.updated',
+    key: { objectId: parent.objectId, globalId: parent.globalId },
+    after: { asOf: 'current' },
+    attachments: {
+      adds: [{ id: added.addAttachmentResult.objectId, name: 'later.jpg', sha256: createHash('sha256').update(photo).digest('hex') }],
+      updates: [],
+      deletes: [],
+    },
+  });
+  await deleteAttachments({
+    url: `${url}/0`,
+    authentication,
+    featureId: parent.objectId,
+    attachmentIds: [added.addAttachmentResult.objectId],
+  });
+  const [, , removal] = await countChanges(events, 3);
+  t.match(removal, {
+    type: 'change.updated',
+    key: { globalId: parent.globalId },
+    attachments: {
+      adds: [],
+      updates: [],
+      deletes: [{ id: added.addAttachmentResult.objectId, globalId: added.addAttachmentResult.globalId }],
+    },
+  });
+  t.not(removal!.id, update!.id, 'each edit of the attachments is an event of its own');
+});
 
 t.test('without attachments set, events carry none and geohook asks extractChanges for none', async (t) => {
   const { emulator, events } = await setUpParcelsChanges(t, redis);

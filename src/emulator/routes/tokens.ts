@@ -39,6 +39,28 @@ export async function tokenRoutes(app: FastifyInstance, context: EmulatorContext
       },
     });
   }
+  // The signed-in user of a token, as the portal answers it (HTTP 200, an invalid or expired token as `error` 498):
+  // what a Survey123 webhook's receiver asks to believe the token.
+  for (const url of ['/arcgis/sharing/rest/community/self', '/sharing/rest/community/self']) {
+    app.route({
+      method: ['GET', 'POST'],
+      url,
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        try {
+          const user = context.tokens.authenticate(Params.of(request).string('token'));
+          return sendAdmin(request, reply, {
+            username: user.username,
+            fullName: user.username,
+            role: user.role === 'none' ? 'org_user' : 'org_admin',
+          });
+        } catch (err) {
+          if (!(err instanceof AdminError)) throw err;
+          const [message, ...details] = err.messages;
+          return sendAdmin(request, reply, { error: { code: err.code, message, details } });
+        }
+      },
+    });
+  }
   app.route({
     method: ['GET', 'POST'],
     url: '/arcgis/admin/generateToken',

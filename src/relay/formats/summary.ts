@@ -3,7 +3,7 @@ import type { ChangeEvent } from '../../changes/change-event.js';
 import type { StoredEvent } from '../../events/envelope.js';
 import { serviceNameOf } from '../../events/service-activity.js';
 import { isUnverifiedDelivery, storedPayload } from '../../events/stored-event.js';
-import { isChangeEvent, type RoutedEvent } from '../../fanout/routed-event.js';
+import { filteredChange, isChangeEvent, type RoutedEvent } from '../../fanout/routed-event.js';
 import { eventTime } from '../relay-event.js';
 
 /** An attachment of a change event as a channel shows it: its name, and its link when the event carries one. */
@@ -18,10 +18,11 @@ export interface SummaryAttachment {
 /** Content types a channel shows as a picture. */
 const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp|bmp|avif)$/i;
 
-/** The attachments a change event added or updated, in its order (none for other events). */
+/** The attachments a change event added or updated, or a submission's, in their order (none for other events). */
 export function summaryAttachments(event: RoutedEvent): SummaryAttachment[] {
   if (!isChangeEvent(event) || event.attachments === undefined) return [];
-  return [...event.attachments.adds, ...event.attachments.updates].map((entry) => ({
+  const entries = Array.isArray(event.attachments) ? event.attachments : [...event.attachments.adds, ...event.attachments.updates];
+  return entries.map((entry) => ({
     name: entry.name === '' ? `attachment ${entry.id}` : entry.name,
     ...(entry.url === undefined ? {} : { url: entry.url }),
     image: IMAGE_TYPES.test(entry.contentType),
@@ -155,9 +156,10 @@ export function summarizeEvent(event: RoutedEvent): EventSummary {
   ];
   const key = event.key.globalId ?? (event.key.objectId === undefined ? undefined : String(event.key.objectId));
   if (key !== undefined) facts.push({ title: 'Feature', value: key });
-  if (event.editor?.user !== undefined) facts.push({ title: 'Editor', value: event.editor.user });
+  const change = filteredChange(event);
+  if (change.editor?.user !== undefined) facts.push({ title: 'Editor', value: change.editor.user });
   const attachments = summaryAttachments(event);
   if (attachments.length > 0) facts.push({ title: 'Attachments', value: showValue(attachments.map(({ name }) => name).join(', ')) });
   facts.push({ title: 'Time', value: event.ts }, { title: 'Event', value: event.id.slice(0, 12) });
-  return { line: changeLine(event), facts };
+  return { line: changeLine(change), facts };
 }

@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import type { Result } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
+import { submissionPartsKey, submissionsByGlobalIdKey, submissionsDueKey } from '../redis/keys.js';
+import type { AttachmentEntry } from './change-event.js';
+import type { ParentPart, SubmissionFeature } from './submission-event.js';
+import type { SubmissionPart } from './submission-parts.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    geohookRecordSubmissionParts(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Result<number, Context>;
+    geohookClaimSubmissions(key: string, ...args: (string | number)[]): Result<string[], Context>;
+    geohookCloseBySurvey123(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Result<number, Context>;
+  }
+}
+
+// The scripts, beside this module: their headers say their KEYS and ARGV.
+const lua = (name: string): string => readFileSync(new URL(`./${name}`, import.meta.url), 'utf8');
+const recordLua = lua('record-submission-parts.lua');
+const claimLua = lua('claim-submissions.lua');
+const closeLua = lua('close-by-survey123.lua');
+
+/** How long the parts of a submission are kept, whether or not it closes: a part of one that closed arrives late. */
+const PARTS_KEPT_MS = 600_000;
+/** Parts recorded per script call. */
+const PARTS_PER_CALL = 500;
+
+/** A claimed submission's parts, as recorded. */
+export interface SubmissionParts {
+  parent: ParentPart | undefined;
+  related: SubmissionFeature[];
+  attachments: (AttachmentEntry & { layer: number })[];
+  survey123: boolean;
+}
+
+/**
+ * The submissions being put together (docs/submissions.md), in Redis so that any receiver records their parts,
+ * any closes them, and one killed mid-way loses nothing: a claimed submission is leased, and claimed again once its
+ * lease ran out without it being finished.
+ */
+export class SubmissionStore {
+  readonly #redis: RedisClient;
+  readonly #prefix: string;
+
+  constructor(redis: RedisClient, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+    if (typeof redis.geohookRecordSubmissionParts !== 'function') {
+      redis.defineCommand('geohookRecordSubmissionParts', { lua: recordLua });
+      redis.defineCommand('geohookClaimSubmissions', { numberOfKeys: 1, lua: claimLua });
+      redis.defineCommand('geohookCloseBySurvey123', { lua: closeLua });
+    }
+  }
+
+  /** Records parts (a part already kept is left as it is); a submission with its parent and another part is due `windowMs` after its last. */
+  async record(parts: readonly SubmissionPart[], windowMs: number, now = Date.now()): Promise<number> {
+    let added = 0;
+    for (let start = 0; start < parts.length; start += PARTS_PER_CALL) {
+      const args = parts
+        .slice(start, start + PARTS_PER_CALL)
+        .flatMap(({ submission, field, json, parentOf }) => [submission, field, json, parentOf ?? '']);
+      added += await this.#redis.geohookRecordSubmissionParts(
+        2,
+        submissionsDueKey(this.#prefix),
+        submissionsByGlobalIdKey(this.#prefix),
+        this.#prefix,
+        now,
+        windowMs,
+        PARTS_KEPT_MS,
+        ...args,
+      );
+    }
+    return added;
+  }
+
+  /** After a range is written: its submissions a Survey123 webhook closed are due at once (their every part is recorded). */
+  async settle(submissions: Iterable<string>, now = Date.now()): Promise<void> {
+    const ids = [...submissions];
+    if (ids.length === 0) return;
+    const read = this.#redis.multi();
+    for (const id of ids) read.hmget(submissionPartsKey(this.#prefix, id), 'parent', 'survey123');
+    const answers = (await read.exec()) ?? [];
+    const closed = ids.filter((_, index) => {
+      const [parent, survey123] = (answers[index]?.[1] ?? []) as (string | null)[];
+      return parent !== null && parent !== undefined && survey123 === '1';
+    });
+    if (closed.length > 0) await this.#redis.zadd(submissionsDueKey(this.#prefix), ...closed.flatMap((id) => [now, id]));
+  }
+
+  /** The Survey123 webhook for the parent `globalId`: its submission due at once, or marked for when its parent is recorded. */
+  async closeBySurvey123(hook: string, globalId: string, now = Date.now()): Promise<'closed' | 'marked'> {
+    const closed = await this.#redis.geohookCloseBySurvey123(
+      2,
+      submissionsDueKey(this.#prefix),
+      submissionsByGlobalIdKey(this.#prefix),
+      this.#prefix,
+      now,
+      `${hook}\n${globalId}`,
+      hook,
+      globalId,
+      3_600_000,
+    );
+    return closed === 1 ? 'closed' : 'marked';
+  }
+
+  /** Claims up to `limit` submissions due by `now`, each leased for `leaseMs`. */
+  claim(now: number, leaseMs: number, limit: number): Promise<string[]> {
+    return this.#redis.geohookClaimSubmissions(submissionsDueKey(this.#prefix), now, leaseMs, limit);
+  }
+
+  /** The parts of a submission. */
+  async read(submission: string): Promise<SubmissionParts> {
+    const fields = await this.#redis.hgetall(submissionPartsKey(this.#prefix, submission));
+    const parts: SubmissionParts = { parent: undefined, related: [], attachments: [], survey123: fields.survey123 === '1' };
+    for (const [field, json] of Object.entries(fields)) {
+      if (field === 'parent') parts.parent = JSON.parse(json) as ParentPart;
+      else if (field.startsWith('r:')) parts.related.push(JSON.parse(json) as SubmissionFeature);
+      else if (field.startsWith('a:')) parts.attachments.push(JSON.parse(json) as AttachmentEntry & { layer: number });
+    }
+    return parts;
+  }
+
+  /** A submission closed (written, or not one): out of the due set and the GlobalID index; its parts kept a while for late parts to find it closed. */
+  async finish(submission: string, parentOf: string | undefined): Promise<void> {
+    const multi = this.#redis.multi().zrem(submissionsDueKey(this.#prefix), submission);
+    if (parentOf !== undefined) multi.hdel(submissionsByGlobalIdKey(this.#prefix), parentOf);
+    await multi.exec();
+  }
+}
