@@ -3,6 +3,7 @@ import t, { type Test } from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { relayStatsKey } from '../../src/redis/keys.js';
 import { traceparentOf } from '../../src/streams/stream-message.js';
+import { STREAM_WINDOW } from '../../src/streams/stream-worker.js';
 import { startRabbitmq, type TestRabbitmq } from '../helpers/rabbitmq.js';
 import { startRedis } from '../helpers/redis.js';
 import {
@@ -71,21 +72,17 @@ t.test(
     await pipeline.addReceiver();
     const events = Array.from({ length: 300 }, (_, n) => burstEvent(n, 12, 'a'));
     await appendToLog(pipeline.redis, pipeline.prefix, events);
-    const ids = events.map((event) => event.id);
+    const ids = events.map((event) => event.id).sort();
     for (const [queue, stream] of [
       ['first-classic', false],
       ['first-quorum', false],
       ['first-stream', true],
     ] as const) {
       const messages = await consumeAll(channel, queue, 300, stream);
-      t.same(
-        messages.map((message) => message.properties.messageId as string),
-        ids,
-        `${queue}: every event once, in the order geohook stored them`,
-      );
+      t.same(messages.map((message) => message.properties.messageId as string).sort(), ids, `${queue}: every event once`);
       t.same(featuresOutOfOrder(ordersByFeature(messages.map(bodyOf))), [], `${queue}: every feature in order`);
     }
-    const first = (await consumeAll(channel, 'first-stream', 1, true))[0]!;
+    const first = (await consumeAll(channel, 'first-stream', 300, true)).find((message) => message.properties.messageId === events[0]!.id)!;
     t.equal(first.fields.routingKey, 'Hosted_Parcels_FeatureServer.0.u', 'the default routing key template');
     t.match(first.properties, {
       messageId: events[0]!.id,
@@ -171,7 +168,7 @@ t.test(
       events.map((event) => event.id),
       'every event id',
     );
-    t.ok(messages.length - total <= 4, `at most a few copies to drop by message id (${messages.length - total})`);
+    t.ok(messages.length - total <= STREAM_WINDOW, `at most a window of copies to drop by message id (${messages.length - total})`);
     t.same(featuresOutOfOrder(ordersByFeature(firsts)), [], 'every feature in order');
     t.ok(failedTries > 0, `publishes failed while the broker was away (${failedTries}) and were tried again`);
   },
