@@ -6,15 +6,19 @@ import type { Logger } from 'pino';
 import { messageOf, StreamPublishError } from '../errors.js';
 import { FanoutLease } from '../fanout/fanout-lease.js';
 import type { RoutedEvent } from '../fanout/routed-event.js';
+import { replayedAtOf } from '../queue/replay-mark.js';
 import type { RedisClient } from '../redis/connection.js';
 import { streamLaneLeaseKey } from '../redis/keys.js';
 import type { DeliveryOutcome } from '../relay/deliver.js';
+import { relayData } from '../relay/relay-event.js';
 import { relayQueueName } from '../relay/relay-queues.js';
 import type { RelayRoute } from '../relay/relay-route.js';
 import type { RelayStats } from '../relay/relay-stats.js';
 import { createRelayBackoff, relayAttempts } from '../relay/retry-schedule.js';
+import { RelayTransformError } from '../relay/transform.js';
 import { requeueTaken } from './lane-requeue.js';
 import { orderKeyOf } from './order-key.js';
+import { streamMessage, type StreamMessage } from './stream-message.js';
 import type { StreamPublisher } from './stream-publisher.js';
 
 /** How long a taken event's lock lasts (renewed while it is held): a receiver killed mid-publish has it taken again after it. */
@@ -88,12 +92,28 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   const room = (): Promise<void> => (stopping.signal.aborted ? Promise.resolve() : new Promise((resolve) => (roomMade = resolve)));
   const pause = (ms: number): Promise<void> => sleep(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
 
+  /** The message of a held event: the body the route's transform makes (a `RelayTransformError` when it fails), a replay's mark. */
+  const messageFor = async (job: Job<RoutedEvent>): Promise<StreamMessage> =>
+    streamMessage(job.data, {
+      body: route.transform === undefined ? undefined : await route.transform(relayData(job.data), job.id!),
+      replayedAt: replayedAtOf(job),
+    });
+
   /** Publishes one event, tried again in place: true once acknowledged, the error of its last try, or undefined when closing. */
   const publishInPlace = async (job: Job<RoutedEvent>): Promise<true | Error | undefined> => {
+    let message: StreamMessage;
+    try {
+      message = await messageFor(job);
+    } catch (err) {
+      if (!(err instanceof RelayTransformError)) throw err;
+      // The transform fails the same way on every try: a dead letter now, with its text; the feature goes on.
+      stats.failed(route.name, err.message);
+      return new Error(`${err.code}: ${err.message}`);
+    }
     for (let attempt = 1; !stopping.signal.aborted; attempt += 1) {
       const startedAt = performance.now();
       try {
-        await publisher.publish(job.data);
+        await publisher.publish(message);
         options.onOutcome?.(route.name, { delivered: true, status: 0, durationMs: performance.now() - startedAt });
         stats.delivered(route.name);
         return true;
