@@ -189,8 +189,9 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
           if (!leaseHeld()) await pause(STREAM_LEASE_MS / 4);
           continue;
         }
-        // A full window, or events of an earlier holding still under way: the next take waits for room.
-        if (held.size >= STREAM_WINDOW || (!recovered && held.size > 0)) {
+        // No room for a whole batch, or events of an earlier holding still under way: the next take waits for room
+        // (taking one event per round trip as each is done would cap the lane at one take per round trip).
+        if (held.size > STREAM_WINDOW - TAKE_BATCH || (!recovered && held.size > 0)) {
           await room();
           continue;
         }
