@@ -76,7 +76,8 @@ export async function runStreamsFault(options: ScenarioOptions, fault: StreamFau
       types: ['change.*'],
       ...(format === 'amqp' ? { auth: { user: 'guest', password: 'guest' } } : {}),
       timeoutMs: 2000,
-      retry: { attempts: 3000, backoff: { type: 'fixed', delayMs: 100, jitter: 0 } },
+      // Tries every second for 100 s: a broker restarted meanwhile is waited for.
+      retry: { attempts: 100, backoff: { type: 'fixed', delayMs: 1000, jitter: 0 } },
     };
     const config = join(configDir, 'geohook.json');
     writeFileSync(config, JSON.stringify({ relays: [route] }));
