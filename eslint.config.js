@@ -29,7 +29,7 @@ const layers = {
   fanout: ['arcgis', 'changes', 'config', 'events', 'queue', 'redis'],
   subscriptions: ['config', 'fanout', 'health', 'queue', 'redis'],
   relay: ['arcgis', 'changes', 'config', 'events', 'fanout', 'health', 'queue', 'redis', 'signature'],
-  streams: ['arcgis', 'config', 'events', 'fanout', 'redis', 'relay'],
+  streams: ['arcgis', 'config', 'events', 'fanout', 'queue', 'redis', 'relay'],
   attachments: ['arcgis', 'arcgis-request', 'config', 'redis', 'signature'],
   dashboard: ['changes', 'config', 'events', 'mirror', 'queue', 'receiver', 'redis', 'relay', 'signature', 'subscriptions'],
   doctor: ['admin', 'arcgis', 'arcgis-request', 'signature'],

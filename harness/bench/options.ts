@@ -35,6 +35,10 @@ export interface BenchOptions {
   relayEvents: number;
   /** Run only the relay section. */
   relay: boolean;
+  /** Events stored at once and timed through each stream lane (NATS JetStream, RabbitMQ) and a bare producer. */
+  streamEvents: number;
+  /** Run only the streams section. */
+  streams: boolean;
   /** Events in the log the fan-out hands to 16 subscriptions, timed; as many (10 s at most) at 1,000/s timed to the last queue. */
   subscriptionEvents: number;
   /** Run only the subscriptions section. */
@@ -84,6 +88,10 @@ export const usage = `npm run bench -- [options]
   --relay-events N        events queued for a relay route, timed draining to a local sink (default 20000; quick 5000)
   --relay                 only the relay section: deliveries/s, against a worker awaiting one fetch per event, and
                           change event to sink at 500 events/s (under a minute)
+  --stream-events N       events stored at once, timed through a stream lane into a private nats-server -js and a
+                          RabbitMQ quorum queue, against a bare producer (default 20000; quick 3000)
+  --streams               only the streams section: events/s of each lane against the bare producer, and stored
+                          event to acknowledged publish at 1,000 events/s (a few minutes; quick about a minute)
   --subscription-events N events in the log, handed to 16 subscriptions by the fan-out and timed (default 20000;
                           quick 5000); as many deliveries (at most 10 s; quick 3 s) at 1,000/s timed from their 202 to
                           the last subscription's queue
@@ -137,6 +145,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       changes: { type: 'boolean', default: false },
       'relay-events': { type: 'string' },
       relay: { type: 'boolean', default: false },
+      'stream-events': { type: 'string' },
+      streams: { type: 'boolean', default: false },
       'subscription-events': { type: 'string' },
       subscriptions: { type: 'boolean', default: false },
       'mirror-features': { type: 'string' },
@@ -171,6 +181,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     changes: values.changes,
     relayEvents: whole('relay-events', values['relay-events'], quick ? 5000 : 20_000, 100),
     relay: values.relay,
+    streamEvents: whole('stream-events', values['stream-events'], quick ? 3000 : 20_000, 100),
+    streams: values.streams,
     subscriptionEvents: whole('subscription-events', values['subscription-events'], quick ? 5000 : 20_000, 100),
     subscriptions: values.subscriptions,
     mirrorFeatures: whole('mirror-features', values['mirror-features'], quick ? 10_000 : 100_000, 1),

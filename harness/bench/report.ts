@@ -12,6 +12,8 @@ import { formatFrames, type ProfileSummary } from './profile/top-frames.js';
 import type { Durability } from './redis.js';
 import { formatRelay, relayTargets } from './relay/relay-report.js';
 import type { RelayResult } from './relay/run-relay.js';
+import type { StreamsResult } from './streams/run-streams.js';
+import { formatStreams, streamsTargets } from './streams/streams-report.js';
 import type { SubscriptionsResult } from './subscriptions/run-subscriptions.js';
 import { formatSubscriptions, subscriptionTargets } from './subscriptions/subscriptions-report.js';
 import { alignedTable } from './table.js';
@@ -100,6 +102,8 @@ export interface BenchReport {
   relay: RelayResult;
   /** Subscriptions: acknowledgements with 0 and 16, the fan-out's rate, 202 to the last subscription's queue. */
   subscriptions: SubscriptionsResult;
+  /** Streams: each lane (fan-out included) into JetStream and RabbitMQ against a bare producer; stored event to acknowledged publish. */
+  streams: StreamsResult;
   targets: Target[];
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
   problems: string[];
@@ -183,6 +187,7 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
     ...mirrorTargets(report.mirror),
     ...relayTargets(report.relay),
     ...subscriptionTargets(report.subscriptions),
+    ...streamsTargets(report.streams),
   ];
 }
 
@@ -315,6 +320,7 @@ export function formatReport(report: BenchReport): string {
   lines.push(formatMirror(report.mirror));
   lines.push(formatRelay(report.relay));
   lines.push(formatSubscriptions(report.subscriptions));
+  lines.push(formatStreams(report.streams));
   lines.push('');
   lines.push('targets:');
   lines.push(...formatTargets(report.targets));

@@ -20,6 +20,8 @@ import { mainRelay, measureRelay } from './relay/relay-section.js';
 import type { RelayResult } from './relay/run-relay.js';
 import { evaluateTargets, formatEmulatorFeatures, formatReport, perRoundRatios, summarizeCase, type BenchReport } from './report.js';
 import { formatScale, runScale } from './scale/run-scale.js';
+import type { StreamsResult } from './streams/run-streams.js';
+import { mainStreams, measureStreams } from './streams/streams-section.js';
 import type { SubscriptionsResult } from './subscriptions/run-subscriptions.js';
 import { mainSubscriptions, measureSubscriptions } from './subscriptions/subscriptions-section.js';
 
@@ -27,7 +29,7 @@ import { mainSubscriptions, measureSubscriptions } from './subscriptions/subscri
  * `npm run bench`: in one run, bare Fastify, the naive receiver, geohook's receiver and geohook's receiver
  * on a Redis that fsyncs at every write, in turns under the same load, then geohook end to end with a
  * consumer, then the emulator's fan-out and feature store, the backfill after an outage, change events, the mirror,
- * relays and subscriptions. Every piece runs in a process of its own; progress goes to stderr, the report (table or
+ * relays, subscriptions and streams. Every piece runs in a process of its own; progress goes to stderr, the report (table or
  * `--json`) to stdout.
  */
 
@@ -139,6 +141,10 @@ async function main(): Promise<number> {
     warnIfBusy();
     return mainRelay(options, log);
   }
+  if (options.streams) {
+    warnIfBusy();
+    return mainStreams(options, log);
+  }
   if (options.subscriptions) {
     warnIfBusy();
     return mainSubscriptions(options, log);
@@ -168,6 +174,7 @@ async function main(): Promise<number> {
   let mirror: MirrorResult;
   let relay: RelayResult;
   let subscriptions: SubscriptionsResult;
+  let streams: StreamsResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const spec of caseSpecs) {
@@ -213,6 +220,7 @@ async function main(): Promise<number> {
     mirror = await measureMirror(options, log);
     relay = await measureRelay(options, log);
     subscriptions = await measureSubscriptions(options, loader, problems, log);
+    streams = await measureStreams(options, log);
   } finally {
     await loader.close();
   }
@@ -254,6 +262,7 @@ async function main(): Promise<number> {
     mirror,
     relay,
     subscriptions,
+    streams,
     ...(profileDir === undefined
       ? {}
       : {

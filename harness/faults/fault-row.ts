@@ -13,6 +13,10 @@ export const faultNames = [
   'relay-sink-outage',
   'mirror-kill',
   'subscriptions',
+  'stream-nats-kill',
+  'stream-nats-restart',
+  'stream-amqp-kill',
+  'stream-amqp-restart',
 ] as const;
 export type FaultName = (typeof faultNames)[number];
 
@@ -67,7 +71,10 @@ export interface FaultRow {
   retried?: number;
   /** Requests a relay route took beyond one per event (`relay-*`): at-least-once repeats, deduplicated by `webhook-id`. */
   relayRepeats?: number;
-  /** Change events written just before the kill (`changes-*`): above 0 and below `sent` when it struck mid-resolution. */
+  /**
+   * Change events written just before the kill (`changes-*`): above 0 and below `sent` when it struck mid-resolution;
+   * `stream-*`: events the broker's consumer had read.
+   */
   writtenAtFault?: number;
   /** Per subscription, what its queue held (`subscriptions`). */
   subscriptions?: SubscriptionCount[];

@@ -10,6 +10,7 @@ import { runReceiverKill } from './scenarios/receiver-kill.js';
 import { runRedisKill } from './scenarios/redis-kill.js';
 import { runRedisOutage } from './scenarios/redis-outage.js';
 import { runRelayFault } from './scenarios/relay-kill.js';
+import { runStreamsFault } from './scenarios/streams-fault.js';
 import { runSubscriptionsFault } from './scenarios/subscriptions-kill.js';
 
 /**
@@ -50,6 +51,11 @@ function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => 
       return [['fast', () => runMirrorKill(options)]];
     case 'subscriptions':
       return [['strict', () => runSubscriptionsFault(options)]];
+    case 'stream-nats-kill':
+    case 'stream-nats-restart':
+    case 'stream-amqp-kill':
+    case 'stream-amqp-restart':
+      return [['fast', () => runStreamsFault(options, fault)]];
   }
 }
 

@@ -56,10 +56,6 @@ function checkHttpRoute(entry: RelayRouteConfig, issue: (message: string, path?:
         ['headers'],
       );
   }
-  if (entry.transform !== undefined) {
-    const syntax = transformSyntaxError(entry.transform);
-    if (syntax !== undefined) issue(`transform is not JSONata: ${syntax}`, ['transform']);
-  }
 }
 
 /**
@@ -102,9 +98,11 @@ export function relaysSchema(parts: { retry: z.ZodType<RetryPolicy>; where: z.Zo
       names.add(entry.name);
       if (isStreamFormat(entry.format)) {
         checkStreamRoute({ ...entry, format: entry.format }, issue);
-        if (entry.transform !== undefined)
-          issue(`"transform" is for HTTP routes: a ${entry.format} route publishes the event`, ['transform']);
       } else checkHttpRoute(entry, issue);
+      if (entry.transform !== undefined) {
+        const syntax = transformSyntaxError(entry.transform);
+        if (syntax !== undefined) issue(`transform is not JSONata: ${syntax}`, ['transform']);
+      }
       for (const { message, path } of filterIssues(entry)) issue(message, [path]);
     });
   });
@@ -134,7 +132,7 @@ export interface RelayRouteConfig extends RouteFilterConfig, StreamRouteFields {
   readonly allowUnverified?: boolean | undefined;
   /**
    * A JSONata expression evaluated on the event (the `data` of the standard body): its result, a JSON object, is the
-   * body sent, signed as the format signs (docs/relays.md#transforms). None: the format's own body. HTTP routes only.
+   * body sent, signed as the format signs (docs/relays.md#transforms), or published (docs/streams.md#transforms). None: the format's own body.
    */
   readonly transform?: string | undefined;
 }

@@ -99,6 +99,9 @@ export const submissionSurvey123Key = (prefix: string, hook: string, globalId: s
 /** Relays (docs/relays.md): a route's counts and last error (`delivered`, `failing`, `lastError`, `lastErrorAt`, `lastDeliveredAt`, `alerted`). */
 export const relayStatsKey = (prefix: string, route: string): string => `${prefix}:relay:route:${route}`;
 
+/** Stream routes (docs/streams.md#order): the lease of the receiver running a route's lane (the others wait for it to lapse). */
+export const streamLaneLeaseKey = (prefix: string, route: string): string => `${prefix}:relay:route:${route}:lane`;
+
 /**
  * The event log (docs/subscriptions.md): a stream of every new event, appended by the accept script in the call that
  * stores it (`j` its job id, `d` its data), read by the fan-out, kept for `eventLog.retentionSeconds`.

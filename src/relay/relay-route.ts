@@ -12,7 +12,7 @@ import { formatStandard } from './formats/standard.js';
 import { formatTeams } from './formats/teams.js';
 import { relayData } from './relay-event.js';
 import { DEFAULT_RELAY_JITTER, scheduleFromPolicy, STANDARD_WEBHOOKS_SCHEDULE_MS } from './retry-schedule.js';
-import { compileTransform } from './transform.js';
+import { compileTransform, type RelayTransform } from './transform.js';
 
 /** A route's filter, refusing unverified deliveries unless the route allows them: it would sign them as geohook. */
 function matcherOf(route: RelayRouteConfig): RouteMatcher {
@@ -33,6 +33,8 @@ export interface RelayRoute {
    * else its format's. Rejects with a `GEOHOOK_ERR_RELAY_TRANSFORM` error when the transform fails on the event.
    */
   request(event: RoutedEvent, nowMs: number): Promise<RelayRequest>;
+  /** Its `transform`, compiled (a stream route publishes what it makes of the event). */
+  readonly transform: RelayTransform | undefined;
   /** The waits between tries, ms: BullMQ's `attempts` is one more. */
   readonly scheduleMs: readonly number[];
   readonly jitter: number;
@@ -81,6 +83,7 @@ export function createRelayRoute(route: RelayRouteConfig): RelayRoute {
     name: route.name,
     url: route.url,
     matches: matcherOf(route),
+    transform,
     async request(event, nowMs) {
       if (transform === undefined) {
         const request = format(event, nowMs, undefined);

@@ -5,7 +5,7 @@ import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { DEFAULT_AMQP_EXCHANGE, DEFAULT_AMQP_ROUTING_KEY } from '../config/stream-schema.js';
 import { messageOf, StreamPublishError } from '../errors.js';
 import { DEFAULT_STREAM_TIMEOUT_MS } from './nats-publisher.js';
-import { renderTemplate, streamMessage } from './stream-message.js';
+import { renderTemplate } from './stream-message.js';
 import { brokerOf, type StreamPublisher } from './stream-publisher.js';
 
 /** amqplib's socket options of a route: its credentials and TLS files, a connection name the management UI shows. */
@@ -99,7 +99,7 @@ export function createAmqpPublisher(route: RelayRouteConfig, logger: Logger): St
     });
 
   return {
-    async publish(event) {
+    async publish(message) {
       if (closed) throw new StreamPublishError(`RabbitMQ at ${broker}: the publisher is closed`);
       let channel: ConfirmChannel;
       try {
@@ -108,23 +108,22 @@ export function createAmqpPublisher(route: RelayRouteConfig, logger: Logger): St
         if (err instanceof StreamPublishError) throw err;
         throw new StreamPublishError(`RabbitMQ at ${broker}: cannot connect (${messageOf(err)})`, {}, { cause: err });
       }
-      const message = streamMessage(event);
       const key = renderTemplate(routingKey, message.tokens);
       const entry: Pending = { returned: false };
-      pending.set(event.id, entry);
+      pending.set(message.id, entry);
       try {
         await confirm(channel, key, message.body, {
           persistent: true,
           mandatory: true,
-          messageId: event.id,
-          type: event.type,
+          messageId: message.id,
+          type: message.type,
           contentType: 'application/json',
           timestamp: Math.floor(Date.now() / 1000),
           appId: 'geohook',
           headers: message.headers,
         });
       } finally {
-        pending.delete(event.id);
+        pending.delete(message.id);
       }
       if (entry.returned)
         throw new StreamPublishError(`RabbitMQ at ${broker}: no queue is bound to exchange "${exchange}" for routing key "${key}"`);

@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { DEFAULT_NATS_STREAM, DEFAULT_NATS_SUBJECT } from '../config/stream-schema.js';
 import { messageOf, StreamPublishError } from '../errors.js';
-import { renderTemplate, streamMessage } from './stream-message.js';
+import { renderTemplate } from './stream-message.js';
 import { brokerOf, type StreamPublisher } from './stream-publisher.js';
 
 /** @defaultValue of a stream route's publish timeout: the wait for the broker's acknowledgement, ms. */
@@ -117,7 +117,7 @@ export function createNatsPublisher(route: RelayRouteConfig, logger: Logger): St
   };
 
   return {
-    async publish(event) {
+    async publish(message) {
       if (closed) throw new StreamPublishError(`NATS at ${broker}: the publisher is closed`);
       let js: JetStreamClient;
       try {
@@ -126,11 +126,10 @@ export function createNatsPublisher(route: RelayRouteConfig, logger: Logger): St
         if (err instanceof StreamPublishError) throw err;
         throw new StreamPublishError(`NATS at ${broker}: cannot connect (${messageOf(err)})`, {}, { cause: err });
       }
-      const message = streamMessage(event);
       const headers = natsHeaders();
       for (const [name, value] of Object.entries(message.headers)) headers.set(name, value);
       try {
-        await js.publish(renderTemplate(subject, message.tokens), message.body, { msgID: event.id, headers, timeout: timeoutMs });
+        await js.publish(renderTemplate(subject, message.tokens), message.body, { msgID: message.id, headers, timeout: timeoutMs });
       } catch (err) {
         throw publishError(err, broker);
       }

@@ -43,7 +43,7 @@ const defaultPublisher = (route: RelayRouteConfig, logger: Logger): StreamPublis
 /**
  * Stream routes (docs/streams.md): relay routes of format `nats` or `amqp`. Each is one more destination of the
  * fan-out (its queue `relay-<name>`, so `geohook relay status` and `replay` read it as any route's) with a lane of
- * its own that publishes one event at a time, in order (`startStreamWorker`).
+ * its own that publishes events side by side, each feature's in order (`startStreamWorker`).
  */
 export function startStreams(options: StreamsOptions): Streams {
   const { connection, prefix, logger } = options;

@@ -2,15 +2,19 @@ import { createHash } from 'node:crypto';
 import { formatServiceName } from '../arcgis/service-name.js';
 import { serviceNameOf } from '../events/service-activity.js';
 import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
+import { REPLAY_HEADER } from '../relay/formats/relay-request.js';
 import { relayData } from '../relay/relay-event.js';
 
-/** What a broker is handed of one event: its body, the values of the template placeholders, and its headers. */
+/** What a broker is handed of one event: its id and type, its body, the values of the template placeholders, and its headers. */
 export interface StreamMessage {
-  /** The event JSON (docs/events.md; a stored event without its base64 `rawBody`, as relays send it). */
+  /** The event id: `Nats-Msg-Id`, AMQP `message-id`. */
+  id: string;
+  type: string;
+  /** The event JSON (docs/events.md; a stored event without its base64 `rawBody`, as relays send it), or what the route's transform made of it. */
   body: Buffer;
   /** Placeholder values, each one subject token. */
   tokens: Readonly<Record<'service' | 'layer' | 'op' | 'type', string>>;
-  /** `geohook-event-id`, `geohook-event-type`, `geohook-service`, `geohook-layer`, `traceparent`. */
+  /** `geohook-event-id`, `geohook-event-type`, `geohook-service`, `geohook-layer`, `traceparent`; `geohook-replayed-at` on a replay. */
   headers: Record<string, string>;
 }
 
@@ -33,8 +37,16 @@ export function traceparentOf(eventId: string): string {
   return `00-${digest.slice(0, 32)}-${digest.slice(32, 48)}-01`;
 }
 
+/** What a route does to an event's message: the body its transform made, the time of a replay. */
+export interface MessageOptions {
+  /** JSON text (a transform's result). @defaultValue the event JSON */
+  body?: string | undefined;
+  /** When the event was put back by `geohook relay replay` (ISO 8601): sent as `geohook-replayed-at`. */
+  replayedAt?: string | undefined;
+}
+
 /** The message of an event for a stream route (docs/streams.md#messages). */
-export function streamMessage(event: RoutedEvent): StreamMessage {
+export function streamMessage(event: RoutedEvent, options: MessageOptions = {}): StreamMessage {
   const service = isChangeEvent(event)
     ? formatServiceName(event.service.folderName, event.service.serviceName, event.service.serviceType)
     : serviceNameOf(event);
@@ -46,8 +58,11 @@ export function streamMessage(event: RoutedEvent): StreamMessage {
   };
   if (service !== undefined) headers['geohook-service'] = service;
   if (layer !== undefined) headers['geohook-layer'] = String(layer);
+  if (options.replayedAt !== undefined) headers[REPLAY_HEADER] = options.replayedAt;
   return {
-    body: Buffer.from(JSON.stringify(relayData(event))),
+    id: event.id,
+    type: event.type,
+    body: Buffer.from(options.body ?? JSON.stringify(relayData(event))),
     tokens: {
       service: token(service ?? ''),
       layer: layer === undefined ? '_' : String(layer),

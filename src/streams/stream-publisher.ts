@@ -1,13 +1,13 @@
-import type { RoutedEvent } from '../fanout/routed-event.js';
+import type { StreamMessage } from './stream-message.js';
 
 /**
- * What a stream route publishes through: one event at a time, resolved once the broker has it (JetStream's
- * acknowledgement, RabbitMQ's publisher confirm), rejected with a `StreamPublishError` otherwise. It connects on
+ * What a stream route publishes through, whatever the broker: an event's message, resolved once the broker has it (JetStream's
+ * acknowledgement, RabbitMQ's publisher confirm), rejected with a `StreamPublishError` otherwise; many at once. It connects on
  * first use and again after the broker went away, so a broker that is down at start-up stops nothing else.
  * Kafka would be one more (docs/streams.md#kafka).
  */
 export interface StreamPublisher {
-  publish(event: RoutedEvent): Promise<void>;
+  publish(message: StreamMessage): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 
-/** A broker run as a child process of the test: started, stopped or killed, and started again on the same port and data. */
+/** A broker run as a child process: started, stopped or killed, and started again on the same port and data. */
 export interface BrokerProcess {
-  /** Starts it (again) and resolves once `ready` holds. */
+  /** Starts it (again) and resolves once it said it is ready and takes connections. */
   start(): Promise<void>;
   /** SIGTERM, then waits for it to exit (SIGKILL after `graceMs`). */
   stop(): Promise<void>;
@@ -26,15 +25,17 @@ export const portOpen = (port: number): Promise<boolean> =>
   });
 
 /**
- * A broker process: `command args` with `env`, ready when `ready()` resolves true (polled, within `startMs`).
- * Killed when the test process exits without its teardown.
+ * A broker process: `command args` with `env`, ready once its output shows `readyLine` and `port` takes connections
+ * (within `startMs`). Killed when this process exits without stopping it.
  */
 export function brokerProcess(options: {
   name: string;
   command: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
-  ready: () => Promise<boolean>;
+  /** The line the broker logs once it takes clients. */
+  readyLine: RegExp;
+  port: number;
   startMs: number;
   graceMs?: number;
 }): BrokerProcess {
@@ -66,21 +67,29 @@ export function brokerProcess(options: {
       if (child !== undefined) throw new Error(`${options.name} is running already`);
       const started = spawn(options.command, options.args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
       child = started;
-      exited.set(started, new Promise((resolve) => started.once('exit', () => resolve())));
+      const gone = new Promise<void>((resolve) => started.once('exit', () => resolve()));
+      exited.set(started, gone);
+      // Only this start's output is searched for the ready line.
+      let since = '';
+      let said: () => void = () => undefined;
+      const ready = new Promise<void>((resolve) => (said = resolve));
       const keep = (chunk: Buffer): void => {
-        output = (output + chunk.toString('utf8')).slice(-65_536);
+        const text = chunk.toString('utf8');
+        output = (output + text).slice(-65_536);
+        since = (since + text).slice(-65_536);
+        if (options.readyLine.test(since)) said();
       };
       started.stdout!.on('data', keep);
       started.stderr!.on('data', keep);
       let failed: Error | undefined;
       started.once('error', (err) => (failed = err));
-      const deadline = Date.now() + options.startMs;
-      while (!(await options.ready())) {
-        if (failed !== undefined || started.exitCode !== null || Date.now() > deadline) {
-          await end('SIGKILL');
-          throw new Error(`${options.name} did not start (${failed?.message ?? `exit ${started.exitCode}`}): ${output.slice(-2000)}`);
-        }
-        await sleep(50);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.startMs)));
+      await Promise.race([ready, gone, late]);
+      clearTimeout(timer);
+      if (failed !== undefined || started.exitCode !== null || !options.readyLine.test(since) || !(await portOpen(options.port))) {
+        await end('SIGKILL');
+        throw new Error(`${options.name} did not start (${failed?.message ?? `exit ${started.exitCode}`}): ${output.slice(-2000)}`);
       }
     },
     stop: () => end('SIGTERM'),
