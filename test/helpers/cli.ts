@@ -5,8 +5,8 @@ import { repoPath } from './paths.js';
 /** The built binary: `npm test` builds before it runs the suite. */
 export const CLI = repoPath('dist', 'cli.js');
 
-/** `geohook ARGS` with `env` (PATH and HOME added), its coverage counted. */
-function geohook(args: string[], env: Record<string, string> | undefined): NodeCommand {
+/** `geohook ARGS` with `env` (PATH and HOME added), its coverage counted: for `spawn(command.file, command.args, { env: command.env })`. */
+export function geohookCommand(args: string[], env: Record<string, string> | undefined): NodeCommand {
   return nodeCommand(CLI, args, { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, { coverage: true });
 }
 
@@ -25,7 +25,7 @@ export function runCli(
   options: { env?: Record<string, string>; input?: Buffer | string; cwd?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const command = geohook(args, options.env);
+    const command = geohookCommand(args, options.env);
     const child = spawn(command.file, command.args, { cwd: options.cwd, env: command.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -49,7 +49,7 @@ export function startCli(
   cwd?: string,
 ): Promise<{ child: ChildProcess; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const command = geohook(args, env);
+    const command = geohookCommand(args, env);
     const child = spawn(command.file, command.args, { cwd, env: command.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const timer = setTimeout(() => reject(new Error(`not ready within 20 s:\n${output}`)), 20_000);

@@ -16,14 +16,19 @@ export interface NodeCommand {
  * processes' own; without, it writes none (the bench and the fault suite time their loads, and cover nothing the
  * suite counts).
  */
-export function nodeCommand(script: string, args: readonly string[], env: NodeJS.ProcessEnv, options: { coverage: boolean }): NodeCommand {
+export function nodeCommand(
+  script: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  options: { coverage: boolean; nodeArgs?: readonly string[] },
+): NodeCommand {
   const rest = { ...env };
   delete rest.NODE_V8_COVERAGE;
   const collecting = options.coverage && process.env._TAPJS_PROCESSINFO_COVERAGE_ === '1';
   const projectRoot = process.env._TAPJS_PROCESSINFO_CWD_ ?? repoRoot;
   return {
     file: 'env',
-    args: ['-u', 'NODE_OPTIONS', process.execPath, script, ...args],
+    args: ['-u', 'NODE_OPTIONS', process.execPath, ...(options.nodeArgs ?? []), script, ...args],
     env: collecting ? { ...rest, NODE_V8_COVERAGE: join(projectRoot, '.tap', 'coverage') } : rest,
   };
 }

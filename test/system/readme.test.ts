@@ -10,6 +10,7 @@ import { findFreePort } from '../../src/embedded/redis-server.js';
 import { sign } from '../../src/signature/sign.js';
 import { startEmulator } from '../helpers/emulator.js';
 import { registrationEnv, startGeohook } from '../helpers/geohook.js';
+import { nodeCommand } from '../helpers/node-process.js';
 import { fixture, repoPath } from '../helpers/paths.js';
 import { uniquePrefix, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -36,10 +37,8 @@ const shownIn: readonly [string, readonly string[]][] = [
 /** Runs an example as the suite compiled it into dist-test/ (from the file shown in the docs); stdout and stderr are collected. */
 function runExample(t: Test, source: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
   const compiled = repoPath('dist-test', 'examples', basename(source, '.ts') + '.js');
-  const child = spawn(process.execPath, ['--enable-source-maps', compiled], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const command = nodeCommand(compiled, [], { ...process.env, ...env }, { coverage: true, nodeArgs: ['--enable-source-maps'] });
+  const child = spawn(command.file, command.args, { env: command.env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     child.kill('SIGKILL');
   });

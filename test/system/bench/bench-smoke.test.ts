@@ -1,23 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { nodeCommand } from '../../helpers/node-process.js';
-import { repoRoot as root } from '../../helpers/paths.js';
+import { bench } from './run-bench.js';
 
-const execFileAsync = promisify(execFile);
-
-/**
- * `npm run bench -- ARGS`, for its stdout. The bench's processes count towards no coverage, and start without tap's
- * hook. This is a smoke of the harness with the smallest sizes it takes: every section runs and reports its figures
- * and targets; `npm run bench` measures at full size.
- */
-async function bench(args: string[]): Promise<string> {
-  const command = nodeCommand('dist-test/harness/bench/run.js', args, process.env, { coverage: false });
-  const { stdout } = await execFileAsync(command.file, command.args, { cwd: root, env: command.env, maxBuffer: 16 * 1024 * 1024 });
-  return stdout;
-}
-
-// Under a minute alone on two cores, two to three times that beside the other test files: past tap's 60 s default.
+// Every section of the bench, each starting its own processes: a minute or two alone on two cores, two to three times
+// that beside the other test files.
 t.setTimeout(5 * 60_000);
 
 interface CaseFigures {
@@ -218,39 +203,4 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     'the change events have targets',
   );
   t.same(report.problems, []);
-});
-
-t.test('a section alone (--features --json) prints only that section: the bulk, the extractChanges and the memory', async (t) => {
-  const report = JSON.parse(await bench(['--features', '--emulator-features', '200', '--json'])) as Record<string, unknown>;
-  t.same(Object.keys(report), ['emulatorFeatures']);
-  t.match(report, {
-    emulatorFeatures: {
-      features: 200,
-      resultRows: 200,
-      bulkSeconds: Number,
-      extractSeconds: Number,
-      resultMiB: Number,
-      peakRssMib: Number,
-    },
-  });
-});
-
-t.test('the scale section (--scale --json, two services) prints every figure of a large organization under `scale`', async (t) => {
-  const { scale } = JSON.parse(await bench(['--scale', '--scale-services', '2', '--backfill-edits', '10', '--json'])) as {
-    scale: Record<string, unknown> & { registration: { services: number }; targets: unknown[] };
-  };
-  for (const field of [
-    'readySeconds',
-    'passSeconds',
-    'recoverySeconds',
-    'recoveryRedisOps',
-    'recoveryRedisCommandsTotal',
-    'bytesPerConsumedEvent',
-    'bytesPerConsumedEventUnranged',
-    'backfillBytesPerEdit',
-  ]) {
-    t.ok(typeof scale[field] === 'number' && Number.isFinite(scale[field]) && (scale[field] as number) > 0, `${field}: ${scale[field]}`);
-  }
-  t.equal(scale.registration.services, 2);
-  t.equal(scale.targets.length, 6, 'each figure against its goal');
 });

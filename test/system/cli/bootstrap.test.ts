@@ -8,6 +8,9 @@ import { repoPath } from '../../helpers/paths.js';
 
 const run = promisify(execFile);
 
+// Three bootstraps, a small tsc build and npx: past tap's 60 s default on a loaded two-core machine.
+t.setTimeout(2 * 60_000);
+
 /**
  * The one source of the clone: it stands in for geohook's command line, so that the rebuild the bootstrap runs
  * (`npm run build` with the repository's tsconfig.json and scripts) compiles one small file instead of all of

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import t from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
-import { CLI } from '../../helpers/cli.js';
+import { CLI, geohookCommand } from '../../helpers/cli.js';
 import { startPostgres } from '../../helpers/postgres.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -21,11 +21,8 @@ t.test('geohook up --mirror starts a PostgreSQL under ./.geohook/pg, prints the 
   chmodSync(dir, 0o755);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const [port, emulatorPort] = [await findFreePort(), await findFreePort()];
-  const child = spawn(process.execPath, [CLI, 'up', '--mirror'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), EMULATOR_PORT: String(emulatorPort) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const childCommand = geohookCommand(['up', '--mirror'], { PORT: String(port), EMULATOR_PORT: String(emulatorPort) });
+  const child = spawn(childCommand.file, childCommand.args, { cwd: dir, env: childCommand.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -104,17 +101,12 @@ t.test('geohook up with MIRROR_DATABASE_URL mirrors its own emulator’s Parcels
   mkdirSync(join(dir, 'conf'));
   const route = { name: 'parcels', url: `http://127.0.0.1:${await findFreePort()}/hook`, types: ['change.*'], format: 'teams' };
   writeFileSync(join(dir, 'conf', 'geohook.json'), JSON.stringify({ relays: [route] }));
-  const child = spawn(process.execPath, [CLI, 'up', '--mirror', '--config', 'conf/geohook.json'], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: String(port),
-      EMULATOR_PORT: String(emulatorPort),
-      MIRROR_DATABASE_URL: postgres.url,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const childCommand = geohookCommand(['up', '--mirror', '--config', 'conf/geohook.json'], {
+    PORT: String(port),
+    EMULATOR_PORT: String(emulatorPort),
+    MIRROR_DATABASE_URL: postgres.url,
   });
+  const child = spawn(childCommand.file, childCommand.args, { cwd: dir, env: childCommand.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -185,17 +177,12 @@ t.test('geohook up with MIRROR_DATABASE_URL mirrors its own emulator’s Parcels
   child.kill('SIGTERM');
   await once(child, 'exit');
   let again = '';
-  const second = spawn(process.execPath, [CLI, 'up', '--mirror'], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: String(port),
-      EMULATOR_PORT: String(emulatorPort),
-      MIRROR_DATABASE_URL: postgres.url,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const secondCommand = geohookCommand(['up', '--mirror'], {
+    PORT: String(port),
+    EMULATOR_PORT: String(emulatorPort),
+    MIRROR_DATABASE_URL: postgres.url,
   });
+  const second = spawn(secondCommand.file, secondCommand.args, { cwd: dir, env: secondCommand.env, stdio: ['ignore', 'pipe', 'pipe'] });
   second.stdout.on('data', (chunk: Buffer) => (again += chunk.toString()));
   second.stderr.on('data', (chunk: Buffer) => (again += chunk.toString()));
   t.teardown(async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { sign } from '../../../src/signature/sign.js';
-import { CLI } from '../../helpers/cli.js';
+import { CLI, geohookCommand } from '../../helpers/cli.js';
 import { repoPath } from '../../helpers/paths.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -72,17 +72,8 @@ t.test(
   async (t) => {
     const dir = t.testdir();
     const [port, emulatorPort] = [await findFreePort(), await findFreePort()];
-    const child = spawn(process.execPath, [CLI, 'up'], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        PORT: String(port),
-        EMULATOR_PORT: String(emulatorPort),
-        LOG_FORMAT: 'pretty',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const childCommand = geohookCommand(['up'], { PORT: String(port), EMULATOR_PORT: String(emulatorPort), LOG_FORMAT: 'pretty' });
+    const child = spawn(childCommand.file, childCommand.args, { cwd: dir, env: childCommand.env, stdio: ['ignore', 'pipe', 'pipe'] });
     t.teardown(() => {
       child.kill('SIGKILL');
     });
