@@ -61,7 +61,7 @@ function unknownKey(schema: z.core.$ZodType, input: unknown, objectPath: Path, k
     return { path, message: `"${plural}" must be a list (you wrote "${key}")`, covers: [...objectPath, plural] };
   const nearest = nearestKey(key, known);
   if (nearest !== undefined) return { path, message: `unknown key; did you mean "${nearest}"?`, covers: [...objectPath, nearest] };
-  const keys = known.length <= 8 ? `; the keys here are ${known.map((name) => `"${name}"`).join(', ')}` : '';
+  const keys = known.length <= 10 ? `; the keys here are ${known.map((name) => `"${name}"`).join(', ')}` : '';
   return { path, message: `unknown key${keys}` };
 }
 

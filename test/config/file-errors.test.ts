@@ -51,7 +51,7 @@ t.test('issue 53: unknown keys are explained at every level of the file', async 
     [{ redis: { options: { pasword: 'p' } } }, 'F at "redis.options.pasword": unknown key; did you mean "password"?'],
     [
       { changes: { 'Hosted/Parcels.FeatureServer': { field: ['x'] } } },
-      'F at "changes[\'Hosted/Parcels.FeatureServer\'].field": unknown key; the keys here are "track", "layers", "where", "within", "snapshot", "attachments", "submissionWindowMs"',
+      'F at "changes[\'Hosted/Parcels.FeatureServer\'].field": unknown key; the keys here are "track", "layers", "where", "within", "when", "emit", "snapshot", "attachments", "submissionWindowMs"',
     ],
   ];
   for (const [content, line] of cases) t.strictSame(refusal(t, content), [line], line);

@@ -34,6 +34,9 @@ function builtClone(): string {
   writeFileSync(join(dir, 'src', 'cli.ts'), STAND_IN_CLI);
   const earlier = new Date(Date.now() - 60_000);
   utimesSync(join(dir, 'src', 'cli.ts'), earlier, earlier);
+  // Older than the installed packages, whenever the lock file last changed: the bootstrap must not run `npm ci` here,
+  // which would empty the repository's node_modules through the link below.
+  utimesSync(join(dir, 'package-lock.json'), new Date(0), new Date(0));
   symlinkSync(repoPath('node_modules'), join(dir, 'node_modules'), 'dir');
   writeFileSync(join(dir, 'dist/.built'), '');
   return dir;
@@ -52,9 +55,10 @@ t.test('npm start reuses an up-to-date dist/, rebuilds it once a source changed,
   t.notMatch(first.stderr, /building/, 'dist/ is up to date: no build');
   t.match(first.stdout, /Usage: geohook up/);
 
-  // A source newer than the last build: rebuilt (dist/ is made anew, its files with it).
-  const later = new Date(Date.now() + 5_000);
-  utimesSync(join(dir, 'src/cli.ts'), later, later);
+  // A source newer than the last build: rebuilt (dist/ is made anew, its files with it). The mark is moved back rather
+  // than the source forward, so that the rebuild's own mark is newer than the source however fast it builds.
+  const before = new Date(Date.now() - 120_000);
+  utimesSync(join(dir, 'dist/.built'), before, before);
   const rebuilt = await start(dir);
   t.match(rebuilt.stderr, /geohook: building dist\/ \(tsc\)\ngeohook: built in \d+ s\n/, 'the build is announced and timed');
   t.match(rebuilt.stdout, /Usage: geohook up \[options\]/, 'the rebuilt dist/cli.js runs');
