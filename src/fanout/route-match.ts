@@ -38,9 +38,6 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
   const test = changeTest(route);
   const takes = (type: string): boolean => patterns.some((pattern) => pattern.matches(type));
   const rowFilters = route.where !== undefined || route.changed !== undefined || route.when !== undefined;
-  // A submission is filtered as its parent and taken as itself: it crosses nothing.
-  const { emit: _emit, ...asItself } = route;
-  const submissionTest = changeTest(asItself);
   return (routed, layers) => {
     if (!isChangeEvent(routed)) {
       const service = serviceNameOf(routed);
@@ -54,10 +51,11 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
     if (services !== undefined && (service === undefined || !services.has(service))) return false;
     if (route.layers !== undefined && !route.layers.includes(event.layer.id)) return false;
     if (!rowFilters) return takes(routed.type);
-    const submission = routed.type === 'change.submission';
-    const type = (submission ? submissionTest : test)(event, layers?.find(({ id }) => id === event.layer.id)?.fields);
+    const type = test(event, layers?.find(({ id }) => id === event.layer.id)?.fields);
     if (type === false) return false;
-    const taken = submission ? routed.type : type;
+    // A submission is filtered as its parent, a create (which `emit` can only see enter where its `where` holds), and
+    // taken as itself: it crosses nothing.
+    const taken = routed.type === 'change.submission' ? routed.type : type;
     if (!takes(taken)) return false;
     return taken === 'change.entered' || taken === 'change.left' ? taken : true;
   };

@@ -35,3 +35,9 @@ t.test("a submission route's services, layers and where read the parent; changed
   t.equal(routeMatcher({ types, where: "status = 'Closed'" })(submission, fields), false);
   t.equal(routeMatcher({ types, changed: ['status'] })(submission, fields), false);
 });
+
+t.test('a submission crosses nothing: a route with emit takes it as itself, never as change.entered', async (t) => {
+  const where = "status = 'Open'";
+  t.equal(routeMatcher({ types: ['change.submission'], where, emit: 'both' })(submission, fields), true);
+  t.equal(routeMatcher({ types: ['change.entered'], where, emit: 'both' })(submission, fields), false);
+});
