@@ -14,7 +14,7 @@ export {
   type RetriedJob,
 } from './queue/queue-inspector.js';
 export type { FailedJob, FailedJobsPage, FailedJobsQuery } from './queue/failed-jobs.js';
-export type { EventJobRef, QueueSource } from './queue/find-event-job.js';
+export { oneQueue, type EventJobRef, type QueueSource } from './queue/find-event-job.js';
 export { createProducerConnection } from './redis/connection.js';
 export { RedisServer, type RedisServerOptions } from './embedded/redis-server.js';
 export { createLoggerOptions, type LoggerSettings } from './logger.js';

@@ -1,9 +1,12 @@
+import { Queue } from 'bullmq';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { changeEventsQueueName } from '../changes/change-event.js';
 import { changesQueueName } from '../changes/change-queues.js';
 import type { GeohookConfig } from '../config/load-config.js';
+import { subscriptionExists, unknownSubscriptionHint } from '../consumers/subscribe.js';
 import { ConfigError, GeohookError } from '../errors.js';
 import { EventQueue } from '../queue/event-queue.js';
+import { oneQueue } from '../queue/find-event-job.js';
 import { allQueueNames, backfillQueueName, subscriptionQueueName, type QueueName } from '../queue/names.js';
 import { countJobs, QueueInspector, type JobCounts } from '../queue/queue-inspector.js';
 import { readServiceReports, serviceColumns, serviceReportRow, type ServiceReport } from '../queue/service-report.js';
@@ -21,6 +24,7 @@ interface EventsFlags {
   prefix?: string;
   config?: string;
   queue?: QueueName;
+  subscription?: string;
   limit?: number;
   offset?: number;
   all?: boolean;
@@ -60,15 +64,34 @@ interface QueueReaders {
 }
 
 /**
- * Runs `work` on the queues the flags and environment name, over one fail-fast connection: Redis that
- * does not answer is one clear error within seconds, never a hang.
+ * The queue of `--subscription`, once it is known to exist (its queue would only look empty), else undefined: the
+ * three family queues are the inspector's.
+ */
+async function subscriptionQueue(connection: RedisClient, prefix: string, flags: EventsFlags): Promise<Queue | undefined> {
+  const name = flags.subscription;
+  if (name === undefined) return undefined;
+  if (flags.queue !== undefined) throw new ConfigError(`events: --queue ${flags.queue} or --subscription ${name}, not both`);
+  if (!(await subscriptionExists(connection, prefix, name)))
+    throw new GeohookError('GEOHOOK_ERR_SUBSCRIPTION_UNKNOWN', `events --subscription: ${unknownSubscriptionHint(name)}`);
+  return new Queue(subscriptionQueueName(name), { connection, prefix, skipWaitingForReady: true });
+}
+
+/**
+ * Runs `work` on the queues the flags and environment name (the family queues, or `--subscription`'s), over one
+ * fail-fast connection: Redis that does not answer is one clear error within seconds, never a hang.
  */
 async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspector, readers: QueueReaders) => Promise<T>): Promise<T> {
   const config = queueCommandConfig(flags);
   const { connection, where } = await connectQueueRedis(config);
   const eventQueue = new EventQueue({ connection, prefix: config.prefix });
+  let subscription: Queue | undefined;
   try {
-    const inspector = new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds: config.completedJobs.ageSeconds });
+    subscription = await subscriptionQueue(connection, config.prefix, flags);
+    const completedJobsAgeSeconds = config.completedJobs.ageSeconds;
+    const inspector =
+      subscription === undefined
+        ? new QueueInspector({ queues: eventQueue, completedJobsAgeSeconds })
+        : new QueueInspector({ queues: oneQueue(subscription), names: [subscription.name], completedJobsAgeSeconds });
     return await work(inspector, {
       services: () => readServiceReports(connection, config.prefix),
       everyQueue: () => countEveryQueue(connection, config),
@@ -77,7 +100,7 @@ async function withInspector<T>(flags: EventsFlags, work: (inspector: QueueInspe
     if (err instanceof GeohookError || connection.status === 'ready') throw err;
     throw new GeohookError('GEOHOOK_ERR_QUEUE_UNAVAILABLE', `lost Redis at ${where}: ${(err as Error).message}`, { cause: err });
   } finally {
-    await eventQueue.close();
+    await Promise.all([eventQueue.close(), subscription?.close()]);
     connection.disconnect();
   }
 }
@@ -91,6 +114,9 @@ function action(run: (flags: EventsFlags, args: string[]) => Promise<void>): (..
 }
 
 const queueOption = (description: string): Option => new Option('--queue <name>', description).choices(allQueueNames);
+
+const subscriptionOption = (): Option =>
+  new Option('--subscription <name>', "a subscription's queue (sub-<name>) instead of the family queues");
 
 /** `geohook events …`: job counts, dead letters, retries and replays from the shell. */
 export function registerEvents(events: Command): void {
@@ -125,6 +151,7 @@ export function registerEvents(events: Command): void {
     .command('failed')
     .description('dead letters: jobs that used up their attempts, newest first')
     .addOption(queueOption('only this queue'))
+    .addOption(subscriptionOption())
     .addOption(new Option('--limit <n>', 'at most this many jobs').argParser(wholeNumber(1)).default(50))
     .addOption(new Option('--offset <n>', 'skip this many newest ones').argParser(wholeNumber(0)).default(0))
     .option('--table', 'print a readable table instead of JSON')
@@ -142,8 +169,9 @@ export function registerEvents(events: Command): void {
     .command('retry')
     .description('put failed jobs back to be consumed again, with their whole retry policy')
     .argument('[ids...]', 'event ids (or job ids) of failed jobs')
-    .option('--all', 'every failed job (of --queue, or of all three queues)')
+    .option('--all', 'every failed job (of --queue or --subscription, or of all three family queues)')
     .addOption(queueOption('look in this queue only'))
+    .addOption(subscriptionOption())
     .action(
       action(async (flags, ids) => {
         if (ids.length > 0 === (flags.all === true)) throw new ConfigError('events retry: give event ids, or --all');
@@ -159,6 +187,7 @@ export function registerEvents(events: Command): void {
     .command('replay')
     .description('consume an event again: a completed (or failed) job goes back to its queue with the same id and data')
     .argument('<id>', 'event id (or job id)')
+    .addOption(subscriptionOption())
     .action(
       action(async (flags, [id]) => {
         const replayed = await withInspector(flags, (inspector) => inspector.replay(id!));

@@ -11,7 +11,7 @@ import { assertDataDirFree } from '../embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from '../embedded/recorded-redis-url.js';
 import { listenFailure } from '../errors.js';
 import { serviceNameOf } from '../events/service-activity.js';
-import { readableJobData } from '../events/stored-event.js';
+import { gpJobIdOf, readableJobData } from '../events/stored-event.js';
 import { filteredChange, isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
 import { tailEventLog } from '../fanout/tail-event-log.js';
 import { createLogger, type LogFormat } from '../logger.js';
@@ -46,12 +46,6 @@ function logFormatOf(config: GeohookConfig): LogFormat {
 
 /** One JSON line per event on stdout: a stored event as its consumers get it (its payload parsed, without the base64 bytes). */
 const printEvent = (event: RoutedEvent): void => printJson(isChangeEvent(event) ? event : readableJobData(event));
-
-/** The GP job id a geoprocessing delivery names; undefined for others. */
-function gpJobIdOf(event: RoutedEvent): string | undefined {
-  const payload = (readableJobData(event) as { payload?: { jobId?: unknown } }).payload;
-  return typeof payload?.jobId === 'string' ? payload.jobId : undefined;
-}
 
 /** The first characters of an event id: enough to tell events apart in a terminal (the JSON lines carry it whole). */
 const shortId = (id: string): string => (id.length > 12 ? `${id.slice(0, 12)}…` : id);

@@ -78,15 +78,28 @@ const WEB_FONT_LINK = /<link[^>]*fonts\.googleapis\.com[^>]*>\s*/g;
 /** The name of the board's header icon that opens the menu of geohook's own pages (Bull Board gives it none). */
 export const MENU_LABEL = 'geohook pages';
 
-/** Names the board's menu icon for screen readers and as a tooltip, as React draws (and redraws) it. */
-const MENU_LABEL_SCRIPT =
+/**
+ * The names of Bull Board's other unnamed header icons, in the order it draws them before the menu (Redis details,
+ * then after its Docs link, full screen and settings).
+ */
+export const HEADER_LABELS = ['Redis details', 'Full screen', 'Settings'] as const;
+
+/**
+ * Names the board's header icons for screen readers and as tooltips, as React draws (and redraws) them: the menu by
+ * its popup, the others by their place before it, counted from the last.
+ */
+const HEADER_LABELS_SCRIPT =
   '<script>new MutationObserver(function () {' +
+  `var names = ${JSON.stringify(HEADER_LABELS)}; var name = function (button, text) { button.setAttribute('aria-label', text); button.title = text; };` +
   'document.querySelectorAll(\'header button[aria-haspopup="menu"]:not([aria-label])\').forEach(function (button) {' +
-  `button.setAttribute('aria-label', '${MENU_LABEL}'); button.title = '${MENU_LABEL}'; });` +
+  `name(button, '${MENU_LABEL}'); });` +
+  "var unnamed = [...document.querySelectorAll('header ul button:not([aria-haspopup]):not([aria-label])')];" +
+  'if (unnamed.length > 0 && unnamed.length <= names.length) unnamed.reverse().forEach(function (button, index) {' +
+  'name(button, names[names.length - 1 - index]); });' +
   '}).observe(document.documentElement, { childList: true, subtree: true });</script>';
 
-/** Bull Board's page as geohook serves it: without the web font it asks Google for (geohook runs offline), its menu icon named. */
-const boardPage = (html: string): string => html.replace(WEB_FONT_LINK, '').replace('</body>', `${MENU_LABEL_SCRIPT}</body>`);
+/** Bull Board's page as geohook serves it: without the web font it asks Google for (geohook runs offline), its header icons named. */
+const boardPage = (html: string): string => html.replace(WEB_FONT_LINK, '').replace('</body>', `${HEADER_LABELS_SCRIPT}</body>`);
 
 /**
  * A browser marks each request with where it comes from. Cookies and basic-auth credentials ride along

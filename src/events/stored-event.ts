@@ -57,14 +57,23 @@ export function readableJobData(data: unknown): unknown {
   }
 }
 
+/** The GP job id a stored geoprocessing delivery names (its payload's `jobId`); undefined for anything else. */
+export function gpJobIdOf(data: unknown): string | undefined {
+  const payload = (readableJobData(data) as { payload?: { jobId?: unknown } } | null)?.payload;
+  return typeof payload?.jobId === 'string' ? payload.jobId : undefined;
+}
+
 /**
- * A job's title as people are shown it (the dashboard): `<type> · <service> · <short id>` for a stored event,
- * its name otherwise.
+ * A job's title as people are shown it (the dashboard): `<type> · <service> · <short id>` for a stored event, then
+ * `job <GP job id>` for a geoprocessing delivery that names one; its name otherwise.
  */
 export function readableJobName(job: { name?: string; data?: unknown }): string {
   const event = job.data as Partial<StoredEvent> | null | undefined;
   if (typeof event?.id !== 'string' || typeof event.type !== 'string' || event.service === undefined || event.family === undefined)
     return job.name ?? '';
   const service = serviceNameOf({ service: event.service, family: event.family });
-  return [event.type, service, event.id.slice(0, 12)].filter((part) => part !== undefined).join(' · ');
+  const gpJobId = event.family === 'gp' ? gpJobIdOf(event) : undefined;
+  return [event.type, service, event.id.slice(0, 12), gpJobId === undefined ? undefined : `job ${gpJobId}`]
+    .filter((part) => part !== undefined)
+    .join(' · ');
 }

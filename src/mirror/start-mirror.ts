@@ -123,7 +123,28 @@ export function startMirror(options: MirrorOptions): Mirror {
    */
   const refused = new Map<string, string | null>();
 
+  /**
+   * Scopes whose last sync failed otherwise (the GIS server's answer, a table changed by hand…): each is tried again
+   * after a backoff of 1 s doubling up to 60 s, its cause said once (see {@link FailureStreak}), not every check.
+   */
+  const failing = new Map<string, { streak: FailureStreak; retryAt: number }>();
+
+  function failed(scope: FollowedScope, err: unknown): void {
+    const entry = failing.get(scope.scope) ?? {
+      streak: new FailureStreak({
+        logger: log.child({ service: scope.service }),
+        subject: `mirror of ${scope.service}`,
+        failingMessage: 'mirror: the layers could not be brought up to date: trying again',
+        recoveredMessage: 'mirror: the layers are brought up to date again',
+      }),
+      retryAt: 0,
+    };
+    entry.retryAt = Date.now() + entry.streak.failed(errorText(err), { err });
+    failing.set(scope.scope, entry);
+  }
+
   async function sync(scope: FollowedScope): Promise<void> {
+    if (Date.now() < (failing.get(scope.scope)?.retryAt ?? 0)) return;
     const mark = await connection.hget(watermarksKey(prefix), scope.scope);
     if (refused.has(scope.scope) && refused.get(scope.scope) === mark) return;
     refused.delete(scope.scope);
@@ -161,14 +182,12 @@ export function startMirror(options: MirrorOptions): Mirror {
       await connection.hset(mirrorErrorsKey(prefix), Object.fromEntries(scope.layerIds.map((layer) => [errorField(scope, layer), error])));
       // PostgreSQL that cannot be used fails the whole check: said once, tried again with backoff.
       if (reason !== undefined) throw err;
-      log.warn(
-        { err, service: scope.service },
-        refusal
-          ? 'mirror: a geometry was refused: the layers wait for the next edit'
-          : 'mirror: the layers could not be brought up to date: trying again',
-      );
+      if (refusal) log.warn({ err, service: scope.service }, 'mirror: a geometry was refused: the layers wait for the next edit');
+      else failed(scope, err);
       return;
     }
+    failing.get(scope.scope)?.streak.succeeded();
+    failing.delete(scope.scope);
     if (synced.length === 0) return;
     options.metrics?.synced(scope.service, synced);
     await connection.hdel(mirrorErrorsKey(prefix), ...synced.map(({ layer }) => errorField(scope, layer)));

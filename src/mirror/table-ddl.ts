@@ -1,4 +1,12 @@
-import { mirroredColumns, qualifiedName, quoteIdentifier, type MirrorField, type MirrorLayer, columnTypeOf } from './column-types.js';
+import {
+  columnTypeOf,
+  digestOf,
+  mirroredColumns,
+  qualifiedName,
+  quoteIdentifier,
+  type MirrorField,
+  type MirrorLayer,
+} from './column-types.js';
 import { postgisTypeOf, sridOf, type GeometryTarget } from './esri-geometry.js';
 
 /** The column every mirrored feature layer keeps its geometry in. */
@@ -25,8 +33,15 @@ export function geometryTargetOf(layer: MirrorLayer): GeometryTarget | undefined
   return { type, srid: sridOf(layer.spatialReference), hasZ: layer.hasZ === true, hasM: layer.hasM === true };
 }
 
-/** The name of a table's GiST index on `shape`. */
-export const gistIndexNameOf = (table: string): string => `${table.slice(0, 50)}_shape_gist`;
+/** The longest table name whose GiST index is named `<table>_shape_gist` as it is (the index name fits 63 bytes). */
+const PLAIN_GIST_TABLE = 50;
+
+/**
+ * The name of a table's GiST index on `shape`: `<table>_shape_gist`; a longer table's name is cut and followed by its
+ * digest, so that two tables whose names only differ past the cut get two indexes.
+ */
+export const gistIndexNameOf = (table: string): string =>
+  table.length <= PLAIN_GIST_TABLE ? `${table}_shape_gist` : `${table.slice(0, PLAIN_GIST_TABLE - 9)}_${digestOf(table)}_shape_gist`;
 
 /** `geometry(MultiPolygonZ, 3857)`: the PostGIS type modifier of a target. */
 const geometrySqlType = (target: GeometryTarget): string =>

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { ConfigError } from '../errors.js';
 import { eventJobRef, type EventJobRef, type QueueSource } from './find-event-job.js';
-import { allQueueNames, type QueueName } from './names.js';
+import { allQueueNames } from './names.js';
 
 /** A dead letter: a job that used up its attempts (or was poison) and stays in the failed set. */
 export interface FailedJob extends EventJobRef {
@@ -20,20 +20,20 @@ export interface FailedJobsPage {
 
 /** Which dead letters {@link listFailedJobs} returns. */
 export interface FailedJobsQuery {
-  /** One queue; all three when absent. */
-  queue?: QueueName | undefined;
+  /** The queues to list; the three family queues when absent. */
+  queues?: readonly string[] | undefined;
   /** @defaultValue 50 */
   limit?: number | undefined;
   /** Newest ones skipped (paging). @defaultValue 0 */
   offset?: number | undefined;
 }
 
-/** Dead letters, newest first, of one queue or all three. */
+/** Dead letters, newest first, of the queues asked for (the three family queues by default). */
 export async function listFailedJobs(source: QueueSource, query: FailedJobsQuery = {}): Promise<FailedJobsPage> {
   const { limit = 50, offset = 0 } = query;
   if (!Number.isInteger(limit) || limit < 1) throw new ConfigError('failed jobs: limit is a whole number from 1');
   if (!Number.isInteger(offset) || offset < 0) throw new ConfigError('failed jobs: offset is a whole number from 0');
-  const names = query.queue === undefined ? allQueueNames : [query.queue];
+  const names = query.queues ?? allQueueNames;
   const perQueue = await Promise.all(
     names.map(async (name) => {
       const queue = source.queue(name);

@@ -1,21 +1,24 @@
 import type { Job, JobState, Queue } from 'bullmq';
-import { allQueueNames, type QueueName } from './names.js';
+import { allQueueNames } from './names.js';
 
-/** Hands out the BullMQ queue of each name; an {@link EventQueue} is one. */
+/** Hands out the BullMQ queue of each name: an {@link EventQueue} the three family queues, {@link oneQueue} its own. */
 export interface QueueSource {
-  queue(name: QueueName): Queue;
+  queue(name: string): Queue;
 }
+
+/** A {@link QueueSource} of one queue (asked for by its name). */
+export const oneQueue = (queue: Queue): QueueSource => ({ queue: () => queue });
 
 /** A job found by {@link findEventJob}, with the queue it is in and its state when it was read. */
 export interface FoundJob {
-  queue: QueueName;
+  queue: string;
   job: Job;
   state: JobState | 'unknown';
 }
 
 /** A job as the inspector reports it. `eventId` is the envelope's `id`, which a rare job id only starts with. */
 export interface EventJobRef {
-  queue: QueueName;
+  queue: string;
   jobId: string;
   eventId: string | undefined;
   /** The job name: the event type. */
@@ -24,7 +27,7 @@ export interface EventJobRef {
 }
 
 /** What {@link EventJobRef} says of `job`; data that is not an envelope leaves `eventId` and `hook` out. */
-export function eventJobRef(queue: QueueName, job: Job): EventJobRef {
+export function eventJobRef(queue: string, job: Job): EventJobRef {
   const data = (job.data ?? {}) as { id?: unknown; hook?: unknown };
   return {
     queue,
@@ -36,7 +39,7 @@ export function eventJobRef(queue: QueueName, job: Job): EventJobRef {
 }
 
 /** The finished jobs of `queue` stored under `<eventId>-<hook>-<time>` whose data is that event. */
-async function collisionJobs(name: QueueName, queue: Queue, eventId: string): Promise<FoundJob[]> {
+async function collisionJobs(name: string, queue: Queue, eventId: string): Promise<FoundJob[]> {
   const ids = (await queue.getRanges(['completed', 'failed'], 0, -1)).filter((id) => id.startsWith(`${eventId}-`));
   const jobs = (await Promise.all(ids.map((id) => queue.getJob(id)))) as (Job | undefined)[];
   const found = jobs.filter((job): job is Job => (job?.data as { id?: unknown } | undefined)?.id === eventId);
@@ -51,7 +54,7 @@ async function collisionJobs(name: QueueName, queue: Queue, eventId: string): Pr
 export async function findEventJob(
   source: QueueSource,
   id: string,
-  queues: readonly QueueName[] = allQueueNames,
+  queues: readonly string[] = allQueueNames,
 ): Promise<FoundJob | undefined> {
   const exact = await Promise.all(queues.map(async (name) => ({ name, job: (await source.queue(name).getJob(id)) as Job | undefined })));
   const hit = exact.find(({ job }) => job !== undefined);

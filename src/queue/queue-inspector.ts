@@ -2,7 +2,7 @@ import { Queue, type Job, type RetryOptions } from 'bullmq';
 import { defaultCompletedJobs } from '../config/defaults.js';
 import { GeohookError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
-import { listFailedJobs, type FailedJobsPage, type FailedJobsQuery } from './failed-jobs.js';
+import { listFailedJobs, type FailedJobsPage } from './failed-jobs.js';
 import { eventJobRef, findEventJob, type EventJobRef, type FoundJob, type QueueSource } from './find-event-job.js';
 import { allQueueNames, type QueueName } from './names.js';
 import { markReplayed } from './replay-mark.js';
@@ -36,10 +36,17 @@ export interface RetriedJob extends EventJobRef {
 
 /** Options of {@link QueueInspector}. */
 export interface QueueInspectorOptions {
-  /** The three queues, e.g. an `EventQueue` (its queues exist once Redis was first reached). */
+  /** The queues, e.g. an `EventQueue` (its queues exist once Redis was first reached). */
   queues: QueueSource;
+  /** The names of the queues it reads and repairs, e.g. a subscription's `sub-<name>`. @defaultValue the three family queues */
+  names?: readonly string[];
   /** How long completed jobs are kept (`completedJobs.ageSeconds`), named when an event is not found. @defaultValue 86400 */
   completedJobsAgeSeconds?: number;
+}
+
+/** Which queue of the inspector's a call is about; all of them when absent. */
+export interface QueueChoice {
+  queue?: string | undefined;
 }
 
 /** Ids fetched and retried at a time by {@link QueueInspector.retryAll}. */
@@ -55,10 +62,12 @@ const fresh: RetryOptions = { resetAttemptsMade: true, resetAttemptsStarted: tru
  */
 export class QueueInspector {
   private readonly source: QueueSource;
+  private readonly names: readonly string[];
   private readonly completedJobsAgeSeconds: number;
 
   constructor(options: QueueInspectorOptions) {
     this.source = options.queues;
+    this.names = options.names ?? allQueueNames;
     this.completedJobsAgeSeconds = options.completedJobsAgeSeconds ?? defaultCompletedJobs.ageSeconds;
   }
 
@@ -70,17 +79,17 @@ export class QueueInspector {
     return Object.fromEntries(entries) as Record<QueueName, JobCounts>;
   }
 
-  /** Dead letters, newest first, of one queue or all three. */
-  failed(query: FailedJobsQuery = {}): Promise<FailedJobsPage> {
-    return listFailedJobs(this.source, query);
+  /** Dead letters, newest first, of one queue or all of the inspector's. */
+  failed(query: QueueChoice & { limit?: number | undefined; offset?: number | undefined } = {}): Promise<FailedJobsPage> {
+    return listFailedJobs(this.source, { queues: this.chosen(query), limit: query.limit, offset: query.offset });
   }
 
   /**
    * Puts failed jobs back to be consumed again, each with its whole retry policy. Every id is checked
    * first: when one has no failed job ({@link GeohookError} `GEOHOOK_ERR_EVENT_NOT_FOUND`), none is retried.
    */
-  async retry(ids: readonly string[], options: { queue?: QueueName } = {}): Promise<RetriedJob[]> {
-    const names = options.queue === undefined ? allQueueNames : [options.queue];
+  async retry(ids: readonly string[], options: QueueChoice = {}): Promise<RetriedJob[]> {
+    const names = this.chosen(options);
     const found: FoundJob[] = [];
     for (const id of new Set(ids)) {
       const hit = await findEventJob(this.source, id, names);
@@ -92,10 +101,10 @@ export class QueueInspector {
     return Promise.all(found.map((hit) => this.requeue(hit.queue, hit.job, 'failed')));
   }
 
-  /** Puts every failed job (of one queue, or all three) back to be consumed again. */
-  async retryAll(options: { queue?: QueueName } = {}): Promise<RetriedJob[]> {
+  /** Puts every failed job (of one queue, or all of the inspector's) back to be consumed again. */
+  async retryAll(options: QueueChoice = {}): Promise<RetriedJob[]> {
     const retried: RetriedJob[] = [];
-    for (const name of options.queue === undefined ? allQueueNames : [options.queue]) {
+    for (const name of this.chosen(options)) {
       const queue = this.source.queue(name);
       // The ids are read once: a job that fails again while this runs is not retried twice.
       const ids = await queue.getRanges(['failed'], 0, -1, true);
@@ -109,7 +118,7 @@ export class QueueInspector {
   }
 
   /** Retries `job` unless it left the failed set meanwhile (retried or removed by someone else). */
-  private async requeueIfFailed(queue: QueueName, job: Job): Promise<RetriedJob | undefined> {
+  private async requeueIfFailed(queue: string, job: Job): Promise<RetriedJob | undefined> {
     try {
       return await this.requeue(queue, job, 'failed');
     } catch (err) {
@@ -124,8 +133,8 @@ export class QueueInspector {
    * `GEOHOOK_ERR_EVENT_NOT_FOUND`.
    */
   async replay(id: string): Promise<RetriedJob> {
-    const hit = await findEventJob(this.source, id);
-    if (hit === undefined) throw this.notFound(id, allQueueNames);
+    const hit = await findEventJob(this.source, id, this.names);
+    if (hit === undefined) throw this.notFound(id, this.names);
     if (hit.state !== 'completed' && hit.state !== 'failed') {
       throw new GeohookError('GEOHOOK_ERR_EVENT_NOT_FOUND', `${id}: already pending (${hit.state} in ${hit.queue}); nothing to replay`);
     }
@@ -136,13 +145,18 @@ export class QueueInspector {
    * Puts a job back, marked as a replay (a consumer's handlers see `replayedAt`). Handlers that ran are recorded in
    * the progress (see subscribe): a completed job's all run again, a failed job's only those that did not succeed.
    */
-  private async requeue(queue: QueueName, job: Job, from: RetriedJob['from']): Promise<RetriedJob> {
+  private async requeue(queue: string, job: Job, from: RetriedJob['from']): Promise<RetriedJob> {
     await markReplayed(job, from === 'failed');
     await job.retry(from, fresh);
     return { ...eventJobRef(queue, job), from };
   }
 
-  private notFound(id: string, names: readonly QueueName[]): GeohookError {
+  /** The queues a call is about: the one chosen, else all of the inspector's. */
+  private chosen(choice: QueueChoice): readonly string[] {
+    return choice.queue === undefined ? this.names : [choice.queue];
+  }
+
+  private notFound(id: string, names: readonly string[]): GeohookError {
     return new GeohookError(
       'GEOHOOK_ERR_EVENT_NOT_FOUND',
       `${id}: no such event in ${names.join(', ')}; completed jobs are kept ${this.completedJobsAgeSeconds} s (completedJobs.ageSeconds in GEOHOOK_CONFIG)`,

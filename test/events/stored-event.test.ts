@@ -35,6 +35,12 @@ t.test('the dashboard shows a stored event as consumers get it, and anything els
     `gp.job.failed · Tools/Buffer.GPServer · ${stored.id.slice(0, 12)}`,
     'a readable title',
   );
+  const named = { ...envelopeOf('gp', 'default', '{"jobId":"j5e2a","jobStatus":"esriJobFailed"}'), service: gp.service };
+  t.equal(
+    readableJobName({ name: named.type, data: named }),
+    `gp.job.failed · Tools/Buffer.GPServer · ${named.id.slice(0, 12)} · job j5e2a`,
+    'a GP delivery that names its job: the GP job id in the title',
+  );
   t.equal(readableJobName({ name: 'gap', data: { scope: 's' } }), 'gap', 'any other job by its name');
   for (const other of [{ hello: 'world' }, null, 'text', { body: 1, bodyEncoding: 'utf8' }, { body: 'x', bodyEncoding: 'hex' }]) {
     t.equal(readableJobData(other), other, JSON.stringify(other));

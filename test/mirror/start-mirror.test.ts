@@ -1,12 +1,15 @@
 import { applyEdits } from '@esri/arcgis-rest-feature-service';
+import { Redis } from 'ioredis';
 import t from 'tap';
 import { mirrorGenerations, queryFeatures } from '../../harness/faults/mirror-audit.js';
+import { mirrorErrorsKey } from '../../src/redis/keys.js';
 import { runCli } from '../helpers/cli.js';
 import { PARCELS } from '../helpers/edits.js';
 import { caughtUp, DASHBOARD, differences, mirrorParcels } from '../helpers/mirror.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { startRedis } from '../helpers/redis.js';
 import { square } from '../helpers/square.js';
+import { waitFor } from '../helpers/wait.js';
 
 // Each test starts geohook, the emulator and PostgreSQL processes: past tap's 60 s beside the other test files.
 t.setTimeout(180_000);
@@ -111,6 +114,32 @@ t.test('a field added to the layer becomes a column, filled by the next edits', 
       ['3', null],
     ],
   );
+  t.same(await differences(client, schema, url, token, 0, 'parcels_parcels'), []);
+});
+
+t.test('a sync that keeps failing is tried again after a growing wait, its cause said once, and recovers', async (t) => {
+  const { geohook, url, token, authentication, schema, client, env } = await setUp(t, 3);
+  await caughtUp(client, schema, url, token);
+  // A table changed by hand so that the next range cannot be written: the same failure at every try.
+  await client.query(`ALTER TABLE ${schema}.parcels_parcels ADD CONSTRAINT not_closed CHECK (status <> 'Closed') NOT VALID`);
+  await applyEdits({ url: `${url}/0`, authentication, updates: [{ attributes: { objectid: 1, status: 'Closed' } }] });
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.disconnect());
+  const tries = new Set<string>();
+  await waitFor('three failed tries', async () => {
+    const error = await raw.hget(mirrorErrorsKey((env as Record<string, string>).GEOHOOK_PREFIX!), `${PARCELS}#0`);
+    if (error !== null) tries.add((JSON.parse(error) as { at: string }).at);
+    return tries.size >= 3;
+  });
+  const said = geohook
+    .log()
+    .split('\n')
+    .filter((line) => line.includes('could not be brought up to date'));
+  t.equal(said.length, 1, 'three tries, one line naming the cause');
+  t.match(said[0], /not_closed/);
+  await client.query(`ALTER TABLE ${schema}.parcels_parcels DROP CONSTRAINT not_closed`);
+  await caughtUp(client, schema, url, token);
+  await waitFor('the recovery line', async () => geohook.log().includes('the layers are brought up to date again'));
   t.same(await differences(client, schema, url, token, 0, 'parcels_parcels'), []);
 });
 

@@ -6,6 +6,7 @@ import {
   addColumnStatement,
   createStateStatements,
   createTableStatements,
+  gistIndexNameOf,
   keyFieldOf,
   tableIndexStatements,
 } from '../../src/mirror/table-ddl.js';
@@ -252,6 +253,21 @@ t.test('table names: <service>_<layer> in lower case, folder dropped, other char
   const other = tableNameOf('Hosted/Service', 'é'.repeat(40) + 'b');
   t.ok(Buffer.byteLength(long) <= 63);
   t.not(long, other);
+});
+
+t.test('two tables whose names share their first 50 characters get a GiST index each', async (t) => {
+  const client = await postgres.connect(t);
+  const schema = await freshSchema(client);
+  const long = 'parcels_and_inspections_authoritative_county_wide_parcels';
+  const tables = [`${long}_2024`, `${long}_2025`];
+  t.equal(gistIndexNameOf('parcels_parcels'), 'parcels_parcels_shape_gist', 'a short name as it is');
+  t.not(gistIndexNameOf(tables[0]!), gistIndexNameOf(tables[1]!));
+  t.ok(
+    tables.every((table) => Buffer.byteLength(gistIndexNameOf(table)) <= 63),
+    'each fits 63 bytes',
+  );
+  for (const table of tables) await create(client, schema, table, parcels);
+  for (const table of tables) t.match(await gistIndexes(client, schema, table), [/USING gist \(shape\)/], `${table} has its index`);
 });
 
 t.test('the throwaway cluster has PostGIS and listens on 127.0.0.1 only', async (t) => {

@@ -37,7 +37,7 @@ async function overflow(page: Page): Promise<{ scrollWidth: number; width: numbe
 }
 
 t.test(
-  "issue 53: every page of the dashboard's own fits a 1280 px and a 1024 px window, and the board's menu icon has a label",
+  "issue 53: every page of the dashboard's own fits a 1280 px and a 1024 px window, and the board's header icons have names",
   { skip },
   async (t) => {
     const redis = await startRedis(t);
@@ -130,6 +130,22 @@ t.test(
 
       // Bull Board's header: the icon that opens the menu of geohook's pages says what it is.
       await page.goto(`${receiver.url}/ui/`);
+      await page.getByRole('button', { name: MENU_LABEL, exact: true }).waitFor();
+      t.same(
+        await page.evaluate(`[...document.querySelectorAll('header button, header a')]
+          .filter((element) => (element.getAttribute('aria-label') ?? element.textContent ?? '').trim() === '')
+          .map((element) => element.outerHTML.slice(0, 80))`),
+        [],
+        `${width} px: every icon of the board's header has a name`,
+      );
+      await page.getByRole('button', { name: 'Redis details', exact: true }).click();
+      await page.getByRole('dialog').getByText('Redis', { exact: false }).first().waitFor();
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+      await page.getByRole('button', { name: 'Settings', exact: true }).click();
+      await page.getByRole('dialog').getByText('Settings', { exact: false }).first().waitFor();
+      await page.keyboard.press('Escape');
+      t.pass(`${width} px: the icons named Redis details and Settings open those dialogs`);
       const menu = page.getByRole('button', { name: MENU_LABEL, exact: true });
       await menu.click();
       await page.getByText('Services', { exact: true }).click();

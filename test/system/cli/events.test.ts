@@ -206,6 +206,45 @@ t.test('geohook events retry puts failed jobs back, by id or --all', async (t) =
   t.match(unknown.stderr, /^geohook: no-such-id: no such event in gp-events, feature-events, unknown-events; .*\n$/);
 });
 
+t.test("geohook events failed, retry and replay --subscription work on a subscription's dead letters", async (t) => {
+  const q = await queues(t);
+  const prefix = q.env.GEOHOOK_PREFIX!;
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  t.teardown(() => connection.disconnect());
+  await new SubscriptionRegistry(connection, prefix).create({ name: 'permits', types: ['gp.*'] }, { origin: 'runtime' });
+  const queue = new Queue('sub-permits', { connection, prefix });
+  const worker = new Worker('sub-permits', async () => Promise.reject(new Error('permits down')), { connection, prefix, autorun: false });
+  t.teardown(async () => {
+    await worker.close();
+    await queue.close();
+  });
+  const event = envelopeOf('gp');
+  await queue.add(event.type, event, { jobId: event.id, attempts: 1 });
+  void worker.run();
+  const failedOnce = async (): Promise<boolean> => (await queue.getJobState(event.id)) === 'failed';
+  await waitFor('the subscription job failing', failedOnce);
+
+  const listed = (await json(t, ['events', 'failed', '--subscription', 'permits'], q.env)) as { total: number; jobs: unknown[] };
+  t.match(listed, { total: 1, jobs: [{ queue: 'sub-permits', jobId: event.id, type: event.type, failedReason: 'permits down' }] });
+  t.match(await json(t, ['events', 'failed'], q.env), { total: 0 }, 'without it, the family queues only');
+  t.same(await json(t, ['events', 'retry', '--all', '--subscription', 'permits'], q.env), {
+    retried: [{ queue: 'sub-permits', jobId: event.id, eventId: event.id, type: event.type, hook: 'default', from: 'failed' }],
+  });
+  await waitFor('the retried job failing again', async () => (await queue.getJob(event.id))?.attemptsStarted === 1 && failedOnce());
+  t.match(await json(t, ['events', 'replay', event.id, '--subscription', 'permits'], q.env), {
+    replayed: { queue: 'sub-permits', from: 'failed' },
+  });
+
+  const [unknown, both] = await Promise.all([
+    runCli(['events', 'failed', '--subscription', 'permit'], { env: q.env }),
+    runCli(['events', 'retry', '--all', '--queue', 'gp-events', '--subscription', 'permits'], { env: q.env }),
+  ]);
+  t.equal(unknown.code, 1);
+  t.match(unknown.stderr, /^geohook: events --subscription: .*permit.*\n$/);
+  t.equal(both.code, 1);
+  t.equal(both.stderr, 'geohook: events: --queue gp-events or --subscription permits, not both\n');
+});
+
 t.test('geohook events replay puts a completed event back to be consumed again', async (t) => {
   const q = await queues(t);
   const id = await q.settle('feature', 'completed');
