@@ -27,3 +27,36 @@ export async function bulkAdd(emulatorRoot: string, service: string, count: numb
   if (response.status !== 200) throw new Error(`the bulk of ${count} adds answered HTTP ${response.status}: ${JSON.stringify(answer)}`);
   return answer;
 }
+
+/** A feature a submission made, as the emulator's `submissions` control answers it. */
+export interface SubmittedFeature {
+  layerId: number;
+  objectId: number;
+  globalId: string;
+}
+
+/** What the emulator's `submissions` control answers: the parent, its related rows and photos, the Survey123 webhook's answer. */
+export interface SubmissionAnswer {
+  /** The generation of its one `applyEdits`; null when the server applied nothing. */
+  serverGen: number | null;
+  parent: SubmittedFeature;
+  related: SubmittedFeature[];
+  attachments: { layerId: number; id: number; sha256: string }[];
+  webhook?: { url: string; status?: number; error?: string };
+}
+
+/**
+ * Submits one inspection to a layer of `service` (`folder/name.FeatureServer`) the way Survey123 does, with the
+ * emulator's `submissions` control (`request`: `related`, `photos`, `photoBytes`, `webhookUrl`…); throws unless it
+ * answers 200.
+ */
+export async function submitInspection(emulatorRoot: string, service: string, request: Record<string, unknown>): Promise<SubmissionAnswer> {
+  const response = await fetch(`${emulatorRoot}/emulator/services/${service}/submissions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(request),
+  });
+  const answer = (await response.json()) as SubmissionAnswer;
+  if (response.status !== 200) throw new Error(`the submission answered HTTP ${response.status}: ${JSON.stringify(answer)}`);
+  return answer;
+}

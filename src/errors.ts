@@ -187,7 +187,7 @@ export const errorCodes = {
   GEOHOOK_ERR_PORTAL_UNAVAILABLE: {
     statusCode: 503,
     summary:
-      "A Survey123 webhook's token could not be checked: no portal is configured (PORTAL_URL) or it did not answer; Survey123 may send it again, the submission closes by its window meanwhile.",
+      "A Survey123 webhook's token could not be checked: no portal is configured (PORTAL_URL), it did not answer, or the hook asked it too many checks at once (50, then 10 a second); Survey123 may send it again, the submission closes by its window meanwhile.",
   },
 } as const satisfies Record<string, { statusCode: number; summary: string }>;
 

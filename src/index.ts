@@ -31,7 +31,15 @@ export type { FeatureChangeType } from './arcgis/change-types.js';
 export { subscribe, type SubscribeOptions, type Subscription } from './consumers/subscribe.js';
 export { type ChangeEvent, type ChangeEventType, type ChangeOp, type ChangeRow, type ChangeSource } from './changes/change-event.js';
 export { type SubmissionEvent, type SubmissionFeature } from './changes/submission-event.js';
-export type { ChangedFieldsHandler, EventHandler, EventHandlers, HandlerContext } from './consumers/types.js';
+export type {
+  ChangedFieldsHandler,
+  EventHandler,
+  EventHandlers,
+  HandlerContext,
+  HandlerOf,
+  HandlerPattern,
+  HandlersByPattern,
+} from './consumers/types.js';
 export type { ConsumeOutcome } from './consumers/consumer-metrics.js';
 export {
   fetchChanges,

@@ -43,6 +43,10 @@ export interface BenchOptions {
   subscriptionEvents: number;
   /** Run only the subscriptions section. */
   subscriptions: boolean;
+  /** Submissions timed to their change.submission, closed by their Survey123 webhook, then as many by their window. */
+  submissionCount: number;
+  /** Run only the submissions section. */
+  submissions: boolean;
   /** Parcels the mirror copies into PostGIS at start. */
   mirrorFeatures: number;
   /** Single edits timed to their mirrored row. */
@@ -98,6 +102,10 @@ export const usage = `npm run bench -- [options]
   --subscriptions         only the subscriptions section: deliveries/s acknowledged by geohook's server with 0 and with
                           16 subscriptions in turns (--rounds, --duration, --warmup), the fan-out's rate, the latency
                           (about two minutes; quick under a minute)
+  --submission-count N    submissions (a parcel, 2 inspections, 4 photos) at 5/s timed from their last edit to their
+                          change.submission in a consumer, each followed by its Survey123 webhook, then as many closed
+                          by the 3-s window (default 100; quick 20)
+  --submissions           only that submissions section (about a minute; quick under a minute)
   --mirror-features N     Parcels geohook's server (MIRROR on Parcels) copies into a PostgreSQL of its own, against a
                           bare COPY of the same rows; then single edits timed to their row committed
                           (default 100000; quick 10000)
@@ -149,6 +157,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       streams: { type: 'boolean', default: false },
       'subscription-events': { type: 'string' },
       subscriptions: { type: 'boolean', default: false },
+      'submission-count': { type: 'string' },
+      submissions: { type: 'boolean', default: false },
       'mirror-features': { type: 'string' },
       'mirror-edits': { type: 'string' },
       mirror: { type: 'boolean', default: false },
@@ -185,6 +195,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     streams: values.streams,
     subscriptionEvents: whole('subscription-events', values['subscription-events'], quick ? 5000 : 20_000, 100),
     subscriptions: values.subscriptions,
+    submissionCount: whole('submission-count', values['submission-count'], quick ? 20 : 100, 1),
+    submissions: values.submissions,
     mirrorFeatures: whole('mirror-features', values['mirror-features'], quick ? 10_000 : 100_000, 1),
     mirrorEdits: whole('mirror-edits', values['mirror-edits'], quick ? 50 : 200, 1),
     mirror: values.mirror,

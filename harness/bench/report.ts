@@ -14,6 +14,8 @@ import { formatRelay, relayTargets } from './relay/relay-report.js';
 import type { RelayResult } from './relay/run-relay.js';
 import type { StreamsResult } from './streams/run-streams.js';
 import { formatStreams, streamsTargets } from './streams/streams-report.js';
+import type { SubmissionsResult } from './submissions/run-submissions.js';
+import { formatSubmissions, submissionsTargets } from './submissions/submissions-report.js';
 import type { SubscriptionsResult } from './subscriptions/run-subscriptions.js';
 import { formatSubscriptions, subscriptionTargets } from './subscriptions/subscriptions-report.js';
 import { alignedTable } from './table.js';
@@ -104,6 +106,8 @@ export interface BenchReport {
   subscriptions: SubscriptionsResult;
   /** Streams: each lane (fan-out included) into JetStream and RabbitMQ against a bare producer; stored event to acknowledged publish. */
   streams: StreamsResult;
+  /** Submissions: last edit to change.submission, closed by the Survey123 webhook and by the window. */
+  submissions: SubmissionsResult;
   targets: Target[];
   /** Correctness failures (lost jobs, undrained queues, missing deliveries): the run exits 1. */
   problems: string[];
@@ -188,6 +192,7 @@ export function evaluateTargets(report: Omit<BenchReport, 'targets' | 'problems'
     ...relayTargets(report.relay),
     ...subscriptionTargets(report.subscriptions),
     ...streamsTargets(report.streams),
+    ...submissionsTargets(report.submissions),
   ];
 }
 
@@ -321,6 +326,7 @@ export function formatReport(report: BenchReport): string {
   lines.push(formatRelay(report.relay));
   lines.push(formatSubscriptions(report.subscriptions));
   lines.push(formatStreams(report.streams));
+  lines.push(formatSubmissions(report.submissions));
   lines.push('');
   lines.push('targets:');
   lines.push(...formatTargets(report.targets));

@@ -22,6 +22,8 @@ import { evaluateTargets, formatEmulatorFeatures, formatReport, perRoundRatios, 
 import { formatScale, runScale } from './scale/run-scale.js';
 import type { StreamsResult } from './streams/run-streams.js';
 import { mainStreams, measureStreams } from './streams/streams-section.js';
+import type { SubmissionsResult } from './submissions/run-submissions.js';
+import { mainSubmissions, measureSubmissions } from './submissions/submissions-section.js';
 import type { SubscriptionsResult } from './subscriptions/run-subscriptions.js';
 import { mainSubscriptions, measureSubscriptions } from './subscriptions/subscriptions-section.js';
 
@@ -29,7 +31,7 @@ import { mainSubscriptions, measureSubscriptions } from './subscriptions/subscri
  * `npm run bench`: in one run, bare Fastify, the naive receiver, geohook's receiver and geohook's receiver
  * on a Redis that fsyncs at every write, in turns under the same load, then geohook end to end with a
  * consumer, then the emulator's fan-out and feature store, the backfill after an outage, change events, the mirror,
- * relays, subscriptions and streams. Every piece runs in a process of its own; progress goes to stderr, the report (table or
+ * relays, subscriptions, streams and submissions. Every piece runs in a process of its own; progress goes to stderr, the report (table or
  * `--json`) to stdout.
  */
 
@@ -149,6 +151,10 @@ async function main(): Promise<number> {
     warnIfBusy();
     return mainSubscriptions(options, log);
   }
+  if (options.submissions) {
+    warnIfBusy();
+    return mainSubmissions(options, log);
+  }
   if (options.mirror) {
     warnIfBusy();
     return mainMirror(options, log);
@@ -175,6 +181,7 @@ async function main(): Promise<number> {
   let relay: RelayResult;
   let subscriptions: SubscriptionsResult;
   let streams: StreamsResult;
+  let submissions: SubmissionsResult;
   try {
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const spec of caseSpecs) {
@@ -221,6 +228,7 @@ async function main(): Promise<number> {
     relay = await measureRelay(options, log);
     subscriptions = await measureSubscriptions(options, loader, problems, log);
     streams = await measureStreams(options, log);
+    submissions = await measureSubmissions(options, problems, log);
   } finally {
     await loader.close();
   }
@@ -263,6 +271,7 @@ async function main(): Promise<number> {
     relay,
     subscriptions,
     streams,
+    submissions,
     ...(profileDir === undefined
       ? {}
       : {

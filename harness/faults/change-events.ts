@@ -3,7 +3,7 @@ import { Queue, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
 import { changeEventsQueueName, type ChangeEvent } from '../../src/changes/change-event.js';
 import { changesQueueName } from '../../src/changes/change-queues.js';
-import { changesPendingKey } from '../../src/redis/keys.js';
+import { changesPendingKey, submissionsDueKey } from '../../src/redis/keys.js';
 import { allStates } from './audit.js';
 
 /** The states of a resolve job not finished: waiting, running, or retrying after a backoff. */
@@ -21,12 +21,14 @@ export class ChangeEventsProbe {
   readonly #events: Queue;
   readonly #resolves: Queue;
   readonly #pendingKey: string;
+  readonly #submissionsDueKey: string;
 
   constructor(redisUrl: string, prefix: string) {
     this.#connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
     this.#events = new Queue(changeEventsQueueName, { connection: this.#connection, prefix });
     this.#resolves = new Queue(changesQueueName, { connection: this.#connection, prefix });
     this.#pendingKey = changesPendingKey(prefix);
+    this.#submissionsDueKey = submissionsDueKey(prefix);
     // Connection errors while Redis is killed are expected: the connection reconnects.
     for (const emitter of [this.#connection, this.#events, this.#resolves]) emitter.on('error', () => undefined);
   }
@@ -40,6 +42,11 @@ export class ChangeEventsProbe {
   async resolving(): Promise<boolean> {
     const [pending, jobs] = await Promise.all([this.#connection.hlen(this.#pendingKey), this.#resolves.getJobCountByTypes(...unfinished)]);
     return pending > 0 || jobs > 0;
+  }
+
+  /** Submissions not closed yet (docs/submissions.md): those with a parent and another part, due or leased. */
+  submissionsOpen(): Promise<number> {
+    return this.#connection.zcard(this.#submissionsDueKey);
   }
 
   async close(): Promise<void> {
@@ -84,28 +91,33 @@ export interface ChangeVerdict {
   strangers: number;
 }
 
-/** Reads every change event under `prefix`, in any state, a page at a time, and counts the features created in `layerId`. */
-export async function judgeChangeEvents(redisUrl: string, prefix: string, layerId: number): Promise<ChangeVerdict> {
+/** Every job of `change-events` under `prefix`, in any state, by id (a job listed in two states is one event), read a page at a time. */
+export async function readChangeEvents(redisUrl: string, prefix: string): Promise<Map<string, unknown>> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue(changeEventsQueueName, { connection, prefix });
   try {
-    // A job is listed once per state it is in; it is one event.
-    const events = new Map<string, Partial<ChangeEvent>>();
+    const events = new Map<string, unknown>();
     for (let start = 0; ; start += PAGE) {
       const jobs = await queue.getJobs(allStates, start, start + PAGE - 1);
       if (jobs.length === 0) break;
-      for (const job of jobs) events.set(job.id ?? '', (job.data ?? {}) as Partial<ChangeEvent>);
+      for (const job of jobs) events.set(job.id ?? '', job.data ?? {});
     }
-    const objectIds = new Set<string>();
-    let created = 0;
-    for (const event of events.values()) {
-      if (event.type !== 'change.created' || event.layer?.id !== layerId || event.key?.objectId === undefined) continue;
-      created += 1;
-      objectIds.add(String(event.key.objectId));
-    }
-    return { events: events.size, features: objectIds.size, duplicated: created - objectIds.size, strangers: events.size - created };
+    return events;
   } finally {
     await queue.close();
     await connection.quit().catch(() => connection.disconnect());
   }
+}
+
+/** Reads every change event under `prefix` and counts the features created in `layerId`. */
+export async function judgeChangeEvents(redisUrl: string, prefix: string, layerId: number): Promise<ChangeVerdict> {
+  const events = (await readChangeEvents(redisUrl, prefix)) as Map<string, Partial<ChangeEvent>>;
+  const objectIds = new Set<string>();
+  let created = 0;
+  for (const event of events.values()) {
+    if (event.type !== 'change.created' || event.layer?.id !== layerId || event.key?.objectId === undefined) continue;
+    created += 1;
+    objectIds.add(String(event.key.objectId));
+  }
+  return { events: events.size, features: objectIds.size, duplicated: created - objectIds.size, strangers: events.size - created };
 }

@@ -12,6 +12,7 @@ export const faultNames = [
   'relay-kill',
   'relay-sink-outage',
   'mirror-kill',
+  'submissions-kill',
   'subscriptions',
   'stream-nats-kill',
   'stream-nats-restart',

@@ -21,6 +21,8 @@ export interface FaultsOptions {
   mirrorFeatures: number;
   /** Random adds, updates and deletes made across the mirror fault's kills, outage and PostgreSQL restart. */
   mirrorEdits: number;
+  /** Survey123 submissions made at 10 a second in the submissions fault. */
+  submissions: number;
   /** Faults to run, in the suite's order. */
   only: FaultName[];
   /** Keep every scenario's directory (else only those of broken rows). */
@@ -38,6 +40,7 @@ export const usage = `npm run test:faults -- [options]
   --relay-adds N         features added in one generation in the relay faults, each relayed to 2 routes (default 2000)
   --mirror-features N    parcels mirrored into PostGIS before the mirror fault's edits (default 10000)
   --mirror-edits N       random adds, updates and deletes of the mirror fault (default 1000)
+  --submissions N        Survey123 submissions (a parcel, 2 inspections, 4 photos) at 10/s in the submissions fault (default 1000)
   --only LIST            comma-separated faults to run: ${faultNames.join(', ')} (default all)
   --keep                 keep every scenario's directory (Redis files, spool, receiver log)
   --help`;
@@ -66,6 +69,7 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
       'relay-adds': { type: 'string' },
       'mirror-features': { type: 'string' },
       'mirror-edits': { type: 'string' },
+      submissions: { type: 'string' },
       only: { type: 'string' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -85,6 +89,7 @@ export function parseOptions(argv: readonly string[]): FaultsOptions | undefined
     relayAdds: positive('relay-adds', values['relay-adds'], 2000, true),
     mirrorFeatures: positive('mirror-features', values['mirror-features'], 10_000, true),
     mirrorEdits: positive('mirror-edits', values['mirror-edits'], 1000, true),
+    submissions: positive('submissions', values.submissions, 1000, true),
     only: faultNames.filter((name) => only.includes(name)),
     keepDirs: values.keep,
   };

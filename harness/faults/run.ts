@@ -11,6 +11,7 @@ import { runRedisKill } from './scenarios/redis-kill.js';
 import { runRedisOutage } from './scenarios/redis-outage.js';
 import { runRelayFault } from './scenarios/relay-kill.js';
 import { runStreamsFault } from './scenarios/streams-fault.js';
+import { runSubmissionsKill } from './scenarios/submissions-kill.js';
 import { runSubscriptionsFault } from './scenarios/subscriptions-kill.js';
 
 /**
@@ -49,6 +50,8 @@ function runsOf(fault: FaultName, options: ScenarioOptions): [Durability, () => 
       return [['fast', () => runRelayFault(options, fault)]];
     case 'mirror-kill':
       return [['fast', () => runMirrorKill(options)]];
+    case 'submissions-kill':
+      return [['fast', () => runSubmissionsKill(options)]];
     case 'subscriptions':
       return [['strict', () => runSubscriptionsFault(options)]];
     case 'stream-nats-kill':

@@ -18,6 +18,8 @@ export interface ScenarioOptions {
   mirrorFeatures: number;
   /** Random adds, updates and deletes made across the mirror fault's kills, outage and PostgreSQL restart. */
   mirrorEdits: number;
+  /** Survey123 submissions (a parcel, two inspections, four photos) made at 10 a second in the submissions fault. */
+  submissions: number;
   /** Keep every scenario's directory (Redis files, spool, receiver log); else only those of broken rows. */
   keepDirs: boolean;
   /** Progress, to stderr. */

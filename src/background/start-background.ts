@@ -10,7 +10,7 @@ import { createMirrorMetrics } from '../mirror/mirror-metrics.js';
 import { startMirror, type Mirror } from '../mirror/start-mirror.js';
 import { connectRedis, createProducerConnection, type RedisClient } from '../redis/connection.js';
 import type { Registration } from '../registration/registration.js';
-import { createAttachmentLinker, loadAttachmentLinkKey } from '../signature/attachment-linker.js';
+import { createAttachmentLinker, loadAttachmentLinkKey, redisLinkExpiries } from '../signature/attachment-linker.js';
 import type { BackgroundOptions } from './background-options.js';
 import { startOutputs, type Outputs } from './start-outputs.js';
 import { startRecovery } from './start-recovery.js';
@@ -111,6 +111,7 @@ function startChangeEvents(
       ? {
           attachmentLink: createAttachmentLinker({
             key: () => loadAttachmentLinkKey(connection, config.prefix),
+            expiries: redisLinkExpiries(connection, config.prefix),
             ...config.attachmentLinks,
           }),
         }

@@ -168,8 +168,11 @@ export async function readAttachment(session: ServiceSession, listed: ListedAtta
   return { sha256: hashed.sha256, ...(keepBytes ? { bytes: hashed.bytes } : {}) };
 }
 
-/** Makes the signed geohook URL of an attachment's bytes (`attachments: "link"`). */
-export type AttachmentLinkOf = (target: AttachmentLinkTarget) => Promise<string>;
+/**
+ * Makes the signed geohook URL of an attachment's bytes (`attachments: "link"`); `version`, the SHA-256 of the bytes,
+ * gives one version the same link each time its event is resolved.
+ */
+export type AttachmentLinkOf = (target: AttachmentLinkTarget, version?: string) => Promise<string>;
 
 /** The URL of an entry of the layer's, made by `linkOf`; none when its parent has no numeric object id. */
 export type EntryLink = (entry: AttachmentEntry) => Promise<string | undefined>;
@@ -180,7 +183,7 @@ export const entryLinkOf =
   async (entry) => {
     const { objectId } = entry.parentKey;
     if (typeof objectId !== 'number' || entry.id < 0) return undefined;
-    return linkOf({ service, layerId, objectId, attachmentId: entry.id, contentType: entry.contentType, name: entry.name });
+    return linkOf({ service, layerId, objectId, attachmentId: entry.id, contentType: entry.contentType, name: entry.name }, entry.sha256);
   };
 
 /** An attachment entry of an event, its bytes hashed, with its link when `link` is given. */

@@ -19,12 +19,12 @@ import type { ConnectionOptions } from '../redis/connection.js';
 import { subscriptionsKey } from '../redis/keys.js';
 import { createConsumerMetrics, type ConsumeOutcome, type ConsumerMetrics } from './consumer-metrics.js';
 import { watchPasswordRefusal } from './password-refusal.js';
-import type { ChangedFieldsHandler, EventHandler, EventHandlers } from './types.js';
+import type { ChangedFieldsHandler, EventHandler, HandlerPattern, HandlersByPattern } from './types.js';
 import { validateChangeEvent } from './validate-change-event.js';
 import { validateEvent } from './validate-event.js';
 
-/** Options of {@link subscribe}. */
-export interface SubscribeOptions {
+/** Options of {@link subscribe}; `P`: the patterns of its handlers. */
+export interface SubscribeOptions<P extends HandlerPattern = HandlerPattern> {
   /**
    * Redis: a `redis://` URL or ioredis options (the subscription opens and closes its connection), or an
    * ioredis instance (a `Redis`, or a `Cluster` with a hash-tag `prefix`) made with
@@ -35,8 +35,11 @@ export interface SubscribeOptions {
   connection?: string | ConnectionOptions | Redis | Cluster;
   /** BullMQ key prefix, as GEOHOOK_PREFIX. @defaultValue 'geohook' */
   prefix?: string;
-  /** Handlers by event-type pattern (`gp.job.succeeded`, `gp.*`, `feature.*`, `change.*`, `unknown`, `*`). */
-  handlers: EventHandlers;
+  /**
+   * Handlers by event-type pattern (`gp.job.succeeded`, `gp.*`, `feature.*`, `change.*`, `change.submission`, `unknown`,
+   * `*`), each handed the event its pattern takes.
+   */
+  handlers: HandlersByPattern<P>;
   /**
    * Read this subscription (docs/subscriptions.md): every event it takes, shared with its other workers only. Without
    * it the handlers' patterns choose among the family queues (`gp-events`, `feature-events`, `change-events`), whose
@@ -191,7 +194,7 @@ export const unknownSubscriptionHint = (name: string): string =>
  *   handlers: { 'gp.job.succeeded': async (event) => console.log(event.payload) },
  * });
  */
-export function subscribe(options: SubscribeOptions): Subscription {
+export function subscribe<P extends HandlerPattern>(options: SubscribeOptions<P>): Subscription {
   const routes: Route[] = Object.entries(options.handlers).map(([pattern, entry]) => routeOf(pattern, entry));
   if (routes.length === 0) throw new ConfigError('subscribe: at least one handler is needed');
   const concurrency = options.concurrency ?? 10;

@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
 import type { ChangeEvent } from '../changes/change-event.js';
+import type { SubmissionEvent } from '../changes/submission-event.js';
 import type { AnyGeohookEvent, FeatureEvent, GpEvent, UnknownEvent } from '../events/envelope.js';
 
 /** What a handler gets besides the event. */
@@ -38,7 +39,8 @@ export interface ChangedFieldsHandler {
 /**
  * Handlers by pattern; `*` stands for any run of characters. The event type is narrowed by the pattern:
  * `gp.*` handlers get a {@link GpEvent}, `feature.*` ones a {@link FeatureEvent}, `change.*` ones a {@link ChangeEvent}
- * (a function, or a {@link ChangedFieldsHandler}).
+ * (a function, or a {@link ChangedFieldsHandler}). `subscribe()` takes {@link HandlersByPattern}, which also types
+ * `change.submission`.
  */
 export type EventHandlers = { [pattern: `gp.${string}`]: EventHandler<GpEvent> } & {
   [pattern: `feature.${string}`]: EventHandler<FeatureEvent>;
@@ -48,3 +50,16 @@ export type EventHandlers = { [pattern: `gp.${string}`]: EventHandler<GpEvent> }
   unknown?: EventHandler<UnknownEvent>;
   '*'?: EventHandler<AnyGeohookEvent>;
 };
+
+/** A pattern a handler may be given under: `gp.…`, `feature.…`, `change.…`, `unknown` or `*`. */
+export type HandlerPattern = keyof EventHandlers & string;
+
+/** What the handler of `pattern` is: `change.submission`'s takes a {@link SubmissionEvent}, the others as {@link EventHandlers} says. */
+export type HandlerOf<P extends HandlerPattern> = P extends 'change.submission' ? EventHandler<SubmissionEvent> : EventHandlers[P];
+
+/**
+ * Handlers by pattern, as `subscribe()` takes them: each pattern given narrows its handler's event, as
+ * {@link EventHandlers} does, and `change.submission` (which `change.*` does not take) gets a {@link SubmissionEvent}.
+ * Any {@link EventHandlers} is one.
+ */
+export type HandlersByPattern<P extends HandlerPattern = HandlerPattern> = { [K in P]?: HandlerOf<K> };

@@ -100,8 +100,10 @@ async function upsert(client: pg.ClientBase, target: AttachmentTarget, row: Atta
 }
 
 /**
- * Fills the attachments table with what `queryAttachments` lists of the layer now, every attachment read once for
- * its SHA-256 (and bytes when kept); rows it held are replaced. Runs in the caller's transaction.
+ * Fills the attachments table with what `queryAttachments` lists of the layer now, a page of the layer's
+ * `maxRecordCount` attachments at a time (`resultOffset`, until a page is short and not `exceededTransferLimit`),
+ * every attachment read once for its SHA-256 (and bytes when kept); rows it held are replaced. Runs in the caller's
+ * transaction.
  */
 export async function copyAttachments(
   client: pg.ClientBase,
@@ -112,22 +114,32 @@ export async function copyAttachments(
 ): Promise<number> {
   await client.query(`DELETE FROM ${nameOf(target)}`);
   const layerUrl = `${serviceUrl.href.replace(/\/+$/, '')}/${layer.id}`;
-  const url = new URL(`${layerUrl}/queryAttachments`);
-  url.search = new URLSearchParams({ definitionExpression: '1=1' }).toString();
-  const answer = await session.read(url);
-  const groups = Array.isArray(answer.attachmentGroups) ? (answer.attachmentGroups as Record<string, unknown>[]) : [];
+  const pageSize = layer.maxRecordCount;
   let copied = 0;
-  for (const group of groups) {
-    const parent = numberOf(group.parentObjectId);
-    for (const info of Array.isArray(group.attachmentInfos) ? (group.attachmentInfos as ListedAttachment[]) : []) {
-      const id = numberOf(info.id);
-      if (parent === undefined || id === undefined) continue;
-      const listed = { parentGlobalId: group.parentGlobalId, ...info, url: `${layerUrl}/${parent}/attachments/${id}` };
-      await upsert(client, target, await rowOf(session, listed, target, parent));
-      copied += 1;
+  for (let offset = 0; ;) {
+    const url = new URL(`${layerUrl}/queryAttachments`);
+    url.search = new URLSearchParams({
+      definitionExpression: '1=1',
+      resultOffset: String(offset),
+      resultRecordCount: String(pageSize),
+    }).toString();
+    const answer = await session.read(url);
+    const groups = Array.isArray(answer.attachmentGroups) ? (answer.attachmentGroups as Record<string, unknown>[]) : [];
+    let listedInPage = 0;
+    for (const group of groups) {
+      const parent = numberOf(group.parentObjectId);
+      for (const info of Array.isArray(group.attachmentInfos) ? (group.attachmentInfos as ListedAttachment[]) : []) {
+        listedInPage += 1;
+        const id = numberOf(info.id);
+        if (parent === undefined || id === undefined) continue;
+        const listed = { parentGlobalId: group.parentGlobalId, ...info, url: `${layerUrl}/${parent}/attachments/${id}` };
+        await upsert(client, target, await rowOf(session, listed, target, parent));
+        copied += 1;
+      }
     }
+    offset += listedInPage;
+    if (listedInPage === 0 || (listedInPage < pageSize && answer.exceededTransferLimit !== true)) return copied;
   }
-  return copied;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GeohookError } from '../errors.js';
 import { sendError } from './error-reply.js';
-import { portalUserOf } from './portal-token.js';
+import { createPortalChecks, type PortalChecksOptions } from './portal-checks.js';
 
 /** Options of {@link survey123Routes}. */
 export interface Survey123RouteOptions {
@@ -9,6 +9,8 @@ export interface Survey123RouteOptions {
   hooks: ReadonlySet<string>;
   /** The portal that checks tokens (configuration only); undefined: every webhook is refused with 503. */
   portalUrl: string | undefined;
+  /** How the portal's checks are bounded (tests): its budget per hook, the refused tokens kept, the clock. */
+  portalChecks?: Omit<PortalChecksOptions, 'portalUrl' | 'fetch'>;
   /** Closes the submission of the parent `globalId` (or marks it for when its parent is resolved). */
   close(hook: string, globalId: string): Promise<'closed' | 'marked'>;
   maxBodyBytes: number;
@@ -39,9 +41,18 @@ function readPayload(body: unknown): { token: string; username: string | undefin
  * `POST /webhooks/<hook>/survey123` (docs/submissions.md): a Survey123 webhook carries a user token, not a
  * signature. Nothing in it is believed before the configured portal says whose token it is (and that it is the
  * user the payload names); then the submission of `feature.result.globalId` is closed at once. The payload names
- * no URL geohook calls: the portal is configuration's.
+ * no URL geohook calls: the portal is configuration's. The portal's checks are bounded ({@link createPortalChecks}):
+ * unauthenticated posts cannot make geohook flood it.
  */
 export async function survey123Routes(app: FastifyInstance, options: Survey123RouteOptions): Promise<void> {
+  const check =
+    options.portalUrl === undefined
+      ? undefined
+      : createPortalChecks({
+          ...options.portalChecks,
+          portalUrl: options.portalUrl,
+          ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        });
   app.post<{ Params: { hook: string } }>(
     '/webhooks/:hook/survey123',
     { bodyLimit: options.maxBodyBytes },
@@ -55,9 +66,9 @@ export async function survey123Routes(app: FastifyInstance, options: Survey123Ro
         } catch (err) {
           throw err instanceof GeohookError ? err : new GeohookError('GEOHOOK_ERR_BAD_PAYLOAD', 'a Survey123 webhook is JSON');
         }
-        if (options.portalUrl === undefined)
+        if (check === undefined)
           throw new GeohookError('GEOHOOK_ERR_PORTAL_UNAVAILABLE', 'no portal to check Survey123 tokens with: set PORTAL_URL');
-        const user = await portalUserOf(options.portalUrl, read.token, options.fetch);
+        const user = await check(hook, read.token);
         if (read.username !== undefined && read.username !== user)
           throw new GeohookError('GEOHOOK_ERR_PORTAL_TOKEN', 'the token is not of the user the payload names');
         const outcome = await options.close(hook, read.globalId);

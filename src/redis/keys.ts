@@ -130,3 +130,6 @@ export const mirrorErrorsKey = (prefix: string): string => `${prefix}:mirror:err
 
 /** Attachment links: the random key geohook signs them with (base64url), made once by the first process that needs it. */
 export const attachmentLinkKey = (prefix: string): string => `${prefix}:attachments:link-key`;
+
+/** Attachment links: when the links of one version of an attachment expire (Unix seconds), by the version's hash, kept until then. */
+export const attachmentLinkExpiryKey = (prefix: string, version: string): string => `${prefix}:attachments:link-expiry:${version}`;

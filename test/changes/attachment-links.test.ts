@@ -5,9 +5,10 @@ import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { attachmentLinkKey } from '../../src/redis/keys.js';
 import { signAttachmentLink, verifyAttachmentLink, type AttachmentLinkClaims } from '../../src/signature/attachment-link.js';
+import { createAttachmentLinker, redisLinkExpiries } from '../../src/signature/attachment-linker.js';
 import { PARCELS } from '../helpers/edits.js';
 import { countChanges, setUpParcelsChanges } from '../helpers/parcels-changes.js';
-import { configFile } from '../helpers/receiver.js';
+import { configFile, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
 // Attachment links (issue 55): with `attachments: "link"` each attachment of a change event carries a signed,
@@ -101,6 +102,7 @@ t.test('attachments "link": every photo of a submission streams through its link
 
   const connection = new Redis(redis.url);
   t.teardown(() => connection.disconnect());
+  t.equal((await connection.keys(`${prefix}:attachments:link-expiry:*`)).length, 2, 'the expiry of each photo kept for its links');
   const key = Buffer.from((await connection.get(attachmentLinkKey(prefix)))!, 'base64url');
   const claims = verifyAttachmentLink(key, `${payload}.${mac}`, Date.now()) as AttachmentLinkClaims;
   const expired = await fetch(`${geohook.url}/attachments/${signAttachmentLink(key, { ...claims, expiresAtSeconds: 1_000_000 })}`);
@@ -115,4 +117,27 @@ t.test('attachments "link": every photo of a submission streams through its link
   const gone = await fetch(`${geohook.url}/attachments/${signAttachmentLink(key, { ...claims, attachmentId: 999_999 })}`);
   t.equal(gone.status, 502);
   t.equal(((await gone.json()) as { code: string }).code, 'GEOHOOK_ERR_ATTACHMENT_UNAVAILABLE');
+});
+
+t.test('a version of an attachment linked again (its range resolved twice) gets the same link: the expiry is its first', async (t) => {
+  const connection = new Redis(redis.url);
+  t.teardown(() => connection.disconnect());
+  let nowMs = 1_800_000_000_000;
+  const linker = createAttachmentLinker({
+    key: async () => KEY,
+    baseUrl: 'https://geohook.example.com/',
+    lifetimeSeconds: 3600,
+    expiries: redisLinkExpiries(connection, uniquePrefix(), () => nowMs),
+    now: () => nowMs,
+  });
+  const { expiresAtSeconds: _expiry, ...target } = CLAIMS;
+  const expiryOf = (url: string) =>
+    (verifyAttachmentLink(KEY, url.slice(url.lastIndexOf('/') + 1), nowMs) as AttachmentLinkClaims).expiresAtSeconds;
+  const first = await linker(target, 'a'.repeat(64));
+  nowMs += 90_000;
+  t.equal(await linker(target, 'a'.repeat(64)), first, 'the same link 90 s later');
+  t.equal(expiryOf(first), 1_800_003_600);
+  t.equal(expiryOf(await linker(target, 'b'.repeat(64))), 1_800_003_690, 'new bytes: a new version, its own expiry');
+  t.equal(expiryOf(await linker({ ...target, attachmentId: 4 }, 'a'.repeat(64))), 1_800_003_690, 'another attachment: its own expiry');
+  t.equal(expiryOf(await linker(target)), 1_800_003_690, 'no version: from when it is made');
 });

@@ -16,9 +16,7 @@ export async function consumeChanges(t: Test, redisUrl: string, prefix: string, 
     logger: pino({ level: 'silent' }),
     handlers: {
       'change.*': async (event) => void events.push(event),
-      ...(submissions === undefined
-        ? {}
-        : { 'change.submission': async (event: ChangeEvent) => void submissions.push(event as unknown as SubmissionEvent) }),
+      ...(submissions === undefined ? {} : { 'change.submission': async (event: SubmissionEvent) => void submissions.push(event) }),
     },
   });
   t.teardown(() => subscription.close());

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { buildEmulator, type EmulatorOptions } from '../../src/emulator/build-emulator.js';
+import { defaultCatalog } from '../../src/emulator/catalog.js';
+import type { CatalogService } from '../../src/emulator/types.js';
 import { waitFor } from './wait.js';
 
 export interface TestEmulator {
@@ -80,3 +82,11 @@ export async function startEmulator(t: Test, options: EmulatorOptions = {}): Pro
     },
   };
 }
+
+/** The emulator's catalog with Hosted/Parcels' layers answering `maxRecordCount` rows (and attachments) a page at most. */
+export const catalogWithParcelsPage = (maxRecordCount: number): CatalogService[] =>
+  defaultCatalog.map((service) =>
+    service.serviceName === 'Parcels' && service.layers !== undefined
+      ? { ...service, layers: service.layers.map((layer) => ({ ...layer, maxRecordCount })) }
+      : service,
+  );

@@ -11,6 +11,7 @@ import {
   type MirrorDifference,
 } from '../../harness/faults/mirror-audit.js';
 import type { RedisServer } from '../../src/embedded/redis-server.js';
+import type { EmulatorOptions } from '../../src/emulator/build-emulator.js';
 import { PARCELS } from './edits.js';
 import { startEmulator } from './emulator.js';
 import { registrationEnv, startGeohook } from './geohook.js';
@@ -25,15 +26,19 @@ export const DASHBOARD = 'mirror-dashboard-token-0123456789';
 
 /**
  * The emulator with `parcels` parcels, and geohook registered on Parcels mirroring it into a fresh schema; `env`
- * adds to geohook's environment, `seed` edits the emulator before geohook starts.
+ * adds to geohook's environment, `seed` edits the emulator before geohook starts, `emulator` is its options.
  */
 export async function mirrorParcels(
   t: Test,
   { redis, postgres }: { redis: RedisServer; postgres: TestPostgres },
   parcels: number,
-  more: { env?: Record<string, string>; seed?: (url: string, authentication: ApiKeyManager) => Promise<void> } = {},
+  more: {
+    env?: Record<string, string>;
+    seed?: (url: string, authentication: ApiKeyManager) => Promise<void>;
+    emulator?: EmulatorOptions;
+  } = {},
 ) {
-  const emulator = await startEmulator(t);
+  const emulator = await startEmulator(t, more.emulator);
   const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`;
   const token = await emulator.token();
   const authentication = ApiKeyManager.fromKey(token);

@@ -3,6 +3,7 @@ import { addAttachment, applyEdits, deleteAttachments, updateAttachment } from '
 import type pg from 'pg';
 import t from 'tap';
 import { PARCELS } from '../helpers/edits.js';
+import { catalogWithParcelsPage } from '../helpers/emulator.js';
 import { startGeohook } from '../helpers/geohook.js';
 import { caughtUp, mirrorParcels } from '../helpers/mirror.js';
 import { startPostgres } from '../helpers/postgres.js';
@@ -20,13 +21,19 @@ const postgres = await startPostgres(t);
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-/** What the server lists of a layer's attachments, each with the SHA-256 of its bytes, ordered by id. */
+/** What the server lists of a layer's attachments (every page), each with the SHA-256 of its bytes, ordered by id. */
 async function serverAttachments(url: string, token: string, layerId: number): Promise<unknown[]> {
-  const answer = (await (await fetch(`${url}/${layerId}/queryAttachments?definitionExpression=1%3D1&f=json&token=${token}`)).json()) as {
-    attachmentGroups: { parentObjectId: number; parentGlobalId: string; attachmentInfos: Record<string, unknown>[] }[];
-  };
+  const groups: { parentObjectId: number; parentGlobalId: string; attachmentInfos: Record<string, unknown>[] }[] = [];
+  for (let more = true; more;) {
+    const offset = groups.reduce((sum, group) => sum + group.attachmentInfos.length, 0);
+    const answer = (await (
+      await fetch(`${url}/${layerId}/queryAttachments?definitionExpression=1%3D1&resultOffset=${offset}&f=json&token=${token}`)
+    ).json()) as { attachmentGroups: typeof groups; exceededTransferLimit?: boolean };
+    groups.push(...answer.attachmentGroups);
+    more = answer.exceededTransferLimit === true;
+  }
   const rows = [];
-  for (const group of answer.attachmentGroups)
+  for (const group of groups)
     for (const info of group.attachmentInfos) {
       const bytes = new Uint8Array(
         await (await fetch(`${url}/${layerId}/${group.parentObjectId}/attachments/${String(info.id)}?token=${token}`)).arrayBuffer(),
@@ -105,6 +112,27 @@ t.test('the attachments tables equal queryAttachments after the copy, a submissi
   const again = await startGeohook(t, redis, env);
   await waitFor('registered', async () => (await again.readyz()).status === 200);
   await equal('edits made while geohook was stopped, after a restart');
+});
+
+t.test('the initial copy reads queryAttachments a page at a time: 5 photos over pages of 2', async (t) => {
+  const photo = (text: string) => new File([Buffer.from(text)], `${text}.jpg`, { type: 'image/jpeg' });
+  const { url, token, schema, client } = await mirrorParcels(t, { redis, postgres }, 2, {
+    env: { GEOHOOK_CONFIG: configFile(t, { changes: { [PARCELS]: { attachments: 'metadata' } } }) },
+    emulator: { catalog: catalogWithParcelsPage(2) },
+    seed: async (url, authentication) => {
+      for (const [index, featureId] of [1, 1, 1, 2, 2].entries())
+        await addAttachment({ url: `${url}/0`, authentication, featureId, attachment: photo(`photo-${index}`) });
+    },
+  });
+  await caughtUp(client, schema, url, token);
+  const server = await serverAttachments(url, token, 0);
+  t.equal(server.length, 5, 'the server lists five over three pages');
+  const mirrored = (await mirroredAttachments(client, schema, 'parcels_parcels')).map((row) => ({ ...(row as object), data: null }));
+  t.same(
+    mirrored,
+    server.map((row) => ({ ...(row as object), data: null })),
+    'every photo copied',
+  );
 });
 
 t.test('without attachments on, the mirror makes no attachments table', async (t) => {

@@ -32,7 +32,8 @@ const NOT_SUPPORTED = 'Requested operation is not supported by this service.';
  * Attachments as the product serves them, on layers with `hasAttachments`: a feature's attachment infos
  * (`…/<layer>/<oid>/attachments`), an attachment's bytes (`…/attachments/<id>`, with its content type),
  * `addAttachment` and `updateAttachment` (multipart `attachment`), `deleteAttachments` (`attachmentIds`) and the
- * layer's `queryAttachments`. Each edit is one server generation and fires the service's webhooks
+ * layer's `queryAttachments` (paged over attachments by `resultOffset` and `resultRecordCount` within the layer's
+ * `maxRecordCount`, `exceededTransferLimit` when more remain). Each edit is one server generation and fires the service's webhooks
  * (`AttachmentsCreated`, `AttachmentsUpdated`, `AttachmentsDeleted`).
  */
 export async function featureAttachmentRoutes(app: FastifyInstance, context: FeatureRoutesContext): Promise<void> {
@@ -188,7 +189,12 @@ export async function featureAttachmentRoutes(app: FastifyInstance, context: Fea
     const types = list('attachmentTypes')?.map((type) => type.toLowerCase());
     const keywords = list('keywords');
     const returnUrl = params.boolean('returnUrl') ?? false;
+    const { maxRecordCount } = layer.definition;
+    const offset = params.integer('resultOffset', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const count = Math.min(params.integer('resultRecordCount', 1, Number.MAX_SAFE_INTEGER) ?? maxRecordCount, maxRecordCount);
     const serviceUrl = serviceUrlOf(context, request);
+    let skipped = 0;
+    let exceededTransferLimit = false;
     const groups = [];
     for (const [objectId, row] of layer.rows()) {
       const parentGlobalId = String(row.attributes[layer.definition.globalIdField]);
@@ -202,8 +208,15 @@ export async function featureAttachmentRoutes(app: FastifyInstance, context: Fea
         )
         .filter((attachment) => keywords === undefined || keywords.includes(attachment.keywords))
         .map((attachment) => ({ ...infoOf(attachment), ...(returnUrl ? { url: attachmentUrl(serviceUrl, layer.id, attachment) } : {}) }));
-      if (attachmentInfos.length > 0) groups.push({ parentObjectId: objectId, parentGlobalId, attachmentInfos });
+      // A page counts attachments, not features: `resultOffset` skips them, a group may be cut at either end.
+      const from = Math.min(attachmentInfos.length, offset - skipped);
+      skipped += from;
+      const room = count - groups.reduce((sum, group) => sum + group.attachmentInfos.length, 0);
+      const page = attachmentInfos.slice(from, from + room);
+      if (from + page.length < attachmentInfos.length) exceededTransferLimit = true;
+      if (page.length > 0) groups.push({ parentObjectId: objectId, parentGlobalId, attachmentInfos: page });
+      if (exceededTransferLimit) break;
     }
-    return sendAdmin(request, reply, { attachmentGroups: groups });
+    return sendAdmin(request, reply, { attachmentGroups: groups, ...(exceededTransferLimit ? { exceededTransferLimit: true } : {}) });
   });
 }

@@ -9,7 +9,7 @@ import {
 } from '@esri/arcgis-rest-feature-service';
 import { ApiKeyManager } from '@esri/arcgis-rest-request';
 import t from 'tap';
-import { startEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { catalogWithParcelsPage, startEmulator, type TestEmulator } from '../../helpers/emulator.js';
 import { answerWith, startSink } from '../../helpers/http-sink.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -411,4 +411,34 @@ t.test('attachment edits fire the Attachments change types, once per call, besid
     (JSON.parse(photos.body.toString()) as { events: { eventType: string }[] }).events.map((event) => event.eventType),
     ['AttachmentsDeleted'],
   );
+});
+
+t.test('queryAttachments pages over attachments by resultOffset and resultRecordCount within maxRecordCount', async (t) => {
+  const emulator = await startEmulator(t, { catalog: catalogWithParcelsPage(3) });
+  const url = `${emulator.url}/arcgis/rest/services/Hosted/Parcels/FeatureServer/0`;
+  const authentication = ApiKeyManager.fromKey(await emulator.token());
+  const parcels = [await addParcel(emulator), await addParcel(emulator)];
+  for (const [index, parcel] of [0, 0, 0, 1, 1].map((n) => parcels[n]!).entries())
+    await addAttachment({ url, authentication, featureId: parcel.objectId, attachment: new File([`photo ${index}`], `p${index}.jpg`) });
+  const page = async (params: Record<string, string>) => {
+    const query = new URLSearchParams({ definitionExpression: '1=1', f: 'json', token: await emulator.token(), ...params });
+    const answer = (await (await fetch(`${url}/queryAttachments?${query.toString()}`)).json()) as {
+      attachmentGroups: { parentObjectId: number; attachmentInfos: { id: number }[] }[];
+      exceededTransferLimit?: boolean;
+    };
+    return {
+      ids: answer.attachmentGroups.map((group) => `${group.parentObjectId}:${group.attachmentInfos.map((info) => info.id).join(',')}`),
+      more: answer.exceededTransferLimit === true,
+    };
+  };
+  const [a, b] = parcels.map((parcel) => parcel.objectId) as [number, number];
+  t.same(await page({}), { ids: [`${a}:1,2,3`], more: true }, 'no paging asked: the first maxRecordCount, and more remain');
+  t.same(await page({ resultOffset: '3' }), { ids: [`${b}:4,5`], more: false }, 'the rest');
+  t.same(
+    await page({ resultOffset: '2', resultRecordCount: '2' }),
+    { ids: [`${a}:3`, `${b}:4`], more: true },
+    'a page across two features',
+  );
+  t.same(await page({ resultRecordCount: '10' }), { ids: [`${a}:1,2,3`], more: true }, 'never past maxRecordCount');
+  t.same(await page({ resultOffset: '5' }), { ids: [], more: false }, 'past the end: nothing');
 });

@@ -122,7 +122,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     ...['--rounds', '1', '--duration', '1', '--warmup', '0'],
     ...['--e2e-events', '100', '--emulator-deliveries', '50', '--backfill-edits', '10', '--emulator-features', '100'],
     ...['--changes-features', '100', '--changes-edits', '10', '--mirror-features', '100', '--mirror-edits', '5'],
-    ...['--relay-events', '100', '--subscription-events', '100', '--json'],
+    ...['--relay-events', '100', '--subscription-events', '100', '--submission-count', '2', '--json'],
   ]);
 
   const report = JSON.parse(stdout) as {
@@ -149,6 +149,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     mirror: MirrorFigures;
     relay: RelayFigures;
     subscriptions: SubscriptionFigures;
+    submissions: Record<'survey123' | 'window', { submissions: number; received: number }>;
     targets: { name: string }[];
     problems: string[];
   };
@@ -186,6 +187,11 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   checkMirror(t, report.mirror, 100, 5);
   checkRelay(t, report.relay, 100);
   checkSubscriptions(t, report.subscriptions, 100);
+  t.match(report.submissions, { survey123: { submissions: 2, received: 2 }, window: { submissions: 2, received: 2 } }, 'submissions timed');
+  t.ok(
+    report.targets.some((target) => target.name.startsWith('submission')),
+    'the submissions have targets',
+  );
   t.ok(
     report.targets.some((target) => target.name.startsWith('relay')),
     'the relays have targets',
