@@ -4,7 +4,9 @@ import t, { type Test } from 'tap';
 import type { EventFamily, StoredEvent } from '../../src/events/envelope.js';
 import type { Destination } from '../../src/fanout/destination.js';
 import { readEventLog } from '../../src/fanout/event-log.js';
+import { readFanoutLagMs } from '../../src/fanout/fanout-lag.js';
 import { FanoutScript } from '../../src/fanout/fanout-script.js';
+import { logIdMs } from '../../src/fanout/log-id.js';
 import { routeMatcher } from '../../src/fanout/route-match.js';
 import { startFanout, type FanoutOptions } from '../../src/fanout/start-fanout.js';
 import { eventLogKey, fanoutKey, fanoutLeaseKey } from '../../src/redis/keys.js';
@@ -265,4 +267,52 @@ t.test('a hand-over adds at most maxJobsPerCall jobs: entries per call shrink as
   await cursorAt(connection, prefix, log.at(-1)!.id);
   t.same(sizes, [2, 2, 2, 2, 2, 2], 'two entries (eight jobs) per call');
   t.equal((await waiting(connection, prefix, 'd')).length, 12, 'every entry handed over');
+});
+
+t.test('acks first: while the acknowledgements are saturated the fan-out yields, and hands everything over once they are not', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  let saturated = true;
+  let yields = 0;
+  fanOut(t, prefix, {
+    routes: [destination('all', ['gp.*'])],
+    saturated: () => saturated,
+    maxLagMs: 3_600_000,
+    onYield: () => void (yields += 1),
+  });
+  for (let i = 0; i < 6; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  const log = await logOf(connection, prefix);
+  // Two more yields: at least one whole turn began after the entries were stored, found them, and left them.
+  const stored = yields;
+  await waitFor('the fan-out yielding with the entries in the log', () => yields >= stored + 2);
+  t.same(await waiting(connection, prefix, 'all'), [], 'nothing handed over while saturated');
+  t.not(await connection.hget(fanoutKey(prefix), 'cursor'), log.at(-1)!.id, 'the cursor has not moved past them');
+  t.ok(
+    (await readFanoutLagMs(connection, prefix)) > 0,
+    'the fan-out lag counts from the oldest entry left in the log',
+  );
+
+  saturated = false;
+  await cursorAt(connection, prefix, log.at(-1)!.id);
+  t.same(
+    await waiting(connection, prefix, 'all'),
+    log.map(({ jobId }) => jobId),
+    'every entry once, in log order, once the acknowledgements have room',
+  );
+});
+
+t.test('acks first has a bound: saturated for good, the fan-out hands each entry over once it is maxLagMs old', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  const maxLagMs = 300;
+  let yields = 0;
+  fanOut(t, prefix, { routes: [destination('all', ['gp.*'])], saturated: () => true, maxLagMs, onYield: () => void (yields += 1) });
+  for (let i = 0; i < 6; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  const log = await logOf(connection, prefix);
+  await cursorAt(connection, prefix, log.at(-1)!.id);
+  t.same(await waiting(connection, prefix, 'all'), log.map(({ jobId }) => jobId), 'every entry once, in log order');
+  t.ok(yields > 0, 'it yielded first');
+  const first = log[0]!;
+  const handedAtMs = Number(await connection.hget(`${prefix}:all:${first.jobId}`, 'timestamp'));
+  t.ok(handedAtMs - logIdMs(first.id) >= maxLagMs, 'the oldest entry was handed over once it was maxLagMs old, not before');
 });
