@@ -269,37 +269,37 @@ t.test('a hand-over adds at most maxJobsPerCall jobs: entries per call shrink as
   t.equal((await waiting(connection, prefix, 'd')).length, 12, 'every entry handed over');
 });
 
-t.test('acks first: while the acknowledgements are saturated the fan-out yields, and hands everything over once they are not', async (t) => {
-  const { eventQueue, prefix } = await startEventQueue(t, redis);
-  const connection = connect(t);
-  let saturated = true;
-  let yields = 0;
-  fanOut(t, prefix, {
-    routes: [destination('all', ['gp.*'])],
-    saturated: () => saturated,
-    maxLagMs: 3_600_000,
-    onYield: () => void (yields += 1),
-  });
-  for (let i = 0; i < 6; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
-  const log = await logOf(connection, prefix);
-  // Two more yields: at least one whole turn began after the entries were stored, found them, and left them.
-  const stored = yields;
-  await waitFor('the fan-out yielding with the entries in the log', () => yields >= stored + 2);
-  t.same(await waiting(connection, prefix, 'all'), [], 'nothing handed over while saturated');
-  t.not(await connection.hget(fanoutKey(prefix), 'cursor'), log.at(-1)!.id, 'the cursor has not moved past them');
-  t.ok(
-    (await readFanoutLagMs(connection, prefix)) > 0,
-    'the fan-out lag counts from the oldest entry left in the log',
-  );
+t.test(
+  'acks first: while the acknowledgements are saturated the fan-out yields, and hands everything over once they are not',
+  async (t) => {
+    const { eventQueue, prefix } = await startEventQueue(t, redis);
+    const connection = connect(t);
+    let saturated = true;
+    let yields = 0;
+    fanOut(t, prefix, {
+      routes: [destination('all', ['gp.*'])],
+      saturated: () => saturated,
+      maxLagMs: 3_600_000,
+      onYield: () => void (yields += 1),
+    });
+    for (let i = 0; i < 6; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+    const log = await logOf(connection, prefix);
+    // Two more yields: at least one whole turn began after the entries were stored, found them, and left them.
+    const stored = yields;
+    await waitFor('the fan-out yielding with the entries in the log', () => yields >= stored + 2);
+    t.same(await waiting(connection, prefix, 'all'), [], 'nothing handed over while saturated');
+    t.not(await connection.hget(fanoutKey(prefix), 'cursor'), log.at(-1)!.id, 'the cursor has not moved past them');
+    t.ok((await readFanoutLagMs(connection, prefix)) > 0, 'the fan-out lag counts from the oldest entry left in the log');
 
-  saturated = false;
-  await cursorAt(connection, prefix, log.at(-1)!.id);
-  t.same(
-    await waiting(connection, prefix, 'all'),
-    log.map(({ jobId }) => jobId),
-    'every entry once, in log order, once the acknowledgements have room',
-  );
-});
+    saturated = false;
+    await cursorAt(connection, prefix, log.at(-1)!.id);
+    t.same(
+      await waiting(connection, prefix, 'all'),
+      log.map(({ jobId }) => jobId),
+      'every entry once, in log order, once the acknowledgements have room',
+    );
+  },
+);
 
 t.test('acks first has a bound: saturated for good, the fan-out hands each entry over once it is maxLagMs old', async (t) => {
   const { eventQueue, prefix } = await startEventQueue(t, redis);
@@ -310,7 +310,11 @@ t.test('acks first has a bound: saturated for good, the fan-out hands each entry
   for (let i = 0; i < 6; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
   const log = await logOf(connection, prefix);
   await cursorAt(connection, prefix, log.at(-1)!.id);
-  t.same(await waiting(connection, prefix, 'all'), log.map(({ jobId }) => jobId), 'every entry once, in log order');
+  t.same(
+    await waiting(connection, prefix, 'all'),
+    log.map(({ jobId }) => jobId),
+    'every entry once, in log order',
+  );
   t.ok(yields > 0, 'it yielded first');
   const first = log[0]!;
   const handedAtMs = Number(await connection.hget(`${prefix}:all:${first.jobId}`, 'timestamp'));
