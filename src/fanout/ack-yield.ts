@@ -8,7 +8,17 @@ export interface AckYieldOptions {
   maxLagMs: number;
   /** The id of the log's first entry after `cursor`, `undefined` when there is none. */
   nextAfter: (cursor: string) => Promise<string | undefined>;
-  /** The clock the log's ids are compared with, ms. @defaultValue Date.now */
+  /**
+   * How long a yield lasts at least, ms: long enough for `saturated` to measure the acknowledgements alone, without
+   * the fan-out's calls, which they also wait behind. @defaultValue 500
+   */
+  probeMs?: number;
+  /**
+   * After a yield that found the acknowledgements below capacity by themselves, how long `saturated` is not heeded,
+   * ms: the fan-out's own calls were what held them up, and the fan-out runs on. @defaultValue 2000
+   */
+  coolMs?: number;
+  /** The clock, ms since the epoch (the log's ids are compared with it). @defaultValue Date.now */
   now?: () => number;
 }
 
@@ -22,14 +32,34 @@ export interface AckYield {
  * Acks first (docs/subscriptions.md#during-a-burst): the fan-out's work is almost all Redis's, which the
  * acknowledgements need too. While they are saturated the fan-out hands nothing over, and once they are not it
  * catches up; past `maxLagMs` behind it hands over regardless, so that a sustained overload leaves the destinations
- * that far behind at most. The oldest entry it has not handed over is read once per position of the cursor.
+ * that far behind at most. Acknowledgements waiting behind the fan-out's own calls look saturated too: a yield lasts
+ * `probeMs` at least, which measures them alone, and when they were not saturated by themselves the fan-out runs on
+ * for `coolMs` whatever the measure says. The oldest entry it has not handed over is read once per cursor.
  */
 export function createAckYield(options: AckYieldOptions): AckYield {
-  const { saturated, maxLagMs, nextAfter, now = Date.now } = options;
+  const { saturated, maxLagMs, nextAfter, probeMs = 500, coolMs = 2000, now = Date.now } = options;
   let oldest: { cursor: string; id: string } | undefined;
+  /** When the current yield began; `undefined` while the fan-out runs. */
+  let yieldingSince: number | undefined;
+  let heedFrom = 0;
+
+  /** Whether the acknowledgements want Redis to themselves now. */
+  const ackFirst = (at: number): boolean => {
+    if (yieldingSince === undefined) {
+      if (at < heedFrom || !saturated()) return false;
+      yieldingSince = at;
+      return true;
+    }
+    if (at - yieldingSince < probeMs || saturated()) return true;
+    yieldingSince = undefined;
+    heedFrom = at + coolMs;
+    return false;
+  };
+
   return {
     async shouldYield(cursor) {
-      if (maxLagMs <= 0 || !saturated()) {
+      const at = now();
+      if (maxLagMs <= 0 || !ackFirst(at)) {
         oldest = undefined;
         return false;
       }
@@ -39,7 +69,7 @@ export function createAckYield(options: AckYieldOptions): AckYield {
         if (id === undefined) return true;
         oldest = { cursor, id };
       }
-      return now() - logIdMs(oldest.id) < maxLagMs;
+      return at - logIdMs(oldest.id) < maxLagMs;
     },
   };
 }

@@ -168,8 +168,8 @@ export class EventQueue {
   };
 
   /**
-   * Whether the acknowledgements run at their capacity now: the job writer has had its pipeline full most of the
-   * last quarter second (`saturation.ts`). The fan-out yields to them meanwhile (docs/subscriptions.md).
+   * Whether the acknowledgements run at their capacity now: the job writer has had more calls in flight than its
+   * pipeline's depth most of the last quarter second (`saturation.ts`). The fan-out yields to them meanwhile (docs/subscriptions.md).
    */
   saturated(): boolean {
     return this.writer?.saturation.saturated ?? false;

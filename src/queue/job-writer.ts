@@ -53,7 +53,10 @@ export class JobWriter {
   private readonly options: Required<JobWriterOptions>;
   private waiting: Waiting[] = [];
   private inFlight = 0;
-  /** Whether the acknowledgements run at capacity: the share of time this writer has `depth` calls in flight. */
+  /**
+   * Whether the acknowledgements run at capacity: the share of time this writer has more than `depth` calls in flight,
+   * a batch of `maxBatch` having gone while `depth` were: deliveries come faster than the largest batches absorb.
+   */
   readonly saturation = new Saturation();
 
   constructor(options: JobWriterOptions) {
@@ -77,7 +80,7 @@ export class JobWriter {
     const batch = this.waiting;
     this.waiting = [];
     this.inFlight += 1;
-    this.saturation.mark(this.inFlight >= this.options.depth);
+    this.saturation.mark(this.inFlight > this.options.depth);
     const { connection, script, timeoutMs, retryAfterSeconds, waitAof } = this.options;
     let settled = false;
     const fail = (err: QueueUnavailableError): void => {
@@ -104,7 +107,7 @@ export class JobWriter {
       .finally(() => {
         clearTimeout(timer);
         this.inFlight -= 1;
-        this.saturation.mark(this.inFlight >= this.options.depth);
+        this.saturation.mark(this.inFlight > this.options.depth);
         if (this.waiting.length > 0 && this.mayFlush()) this.flush();
       });
   }

@@ -9,9 +9,10 @@ export interface SaturationOptions {
 }
 
 /**
- * Whether the acknowledgements run at their capacity: the share of the last window during which the job writer had
- * every script call it may have in flight (Redis always had the next batch queued behind the one it ran). Below
- * capacity the writer is full only while Redis is held by something else for a moment; at capacity, all the time.
+ * Whether the acknowledgements run at their capacity: the share of the last window during which the job writer was
+ * full, with more script calls in flight than its pipeline's depth (a batch of its largest size sent while the others
+ * ran: deliveries came faster than its batches grow). A slow round trip alone (a busy machine, a distant Redis) fills
+ * the pipeline with small batches, not this; at capacity it holds all the time.
  */
 export class Saturation {
   readonly #windowMs: number;
