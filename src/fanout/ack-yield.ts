@@ -24,8 +24,12 @@ export interface AckYieldOptions {
 
 /** Acks first: whether the fan-out should leave the log alone for now. */
 export interface AckYield {
-  /** True while the acknowledgements are saturated and the oldest entry after `cursor` is younger than the bound. */
-  shouldYield(cursor: string): Promise<boolean>;
+  /**
+   * True while the acknowledgements are saturated and the oldest entry after `cursor` is younger than the bound. A
+   * yield begins only while the fan-out is `behind` (its last read found a whole batch): one that keeps up with the
+   * log costs the acknowledgements little, whatever holds them up.
+   */
+  shouldYield(cursor: string, behind: boolean): Promise<boolean>;
 }
 
 /**
@@ -44,9 +48,9 @@ export function createAckYield(options: AckYieldOptions): AckYield {
   let heedFrom = 0;
 
   /** Whether the acknowledgements want Redis to themselves now. */
-  const ackFirst = (at: number): boolean => {
+  const ackFirst = (at: number, behind: boolean): boolean => {
     if (yieldingSince === undefined) {
-      if (at < heedFrom || !saturated()) return false;
+      if (!behind || at < heedFrom || !saturated()) return false;
       yieldingSince = at;
       return true;
     }
@@ -57,9 +61,9 @@ export function createAckYield(options: AckYieldOptions): AckYield {
   };
 
   return {
-    async shouldYield(cursor) {
+    async shouldYield(cursor, behind) {
       const at = now();
-      if (maxLagMs <= 0 || !ackFirst(at)) {
+      if (maxLagMs <= 0 || !ackFirst(at, behind)) {
         oldest = undefined;
         return false;
       }

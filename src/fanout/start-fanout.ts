@@ -98,6 +98,8 @@ export function startFanout(options: FanoutOptions): Fanout {
   let lastTrimMs = 0;
   let state: FanoutState | undefined;
   let renewAt = 0;
+  /** Whether the last read of the log found a whole batch: the log grows faster than the fan-out hands it over. */
+  let behind = false;
   let closed = false;
   const stopping = new AbortController();
   const ackYield =
@@ -273,13 +275,14 @@ export function startFanout(options: FanoutOptions): Fanout {
       return;
     }
     const current = (state ??= await readState());
-    if (await ackYield?.shouldYield(current.cursor)) {
+    if (await ackYield?.shouldYield(current.cursor, behind)) {
       options.onYield?.();
       await sleep(YIELD_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
       return;
     }
     const catchingUp = [...current.catchingUp];
     const { fresh, full, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
+    behind = full === true;
     if (!fresh || (outcome !== undefined && outcome !== 'done') || catchingUp.length > 0) state = undefined;
     for (const [name, next] of catchingUp) await catchUp(current, name, next);
     await tidy(current, !fresh);

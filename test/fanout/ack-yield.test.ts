@@ -14,10 +14,10 @@ function onClock(maxLagMs = 10_000) {
     now: () => nowMs,
   });
   return {
-    at: (ms: number, isSaturated: boolean) => {
+    at: (ms: number, isSaturated: boolean, behind = true) => {
       nowMs = ms;
       saturated = isSaturated;
-      return ackYield.shouldYield('cursor');
+      return ackYield.shouldYield('cursor', behind);
     },
   };
 }
@@ -25,7 +25,9 @@ function onClock(maxLagMs = 10_000) {
 t.test('a yield lasts the probe, goes on while the acknowledgements are saturated by themselves, and ends when they are not', async (t) => {
   const { at } = onClock();
   t.notOk(await at(0, false), 'below capacity: the fan-out runs');
-  t.ok(await at(100, true), 'saturated: it yields');
+  t.notOk(await at(50, true, false), 'saturated, but the fan-out keeps up with the log: it runs');
+  t.ok(await at(100, true), 'saturated, the fan-out behind: it yields');
+  t.ok(await at(200, true, false), 'yielding, it is behind by its own doing: it goes on');
   t.ok(await at(400, false), 'within the probe it yields whatever the measure says');
   t.ok(await at(700, true), 'past the probe, still saturated without it: it goes on yielding');
   t.notOk(await at(800, false), 'no longer saturated: it runs');
