@@ -61,6 +61,9 @@ export function startOutputs(options: BackgroundOptions, alert: AlertSender | un
     routes: relays?.destinations ?? [],
     subscriptions: subscriptionDestinations(registry, { jobOptions: eventQueue.jobOptions, backlog: config.subscriptionBacklog }),
     retentionMs: config.eventLog.retentionSeconds * 1000,
+    // Acks first: this receiver's acknowledgements at capacity hold the fan-out back, up to the bound.
+    saturated: () => eventQueue.saturated(),
+    maxLagMs: config.eventLog.maxLagSeconds * 1000,
     logger,
   });
   const read = () => readSubscriptionStatus(connection, config.prefix, registry, config.subscriptionBacklog);

@@ -20,3 +20,9 @@ export const defaultRetryPolicy: RetryPolicy = Object.freeze({
 
 /** The key prefix of everything geohook keeps in Redis, BullMQ's queues included (`GEOHOOK_PREFIX`). */
 export const DEFAULT_PREFIX = 'geohook';
+
+/**
+ * How far behind the acknowledgements the fan-out may fall while it yields to them (`eventLog.maxLagSeconds`): a burst
+ * that saturates the receiver for less than this is acknowledged at the receiver's full rate.
+ */
+export const DEFAULT_FANOUT_MAX_LAG_SECONDS = 30;

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { parseWhere } from '../arcgis/where/where-parser.js';
-import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from './defaults.js';
+import {
+  defaultCompletedJobs,
+  DEFAULT_DEDUP_RETENTION_SECONDS,
+  DEFAULT_FANOUT_MAX_LAG_SECONDS,
+  DEFAULT_PREFIX,
+  defaultRetryPolicy,
+} from './defaults.js';
 import { mirrorEnvShape } from './mirror-schema.js';
 import { orgSettingsSchema, placementSchema, registerEntry, serviceName } from './org-schema.js';
 import { relaysSchema } from './relay-schema.js';
@@ -476,7 +482,10 @@ export const configFileSchema = z
       })
       .strict()
       .default({ lifetimeSeconds: 3600 }),
-    /** The event log the fan-out reads: how long it keeps events every destination has (what `--from` reaches). */
+    /**
+     * The event log the fan-out reads: how long it keeps events every destination has (what `--from` reaches), and
+     * how far behind the acknowledgements the fan-out may fall while it yields to them.
+     */
     eventLog: z
       .object({
         /** @defaultValue 86400 */
@@ -486,9 +495,15 @@ export const configFileSchema = z
           .min(0)
           .max(30 * 86_400)
           .default(86_400),
+        /** While the acknowledgements are saturated, the fan-out waits until its oldest event is this old (0: never waits). @defaultValue 30 */
+        maxLagSeconds: z
+          .number({ error: 'from 0 to 3600 seconds' })
+          .min(0, 'from 0 to 3600 seconds')
+          .max(3600, 'from 0 to 3600 seconds')
+          .default(DEFAULT_FANOUT_MAX_LAG_SECONDS),
       })
       .strict()
-      .default({ retentionSeconds: 86_400 }),
+      .default({ retentionSeconds: 86_400, maxLagSeconds: DEFAULT_FANOUT_MAX_LAG_SECONDS }),
     /** Seconds between two reloads of the generated signature keys from Redis (picks up a key rotation). @defaultValue 5 */
     keyReloadSeconds: z.number().min(0.05).max(3600).default(5),
     /**

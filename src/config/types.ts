@@ -144,8 +144,11 @@ export interface GeohookConfig {
   readonly subscriptionBacklog: BacklogLimits;
   /** Attachment links (`attachmentLinks`): the base URL they start with (PUBLIC_URL unless set) and how long they open. */
   readonly attachmentLinks: { readonly baseUrl: string; readonly lifetimeSeconds: number };
-  /** The event log the fan-out reads (`eventLog`): how long it keeps what every destination has. */
-  readonly eventLog: { readonly retentionSeconds: number };
+  /**
+   * The event log the fan-out reads (`eventLog`): how long it keeps what every destination has, and how far behind the
+   * acknowledgements (seconds) the fan-out may fall while it yields to them.
+   */
+  readonly eventLog: { readonly retentionSeconds: number; readonly maxLagSeconds: number };
   /** The PostGIS mirror (MIRROR, MIRROR_DATABASE_URL, MIRROR_SCHEMA); `undefined` (the default): none. */
   readonly mirror: MirrorConfig | undefined;
 }

@@ -63,3 +63,8 @@ export async function readEventLog(
   const raw = await redis.xrange(key, range.start, range.end ?? '+', 'COUNT', range.count);
   return { entries: parseLogEntries(raw, skipped), lastId: raw.at(-1)?.[0], read: raw.length };
 }
+
+/** The id of the first entry of the log `key` after `cursor` (a stream id), `undefined` when there is none. */
+export async function firstEntryAfter(redis: RedisClient, key: string, cursor: string): Promise<string | undefined> {
+  return (await redis.xread('COUNT', 1, 'STREAMS', key, cursor))?.[0]?.[1]?.[0]?.[0];
+}

@@ -2,10 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
 import { layerFieldsField } from '../changes/layer-fields.js';
+import { DEFAULT_FANOUT_MAX_LAG_SECONDS } from '../config/defaults.js';
 import type { RedisClient } from '../redis/connection.js';
 import { eventLogKey, fanoutKey, fanoutLeaseKey, layerFieldsKey } from '../redis/keys.js';
+import { createAckYield } from './ack-yield.js';
 import type { Destination } from './destination.js';
-import { parseLogEntries, readEventLog, type LogEntry, type RawEntries } from './event-log.js';
+import { firstEntryAfter, parseLogEntries, readEventLog, type LogEntry, type RawEntries } from './event-log.js';
 import { FanoutLease } from './fanout-lease.js';
 import { FanoutScript, type HandOver } from './fanout-script.js';
 import { compareLogIds, LOG_START, logIdMs } from './log-id.js';
@@ -33,19 +35,28 @@ export interface FanoutOptions {
   leaseMs?: number;
   /**
    * Most jobs one hand-over adds (entries × destinations): each call holds Redis, and every acknowledgement waits
-   * behind it, for its length. @defaultValue 1000
+   * behind it, for its length (about 7 ms at the default; a call's fixed cost is a few per cent of it). @defaultValue 250
    */
   maxJobsPerCall?: number;
   /**
    * How long the fan-out waits after a hand-over that emptied the log before it reads again, ms: the entries stored
    * meanwhile go in one call, whose fixed cost (per destination) they share. Waiting on an empty log, it reads an
-   * entry as soon as one is stored. @defaultValue 20
+   * entry as soon as one is stored. @defaultValue 5
    */
   lingerMs?: number;
   /** Shortest time between two trims of the log (and, while no event comes, two applications of the backlog caps), ms. @defaultValue 1000 */
   trimIntervalMs?: number;
+  /**
+   * Whether the acknowledgements run at their capacity (the receiver's measure): while they do, the fan-out hands
+   * nothing over, up to `maxLagMs`. @defaultValue never
+   */
+  saturated?: () => boolean;
+  /** Longest the fan-out leaves an event in the log while the acknowledgements are saturated, ms (0: it never yields). @defaultValue 30000 */
+  maxLagMs?: number;
   /** Each hand-over done: its destination jobs, by destination name (metrics, tests). */
   onHandOver?: (entries: number) => void;
+  /** Each time it yields to saturated acknowledgements, leaving entries in the log (tests). */
+  onYield?: () => void;
 }
 
 /** The running fan-out. */
@@ -61,16 +72,19 @@ interface FanoutState {
 }
 
 const CATCHUP = 'catchup:';
+/** How often a fan-out yielding to the acknowledgements looks whether they still need Redis, ms. */
+const YIELD_MS = 50;
 
 /**
  * The one fan-out of geohook's events (docs/subscriptions.md): every event the accept script stores is also in the
  * event log; this loop hands each log entry to every relay route and subscription that takes it, in the log's order,
  * and moves its cursor past them in the same Redis call (`fanout.lua`), so that nothing is handed over twice or
  * skipped, whichever receiver does it and whenever one dies. One receiver at a time does the work (a lease); the
- * acknowledgement never waits for it.
+ * acknowledgement never waits for it, and while the acknowledgements are saturated the fan-out yields Redis to them,
+ * up to a bound on its lag (acks first).
  */
 export function startFanout(options: FanoutOptions): Fanout {
-  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000, maxJobsPerCall = 1000, lingerMs = 20 } = options;
+  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000, maxJobsPerCall = 250, lingerMs = 5 } = options;
   const log = options.logger.child({ component: 'fanout' });
   const script = new FanoutScript(connection, prefix);
   const lease = new FanoutLease(connection, fanoutLeaseKey(prefix), leaseMs);
@@ -84,8 +98,18 @@ export function startFanout(options: FanoutOptions): Fanout {
   let lastTrimMs = 0;
   let state: FanoutState | undefined;
   let renewAt = 0;
+  /** Whether the last read of the log found a whole batch: the log grows faster than the fan-out hands it over. */
+  let behind = false;
   let closed = false;
   const stopping = new AbortController();
+  const ackYield =
+    options.saturated === undefined
+      ? undefined
+      : createAckYield({
+          saturated: options.saturated,
+          maxLagMs: options.maxLagMs ?? DEFAULT_FANOUT_MAX_LAG_SECONDS * 1000,
+          nextAfter: (cursor) => firstEntryAfter(connection, logKey, cursor),
+        });
 
   const readState = async (): Promise<FanoutState> => {
     let fields = await connection.hgetall(stateKey);
@@ -251,8 +275,14 @@ export function startFanout(options: FanoutOptions): Fanout {
       return;
     }
     const current = (state ??= await readState());
+    if (await ackYield?.shouldYield(current.cursor, behind)) {
+      options.onYield?.();
+      await sleep(YIELD_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
+      return;
+    }
     const catchingUp = [...current.catchingUp];
     const { fresh, full, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
+    behind = full === true;
     if (!fresh || (outcome !== undefined && outcome !== 'done') || catchingUp.length > 0) state = undefined;
     for (const [name, next] of catchingUp) await catchUp(current, name, next);
     await tidy(current, !fresh);

@@ -167,6 +167,14 @@ export class EventQueue {
     this.spool?.start();
   };
 
+  /**
+   * Whether the acknowledgements run at their capacity now: the job writer has had more calls in flight than its
+   * pipeline's depth most of the last quarter second (`saturation.ts`). The fan-out yields to them meanwhile (docs/subscriptions.md).
+   */
+  saturated(): boolean {
+    return this.writer?.saturation.saturated ?? false;
+  }
+
   /** The options of every event job (retries, backoff, completed jobs kept): change events take the same. */
   get jobOptions(): JobsOptions {
     return this.defaultJobOptions;

@@ -1,6 +1,7 @@
 import { QueueUnavailableError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { JobRequest, JobScript } from './job-script.js';
+import { Saturation } from './saturation.js';
 
 interface Waiting {
   request: JobRequest;
@@ -52,6 +53,11 @@ export class JobWriter {
   private readonly options: Required<JobWriterOptions>;
   private waiting: Waiting[] = [];
   private inFlight = 0;
+  /**
+   * Whether the acknowledgements run at capacity: the share of time this writer has more than `depth` calls in flight,
+   * a batch of `maxBatch` having gone while `depth` were: deliveries come faster than the largest batches absorb.
+   */
+  readonly saturation = new Saturation();
 
   constructor(options: JobWriterOptions) {
     this.options = { maxBatch: 8, depth: 2, minBatch: 4, ...options };
@@ -74,6 +80,7 @@ export class JobWriter {
     const batch = this.waiting;
     this.waiting = [];
     this.inFlight += 1;
+    this.saturation.mark(this.inFlight > this.options.depth);
     const { connection, script, timeoutMs, retryAfterSeconds, waitAof } = this.options;
     let settled = false;
     const fail = (err: QueueUnavailableError): void => {
@@ -100,6 +107,7 @@ export class JobWriter {
       .finally(() => {
         clearTimeout(timer);
         this.inFlight -= 1;
+        this.saturation.mark(this.inFlight > this.options.depth);
         if (this.waiting.length > 0 && this.mayFlush()) this.flush();
       });
   }

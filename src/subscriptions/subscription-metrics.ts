@@ -3,7 +3,7 @@ import type { SubscriptionStatus } from './subscription-status.js';
 
 /**
  * The subscriptions' gauges on the receiver's registry, read from Redis at each scrape (a scrape that cannot read
- * them leaves them out): `geohook_subscription_backlog` (events waiting), `_lag_seconds` (the oldest one's wait),
+ * them leaves them out): `geohook_subscription_backlog` (events waiting), `_lag_seconds` (the oldest unhandled event's wait, in the queue or the log),
  * `_dropped_total` (events dropped past the backlog cap, a count kept in Redis).
  */
 export function registerSubscriptionMetrics(registry: Registry, read: () => Promise<readonly SubscriptionStatus[]>): void {
@@ -30,7 +30,7 @@ export function registerSubscriptionMetrics(registry: Registry, read: () => Prom
   gauge('geohook_subscription_backlog', 'Events waiting in a subscription for its workers', (status) => status.waiting);
   gauge(
     'geohook_subscription_lag_seconds',
-    'How long the oldest event waiting in a subscription has waited',
+    'How long the oldest event a subscription has not had handled has waited, in its queue or in the event log',
     (status) => status.lagSeconds,
   );
   gauge('geohook_subscription_dropped_total', 'Events a subscription dropped past its backlog cap', (status) => status.dropped);

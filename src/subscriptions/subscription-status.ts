@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type { BacklogLimits } from '../config/subscription-schema.js';
+import { readFanoutLagMs } from '../fanout/fanout-lag.js';
 import { subscriptionQueueName } from '../queue/names.js';
 import type { RedisClient } from '../redis/connection.js';
 import { subscriptionDroppedKey } from '../redis/keys.js';
@@ -29,7 +30,10 @@ export interface SubscriptionStatus {
   completed: number;
   /** Events dropped past the backlog cap. */
   dropped: number;
-  /** How long the oldest waiting event has waited, seconds (0 with none waiting). */
+  /**
+   * How long the oldest event it has not had has waited, seconds (0 with none): in its queue, or in the event log
+   * while the fan-out yields to saturated acknowledgements (docs/subscriptions.md#during-a-burst).
+   */
   lagSeconds: number;
   backlog: { count: number; ageSeconds: number };
 }
@@ -41,8 +45,12 @@ export async function readSubscriptionStatus(
   registry: SubscriptionRegistry,
   defaults: BacklogLimits,
 ): Promise<SubscriptionStatus[]> {
-  const [definitions, dropped] = await Promise.all([registry.list(), redis.hgetall(subscriptionDroppedKey(prefix))]);
   const now = Date.now();
+  const [definitions, dropped, fanoutLagMs] = await Promise.all([
+    registry.list(),
+    redis.hgetall(subscriptionDroppedKey(prefix)),
+    readFanoutLagMs(redis, prefix, now),
+  ]);
   return Promise.all(
     definitions.map(async (definition) => {
       const queue = new Queue(subscriptionQueueName(definition.name), { connection: redis, prefix, skipWaitingForReady: true });
@@ -67,7 +75,7 @@ export async function readSubscriptionStatus(
           deadLetters: counts.failed ?? 0,
           completed: counts.completed ?? 0,
           dropped: Number(dropped[subscriptionDestinationName(definition.name)] ?? 0),
-          lagSeconds: addedMs === null || !Number.isFinite(addedMs) ? 0 : Math.max(0, (now - addedMs) / 1000),
+          lagSeconds: Math.max(fanoutLagMs, addedMs === null || !Number.isFinite(addedMs) ? 0 : now - addedMs) / 1000,
           backlog: backlogOf(definition, defaults),
         };
       } finally {

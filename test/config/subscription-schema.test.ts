@@ -25,15 +25,15 @@ t.test('subscriptions are read with the backlog and event log defaults; none by 
   const none = loadConfig({});
   t.strictSame(none.subscriptions, []);
   t.strictSame(none.subscriptionBacklog, { count: 100_000, ageSeconds: 604_800 });
-  t.strictSame(none.eventLog, { retentionSeconds: 86_400 });
+  t.strictSame(none.eventLog, { retentionSeconds: 86_400, maxLagSeconds: 30 });
   const read = withFile(t, {
     subscriptions: [{ ...subscription, backlog: { count: 10 } }],
     subscriptionBacklog: { ageSeconds: 60 },
-    eventLog: { retentionSeconds: 0 },
+    eventLog: { retentionSeconds: 0, maxLagSeconds: 0.5 },
   })();
   t.match(read.subscriptions, [{ ...subscription, backlog: { count: 10 } }]);
   t.strictSame(read.subscriptionBacklog, { count: 100_000, ageSeconds: 60 });
-  t.strictSame(read.eventLog, { retentionSeconds: 0 });
+  t.strictSame(read.eventLog, { retentionSeconds: 0, maxLagSeconds: 0.5 });
 });
 
 t.test('a bad name, pattern, where or cap, layers without services and a second of one name are refused with the path', async (t) => {
@@ -59,4 +59,6 @@ t.test('a bad name, pattern, where or cap, layers without services and a second 
     /subscriptions\[1\]\.name": subscription "permits": a second of this name/,
   );
   t.match(refusal(t, { subscriptions: [{ ...subscription, url: 'https://x' }] }), /subscriptions\[0\]\.url": unknown key/);
+  t.match(refusal(t, { eventLog: { maxLagSeconds: 3601 } }), /eventLog\.maxLagSeconds": from 0 to 3600 seconds/);
+  t.match(refusal(t, { eventLog: { maxLagSeconds: -1 } }), /eventLog\.maxLagSeconds": from 0 to 3600 seconds/);
 });

@@ -4,7 +4,9 @@ import t, { type Test } from 'tap';
 import type { EventFamily, StoredEvent } from '../../src/events/envelope.js';
 import type { Destination } from '../../src/fanout/destination.js';
 import { readEventLog } from '../../src/fanout/event-log.js';
+import { readFanoutLagMs } from '../../src/fanout/fanout-lag.js';
 import { FanoutScript } from '../../src/fanout/fanout-script.js';
+import { logIdMs } from '../../src/fanout/log-id.js';
 import { routeMatcher } from '../../src/fanout/route-match.js';
 import { startFanout, type FanoutOptions } from '../../src/fanout/start-fanout.js';
 import { eventLogKey, fanoutKey, fanoutLeaseKey } from '../../src/redis/keys.js';
@@ -265,4 +267,61 @@ t.test('a hand-over adds at most maxJobsPerCall jobs: entries per call shrink as
   await cursorAt(connection, prefix, log.at(-1)!.id);
   t.same(sizes, [2, 2, 2, 2, 2, 2], 'two entries (eight jobs) per call');
   t.equal((await waiting(connection, prefix, 'd')).length, 12, 'every entry handed over');
+});
+
+t.test(
+  'acks first: while the acknowledgements are saturated and the fan-out is behind it yields, and hands everything over once they are not',
+  async (t) => {
+    const { eventQueue, prefix } = await startEventQueue(t, redis);
+    const connection = connect(t);
+    // A burst stored before the fan-out starts: its first read (two entries, a whole batch) finds it behind.
+    for (let i = 0; i < 6; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+    const log = await logOf(connection, prefix);
+    let saturated = true;
+    let yields = 0;
+    fanOut(t, prefix, {
+      routes: [destination('all', ['gp.*'])],
+      batch: 2,
+      saturated: () => saturated,
+      maxLagMs: 3_600_000,
+      onYield: () => void (yields += 1),
+    });
+    await waitFor('the fan-out yielding', () => yields >= 2);
+    const firstRead = log.slice(0, 2).map(({ jobId }) => jobId);
+    t.same(await waiting(connection, prefix, 'all'), firstRead, 'the first read handed over, then nothing while saturated');
+    await waitFor('two more yields', () => yields >= 4);
+    t.same(await waiting(connection, prefix, 'all'), firstRead, 'still nothing more');
+    t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), log[1]!.id, 'the cursor waits after the first read');
+    t.ok((await readFanoutLagMs(connection, prefix)) > 0, 'the fan-out lag counts from the oldest entry left in the log');
+
+    saturated = false;
+    await cursorAt(connection, prefix, log.at(-1)!.id);
+    t.same(
+      await waiting(connection, prefix, 'all'),
+      log.map(({ jobId }) => jobId),
+      'every entry once, in log order, once the acknowledgements have room',
+    );
+  },
+);
+
+t.test('acks first has a bound: saturated for good, the fan-out hands each entry over once it is maxLagMs old', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  for (let i = 0; i < 6; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  const log = await logOf(connection, prefix);
+  const maxLagMs = 300;
+  let yields = 0;
+  const routes = [destination('all', ['gp.*'])];
+  fanOut(t, prefix, { routes, batch: 2, saturated: () => true, maxLagMs, onYield: () => void (yields += 1) });
+  await cursorAt(connection, prefix, log.at(-1)!.id);
+  t.same(
+    await waiting(connection, prefix, 'all'),
+    log.map(({ jobId }) => jobId),
+    'every entry once, in log order',
+  );
+  t.ok(yields > 0, 'it yielded after its first read');
+  // The first read (two entries) left it behind: the third waited for the bound.
+  const third = log[2]!;
+  const handedAtMs = Number(await connection.hget(`${prefix}:all:${third.jobId}`, 'timestamp'));
+  t.ok(handedAtMs - logIdMs(third.id) >= maxLagMs, 'the oldest entry left was handed over once it was maxLagMs old, not before');
 });
