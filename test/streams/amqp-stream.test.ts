@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import pino from 'pino';
 import t, { type Test } from 'tap';
 import { amqpReader } from '../../harness/faults/stream-readers.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { relayStatsKey } from '../../src/redis/keys.js';
-import { traceparentOf } from '../../src/streams/stream-message.js';
+import { createAmqpPublisher } from '../../src/streams/amqp-publisher.js';
+import { streamMessage, traceparentOf } from '../../src/streams/stream-message.js';
 import { STREAM_WINDOW } from '../../src/streams/stream-worker.js';
 import { startRabbitmq, type TestRabbitmq } from '../helpers/rabbitmq.js';
 import { startRedis } from '../helpers/redis.js';
@@ -159,3 +162,36 @@ t.test(
     t.ok(failedTries > 0, `publishes failed while the broker was away (${failedTries}) and were tried again`);
   },
 );
+
+/** The connections open to the broker on `port` from this machine's clients (ESTABLISHED, the port remote), from /proc/net/tcp. */
+function connectionsTo(port: number): number {
+  const remote = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  return ['/proc/net/tcp', '/proc/net/tcp6']
+    .flatMap((file) => readFileSync(file, 'utf8').split('\n').slice(1))
+    .filter((line) => {
+      const [, , remoteAddress, state] = line.trim().split(/\s+/);
+      return remoteAddress?.endsWith(remote) === true && state === '01';
+    }).length;
+}
+
+t.test('a channel the broker closes alone closes its connection: the next publish opens both anew (issue 56)', async (t) => {
+  const exchange = 'solo';
+  const { channel } = await amqpChannel(t, rabbitmq);
+  await boundQueue(channel, exchange, 'solo-classic', 'classic');
+  const publisher = createAmqpPublisher(streamRoute('amqp', rabbitmq.url, { name: 'solo', exchange, auth }), pino({ level: 'silent' }));
+  t.teardown(() => publisher.close());
+  await publisher.publish(streamMessage(burstEvent(0, 1, 'o')));
+  const open = connectionsTo(rabbitmq.port);
+  // Publishing to an exchange that is gone is a channel error: the broker closes the channel, not the connection.
+  await channel.deleteExchange(exchange);
+  await t.rejects(publisher.publish(streamMessage(burstEvent(1, 1, 'o'))), { code: 'GEOHOOK_ERR_STREAM_PUBLISH' });
+  await waitFor('the publisher’s connection closed with its channel', () => connectionsTo(rabbitmq.port) === open - 1);
+  await boundQueue(channel, exchange, 'solo-classic', 'classic');
+  await publisher.publish(streamMessage(burstEvent(2, 1, 'o')));
+  t.equal(connectionsTo(rabbitmq.port), open, 'one connection again, the new one');
+  const messages = await consumeAll(channel, 'solo-classic', 2);
+  t.same(
+    messages.map((message) => message.properties.messageId as string),
+    [burstEvent(0, 1, 'o').id, burstEvent(2, 1, 'o').id],
+  );
+});

@@ -50,7 +50,14 @@ async function state(prefix: string, count: number): Promise<Record<string, unkn
 
 /** The fields of the jobs a worker takes that the stream lane reads. */
 const taken = (jobs: readonly Job<RoutedEvent>[]): unknown[] =>
-  jobs.map((job) => ({ id: job.id, name: job.name, data: job.data, opts: job.opts, attemptsStarted: job.attemptsStarted, token: job.token }));
+  jobs.map((job) => ({
+    id: job.id,
+    name: job.name,
+    data: job.data,
+    opts: job.opts,
+    attemptsStarted: job.attemptsStarted,
+    token: job.token,
+  }));
 
 t.test("the lane's batched take and completion leave the jobs as BullMQ's worker does, one at a time (issue 56)", async (t) => {
   const [theirs, mine] = [uniquePrefix(), uniquePrefix()];
