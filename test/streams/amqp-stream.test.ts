@@ -15,6 +15,7 @@ import {
   burstEvent,
   featuresOutOfOrder,
   ordersByFeature,
+  restartMidBurst,
   startStreamPipeline,
   streamRoute,
 } from '../helpers/stream-pipeline.js';
@@ -135,31 +136,10 @@ t.test(
     // The official client, connecting again after the restart (harness/faults reads the 20,000-event rows with it).
     const reader = await amqpReader(`amqp://guest:guest@127.0.0.1:${rabbitmq.port}`, exchange, 'restart-classic', 'classic');
     t.teardown(() => reader.close());
-    let failedTries = 0;
-    const route = streamRoute('amqp', rabbitmq.url, { name: 'restart', exchange, auth });
-    const pipeline = await startStreamPipeline(t, redis, [route], {
-      onOutcome: (_route, outcome) => {
-        if (!outcome.delivered) failedTries += 1;
-      },
-    });
-    await pipeline.addReceiver();
-    await pipeline.addReceiver();
     // The 20,000-event rows are in `npm run test:faults` (stream-amqp-restart, stream-amqp-kill).
-    const total = 2000;
-    const events = Array.from({ length: total }, (_, n) => burstEvent(n, 40, 'k'));
-    await appendToLog(pipeline.redis, pipeline.prefix, events);
-    await waitFor('a part of the burst published', async () => (await reader.stored()) >= 200, { timeoutMs: 40_000 });
-    const before = await reader.stored();
-    await rabbitmq.kill();
-    t.ok(before < total, `killed mid-burst (${before} of ${total} read)`);
-    await rabbitmq.start();
-    await waitFor(`${total} distinct event ids`, async () => (await reader.stored()) >= total, { timeoutMs: 60_000 });
-    const messages = await reader.readAll();
-    t.same([...new Set(messages.map((message) => message.id))].sort(), events.map((event) => event.id).sort(), 'every event id');
-    t.ok(messages.length - total <= STREAM_WINDOW, `at most a window of copies to drop by message id (${messages.length - total})`);
-    const firstCopies = messages.filter((message, index) => messages.findIndex((other) => other.id === message.id) === index);
-    t.same(featuresOutOfOrder(ordersByFeature(firstCopies.map((message) => message.body as ChangeEvent))), [], 'every feature in order');
-    t.ok(failedTries > 0, `publishes failed while the broker was away (${failedTries}) and were tried again`);
+    const route = streamRoute('amqp', rabbitmq.url, { name: 'restart', exchange, auth });
+    const options = { route, broker: rabbitmq, reader, total: 2000, features: 40, killAfter: 200, copiesAllowed: STREAM_WINDOW };
+    await restartMidBurst(t, redis, options);
   },
 );
 
