@@ -87,19 +87,23 @@ t.test("the lane's batched take and completion leave the jobs as BullMQ's worker
   t.same(await state(mine, 5), await state(theirs, 5), 'drained alike');
 });
 
-t.test('a job whose lock is no longer the lane’s is not completed, and a paused queue gives none', async (t) => {
-  const prefix = uniquePrefix();
-  const queue = await filledQueue(t, prefix, 3);
-  const lane = new LaneJobs(raw, queue, TOKEN, LOCK_MS);
-  const [first, second] = await lane.take(2);
-  await raw.set(`${prefix}:${QUEUE}:${first!.id}:lock`, 'another-holder');
-  t.same(await Promise.all([lane.complete(first!), lane.complete(second!)]), [false, true]);
-  t.same(await raw.lrange(`${prefix}:${QUEUE}:active`, 0, -1), [first!.id], 'left taken');
-  await queue.pause();
-  t.same(await lane.take(5), [], 'paused: none taken');
-  await queue.resume();
-  t.same(
-    (await lane.take(5)).map((job) => job.id),
-    ['job-2'],
-  );
-});
+t.test(
+  'a job taken has its lock renewed; one whose lock is no longer the lane’s is not completed; a paused queue gives none',
+  async (t) => {
+    const prefix = uniquePrefix();
+    const queue = await filledQueue(t, prefix, 3);
+    const lane = new LaneJobs(raw, queue, TOKEN, LOCK_MS);
+    const [first, second] = await lane.take(2);
+    t.equal(await second!.extendLock(TOKEN, LOCK_MS), 1, 'its lock renewed as a worker renews it');
+    await raw.set(`${prefix}:${QUEUE}:${first!.id}:lock`, 'another-holder');
+    t.same(await Promise.all([lane.complete(first!), lane.complete(second!)]), [false, true]);
+    t.same(await raw.lrange(`${prefix}:${QUEUE}:active`, 0, -1), [first!.id], 'left taken');
+    await queue.pause();
+    t.same(await lane.take(5), [], 'paused: none taken');
+    await queue.resume();
+    t.same(
+      (await lane.take(5)).map((job) => job.id),
+      ['job-2'],
+    );
+  },
+);
