@@ -210,9 +210,10 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
         }
         const first = await worker.getNextJob(token, { block: true });
         if (first === undefined) continue;
-        // The first through BullMQ (its wait on the marker, delayed jobs promoted), the rest of the batch in one call.
-        const rest = await laneJobs.take(Math.min(TAKE_BATCH, STREAM_WINDOW - held.size) - 1);
-        for (const job of [first, ...rest]) dispatch(job);
+        // The first through BullMQ (its wait on the marker, delayed jobs promoted), published while the rest of the
+        // batch is taken in one call; dispatched in the order taken.
+        dispatch(first);
+        for (const job of await laneJobs.take(Math.min(TAKE_BATCH - 1, STREAM_WINDOW - held.size))) dispatch(job);
       } catch (err) {
         if (stopping.signal.aborted) break;
         log.warn({ err }, 'stream lane: Redis unavailable, retrying');
