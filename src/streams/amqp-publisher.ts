@@ -55,7 +55,12 @@ export function createAmqpPublisher(route: RelayRouteConfig, logger: Logger): St
     try {
       const channel = await model.createConfirmChannel();
       channel.on('error', (err: Error) => log.debug({ err }, 'amqp channel error'));
-      channel.on('close', forget);
+      // A channel the broker closed alone (a channel error: an exchange deleted, say) ends its connection too: the next
+      // publish opens both anew, and no connection is left open without a channel.
+      channel.on('close', () => {
+        forget();
+        void model.close().catch(() => undefined);
+      });
       channel.on('return', (message: { properties: { messageId?: string } }) => {
         const entry = message.properties.messageId === undefined ? undefined : pending.get(message.properties.messageId);
         if (entry !== undefined) entry.returned = true;

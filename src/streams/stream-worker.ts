@@ -16,6 +16,7 @@ import type { RelayRoute } from '../relay/relay-route.js';
 import type { RelayStats } from '../relay/relay-stats.js';
 import { createRelayBackoff, relayAttempts } from '../relay/retry-schedule.js';
 import { RelayTransformError } from '../relay/transform.js';
+import { LaneJobs } from './lane-jobs.js';
 import { requeueTaken } from './lane-requeue.js';
 import { orderKeyOf } from './order-key.js';
 import { streamMessage, type StreamMessage } from './stream-message.js';
@@ -78,6 +79,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
     drainDelay: BLOCK_SECONDS,
   });
   worker.on('error', (err) => log.error({ err }, 'stream worker error'));
+  const laneJobs = new LaneJobs(connection, queue, token, STREAM_LOCK_MS);
   const lease = new FanoutLease(connection, streamLaneLeaseKey(prefix, route.name), STREAM_LEASE_MS);
   /** Taken and not finished, by job id. */
   const held = new Map<string, Job<RoutedEvent>>();
@@ -135,8 +137,9 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   const settle = async (job: Job<RoutedEvent>): Promise<void> => {
     try {
       const outcome = await publishInPlace(job);
-      if (outcome === true) await job.moveToCompleted(undefined, token, false);
-      else if (outcome !== undefined) {
+      if (outcome === true) {
+        if (!(await laneJobs.complete(job))) log.debug({ eventId: job.id }, 'stream event not finished: taken again later');
+      } else if (outcome !== undefined) {
         await job.moveToFailed(new UnrecoverableError(outcome.message), token, false);
         log.warn({ err: outcome, eventId: job.id, attempt: attempts }, 'stream dead letter');
         options.onDeadLetter?.(route.name, job, outcome);
@@ -207,10 +210,10 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
         }
         const first = await worker.getNextJob(token, { block: true });
         if (first === undefined) continue;
-        const more = Math.min(TAKE_BATCH, STREAM_WINDOW - held.size) - 1;
-        const rest = await Promise.all(Array.from({ length: more }, () => worker.getNextJob(token, { block: false })));
-        // Taken in call order (one connection, one script each): dispatched in that order.
-        for (const job of [first, ...rest]) if (job !== undefined) dispatch(job);
+        // The first through BullMQ (its wait on the marker, delayed jobs promoted), published while the rest of the
+        // batch is taken in one call; dispatched in the order taken.
+        dispatch(first);
+        for (const job of await laneJobs.take(Math.min(TAKE_BATCH - 1, STREAM_WINDOW - held.size))) dispatch(job);
       } catch (err) {
         if (stopping.signal.aborted) break;
         log.warn({ err }, 'stream lane: Redis unavailable, retrying');

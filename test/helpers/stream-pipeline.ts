@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { Test } from 'tap';
+import type { StreamReader } from '../../harness/faults/stream-readers.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import type { RelayRouteConfig } from '../../src/config/relay-schema.js';
 import type { RedisServer } from '../../src/embedded/redis-server.js';
@@ -9,6 +10,7 @@ import { eventLogKey } from '../../src/redis/keys.js';
 import { startStreams, type StreamsOptions } from '../../src/streams/start-streams.js';
 import { uniquePrefix } from './receiver.js';
 import { changeUpdated } from './relay-events.js';
+import { waitFor } from './wait.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -105,3 +107,54 @@ export function ordersByFeature(events: readonly { after?: { attributes: Record<
 /** The features whose events were not read in the order they were stored. */
 export const featuresOutOfOrder = (byFeature: Map<unknown, number[]>): unknown[] =>
   [...byFeature].filter(([, seqs]) => seqs.some((seq, index) => index > 0 && seq < seqs[index - 1]!)).map(([feature]) => feature);
+
+/** A broker a test kills and starts again. */
+export interface RestartableBroker {
+  kill(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** Options of {@link restartMidBurst}. */
+export interface RestartMidBurst {
+  route: RelayRouteConfig;
+  broker: RestartableBroker;
+  /** The consumer of what the route published, with the broker's official client. */
+  reader: StreamReader;
+  /** Events stored, over `features` features: half before the kill, half while the broker is away. */
+  total: number;
+  features: number;
+  /** Messages read before the kill. */
+  killAfter: number;
+  /** Copies of an event the consumer may read (dropped by id): none for JetStream's duplicate window. */
+  copiesAllowed: number;
+}
+
+/**
+ * The restart smoke of a stream route: two receivers publish a burst; once a part is read the broker is killed, the
+ * rest stored while it is away, and the broker started again. Every event id must be read, no more copies than
+ * allowed, every feature in order (first copies), and publishes must have failed meanwhile (and been tried again).
+ */
+export async function restartMidBurst(t: Test, redisServer: RedisServer, options: RestartMidBurst): Promise<void> {
+  const { broker, reader, total } = options;
+  let failedTries = 0;
+  const pipeline = await startStreamPipeline(t, redisServer, [options.route], {
+    onOutcome: (_route, outcome) => {
+      if (!outcome.delivered) failedTries += 1;
+    },
+  });
+  await pipeline.addReceiver();
+  await pipeline.addReceiver();
+  const events = Array.from({ length: total }, (_, n) => burstEvent(n, options.features, 'k'));
+  await appendToLog(pipeline.redis, pipeline.prefix, events.slice(0, total / 2));
+  await waitFor('a part of the burst published', async () => (await reader.stored()) >= options.killAfter, { timeoutMs: 40_000 });
+  await broker.kill();
+  await appendToLog(pipeline.redis, pipeline.prefix, events.slice(total / 2));
+  await broker.start();
+  await waitFor(`${total} distinct event ids`, async () => (await reader.stored()) >= total, { timeoutMs: 60_000 });
+  const messages = await reader.readAll();
+  t.same([...new Set(messages.map((message) => message.id))].sort(), events.map((event) => event.id).sort(), 'every event id');
+  t.ok(messages.length - total <= options.copiesAllowed, `copies to drop by id: ${messages.length - total}`);
+  const firstCopies = messages.filter((message, index) => messages.findIndex((other) => other.id === message.id) === index);
+  t.same(featuresOutOfOrder(ordersByFeature(firstCopies.map((message) => message.body as ChangeEvent))), [], 'every feature in order');
+  t.ok(failedTries > 0, `publishes failed while the broker was away (${failedTries}) and were tried again`);
+}

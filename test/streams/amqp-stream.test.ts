@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import pino from 'pino';
 import t, { type Test } from 'tap';
 import { amqpReader } from '../../harness/faults/stream-readers.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { relayStatsKey } from '../../src/redis/keys.js';
-import { traceparentOf } from '../../src/streams/stream-message.js';
+import { createAmqpPublisher } from '../../src/streams/amqp-publisher.js';
+import { streamMessage, traceparentOf } from '../../src/streams/stream-message.js';
 import { STREAM_WINDOW } from '../../src/streams/stream-worker.js';
 import { startRabbitmq, type TestRabbitmq } from '../helpers/rabbitmq.js';
 import { startRedis } from '../helpers/redis.js';
@@ -12,6 +15,7 @@ import {
   burstEvent,
   featuresOutOfOrder,
   ordersByFeature,
+  restartMidBurst,
   startStreamPipeline,
   streamRoute,
 } from '../helpers/stream-pipeline.js';
@@ -132,30 +136,42 @@ t.test(
     // The official client, connecting again after the restart (harness/faults reads the 20,000-event rows with it).
     const reader = await amqpReader(`amqp://guest:guest@127.0.0.1:${rabbitmq.port}`, exchange, 'restart-classic', 'classic');
     t.teardown(() => reader.close());
-    let failedTries = 0;
-    const route = streamRoute('amqp', rabbitmq.url, { name: 'restart', exchange, auth });
-    const pipeline = await startStreamPipeline(t, redis, [route], {
-      onOutcome: (_route, outcome) => {
-        if (!outcome.delivered) failedTries += 1;
-      },
-    });
-    await pipeline.addReceiver();
-    await pipeline.addReceiver();
     // The 20,000-event rows are in `npm run test:faults` (stream-amqp-restart, stream-amqp-kill).
-    const total = 2000;
-    const events = Array.from({ length: total }, (_, n) => burstEvent(n, 40, 'k'));
-    await appendToLog(pipeline.redis, pipeline.prefix, events);
-    await waitFor('a part of the burst published', async () => (await reader.stored()) >= 200, { timeoutMs: 40_000 });
-    const before = await reader.stored();
-    await rabbitmq.kill();
-    t.ok(before < total, `killed mid-burst (${before} of ${total} read)`);
-    await rabbitmq.start();
-    await waitFor(`${total} distinct event ids`, async () => (await reader.stored()) >= total, { timeoutMs: 60_000 });
-    const messages = await reader.readAll();
-    t.same([...new Set(messages.map((message) => message.id))].sort(), events.map((event) => event.id).sort(), 'every event id');
-    t.ok(messages.length - total <= STREAM_WINDOW, `at most a window of copies to drop by message id (${messages.length - total})`);
-    const firstCopies = messages.filter((message, index) => messages.findIndex((other) => other.id === message.id) === index);
-    t.same(featuresOutOfOrder(ordersByFeature(firstCopies.map((message) => message.body as ChangeEvent))), [], 'every feature in order');
-    t.ok(failedTries > 0, `publishes failed while the broker was away (${failedTries}) and were tried again`);
+    const route = streamRoute('amqp', rabbitmq.url, { name: 'restart', exchange, auth });
+    const options = { route, broker: rabbitmq, reader, total: 2000, features: 40, killAfter: 200, copiesAllowed: STREAM_WINDOW };
+    await restartMidBurst(t, redis, options);
   },
 );
+
+/** The connections open to the broker on `port` from this machine's clients (ESTABLISHED, the port remote), from /proc/net/tcp. */
+function connectionsTo(port: number): number {
+  const remote = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  return ['/proc/net/tcp', '/proc/net/tcp6']
+    .flatMap((file) => readFileSync(file, 'utf8').split('\n').slice(1))
+    .filter((line) => {
+      const [, , remoteAddress, state] = line.trim().split(/\s+/);
+      return remoteAddress?.endsWith(remote) === true && state === '01';
+    }).length;
+}
+
+t.test('a channel the broker closes alone closes its connection: the next publish opens both anew (issue 56)', async (t) => {
+  const exchange = 'solo';
+  const { channel } = await amqpChannel(t, rabbitmq);
+  await boundQueue(channel, exchange, 'solo-classic', 'classic');
+  const publisher = createAmqpPublisher(streamRoute('amqp', rabbitmq.url, { name: 'solo', exchange, auth }), pino({ level: 'silent' }));
+  t.teardown(() => publisher.close());
+  await publisher.publish(streamMessage(burstEvent(0, 1, 'o')));
+  const open = connectionsTo(rabbitmq.port);
+  // Publishing to an exchange that is gone is a channel error: the broker closes the channel, not the connection.
+  await channel.deleteExchange(exchange);
+  await t.rejects(publisher.publish(streamMessage(burstEvent(1, 1, 'o'))), { code: 'GEOHOOK_ERR_STREAM_PUBLISH' });
+  await waitFor('the publisher’s connection closed with its channel', () => connectionsTo(rabbitmq.port) === open - 1);
+  await boundQueue(channel, exchange, 'solo-classic', 'classic');
+  await publisher.publish(streamMessage(burstEvent(2, 1, 'o')));
+  t.equal(connectionsTo(rabbitmq.port), open, 'one connection again, the new one');
+  const messages = await consumeAll(channel, 'solo-classic', 2);
+  t.same(
+    messages.map((message) => message.properties.messageId as string),
+    [burstEvent(0, 1, 'o').id, burstEvent(2, 1, 'o').id],
+  );
+});

@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { connect, type JsMsg, type NatsConnection } from 'nats';
 import pino from 'pino';
 import t, { type Test } from 'tap';
+import { natsReader } from '../../harness/faults/stream-readers.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { REPLAY_HEADER } from '../../src/relay/formats/relay-request.js';
 import { relayQueueName } from '../../src/relay/relay-queues.js';
@@ -16,6 +17,7 @@ import {
   burstEvent,
   featuresOutOfOrder,
   ordersByFeature,
+  restartMidBurst,
   startStreamPipeline,
   streamRoute,
 } from '../helpers/stream-pipeline.js';
@@ -99,33 +101,11 @@ t.test('a publish tried again is stored once: the stream drops a second copy by 
 t.test('the broker killed and restarted mid-burst, two receivers publishing: every event once, every feature in order', async (t) => {
   const server = await startNats(t);
   const stream = 'RESTART';
-  const route = streamRoute('nats', server.url, { stream });
-  let failedTries = 0;
-  const pipeline = await startStreamPipeline(t, redis, [route], {
-    onOutcome: (_route, outcome) => {
-      if (!outcome.delivered) failedTries += 1;
-    },
-  });
-  await pipeline.addReceiver();
-  await pipeline.addReceiver();
+  const reader = await natsReader(server.url, stream);
+  t.teardown(() => reader.close());
   // A smoke: the 20,000-event rows are in `npm run test:faults` (stream-nats-restart, stream-nats-kill).
-  const total = 400;
-  const events = Array.from({ length: total }, (_, n) => burstEvent(n, 40, 'k'));
-  // The second half is stored while the broker is away: the kill always strikes mid-burst.
-  await appendToLog(pipeline.redis, pipeline.prefix, events.slice(0, total / 2));
-  const client = await natsClient(t, server);
-  await waitFor('a part of the burst published', async () => (await storedCount(client, stream)) >= 40, { timeoutMs: 40_000 });
-  await server.kill();
-  await appendToLog(pipeline.redis, pipeline.prefix, events.slice(total / 2));
-  await server.start();
-  await waitFor(`${total} messages`, async () => (await storedCount(client, stream)) >= total, { timeoutMs: 50_000 });
-  const messages = await readStream(client, stream);
-  const bodies = messages.map((message) => message.json<ChangeEvent>());
-  const ids = bodies.map((body) => body.id);
-  t.equal(new Set(ids).size, total, 'every event id');
-  t.equal(ids.length, total, 'each once');
-  t.same(featuresOutOfOrder(ordersByFeature(bodies)), [], 'every feature in order');
-  t.ok(failedTries > 0, `publishes failed while the broker was away (${failedTries}) and were tried again`);
+  const route = streamRoute('nats', server.url, { stream });
+  await restartMidBurst(t, redis, { route, broker: server, reader, total: 400, features: 40, killAfter: 40, copiesAllowed: 0 });
 });
 
 t.test('past its last try an event is a dead letter of the route, and geohook relay replay publishes it', async (t) => {
