@@ -82,8 +82,10 @@ async function recordSubmissions(
   const windowMs = windowOf(context, data);
   if (windowMs === 0) return;
   const parts = submissionPartsOf(events, opened.layers, parseScope(data.scope).service);
-  for (const part of parts) touched.add(part.submission);
-  await context.submissions.record(parts, windowMs);
+  // A parent kept as a reference is no submission yet, unless a Survey123 webhook waited for it.
+  for (const part of parts) if (part.field !== 'ref') touched.add(part.submission);
+  const { closed } = await context.submissions.record(parts, windowMs);
+  for (const submission of closed) touched.add(submission);
 }
 
 /**

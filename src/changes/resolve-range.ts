@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { parseServiceName } from '../arcgis/service-name.js';
 import { changeFileOf, type ChangeFile, type ChangeList } from '../arcgis-request/change-file.js';
 import { openChanges, type EsriFeature } from '../arcgis-request/extract-changes.js';
 import { readServiceLayers, type LayerInfo } from '../arcgis-request/layer-info.js';
@@ -35,6 +34,7 @@ import {
 } from './build-change-events.js';
 import { changeEventId, type ChangeEvent, type ChangeSource } from './change-event.js';
 import { layerFilterOf, type LayerFilter } from './change-filter.js';
+import { changeServiceOf } from './change-service.js';
 import type { PreviousValues, PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
 
 /** A range to resolve: a scope's generations in `(from, to]`, at its service. */
@@ -202,17 +202,10 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       if (segment.op !== 'd' && filter !== undefined && !pushed.layers.has(segment.layer.id)) await keepPassing(file, segment, filter);
     }
     const segments = [...schemaChangesOf(scoped, known), ...lists.sort((a, b) => listRank(a.layer, a.op) - listRank(b.layer, b.op))];
-    const { folder, name } = parseServiceName(service);
     const rangeContext: RangeContext = {
       hook: range.hook,
       serviceName: service,
-      service: {
-        ...(folder === undefined ? {} : { folderName: folder }),
-        serviceName: name,
-        serviceType: 'FeatureServer',
-        url: range.serviceUrl.href,
-        ...(context.orgId === undefined ? {} : { orgId: context.orgId }),
-      },
+      service: changeServiceOf(service, range.serviceUrl, context.orgId),
       serverGens: [range.from, range.to],
       track: context.track,
       now: new Date(),
