@@ -13,6 +13,7 @@ import {
   attachmentsOf,
   attachmentsVersion,
   changedParents,
+  deletedAttachments,
   entryLinkOf,
   normalizeGuid,
   readAttachmentLists,
@@ -94,6 +95,8 @@ export interface OpenedRange {
   readUpTo?: number;
   /** The range's attachment changes by layer; none when they were not asked for or the server cannot give them. */
   attachmentChanges(): Promise<Map<number, LayerAttachmentChanges>>;
+  /** Once its events are written: the parents of the attachments it deleted are forgotten. */
+  forgetDeletedAttachments(): Promise<void>;
   /** Lets go of the change file. */
   close(): Promise<void>;
 }
@@ -217,6 +220,7 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
         ? await readRangeAttachments(file, {
             record: (layerId, entries) => parentsOf(layerScopeOf(range.scope, layerId)).record(layerId, entries),
             read: (layerId, globalIds) => parentsOf(layerScopeOf(range.scope, layerId)).read(layerId, globalIds),
+            forget: (layerId, globalIds) => parentsOf(layerScopeOf(range.scope, layerId)).forget(layerId, globalIds),
           })
         : undefined;
     if (attachments !== undefined)
@@ -239,6 +243,11 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
       layers: scoped,
       ...(readUpTo === undefined ? {} : { readUpTo }),
       attachmentChanges: async () => (withAttachments ? readAttachmentLists(file) : new Map()),
+      forgetDeletedAttachments: async () => {
+        if (attachments === undefined || parentsOf === undefined) return;
+        for (const [layerId, globalIds] of deletedAttachments(attachments))
+          await parentsOf(layerScopeOf(range.scope, layerId)).forget(layerId, globalIds);
+      },
       close: () => file.close(),
     };
   } catch (err) {
