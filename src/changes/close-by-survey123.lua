@@ -1,6 +1,6 @@
 -- A Survey123 webhook closes the submission of a parent (submission-store.ts, which loads it): due at once when its
--- parent is kept (in full or as a reference), else marked for when it is. KEYS: the due set, this period's parents,
--- the last period's parents. ARGV: prefix, now (ms), `<hook>\n<GlobalID>`, the hook, the GlobalID, how long a mark is
+-- parent is kept (in full or as a reference), else marked for when it is (and the key saying that some webhook
+-- waits set for as long). KEYS: the due set, this period's parents, the last period's parents, that key. ARGV: prefix, now (ms), `<hook>\n<GlobalID>`, the hook, the GlobalID, how long a mark is
 -- kept (ms), how long parts are kept (ms). Returns 1 when it closed one, 0 when marked.
 local due, parents, lastParents = KEYS[1], KEYS[2], KEYS[3]
 local prefix, now, parentOf, hook, globalId, keep, partsKept =
@@ -18,4 +18,5 @@ if id then
   end
 end
 redis.call('SET', prefix .. ':submissions:survey123:' .. hook .. ':' .. globalId, '1', 'PX', keep)
+redis.call('SET', KEYS[4], '1', 'PX', keep)
 return 0

@@ -1,5 +1,5 @@
 -- Records parts of submissions (submission-store.ts, which loads it). KEYS: the due set, this period's parents, the
--- last period's parents. ARGV: prefix, now (ms), window (ms), parts kept (ms), parents kept (ms), then per part: the
+-- last period's parents, the key there while a Survey123 webhook may wait for its parent. ARGV: prefix, now (ms), window (ms), parts kept (ms), parents kept (ms), then per part: the
 -- submission id, its field (`parent`, `ref`, `r:…`, `a:…`), its JSON (a reference's encoding for `ref`), and the
 -- parent's `<hook>\n<GlobalID>` (a parent) or ''. A part already kept is left as it is. A parent kept as a reference
 -- is one field of this period's parents (a lone parent writes no key of its own); any other part is a field of its
@@ -7,6 +7,7 @@
 -- last new part (one the Survey123 webhook closed is made due at once when its range is written). Returns how many
 -- parts were new, then the submissions that a Survey123 webhook, waiting for their parent, closed.
 local due, parents, lastParents = KEYS[1], KEYS[2], KEYS[3]
+local waiting = redis.call('EXISTS', KEYS[4]) == 1
 local prefix, now, window, keep, parentsKept = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local touched, added, closed = {}, 0, {}
 local recordedRefs = false
@@ -29,7 +30,7 @@ for i = 6, #ARGV, 4 do
     recordedRefs = true
     local hook, globalId = string.match(parentOf, '^(.-)\n(.*)$')
     local mark = prefix .. ':submissions:survey123:' .. hook .. ':' .. globalId
-    if redis.call('EXISTS', mark) == 1 then
+    if waiting and redis.call('EXISTS', mark) == 1 then
       redis.call('HSET', parts, 'survey123', '1')
       redis.call('PEXPIRE', parts, keep)
       redis.call('DEL', mark)

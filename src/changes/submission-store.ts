@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
-import { submissionParentsKey, submissionPartsKey, submissionsDueKey } from '../redis/keys.js';
+import { submissionParentsKey, submissionPartsKey, submissionsDueKey, submissionsWaitingKey } from '../redis/keys.js';
 import type { AttachmentEntry } from './change-event.js';
 import { decodeParentRef, type ParentRef } from './parent-ref.js';
 import type { ParentPart, SubmissionFeature } from './submission-event.js';
@@ -79,9 +79,10 @@ export class SubmissionStore {
         .slice(start, start + PARTS_PER_CALL)
         .flatMap(({ submission, field, json, parentOf }) => [submission, field, json, parentOf ?? '']);
       const [count, ...ids] = await this.#redis.geohookRecordSubmissionParts(
-        3,
+        4,
         submissionsDueKey(this.#prefix),
         ...this.#parentsKeys(now),
+        submissionsWaitingKey(this.#prefix),
         this.#prefix,
         now,
         windowMs,
@@ -110,9 +111,10 @@ export class SubmissionStore {
   /** The Survey123 webhook for the parent `globalId`: its submission due at once, or marked for when its parent is recorded. */
   async closeBySurvey123(hook: string, globalId: string, now = Date.now()): Promise<'closed' | 'marked'> {
     const closed = await this.#redis.geohookCloseBySurvey123(
-      3,
+      4,
       submissionsDueKey(this.#prefix),
       ...this.#parentsKeys(now),
+      submissionsWaitingKey(this.#prefix),
       this.#prefix,
       now,
       `${hook}\n${globalId}`,

@@ -96,6 +96,9 @@ export const submissionsDueKey = (prefix: string): string => `${prefix}:submissi
  */
 export const submissionParentsKey = (prefix: string, bucket: number): string => `${prefix}:submissions:parents:${bucket}`;
 
+/** Submissions: there at most an hour after the last Survey123 webhook that came before its parent (parents are looked up only then). */
+export const submissionsWaitingKey = (prefix: string): string => `${prefix}:submissions:survey123`;
+
 /** Submissions: a Survey123 webhook for a parent not resolved yet (`<hook>\n<GlobalID>`), kept an hour. */
 export const submissionSurvey123Key = (prefix: string, hook: string, globalId: string): string =>
   `${prefix}:submissions:survey123:${hook}:${globalId}`;
