@@ -36,7 +36,7 @@ export async function readCurrentRows(
       const layer = layers.find(({ id }) => id === edit.id);
       const ids = edit.objectIds ?? { adds: [], updates: [], deletes: [] };
       const rows =
-        layer === undefined ? new Map<unknown, EsriFeature>() : await queryRows(session, base, layer, [...ids.adds, ...ids.updates]);
+        layer === undefined ? new Map<unknown, EsriFeature>() : await readRowsById(session, base, layer, [...ids.adds, ...ids.updates]);
       const present = (list: readonly (number | string)[]): EsriFeature[] => list.flatMap((id) => rows.get(id) ?? []);
       return { id: edit.id, features: { adds: present(ids.adds), updates: present(ids.updates), deleteIds: ids.deletes } };
     }),
@@ -44,8 +44,8 @@ export async function readCurrentRows(
   return { edits: read, readUpTo };
 }
 
-/** The rows of `objectIds`, by object id, read with `query` a page at a time. */
-async function queryRows(
+/** The rows of `objectIds` of a layer of the service at `base`, by object id, read with `query` a page at a time. */
+export async function readRowsById(
   session: ServiceSession,
   base: string,
   layer: LayerInfo,

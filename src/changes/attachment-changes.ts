@@ -31,6 +31,8 @@ export interface AttachmentParents {
   record(layerId: number, entries: { globalId: string; parentGlobalId: string; id: number }[]): Promise<void>;
   /** The parents of attachments by GlobalID, by layer; none for one never seen. */
   read(layerId: number, globalIds: string[]): Promise<({ parentGlobalId: string; id: number } | undefined)[]>;
+  /** Forgets the parents of attachments deleted, by layer, once the events naming them are written. */
+  forget(layerId: number, globalIds: string[]): Promise<void>;
 }
 
 /** Bytes of an answer kept to tell an error body (JSON in an HTTP 200) from the attachment's bytes. */
@@ -90,6 +92,17 @@ export function changedParents(found: RangeAttachments): { layerId: number; glob
     const [layerId, globalId] = key.split('\n') as [string, string];
     return { layerId: Number(layerId), globalId };
   });
+}
+
+/** The GlobalIDs of the range's deleted attachments whose parent was kept, by layer. */
+export function deletedAttachments(found: RangeAttachments): Map<number, string[]> {
+  const byLayer = new Map<number, string[]>();
+  for (const [key, { deletes }] of found) {
+    if (deletes.length === 0) continue;
+    const layerId = Number(key.split('\n')[0]);
+    byLayer.set(layerId, [...(byLayer.get(layerId) ?? []), ...deletes.map(({ globalId }) => globalId)]);
+  }
+  return byLayer;
 }
 
 /** A digest of a feature's attachment changes: the version of an event that carries only them. */

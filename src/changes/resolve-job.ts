@@ -18,7 +18,10 @@ export const DEFAULT_SUBMISSION_WINDOW_MS = 3000;
 /** The server's answers to a range it will not give: bad request, forbidden, not found. */
 const CLIENT_ERROR = /^40[034]$/;
 
-/** The parents of a layer's attachments, in the hash `key`: attachment GlobalID → `<parent GlobalID>\t<attachment id>`. */
+/**
+ * The parents of a layer's attachments, in the hash `key`: attachment GlobalID → `<parent GlobalID>\t<attachment id>`,
+ * from its add until its delete is written.
+ */
 const attachmentParentsOf = (connection: RedisClient, key: string): AttachmentParents => ({
   record: async (_layerId, entries) => {
     if (entries.length > 0)
@@ -32,6 +35,9 @@ const attachmentParentsOf = (connection: RedisClient, key: string): AttachmentPa
           const [parentGlobalId = '', id = ''] = value.split('\t');
           return { parentGlobalId, id: Number(id) };
         }),
+  forget: async (_layerId, globalIds) => {
+    if (globalIds.length > 0) await connection.hdel(key, ...globalIds);
+  },
 });
 
 /** A job's range, opened: its layers read, its changes streamed; a range the server refuses fails for good. */
@@ -82,8 +88,10 @@ async function recordSubmissions(
   const windowMs = windowOf(context, data);
   if (windowMs === 0) return;
   const parts = submissionPartsOf(events, opened.layers, parseScope(data.scope).service);
-  for (const part of parts) touched.add(part.submission);
-  await context.submissions.record(parts, windowMs);
+  // A parent kept as a reference is no submission yet, unless a Survey123 webhook waited for it.
+  for (const part of parts) if (part.field !== 'ref') touched.add(part.submission);
+  const { closed } = await context.submissions.record(parts, windowMs);
+  for (const submission of closed) touched.add(submission);
 }
 
 /**
@@ -132,6 +140,7 @@ async function settleRange(context: ResolverContext, data: ResolveJobData, opene
   const { scope, from, to } = data;
   await clearFailedRange(connection, prefix, scope, { from, to });
   if (data.origin === 'replay') return;
+  await opened.forgetDeletedAttachments();
   if (opened.readUpTo !== undefined && opened.readUpTo > to) {
     const done = Number(await connection.hget(changesResolvedKey(prefix), scope));
     if (done < opened.readUpTo) await connection.hset(changesResolvedKey(prefix), scope, String(opened.readUpTo));

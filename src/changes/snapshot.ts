@@ -13,9 +13,9 @@ import { editorOf, geometryHash, rowOf, trackedOf, type TrackedFields } from './
 import { changeEventId, type ChangeEvent } from './change-event.js';
 import { layerFilterOf } from './change-filter.js';
 import { CHANGE_BATCH, type ChangeWriter } from './change-writer.js';
+import { layerScopeOf } from './layer-scope.js';
 import { LineSpool } from './line-spool.js';
 import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
-import { layerScopeOf } from './resolve-range.js';
 
 /** What a snapshot needs. */
 export interface SnapshotOptions {

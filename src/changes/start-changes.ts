@@ -7,6 +7,7 @@ import { changesQueueName } from './change-queues.js';
 import { followScopes } from './follow-scopes.js';
 import type { ClaimedRange } from './range-claims.js';
 import { resolveJob, type ResolveJobData } from './range-jobs.js';
+import { parentReaderOf } from './read-parent-row.js';
 import { rangeJobFailed, resolveRangeJob } from './resolve-job.js';
 import { createResolverContext, type ChangesOptions } from './resolver-context.js';
 import { startSubmissionCloser } from './submission-closer.js';
@@ -54,7 +55,7 @@ export function startChanges(options: ChangesOptions): Changes {
     failed: (err) => log.warn({ err }, 'change ranges not checked: retrying'),
   });
 
-  const closer = startSubmissionCloser({ store: context.submissions, writer: context.writer, log });
+  const closer = startSubmissionCloser({ store: context.submissions, writer: context.writer, readParent: parentReaderOf(context), log });
 
   log.info({ services: options.services, track: options.track }, 'following the services');
   return {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { startPollLoop } from '../retry/poll-loop.js';
 import { normalizeGuid } from './attachment-changes.js';
 import type { ChangeWriter } from './change-writer.js';
+import type { ParentReader } from './read-parent-row.js';
 import { buildSubmissionEvent } from './submission-event.js';
 import type { SubmissionStore } from './submission-store.js';
 
@@ -9,6 +10,8 @@ import type { SubmissionStore } from './submission-store.js';
 export interface SubmissionCloserOptions {
   store: SubmissionStore;
   writer: () => ChangeWriter;
+  /** Reads the row of a parent kept as a reference (its other parts came after it). */
+  readParent: ParentReader;
   log: Logger;
   /** How often the due submissions are looked for, ms. @defaultValue 100 */
   intervalMs?: number;
@@ -22,7 +25,8 @@ const CLAIMED_AT_ONCE = 100;
 /**
  * Closes the submissions that are due (docs/submissions.md): each claimed (leased), its parts read, its
  * `change.submission` written with the accept script (its id is the parent's, so a second receiver, a retry or a
- * replay adds nothing), then finished. A parent that came alone and was not closed by Survey123 is no submission.
+ * replay adds nothing), then finished. A parent that came alone and was not closed by Survey123 is no submission; one
+ * kept as a reference has its row read from the service.
  */
 export function startSubmissionCloser(options: SubmissionCloserOptions): { close(): Promise<void> } {
   const { store, log } = options;
@@ -32,7 +36,7 @@ export function startSubmissionCloser(options: SubmissionCloserOptions): { close
       const claimed = await store.claim(Date.now(), leaseMs, CLAIMED_AT_ONCE);
       for (const submission of claimed) {
         const parts = await store.read(submission);
-        const { parent } = parts;
+        const parent = parts.parent ?? (parts.parentRef === undefined ? undefined : await options.readParent(parts.parentRef));
         const whole = parent !== undefined && (parts.survey123 || parts.related.length > 0 || parts.attachments.length > 0);
         if (whole) {
           const event = buildSubmissionEvent(parent, parts.related, parts.attachments, parts.survey123 ? 'survey123' : 'window');
@@ -40,8 +44,9 @@ export function startSubmissionCloser(options: SubmissionCloserOptions): { close
           if (added)
             log.debug({ eventId: event.id, related: event.related.length, attachments: event.attachments.length }, 'submission closed');
         }
-        const globalId = normalizeGuid(parent?.key.globalId);
-        await store.finish(submission, parent === undefined || globalId === undefined ? undefined : `${parent.hook}\n${globalId}`);
+        const hook = parent?.hook ?? parts.parentRef?.hook;
+        const globalId = normalizeGuid(parent?.key.globalId ?? parts.parentRef?.globalId);
+        await store.finish(submission, hook === undefined || globalId === undefined ? undefined : `${hook}\n${globalId}`);
       }
       if (claimed.length < CLAIMED_AT_ONCE) return;
     }

@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
-import { submissionPartsKey, submissionsByGlobalIdKey, submissionsDueKey } from '../redis/keys.js';
+import { submissionParentsKey, submissionPartsKey, submissionsDueKey, submissionsWaitingKey } from '../redis/keys.js';
 import type { AttachmentEntry } from './change-event.js';
+import { decodeParentRef, type ParentRef } from './parent-ref.js';
 import type { ParentPart, SubmissionFeature } from './submission-event.js';
 import type { SubmissionPart } from './submission-parts.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    geohookRecordSubmissionParts(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Result<number, Context>;
+    geohookRecordSubmissionParts(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Result<(number | string)[], Context>;
     geohookClaimSubmissions(key: string, ...args: (string | number)[]): Result<string[], Context>;
     geohookCloseBySurvey123(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Result<number, Context>;
   }
@@ -24,10 +25,14 @@ const closeLua = lua('close-by-survey123.lua');
 const PARTS_KEPT_MS = 600_000;
 /** Parts recorded per script call. */
 const PARTS_PER_CALL = 500;
+/** How long a Survey123 webhook that came before its parent is kept, ms. */
+const MARK_KEPT_MS = 3_600_000;
 
 /** A claimed submission's parts, as recorded. */
 export interface SubmissionParts {
   parent: ParentPart | undefined;
+  /** A parent kept as a reference only (no other part came with it): its row is read when the submission closes. */
+  parentRef: ParentRef | undefined;
   related: SubmissionFeature[];
   attachments: (AttachmentEntry & { layer: number })[];
   survey123: boolean;
@@ -52,25 +57,43 @@ export class SubmissionStore {
     }
   }
 
-  /** Records parts (a part already kept is left as it is); a submission with its parent and another part is due `windowMs` after its last. */
-  async record(parts: readonly SubmissionPart[], windowMs: number, now = Date.now()): Promise<number> {
+  /**
+   * This period's parents and the last one's (each kept {@link PARTS_KEPT_MS} twice): a parent is found for at
+   * least `PARTS_KEPT_MS` after it was recorded, and a period's parents go at once when their key expires.
+   */
+  #parentsKeys(now: number): [string, string] {
+    const bucket = Math.floor(now / PARTS_KEPT_MS);
+    return [submissionParentsKey(this.#prefix, bucket), submissionParentsKey(this.#prefix, bucket - 1)];
+  }
+
+  /**
+   * Records parts (a part already kept is left as it is); a submission with its parent and another part is due
+   * `windowMs` after its last. Returns how many were new, and the submissions that a Survey123 webhook which came
+   * before their parent closed (due once the range is settled).
+   */
+  async record(parts: readonly SubmissionPart[], windowMs: number, now = Date.now()): Promise<{ added: number; closed: string[] }> {
     let added = 0;
+    const closed: string[] = [];
     for (let start = 0; start < parts.length; start += PARTS_PER_CALL) {
       const args = parts
         .slice(start, start + PARTS_PER_CALL)
         .flatMap(({ submission, field, json, parentOf }) => [submission, field, json, parentOf ?? '']);
-      added += await this.#redis.geohookRecordSubmissionParts(
-        2,
+      const [count, ...ids] = await this.#redis.geohookRecordSubmissionParts(
+        4,
         submissionsDueKey(this.#prefix),
-        submissionsByGlobalIdKey(this.#prefix),
+        ...this.#parentsKeys(now),
+        submissionsWaitingKey(this.#prefix),
         this.#prefix,
         now,
         windowMs,
         PARTS_KEPT_MS,
+        2 * PARTS_KEPT_MS,
         ...args,
       );
+      added += Number(count);
+      closed.push(...ids.map(String));
     }
-    return added;
+    return { added, closed };
   }
 
   /** After a range is written: its submissions a Survey123 webhook closed are due at once (their every part is recorded). */
@@ -78,27 +101,27 @@ export class SubmissionStore {
     const ids = [...submissions];
     if (ids.length === 0) return;
     const read = this.#redis.multi();
-    for (const id of ids) read.hmget(submissionPartsKey(this.#prefix, id), 'parent', 'survey123');
+    // The Survey123 mark is set only on a submission whose parent is kept.
+    for (const id of ids) read.hget(submissionPartsKey(this.#prefix, id), 'survey123');
     const answers = (await read.exec()) ?? [];
-    const closed = ids.filter((_, index) => {
-      const [parent, survey123] = (answers[index]?.[1] ?? []) as (string | null)[];
-      return parent !== null && parent !== undefined && survey123 === '1';
-    });
+    const closed = ids.filter((_, index) => answers[index]?.[1] === '1');
     if (closed.length > 0) await this.#redis.zadd(submissionsDueKey(this.#prefix), ...closed.flatMap((id) => [now, id]));
   }
 
   /** The Survey123 webhook for the parent `globalId`: its submission due at once, or marked for when its parent is recorded. */
   async closeBySurvey123(hook: string, globalId: string, now = Date.now()): Promise<'closed' | 'marked'> {
     const closed = await this.#redis.geohookCloseBySurvey123(
-      2,
+      4,
       submissionsDueKey(this.#prefix),
-      submissionsByGlobalIdKey(this.#prefix),
+      ...this.#parentsKeys(now),
+      submissionsWaitingKey(this.#prefix),
       this.#prefix,
       now,
       `${hook}\n${globalId}`,
       hook,
       globalId,
-      3_600_000,
+      MARK_KEPT_MS,
+      PARTS_KEPT_MS,
     );
     return closed === 1 ? 'closed' : 'marked';
   }
@@ -109,9 +132,22 @@ export class SubmissionStore {
   }
 
   /** The parts of a submission. */
-  async read(submission: string): Promise<SubmissionParts> {
-    const fields = await this.#redis.hgetall(submissionPartsKey(this.#prefix, submission));
-    const parts: SubmissionParts = { parent: undefined, related: [], attachments: [], survey123: fields.survey123 === '1' };
+  async read(submission: string, now = Date.now()): Promise<SubmissionParts> {
+    const [parents, lastParents] = this.#parentsKeys(now);
+    const [[, fields], [, ref], [, lastRef]] = ((await this.#redis
+      .multi()
+      .hgetall(submissionPartsKey(this.#prefix, submission))
+      .hget(parents, submission)
+      .hget(lastParents, submission)
+      .exec()) ?? []) as [[unknown, Record<string, string>], [unknown, string | null], [unknown, string | null]];
+    const kept = ref ?? lastRef;
+    const parts: SubmissionParts = {
+      parent: undefined,
+      parentRef: kept === null ? undefined : decodeParentRef(kept),
+      related: [],
+      attachments: [],
+      survey123: fields.survey123 === '1',
+    };
     for (const [field, json] of Object.entries(fields)) {
       if (field === 'parent') parts.parent = JSON.parse(json) as ParentPart;
       else if (field.startsWith('r:')) parts.related.push(JSON.parse(json) as SubmissionFeature);
@@ -120,10 +156,13 @@ export class SubmissionStore {
     return parts;
   }
 
-  /** A submission closed (written, or not one): out of the due set and the GlobalID index; its parts kept a while for late parts to find it closed. */
-  async finish(submission: string, parentOf: string | undefined): Promise<void> {
+  /**
+   * A submission closed (written, or not one): out of the due set, its parent out of the GlobalID index; its parts
+   * kept a while for late parts to find it closed.
+   */
+  async finish(submission: string, parentOf: string | undefined, now = Date.now()): Promise<void> {
     const multi = this.#redis.multi().zrem(submissionsDueKey(this.#prefix), submission);
-    if (parentOf !== undefined) multi.hdel(submissionsByGlobalIdKey(this.#prefix), parentOf);
+    if (parentOf !== undefined) for (const key of this.#parentsKeys(now)) multi.hdel(key, `g:${parentOf}`);
     await multi.exec();
   }
 }

@@ -186,15 +186,17 @@ export function startFanout(options: FanoutOptions): Fanout {
   const handNew = async (state: FanoutState, waitMs: number): Promise<{ fresh: boolean; full?: boolean; outcome?: HandOver }> => {
     const subscriptions = await destinationsOf(state.version);
     const live = [...routes, ...subscriptions.filter(({ name }) => !state.catchingUp.has(name))];
-    const count = Math.max(1, Math.min(batch, Math.floor(maxJobsPerCall / Math.max(1, live.length))));
+    // With no destination, one entry tells that there are new ones: the cursor then moves to the log's end, past
+    // entries that are neither read nor parsed.
+    const count = live.length === 0 ? 1 : Math.max(1, Math.min(batch, Math.floor(maxJobsPerCall / live.length)));
     const reply =
       waitMs > 0
         ? await waiter.xread('COUNT', count, 'BLOCK', waitMs, 'STREAMS', logKey, state.cursor)
         : await waiter.xread('COUNT', count, 'STREAMS', logKey, state.cursor);
     const raw: RawEntries = reply?.[0]?.[1] ?? [];
-    const lastId = raw.at(-1)?.[0];
+    let lastId = raw.at(-1)?.[0];
     if (lastId === undefined) return { fresh: false };
-    // With no destination the cursor only moves past the entries: they are not parsed.
+    if (live.length === 0) lastId = (await waiter.xrevrange(logKey, '+', '-', 'COUNT', 1))[0]?.[0] ?? lastId;
     const read = live.length > 0 ? parseLogEntries(raw, skipped) : [];
     const { entries, taken } = await match(read, live);
     const outcome = await script.handOver({
@@ -209,7 +211,7 @@ export function startFanout(options: FanoutOptions): Fanout {
       state.cursor = lastId;
       options.onHandOver?.(read.length);
     }
-    return { fresh: true, full: raw.length === count, outcome };
+    return { fresh: true, full: live.length > 0 && raw.length === count, outcome };
   };
 
   /** One run of the log for a subscription reading it from an earlier time, up to the cursor, where it joins the others. */

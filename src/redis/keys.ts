@@ -89,8 +89,15 @@ export const submissionPartsKey = (prefix: string, submission: string): string =
 /** Submissions: each submission with a parent and another part (or a Survey123 webhook), scored by when it closes. */
 export const submissionsDueKey = (prefix: string): string => `${prefix}:submissions:due`;
 
-/** Submissions: the submission of a parent's GlobalID (`<hook>\n<GlobalID>` → id), for the Survey123 webhook. */
-export const submissionsByGlobalIdKey = (prefix: string): string => `${prefix}:submissions:globalids`;
+/**
+ * Submissions: the parents created in one period of the parts' keeping time (`bucket`, the time divided by it): each
+ * parent's submission id → a reference to its row (`<hook>\t<service>\t<layer>\t<object id>\t<GlobalID>\t<ts>`), and
+ * `g:<hook>\n<GlobalID>` → its submission id, for the Survey123 webhook; kept two periods.
+ */
+export const submissionParentsKey = (prefix: string, bucket: number): string => `${prefix}:submissions:parents:${bucket}`;
+
+/** Submissions: there at most an hour after the last Survey123 webhook that came before its parent (parents are looked up only then). */
+export const submissionsWaitingKey = (prefix: string): string => `${prefix}:submissions:survey123`;
 
 /** Submissions: a Survey123 webhook for a parent not resolved yet (`<hook>\n<GlobalID>`), kept an hour. */
 export const submissionSurvey123Key = (prefix: string, hook: string, globalId: string): string =>

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { addAttachment, deleteAttachments } from '@esri/arcgis-rest-feature-service';
+import { Redis } from 'ioredis';
 import t from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -7,6 +8,7 @@ import { PARCELS } from '../helpers/edits.js';
 import { countChanges, setUpParcelsChanges } from '../helpers/parcels-changes.js';
 import { configFile } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 // Attachments in change events (issue 55): with `attachments: "metadata"` a feature's create or update carries the
 // attachments its range added or updated, each with the SHA-256 of its bytes; without it, events are as they were.
@@ -70,7 +72,14 @@ t.test(
 
 t.test('an edit of attachments alone is an update of their feature, a delete named by the attachment', async (t) => {
   const config = configFile(t, { changes: { [PARCELS]: { attachments: 'metadata', submissionWindowMs: 0 } } });
-  const { emulator, events, url, authentication } = await setUpParcelsChanges(t, redis, { GEOHOOK_CONFIG: config });
+  const { emulator, events, url, authentication, prefix } = await setUpParcelsChanges(t, redis, { GEOHOOK_CONFIG: config });
+  const client = new Redis(redis.url);
+  t.teardown(() => client.quit());
+  /** The attachments whose parent geohook keeps, every layer's. */
+  const parentsKept = async () => {
+    const keys = await client.keys(`${prefix}:changes:attachments:*`);
+    return (await Promise.all(keys.map((key) => client.hkeys(key)))).flat();
+  };
   const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/submissions', { related: 0, photos: 0 });
   const { parent } = body as unknown as Submitted;
   await countChanges(events, 1);
@@ -92,6 +101,7 @@ t.test('an edit of attachments alone is an update of their feature, a delete nam
       deletes: [],
     },
   });
+  t.equal((await parentsKept()).length, 1, 'the parent of the attachment added is kept');
   await deleteAttachments({
     url: `${url}/0`,
     authentication,
@@ -109,6 +119,7 @@ t.test('an edit of attachments alone is an update of their feature, a delete nam
     },
   });
   t.not(removal!.id, update!.id, 'each edit of the attachments is an event of its own');
+  await waitFor('the parent of the attachment deleted forgotten', async () => (await parentsKept()).length === 0);
 });
 
 t.test('without attachments set, events carry none and geohook asks extractChanges for none', async (t) => {

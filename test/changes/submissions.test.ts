@@ -1,8 +1,11 @@
+import { applyEdits } from '@esri/arcgis-rest-feature-service';
+import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { PARCELS } from '../helpers/edits.js';
-import { setUpParcelsChanges } from '../helpers/parcels-changes.js';
+import { countChanges, setUpParcelsChanges } from '../helpers/parcels-changes.js';
 import { configFile } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { square } from '../helpers/square.js';
 import { waitFor } from '../helpers/wait.js';
 
 // change.submission (issue 55): one event per Survey123 submission, its parent, related rows and photos, closed by
@@ -84,4 +87,57 @@ t.test('a Survey123 webhook whose token the portal refuses (wrong, then expired)
   const [submission] = await waitFor('a change.submission', () => submissions.length > 0 && submissions);
   t.equal(submission!.closedBy, 'window', 'closed by its window: neither webhook closed it');
   t.notMatch(geohook.log(), /elsewhere\.invalid/, 'the URL the payload names is not called');
+});
+
+t.test('parents created alone are kept as small references: no key of their own, none of their rows (issue 57)', async (t) => {
+  const { emulator, events, prefix } = await setUpParcelsChanges(t, redis);
+  const lone = 300;
+  await emulator.control('services/Hosted/Parcels.FeatureServer/bulk', { layerId: 0, count: lone });
+  await countChanges(events, lone);
+  const client = new Redis(redis.url);
+  t.teardown(() => client.quit());
+  // The last batch's parts are recorded after its events are written: wait for the last parent's reference.
+  const parentsKeys = async () => (await client.keys(`${prefix}:submissions:*`)).sort();
+  const fieldsOf = async (keys: string[]) => (await Promise.all(keys.map((key) => client.hgetall(key)))).flatMap(Object.entries);
+  const keys = await waitFor('every parent recorded', async () => {
+    const found = await parentsKeys();
+    return (await fieldsOf(found)).length >= 2 * lone && found;
+  });
+  t.ok(
+    keys.every((key) => key.startsWith(`${prefix}:submissions:parents:`)),
+    'no submission hash, due entry or GlobalID key per parent',
+  );
+  t.ok(keys.length <= 2, 'one key per period of parents');
+  const fields = await fieldsOf(keys);
+  t.equal(fields.length, 2 * lone, 'a reference and a GlobalID entry per parent');
+  const bytes = fields.reduce((sum, [field, value]) => sum + field.length + value.length, 0);
+  t.ok(bytes / lone < 250, `${Math.round(bytes / lone)} bytes per parent: no row, no geometry`);
+  t.notOk(
+    fields.some(([, value]) => value.includes('{"')),
+    'no JSON kept',
+  );
+});
+
+t.test('a related row that comes in a later range than its parent: the submission has the parent as read from the service', async (t) => {
+  const { events, submissions, url, authentication } = await setUp(t, 300);
+  const parcel = await applyEdits({
+    url: `${url}/0`,
+    authentication,
+    adds: [{ attributes: { parcel_id: 'late', status: 'Open' }, geometry: square(40) as never }],
+  });
+  const parent = parcel.addResults[0]!;
+  // Its range resolved alone: the parent is kept as a reference.
+  await countChanges(events, 1);
+  await applyEdits({
+    url: `${url}/1`,
+    authentication,
+    adds: [{ attributes: { parcel_guid: parent.globalId, inspector: 'inspector7', result: 'pass' } }],
+  });
+  const [submission] = await waitFor('a change.submission', () => submissions.length > 0 && submissions);
+  t.match(submission, {
+    key: { objectId: parent.objectId, globalId: parent.globalId },
+    parent: { layer: { id: 0, name: 'Parcels' }, after: { attributes: { parcel_id: 'late' }, asOf: 'current' } },
+    closedBy: 'window',
+  });
+  t.equal(submission!.related.length, 1);
 });

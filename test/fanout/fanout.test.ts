@@ -265,6 +265,8 @@ t.test('a hand-over adds at most maxJobsPerCall jobs: entries per call shrink as
   fanOut(t, prefix, { routes, maxJobsPerCall: 8, onHandOver: (entries) => void sizes.push(entries) });
   const log = await logOf(connection, prefix);
   await cursorAt(connection, prefix, log.at(-1)!.id);
+  // The cursor moves in Redis before the fan-out hears its call's answer: wait for the last hand-over's report too.
+  await waitFor('every hand-over reported', () => sizes.reduce((sum, size) => sum + size, 0) === 12);
   t.same(sizes, [2, 2, 2, 2, 2, 2], 'two entries (eight jobs) per call');
   t.equal((await waiting(connection, prefix, 'd')).length, 12, 'every entry handed over');
 });
