@@ -1,7 +1,8 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import t from 'tap';
+import { repoPath } from './paths.js';
 
 /** The compiled tests' folder (`dist-test/test`): this file is in its `helpers/`. */
 const testRoot = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -16,6 +17,14 @@ function testFiles(dir: string): string[] {
 const fileTimeoutMs = (): number => Number(process.env.TAP_TIMEOUT ?? 30) * 1000;
 
 type Teardown = () => unknown;
+
+/** The folders tap leaves out of its own run (`dist-test/test/@(a|b)/**` in `exclude`), and those with a group file. */
+function groupedFolders(): { excluded: string[]; grouped: string[] } {
+  const { tap } = JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { tap: { exclude: string[] } };
+  const excluded = tap.exclude.flatMap((pattern) => /^dist-test\/test\/@\(([^)]*)\)\/\*\*$/.exec(pattern)?.[1]?.split('|') ?? []);
+  const grouped = readdirSync(join(testRoot, 'groups')).flatMap((name) => /^(.+)\.test\.js$/.exec(name)?.[1] ?? []);
+  return { excluded: excluded.sort(), grouped: grouped.sort() };
+}
 
 /**
  * Runs every test file under `folders` (of `test/`) in this one process, one file after another, each as if tap had
@@ -38,6 +47,9 @@ export function runTestGroup(...folders: string[]): void {
     for (const teardown of due.reverse()) await teardown();
   };
   t.teardown(tearDown);
+  const { excluded, grouped } = groupedFolders();
+  // A folder left out without a group would never run; one grouped and not left out would run twice.
+  t.same(excluded, grouped, 'tap leaves out exactly the folders that run as groups');
   const next = (index: number): void => {
     const file = files[index];
     if (file === undefined) return;
