@@ -25,6 +25,8 @@ import { startRedis } from '../helpers/redis.js';
 import { serviceReports } from '../helpers/service-reports.js';
 import { waitFor } from '../helpers/wait.js';
 
+// About 40 s of receivers, workers and their timers alone on two cores: past tap's minute on a loaded machine.
+t.setTimeout(2 * 60_000);
 const redis = await startRedis(t);
 
 /** geohook's backfill worker with the credentials of the emulator at `emulatorUrl`, which it trusts, and a connection of its own, closed at teardown. */

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import type { Test } from 'tap';
 import { startPostgresServer, type PostgresServer } from '../../src/embedded/postgres-server.js';
+import { whenThisProcessEnds } from './parent-watchdog.js';
 
 /** A throwaway PostgreSQL cluster with PostGIS, for one test file. */
 export interface TestPostgres {
@@ -53,7 +54,7 @@ async function template(): Promise<string> {
 /**
  * Starts a private PostgreSQL cluster for the test file (src/embedded/postgres-server.ts) in a fresh temporary
  * folder, a copy of the prepared {@link template}, on a free 127.0.0.1 port, with durability off since its data is
- * thrown away. Stopped (immediate shutdown) and deleted at teardown, or when the process exits.
+ * thrown away. Stopped (immediate shutdown) and deleted at teardown, or when the process exits or is killed.
  */
 export async function startPostgres(t: Test): Promise<TestPostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'geohook-pg-'));
@@ -75,7 +76,13 @@ export async function startPostgres(t: Test): Promise<TestPostgres> {
     rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', killOnExit);
+  // Even SIGKILLed, which runs no exit handler: the postmaster of the moment (a test may restart it), then the folder.
+  const unwatch = whenThisProcessEnds(
+    'pid=$(head -n 1 "$1/data/postmaster.pid" 2>/dev/null) && kill -QUIT "$pid" && while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done; rm -rf "$1"',
+    [dir],
+  );
   t.teardown(async () => {
+    unwatch();
     process.off('exit', killOnExit);
     await Promise.all([...clients].map((client) => client.end().catch(() => {})));
     await server.stop('immediate').catch(() => {});

@@ -6,7 +6,33 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { findFreePort, RedisServer, type RedisServerOptions } from '../../src/embedded/redis-server.js';
+import { killWithThisProcess } from './parent-watchdog.js';
 import { waitFor } from './wait.js';
+
+/** A {@link RedisServer} that never outlives the test process, even SIGKILLed: see {@link killWithThisProcess}. */
+class TestRedisServer extends RedisServer {
+  private release: (() => void) | undefined;
+
+  override async start(): Promise<void> {
+    await super.start();
+    if (this.release === undefined && this.pid !== undefined) this.release = killWithThisProcess(this.pid);
+  }
+
+  override async stop(): Promise<void> {
+    this.unwatch();
+    await super.stop();
+  }
+
+  override async kill(): Promise<void> {
+    this.unwatch();
+    await super.kill();
+  }
+
+  private unwatch(): void {
+    this.release?.();
+    this.release = undefined;
+  }
+}
 
 /**
  * A redis-server in a fresh temporary directory, stopped (and the directory removed) at teardown. Without a
@@ -14,7 +40,7 @@ import { waitFor } from './wait.js';
  */
 async function startServer(t: Test, options: Omit<RedisServerOptions, 'dir'>): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'geohook-redis-'));
-  const server = new RedisServer({ dir, requirePassword: false, ...options });
+  const server = new TestRedisServer({ dir, requirePassword: false, ...options });
   await server.start();
   t.teardown(async () => {
     await server.stop();
