@@ -78,8 +78,10 @@ t.test('token mode: log in, see the event, retry its failed job from the Failed 
   await page.waitForURL(`${receiver.url}/ui/services`);
   await page.goto(`${receiver.url}/ui/queue/gp-events?status=waiting`);
   await page.getByRole('link', { name: jobId }).waitFor();
-  await page.getByText(`gp.job.succeeded · Tools/Buffer.GPServer · ${jobId.slice(0, 12)}`, { exact: true }).waitFor();
-  t.pass('the enqueued event is on the board: its job id, and a readable title (type, service, short id)');
+  await page
+    .getByText(`gp.job.succeeded · Tools/Buffer.GPServer · ${jobId.slice(0, 12)} · job j5c4a2f2a9b0e4d8f9a1b2c3d4e5f6a7b`, { exact: true })
+    .waitFor();
+  t.pass('the enqueued event is on the board: its job id, and a readable title (type, service, short id, GP job id)');
 
   await failNextJob(redis.url, receiver.prefix);
   await page.getByRole('link', { name: 'FAILED', exact: true }).click();
