@@ -90,6 +90,15 @@ export const submissionPartsKey = (prefix: string, submission: string): string =
 export const submissionsDueKey = (prefix: string): string => `${prefix}:submissions:due`;
 
 /**
+ * Submissions: the submissions held until the resolver catches up with their gate (docs/submissions.md), each scored
+ * by when it closes with what it has even so.
+ */
+export const submissionsHeldKey = (prefix: string): string => `${prefix}:submissions:held`;
+
+/** Submissions: the scopes some submission is held for (their held sets are looked at on every claim). */
+export const submissionsHoldingKey = (prefix: string): string => `${prefix}:submissions:holding`;
+
+/**
  * Submissions: the parents created in one period of the parts' keeping time (`bucket`, the time divided by it): each
  * parent's submission id → a reference to its row (`<hook>\t<service>\t<layer>\t<object id>\t<GlobalID>\t<ts>`), and
  * `g:<hook>\n<GlobalID>` → its submission id, for the Survey123 webhook; kept two periods.
