@@ -95,6 +95,9 @@ export const submissionsDueKey = (prefix: string): string => `${prefix}:submissi
  */
 export const submissionsHeldKey = (prefix: string): string => `${prefix}:submissions:held`;
 
+/** Submissions: those held for a scope (claim-submissions.lua builds it), each scored by the generation it waits for. */
+export const submissionsHeldInKey = (prefix: string, scope: string): string => `${prefix}:submissions:held:${scope}`;
+
 /** Submissions: the scopes some submission is held for (their held sets are looked at on every claim). */
 export const submissionsHoldingKey = (prefix: string): string => `${prefix}:submissions:holding`;
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import type { SubmissionPart } from '../../src/changes/submission-parts.js';
 import { SubmissionStore } from '../../src/changes/submission-store.js';
-import { changesPendingKey, changesResolvedKey, watermarksKey } from '../../src/redis/keys.js';
+import { changesPendingKey, changesResolvedKey, submissionsHeldInKey, watermarksKey } from '../../src/redis/keys.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -49,10 +49,15 @@ async function lagging(t: Test) {
 }
 
 t.test('a window that passed while the range holding the inspections is unresolved: held, then closed with every part', async (t) => {
-  const { store, release } = await lagging(t);
+  const { store, prefix, release } = await lagging(t);
   await store.record([parent, photo], SCOPE, WINDOW_MS, 1000);
   t.same(await store.claim(1050, LEASE_MS, 10), [], 'the window has not passed');
   t.same(await store.claim(2000, LEASE_MS, 10), [], 'the window passed, but the range that may hold its inspections is unresolved');
+  t.same(
+    await client.zrange(submissionsHeldInKey(prefix, SCOPE), '0', '-1', 'WITHSCORES'),
+    ['s1', '12'],
+    'held until its scope is resolved to 12',
+  );
   t.same(await store.claim(3000, LEASE_MS, 10), [], 'still held: nothing asks again per submission until its scope moves');
   // The resolver resolves the range: the inspection recorded (its own window), the claim released.
   await store.record([inspection], SCOPE, WINDOW_MS, 3100);
