@@ -11,6 +11,10 @@ if id then
   local kept = redis.call('HEXISTS', parts, 'parent') == 1 or redis.call('HEXISTS', parents, id) == 1
     or redis.call('HEXISTS', lastParents, id) == 1
   if kept then
+    -- A parent kept as a reference names its service's scope (`<hook> <service>`), which gates the claim.
+    local ref = redis.call('HGET', parents, id) or redis.call('HGET', lastParents, id)
+    local refHook, refService = string.match(ref or '', '^([^\t]*)\t([^\t]*)')
+    if refHook then redis.call('HSETNX', parts, 'service', refHook .. ' ' .. refService) end
     redis.call('HSET', parts, 'survey123', '1')
     redis.call('PEXPIRE', parts, partsKept)
     redis.call('ZADD', due, now, id)

@@ -1,5 +1,6 @@
 -- Records parts of submissions (submission-store.ts, which loads it). KEYS: the due set, this period's parents, the
--- last period's parents, the key there while a Survey123 webhook may wait for its parent. ARGV: prefix, now (ms), window (ms), parts kept (ms), parents kept (ms), then per part: the
+-- last period's parents, the key there while a Survey123 webhook may wait for its parent. ARGV: prefix, now (ms), window (ms), parts kept (ms), parents kept (ms), the
+-- service's scope (`<hook> <service>`: the claim script gates the submission on its scopes' resolution), then per part: the
 -- submission id, its field (`parent`, `ref`, `r:…`, `a:…`), its JSON (a reference's encoding for `ref`), and the
 -- parent's `<hook>\n<GlobalID>` (a parent) or ''. A part already kept is left as it is. A parent kept as a reference
 -- is one field of this period's parents (a lone parent writes no key of its own); any other part is a field of its
@@ -11,7 +12,8 @@ local waiting = redis.call('EXISTS', KEYS[4]) == 1
 local prefix, now, window, keep, parentsKept = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local touched, added, closed = {}, 0, {}
 local recordedRefs = false
-for i = 6, #ARGV, 4 do
+local service = ARGV[6]
+for i = 7, #ARGV, 4 do
   local id, field, json, parentOf = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local parts = prefix .. ':submissions:parts:' .. id
   if field == 'ref' then
@@ -45,6 +47,7 @@ for id in pairs(touched) do
   local fields = redis.call('HMGET', parts, 'parent', 'extras', 'survey123')
   local parent = fields[1] or redis.call('HEXISTS', parents, id) == 1 or redis.call('HEXISTS', lastParents, id) == 1
   if parent and (fields[2] or fields[3]) then
+    redis.call('HSET', parts, 'service', service)
     redis.call('ZADD', due, now + window, id)
   end
 end

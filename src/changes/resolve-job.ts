@@ -1,6 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { AdminApiError, AdminAuthError } from '../errors.js';
-import { parseScope } from '../events/tracked-ranges.js';
+import { parseScope, scopeOf } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { changesAttachmentParentsKey, changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
 import type { AttachmentParents } from './attachment-changes.js';
@@ -87,10 +87,11 @@ async function recordSubmissions(
 ): Promise<void> {
   const windowMs = windowOf(context, data);
   if (windowMs === 0) return;
-  const parts = submissionPartsOf(events, opened.layers, parseScope(data.scope).service);
+  const { service } = parseScope(data.scope);
+  const parts = submissionPartsOf(events, opened.layers, service);
   // A parent kept as a reference is no submission yet, unless a Survey123 webhook waited for it.
   for (const part of parts) if (part.field !== 'ref') touched.add(part.submission);
-  const { closed } = await context.submissions.record(parts, windowMs);
+  const { closed } = await context.submissions.record(parts, scopeOf(context.options.hook, service), windowMs);
   for (const submission of closed) touched.add(submission);
 }
 

@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
 import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
-import { submissionParentsKey, submissionPartsKey, submissionsDueKey, submissionsWaitingKey } from '../redis/keys.js';
+import {
+  changesPendingKey,
+  changesResolvedKey,
+  submissionParentsKey,
+  submissionPartsKey,
+  submissionsDueKey,
+  submissionsHeldKey,
+  submissionsHoldingKey,
+  submissionsWaitingKey,
+  watermarksKey,
+} from '../redis/keys.js';
 import type { AttachmentEntry } from './change-event.js';
 import { decodeParentRef, type ParentRef } from './parent-ref.js';
 import type { ParentPart, SubmissionFeature } from './submission-event.js';
@@ -10,7 +20,7 @@ import type { SubmissionPart } from './submission-parts.js';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     geohookRecordSubmissionParts(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Result<(number | string)[], Context>;
-    geohookClaimSubmissions(key: string, ...args: (string | number)[]): Result<string[], Context>;
+    geohookClaimSubmissions(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Result<string[], Context>;
     geohookCloseBySurvey123(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Result<number, Context>;
   }
 }
@@ -27,6 +37,8 @@ const PARTS_KEPT_MS = 600_000;
 const PARTS_PER_CALL = 500;
 /** How long a Survey123 webhook that came before its parent is kept, ms. */
 const MARK_KEPT_MS = 3_600_000;
+/** How long a due submission waits for a resolver that lags (or a scope no longer followed) before it closes even so, ms. */
+const HELD_AT_MOST_MS = 300_000;
 
 /** A claimed submission's parts, as recorded. */
 export interface SubmissionParts {
@@ -52,7 +64,7 @@ export class SubmissionStore {
     this.#prefix = prefix;
     if (typeof redis.geohookRecordSubmissionParts !== 'function') {
       redis.defineCommand('geohookRecordSubmissionParts', { lua: recordLua });
-      redis.defineCommand('geohookClaimSubmissions', { numberOfKeys: 1, lua: claimLua });
+      redis.defineCommand('geohookClaimSubmissions', { lua: claimLua });
       redis.defineCommand('geohookCloseBySurvey123', { lua: closeLua });
     }
   }
@@ -67,11 +79,17 @@ export class SubmissionStore {
   }
 
   /**
-   * Records parts (a part already kept is left as it is); a submission with its parent and another part is due
-   * `windowMs` after its last. Returns how many were new, and the submissions that a Survey123 webhook which came
-   * before their parent closed (due once the range is settled).
+   * Records parts of the service whose scope (`<hook> <service>`, as `scopeOf` makes it) is `serviceScope` (a part already
+   * kept is left as it is); a submission with its parent and another part is due `windowMs` after its last. Returns
+   * how many were new, and the submissions that a Survey123 webhook which came before their parent closed (due once
+   * the range is settled).
    */
-  async record(parts: readonly SubmissionPart[], windowMs: number, now = Date.now()): Promise<{ added: number; closed: string[] }> {
+  async record(
+    parts: readonly SubmissionPart[],
+    serviceScope: string,
+    windowMs: number,
+    now = Date.now(),
+  ): Promise<{ added: number; closed: string[] }> {
     let added = 0;
     const closed: string[] = [];
     for (let start = 0; start < parts.length; start += PARTS_PER_CALL) {
@@ -88,6 +106,7 @@ export class SubmissionStore {
         windowMs,
         PARTS_KEPT_MS,
         2 * PARTS_KEPT_MS,
+        serviceScope,
         ...args,
       );
       added += Number(count);
@@ -126,9 +145,27 @@ export class SubmissionStore {
     return closed === 1 ? 'closed' : 'marked';
   }
 
-  /** Claims up to `limit` submissions due by `now`, each leased for `leaseMs`. */
+  /**
+   * Claims up to `limit` submissions due by `now`, each leased for `leaseMs`: those whose service's scopes the
+   * resolver has resolved up to their watermarks when the submission became due (`claim-submissions.lua`); the others
+   * are held until it has (at most {@link HELD_AT_MOST_MS}).
+   */
   claim(now: number, leaseMs: number, limit: number): Promise<string[]> {
-    return this.#redis.geohookClaimSubmissions(submissionsDueKey(this.#prefix), now, leaseMs, limit);
+    const prefix = this.#prefix;
+    return this.#redis.geohookClaimSubmissions(
+      6,
+      submissionsDueKey(prefix),
+      watermarksKey(prefix),
+      changesResolvedKey(prefix),
+      changesPendingKey(prefix),
+      submissionsHeldKey(prefix),
+      submissionsHoldingKey(prefix),
+      prefix,
+      now,
+      leaseMs,
+      limit,
+      HELD_AT_MOST_MS,
+    );
   }
 
   /** The parts of a submission. */

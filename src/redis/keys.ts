@@ -90,6 +90,18 @@ export const submissionPartsKey = (prefix: string, submission: string): string =
 export const submissionsDueKey = (prefix: string): string => `${prefix}:submissions:due`;
 
 /**
+ * Submissions: the submissions held until the resolver catches up with their gate (docs/submissions.md), each scored
+ * by when it closes with what it has even so.
+ */
+export const submissionsHeldKey = (prefix: string): string => `${prefix}:submissions:held`;
+
+/** Submissions: those held for a scope (claim-submissions.lua builds it), each scored by the generation it waits for. */
+export const submissionsHeldInKey = (prefix: string, scope: string): string => `${prefix}:submissions:held:${scope}`;
+
+/** Submissions: the scopes some submission is held for (their held sets are looked at on every claim). */
+export const submissionsHoldingKey = (prefix: string): string => `${prefix}:submissions:holding`;
+
+/**
  * Submissions: the parents created in one period of the parts' keeping time (`bucket`, the time divided by it): each
  * parent's submission id → a reference to its row (`<hook>\t<service>\t<layer>\t<object id>\t<GlobalID>\t<ts>`), and
  * `g:<hook>\n<GlobalID>` → its submission id, for the Survey123 webhook; kept two periods.
