@@ -1,0 +1,3 @@
+import { runTestGroup } from '../helpers/test-group.js';
+
+runTestGroup('changes');
