@@ -2,6 +2,7 @@ import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { emulatorAdminEnv } from '../../emulator-control.js';
 import { Child } from '../ipc.js';
 import { processCpuMs, startRedis } from '../redis.js';
+import { untilReady } from '../until-ready.js';
 import type { FloorResult } from '../workers/change-floor.js';
 import { measureLatency, type LatencyResult } from './change-latency.js';
 import { measureThroughput, type ThroughputResult } from './change-throughput.js';
@@ -32,19 +33,6 @@ export interface ChangesSettings {
 
 const PREFIX = 'bench-changes';
 const SERVICE = 'Hosted/Parcels.FeatureServer';
-
-async function untilReady(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (
-    (await fetch(`${url}/readyz`).then(
-      (answer) => answer.status,
-      () => 0,
-    )) !== 200
-  ) {
-    if (Date.now() > deadline) throw new Error(`changes: geohook's /readyz not 200 within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** The floor in a process of its own, on a fresh redis-server, reading the same range from the emulator. */
 async function measureFloor(emulatorRoot: string, serverGens: [number, number]): Promise<ChangesResult['floor']> {
@@ -90,7 +78,7 @@ export async function runChanges(settings: ChangesSettings, log: (line: string) 
       args: [JSON.stringify(env)],
       execArgv: settings.serverExecArgv ?? [],
     });
-    await untilReady(server.ready.url, 60_000);
+    await untilReady(server.ready.url, 60_000, 'changes');
 
     log(`changes: ${settings.edits} single edits at ${settings.editsPerSec}/s, each timed to its change event in a consumer`);
     consumer = await Child.start('change consumer', 'workers/change-consumer.js', {

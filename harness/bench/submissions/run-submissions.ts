@@ -7,6 +7,7 @@ import { emulatorAdminEnv, submitInspection } from '../../emulator-control.js';
 import { percentile } from '../changes/change-latency.js';
 import { Child } from '../ipc.js';
 import { startRedis } from '../redis.js';
+import { untilReady } from '../until-ready.js';
 
 /** One way a submission closes, timed from just before its submission to its `change.submission` in a consumer. */
 export interface SubmissionLatency {
@@ -42,19 +43,6 @@ const SERVICE = 'Hosted/Parcels.FeatureServer';
 const WINDOW_MS = 3000;
 /** A parcel, two inspections, two photos on the parcel and one on each inspection. */
 const SUBMISSION = { related: 2, photos: [{}, {}, { on: 0 }, { on: 1 }], photoBytes: 2048 };
-
-async function untilReady(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (
-    (await fetch(`${url}/readyz`).then(
-      (answer) => answer.status,
-      () => 0,
-    )) !== 200
-  ) {
-    if (Date.now() > deadline) throw new Error(`submissions: geohook's /readyz not 200 within ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
 
 /**
  * `settings.submissions` submissions at a steady pace, each timed from just before the emulator's `submissions` control
@@ -129,7 +117,7 @@ export async function runSubmissions(settings: SubmissionsSettings, log: (line: 
       LOG_LEVEL: 'silent',
     };
     server = await Child.start<{ url: string }>('geohook server', 'workers/geohook-server.js', { args: [JSON.stringify(env)] });
-    await untilReady(server.ready.url, 60_000);
+    await untilReady(server.ready.url, 60_000, 'submissions');
     consumer = await Child.start('submission consumer', 'workers/submission-consumer.js', {
       args: [JSON.stringify({ redisUrl: redis.url, prefix: PREFIX })],
     });
