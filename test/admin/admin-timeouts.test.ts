@@ -24,14 +24,11 @@ t.test('a fetch that never answers times out after timeoutMs', async (t) => {
     timeoutMs: 50,
     retry: { delaysMs: [0, 0] },
   });
-  const started = performance.now();
   const err = await rejectionOf(client.findServices());
-  const elapsed = performance.now() - started;
   t.ok(err instanceof AdminApiError);
   t.equal((err as Error).message, '/arcgis/admin/services/findServices: request failed: no answer within 50 ms after 3 attempts');
   t.equal(((err as Error).cause as Error).name, 'TimeoutError');
   t.equal(recorder.requests.length, 3, 'a read: tried along the schedule');
-  t.ok(elapsed >= 140 && elapsed < 2000, `three timeouts of 50 ms (${Math.round(elapsed)} ms)`);
   const write = recordingFetch(['hang', 'hang']);
   const writer = createAdminClient({ baseUrl: 'http://127.0.0.1:9/arcgis/admin', auth: { token: 't' }, fetch: write.fetch, timeoutMs: 50 });
   await t.rejects(writer.webhooks.deleteAll(GP), { message: /no answer within 50 ms$/ });

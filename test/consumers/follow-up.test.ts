@@ -203,8 +203,8 @@ t.test('an expired token: a static one fails with 498, credentials are renewed o
 });
 
 t.test('a server that never answers fails the request after timeoutMs', async (t) => {
+  // The sink never answers: without the timeout the request would wait until tap's limit.
   const sink = await startSink(t, () => undefined);
-  const started = Date.now();
   const err = await rejection(
     fetchChanges(eventOf('feature', { changesUrl: `${sink.url}/arcgis/rest/services/S/FeatureServer/extractChanges` }), {
       auth: { token: 'x' },
@@ -214,7 +214,6 @@ t.test('a server that never answers fails the request after timeoutMs', async (t
   );
   t.ok(err instanceof AdminApiError);
   t.match(err, { code: 'GEOHOOK_ERR_ADMIN_API', message: /no answer within 100 ms/ });
-  t.ok(Date.now() - started < 2000, 'within the timeout, give or take');
 });
 
 t.test('an async job that never completes fails at the deadline; one that fails, at once', async (t) => {

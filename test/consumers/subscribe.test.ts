@@ -254,9 +254,9 @@ t.test('close() gives up on a stuck handler after its timeout', async (t) => {
   });
   await fireGp(receiver);
   await waitFor('the handler to start', async () => started);
-  const began = Date.now();
+  // The handler never settles: a close that waited for it would never return, and the test would end at tap's limit.
   await subscription.close({ timeoutMs: 200 });
-  t.ok(Date.now() - began < 5000, 'close returned');
+  t.pass('close returned');
 });
 
 t.test('invalid handlers are refused with a configuration error', async (t) => {

@@ -53,11 +53,9 @@ t.test(`a form of more than ${MAX_FORM_FIELDS} fields is refused 400 before its 
   const receiver = await startReceiver(t, redis);
   for (const fields of [MAX_FORM_FIELDS + 1, 100_000]) {
     const body = form(fields);
-    const started = Date.now();
     const response = await receiver.post(body, { ...FORM, 'x-service': sign(TEST_KEY, body) });
     t.equal(response.status, 400, `${fields} fields`);
     t.match(await response.json(), { code: 'GEOHOOK_ERR_BAD_PAYLOAD', message: new RegExp(`more than ${MAX_FORM_FIELDS} form fields`) });
-    t.ok(Date.now() - started < 5000, `answered in ${Date.now() - started} ms`);
   }
   const forged = form(100_000);
   t.equal(

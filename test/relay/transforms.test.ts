@@ -111,12 +111,12 @@ t.test(
       (await failure('{"n": after.attributes.status + 1}')).message,
       /it threw: .*must evaluate to a number \(JSONata T2001, at line 1, column \d+\)/,
     );
-    const started = Date.now();
+    // An endless loop: without the bound it would never fail, and the test would end at tap's limit.
     t.match(
       (await failure('( $loop := function($n) { $n < 0 ? $n : $loop($n + 1) }; {"n": $loop(0)} )')).message,
       /it took more than 10000 steps \(a loop\?\)$|JSONata D1012/,
+      'a loop ends with the step bound',
     );
-    t.ok(Date.now() - started < 5000, 'a loop ends with the time bound');
     t.match((await failure('{"n": [1..1000000]}')).message, /JSONata D2015/, 'a sequence past its bound');
     t.match((await failure('[1, 2]')).message, /it gave an array, not a JSON object$/);
     t.match((await failure('"text"')).message, /it gave a string, not a JSON object$/);

@@ -99,6 +99,14 @@ t.test('src/server.ts over 160 lines fails the lint: the composition root only c
   t.same(await rulesBroken(code, 'src/cli/probe.ts'), [], 'other files are not held to it');
 });
 
+t.test("a function over 80 lines in src/changes/ fails the lint: the resolver's functions do one thing each", async (t) => {
+  const functionOf = (lines: number): string =>
+    `export function probe(): number {\n  let n = 0;\n${'  n += 1;\n'.repeat(lines - 4)}  return n;\n}\n`;
+  t.same(await rulesBroken(functionOf(81), 'src/changes/probe.ts'), ['max-lines-per-function']);
+  t.same(await rulesBroken(functionOf(80), 'src/changes/probe.ts'), [], '80 lines it may');
+  t.same(await rulesBroken(functionOf(81), 'src/cli/probe.ts'), [], 'other folders are not held to it');
+});
+
 t.test('an import cycle fails the lint', async (t) => {
   const dir = mkdtempSync(join(root, 'src', 'arcgis', 'lint-probe-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
