@@ -95,10 +95,11 @@ export async function openRange(range: RangeToResolve, context: ResolveContext):
     if (attachments !== undefined)
       segments.push(...(await attachmentOnlySegments(context.session, range.serviceUrl, file, scoped, attachments)));
     const total = segments.reduce((sum, segment) => sum + segment.length, 0);
+    const transaction = createHash('sha256').update(`${range.scope}\n${range.from}\n${range.to}`).digest('hex');
     const source = (index: number): ChangeSource => ({
       origin: context.origin,
       serverGens: [range.from, range.to],
-      transaction: { id: createHash('sha256').update(`${range.scope}\n${range.from}\n${range.to}`).digest('hex'), index, total },
+      transaction: { id: transaction, index, total },
     });
     return {
       total,
