@@ -27,11 +27,17 @@ export class LayerFieldsRecorder {
 
   async record(events: readonly ChangeEvent[], layers: readonly LayerInfo[]): Promise<void> {
     const fresh: string[] = [];
+    // Each layer's fields as JSON, once per call (a batch holds many events of few layers).
+    const jsonOf = new Map<LayerInfo, string>();
     for (const event of events) {
       const layer = layers.find(({ id }) => id === event.layer.id);
       if (layer === undefined) continue;
       const field = layerFieldsField(event);
-      const json = JSON.stringify(layer.fields.map(({ name, type }) => ({ name, type })));
+      let json = jsonOf.get(layer);
+      if (json === undefined) {
+        json = JSON.stringify(layer.fields.map(({ name, type }) => ({ name, type })));
+        jsonOf.set(layer, json);
+      }
       if (this.#recorded.get(field) === json) continue;
       this.#recorded.set(field, json);
       fresh.push(field, json);

@@ -13,6 +13,8 @@ local prefix, now, window, keep, parentsKept = ARGV[1], tonumber(ARGV[2]), tonum
 local touched, added, closed = {}, 0, {}
 local recordedRefs = false
 local service = ARGV[6]
+-- The parents' `g:<hook>\n<GlobalID>` fields, written with one HSET once the parts are taken (the loop reads none).
+local parentFields = {}
 for i = 7, #ARGV, 4 do
   local id, field, json, parentOf = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local parts = prefix .. ':submissions:parts:' .. id
@@ -28,7 +30,8 @@ for i = 7, #ARGV, 4 do
     redis.call('PEXPIRE', parts, keep)
   end
   if parentOf ~= '' then
-    redis.call('HSET', parents, 'g:' .. parentOf, id)
+    parentFields[#parentFields + 1] = 'g:' .. parentOf
+    parentFields[#parentFields + 1] = id
     recordedRefs = true
     local hook, globalId = string.match(parentOf, '^(.-)\n(.*)$')
     local mark = prefix .. ':submissions:survey123:' .. hook .. ':' .. globalId
@@ -41,6 +44,7 @@ for i = 7, #ARGV, 4 do
     end
   end
 end
+if #parentFields > 0 then redis.call('HSET', parents, unpack(parentFields)) end
 if recordedRefs then redis.call('PEXPIRE', parents, parentsKept) end
 for id in pairs(touched) do
   local parts = prefix .. ':submissions:parts:' .. id

@@ -168,11 +168,8 @@ function parentsOfRange(scope: string, parentsOf: (layerScope: string) => Attach
 
 /** The source of the range's event at `index`: one transaction of `total` events, its id the range's digest. */
 function sourceOf(range: RangeToResolve, origin: ChangeSource['origin'], total: number): (index: number) => ChangeSource {
-  return (index) => ({
-    origin,
-    serverGens: [range.from, range.to],
-    transaction: { id: createHash('sha256').update(`${range.scope}\n${range.from}\n${range.to}`).digest('hex'), index, total },
-  });
+  const transaction = createHash('sha256').update(`${range.scope}\n${range.from}\n${range.to}`).digest('hex');
+  return (index) => ({ origin, serverGens: [range.from, range.to], transaction: { id: transaction, index, total } });
 }
 
 /** Forgets the parents of the attachments the range deleted, once its events are written. */
