@@ -20,7 +20,7 @@ export interface LoopLoadOptions {
   windowMs?: number;
   /** Share of a window the event loop must have run callbacks for. @defaultValue 0.9 */
   busyShare?: number;
-  /** Share of a window the process must have run on a core. @defaultValue 0.75 */
+  /** Share of a window the process must have run on a core. @defaultValue 0.5 */
   cpuShare?: number;
   /** The process's time so far (tests). @defaultValue {@link processTime} */
   time?: () => ProcessTime;
@@ -28,9 +28,9 @@ export interface LoopLoadOptions {
 
 /**
  * Whether this process runs at its capacity: its event loop spent the last window running callbacks, with no time
- * left waiting for work, and the process ran on a core for most of it. Waiting on Redis or the network leaves the
- * loop idle, so a slow round trip is not this; nor is a loop stretched by waiting for a core on a busy machine (it
- * gets little CPU). Deliveries coming faster than the process answers them are.
+ * left waiting for work, and the process ran on a core for half of it at least. Waiting on Redis or the network
+ * leaves the loop idle, so a slow round trip is not this; nor is a loop stretched by waiting for a core on a busy
+ * machine (it gets little CPU). Deliveries coming faster than the process answers them are.
  */
 export class LoopLoad {
   readonly #windowMs: number;
@@ -43,7 +43,7 @@ export class LoopLoad {
   constructor(options: LoopLoadOptions = {}) {
     this.#windowMs = options.windowMs ?? 250;
     this.#busyShare = options.busyShare ?? 0.9;
-    this.#cpuShare = options.cpuShare ?? 0.75;
+    this.#cpuShare = options.cpuShare ?? 0.5;
     this.#time = options.time ?? processTime;
     this.#start = this.#time();
   }
