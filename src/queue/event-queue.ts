@@ -178,10 +178,8 @@ export class EventQueue {
    * was busy nine tenths of it, `loop-load.ts`). The fan-out yields to them meanwhile (docs/subscriptions.md).
    */
   saturated(): boolean {
-    const writer = this.writer;
-    if (writer === undefined) return false;
     // Both read, so that each measure's window keeps rolling.
-    const redisFull = writer.saturation.saturated;
+    const redisFull = this.writer?.saturation.saturated ?? false;
     return this.loopLoad.busy || redisFull;
   }
 
