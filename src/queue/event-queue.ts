@@ -13,6 +13,7 @@ import type { Durability } from './durability.js';
 import { JobScript, scriptKeys, type EventWrite, type JobRequest } from './job-script.js';
 import { JobWriter } from './job-writer.js';
 import { longJobOptions } from './long-jobs.js';
+import { LoopLoad, type ProcessTime } from './loop-load.js';
 import { allQueueNames, backfillQueueName, queueNames, type QueueName } from './names.js';
 import { SpoolDrain } from './spool-drain.js';
 import { EventSpool } from './spool.js';
@@ -51,6 +52,8 @@ export interface EventQueueOptions {
   spoolDir?: string;
   /** Where the durability in force and the spool's progress are reported. */
   log?: Pick<BaseLogger, 'info' | 'warn' | 'error'>;
+  /** The process's time, read to tell whether it runs at its capacity (tests). @defaultValue its event loop's and CPU time */
+  processTime?: () => ProcessTime;
 }
 
 /** The options of every event job: the retry policy, the completed jobs kept, failed jobs kept as dead letters. */
@@ -102,6 +105,7 @@ export class EventQueue {
   private queues: ReadonlyMap<QueueName, Queue> | undefined;
   private backfill: Queue | undefined;
   private writer: JobWriter | undefined;
+  private readonly loopLoad: LoopLoad;
   private script: JobScript | undefined;
   private readonly dedupRetentionMs: number;
   private readonly gapDelayMs: number;
@@ -121,6 +125,7 @@ export class EventQueue {
     this.prefix = options.prefix ?? DEFAULT_PREFIX;
     this.durability = options.durability ?? 'fast';
     this.defaultJobOptions = eventJobOptions(options);
+    this.loopLoad = new LoopLoad(options.processTime === undefined ? {} : { time: options.processTime });
     this.durabilityWatch = new DurabilityWatch({
       connection: this.connection,
       durability: this.durability,
@@ -168,11 +173,14 @@ export class EventQueue {
   };
 
   /**
-   * Whether the acknowledgements run at their capacity now: the job writer has had more calls in flight than its
-   * pipeline's depth most of the last quarter second (`saturation.ts`). The fan-out yields to them meanwhile (docs/subscriptions.md).
+   * Whether the acknowledgements run at their capacity now: Redis's (the job writer has had more calls in flight
+   * than its pipeline's depth most of the last quarter second, `saturation.ts`) or this process's own (its event loop
+   * was busy nine tenths of it, `loop-load.ts`). The fan-out yields to them meanwhile (docs/subscriptions.md).
    */
   saturated(): boolean {
-    return this.writer?.saturation.saturated ?? false;
+    // Both read, so that each measure's window keeps rolling.
+    const redisFull = this.writer?.saturation.saturated ?? false;
+    return this.loopLoad.busy || redisFull;
   }
 
   /** The options of every event job (retries, backoff, completed jobs kept): change events take the same. */
