@@ -1,18 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
-import { layerFieldsField } from '../changes/layer-fields.js';
 import { DEFAULT_FANOUT_MAX_LAG_SECONDS } from '../config/defaults.js';
 import type { RedisClient } from '../redis/connection.js';
-import { eventLogKey, fanoutKey, fanoutLeaseKey, layerFieldsKey } from '../redis/keys.js';
+import { eventLogKey, fanoutKey, fanoutLeaseKey } from '../redis/keys.js';
 import { createAckYield } from './ack-yield.js';
 import type { Destination } from './destination.js';
+import { eventLayersOf, readEventLayers } from './event-layers.js';
 import { firstEntryAfter, parseLogEntries, readEventLog, type LogEntry, type RawEntries } from './event-log.js';
 import { FanoutLease } from './fanout-lease.js';
 import { FanoutScript, type HandOver } from './fanout-script.js';
 import { compareLogIds, LOG_START, logIdMs } from './log-id.js';
-import type { EmittedType, RelayLayer } from './route-match.js';
-import { isChangeEvent, type RoutedEvent } from './routed-event.js';
+import type { EmittedType } from './route-match.js';
+import type { RoutedEvent } from './routed-event.js';
 
 /** The destinations of a version of the subscriptions. */
 export type DestinationSource = (version: string) => Promise<readonly Destination[]>;
@@ -128,19 +128,6 @@ export function startFanout(options: FanoutOptions): Fanout {
     return cached.destinations;
   };
 
-  /** The fields of the layers of the change events among `entries`, which `where` filters read. */
-  const layersOf = async (entries: readonly LogEntry[]): Promise<Map<string, RelayLayer>> => {
-    const fields = [...new Set(entries.flatMap(({ event }) => (isChangeEvent(event) ? [layerFieldsField(event)] : [])))];
-    if (fields.length === 0) return new Map();
-    const values = await connection.hmget(layerFieldsKey(prefix), ...fields);
-    return new Map(
-      fields.flatMap((field, index) => {
-        const value = values[index];
-        return value == null ? [] : [[field, { id: Number(field.slice(field.lastIndexOf('#') + 1)), fields: JSON.parse(value) }] as const];
-      }),
-    );
-  };
-
   /**
    * Which entries each destination takes: its filter matches, and (unless reading back) the entry came after it was
    * made. A crossing a destination takes as `change.entered` or `change.left` is an entry of its own, appended: the
@@ -151,7 +138,7 @@ export function startFanout(options: FanoutOptions): Fanout {
     destinations: readonly Destination[],
     { readingBack = false } = {},
   ): Promise<{ entries: readonly LogEntry[]; taken: Map<Destination, number[]> }> => {
-    const layers = await layersOf(read);
+    const layers = await readEventLayers(connection, prefix, read);
     const entries = [...read];
     const variants = new Map<string, number>();
     const variantOf = (index: number, type: EmittedType): number => {
@@ -166,9 +153,9 @@ export function startFanout(options: FanoutOptions): Fanout {
       return at;
     };
     const taken = new Map<Destination, number[]>(destinations.map((destination) => [destination, []]));
-    read.forEach(({ id, event }, index) => {
-      const layer = isChangeEvent(event) ? layers.get(layerFieldsField(event)) : undefined;
-      const eventLayers = layer === undefined ? undefined : [layer];
+    read.forEach((entry, index) => {
+      const { id, event } = entry;
+      const eventLayers = eventLayersOf(layers, entry);
       for (const destination of destinations) {
         if (!readingBack && destination.after !== undefined && compareLogIds(id, destination.after) <= 0) continue;
         const verdict = destination.matches(event, eventLayers);

@@ -41,6 +41,34 @@ export interface StreamsResult {
   amqpP99Ms: number;
   /** The worse of the two p99s. */
   p99Ms: number;
+  /**
+   * CPU per event of each burst, µs: this process (the bare producer; or storing the events, the fan-out and the lane)
+   * and redis-server.
+   */
+  cpu: Record<'bareNats' | 'natsLane' | 'bareAmqp' | 'amqpLane', CpuPerEvent>;
+}
+
+export interface CpuPerEvent {
+  nodeUs: number;
+  redisUs: number;
+}
+
+/** redis-server's CPU time so far (user + system), µs. */
+async function redisCpuUs(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string): number => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? 0);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6;
+}
+
+/** Starts counting CPU; the returned function gives CPU per event over `events`. */
+async function cpuMeter(redis: Redis | undefined): Promise<(events: number) => Promise<CpuPerEvent>> {
+  const node = process.cpuUsage();
+  const redisFrom = redis === undefined ? 0 : await redisCpuUs(redis);
+  return async (events) => {
+    const used = process.cpuUsage(node);
+    const redisUs = redis === undefined ? 0 : (await redisCpuUs(redis)) - redisFrom;
+    return { nodeUs: Math.round((used.user + used.system) / events), redisUs: Math.round(redisUs / events) };
+  };
 }
 
 export interface StreamsSettings {
@@ -62,17 +90,20 @@ function streamEvent(run: string, n: number): ChangeEvent {
 }
 
 /** The bare producer: `events` made into messages and published with {@link STREAM_WINDOW} publishes in flight, each awaited; events/s. */
-async function bareRate(publisher: StreamPublisher, events: readonly ChangeEvent[]): Promise<number> {
+async function bareRate(publisher: StreamPublisher, events: readonly ChangeEvent[]): Promise<{ perSec: number; cpu: CpuPerEvent }> {
   await publisher.publish(streamMessage(streamEvent('warm', 0)));
   let next = 0;
+  const meter = await cpuMeter(undefined);
   const startedAt = performance.now();
   await Promise.all(
     Array.from({ length: STREAM_WINDOW }, async () => {
       while (next < events.length) await publisher.publish(streamMessage(events[next++]!));
     }),
   );
+  const perSec = events.length / ((performance.now() - startedAt) / 1000);
+  const cpu = await meter(events.length);
   await publisher.close();
-  return events.length / ((performance.now() - startedAt) / 1000);
+  return { perSec, cpu };
 }
 
 /** Appends events to the event log as the accept script does; resolves once stored. */
@@ -100,7 +131,7 @@ async function laneRun(
   redisUrl: string,
   route: RelayRouteConfig,
   settings: StreamsSettings,
-): Promise<{ perSec: number; p50Ms: number; p99Ms: number }> {
+): Promise<{ perSec: number; p50Ms: number; p99Ms: number; cpu: CpuPerEvent }> {
   const acked = new Map<string, number>();
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
@@ -134,6 +165,7 @@ async function laneRun(
     await store(redis, [warm]);
     await acknowledged(acked, [warm.id], 60_000);
     const burst = Array.from({ length: settings.events }, (_, n) => streamEvent(`${route.name}-burst`, n));
+    const meter = await cpuMeter(redis);
     const startedAt = performance.now();
     for (let at = 0; at < burst.length; at += 1000) await store(redis, burst.slice(at, at + 1000));
     await acknowledged(
@@ -142,6 +174,7 @@ async function laneRun(
       600_000,
     );
     const perSec = burst.length / ((performance.now() - startedAt) / 1000);
+    const cpu = await meter(burst.length);
 
     const group = 10;
     const paced = Array.from({ length: settings.paceEventsPerSec * settings.paceSeconds }, (_, n) => streamEvent(`${route.name}-pace`, n));
@@ -161,7 +194,7 @@ async function laneRun(
       600_000,
     );
     const latencies = paced.map((event) => acked.get(event.id)! - storedAt.get(event.id)!).sort((a, b) => a - b);
-    return { perSec, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
+    return { perSec, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), cpu };
   } finally {
     await fanout.close();
     await streams.close();
@@ -198,16 +231,15 @@ export async function runStreams(settings: StreamsSettings, log: (line: string) 
     const events = (run: string): ChangeEvent[] => Array.from({ length: settings.events }, (_, n) => streamEvent(run, n));
     const count = settings.events.toLocaleString('en-US');
     log(`streams: ${count} events through a bare producer into JetStream (${STREAM_WINDOW} in flight)`);
-    const bareNatsPerSec = await bareRate(
-      createNatsPublisher(route('nats', { stream: 'BARE', subject: 'bare.<op>' }), silent),
-      events('nb'),
-    );
+    const bareNats = await bareRate(createNatsPublisher(route('nats', { stream: 'BARE', subject: 'bare.<op>' }), silent), events('nb'));
     log(`streams: ${count} events stored at once, through geohook's lane into JetStream; then ${settings.paceEventsPerSec}/s`);
     const nl = await laneRun(redis.url, route('nats', { stream: 'LANE' }), settings);
     log(`streams: ${count} events through a bare producer into a RabbitMQ quorum queue (${STREAM_WINDOW} in flight)`);
-    const bareAmqpPerSec = await bareRate(createAmqpPublisher(route('amqp', { exchange: 'bare', auth }), silent), events('ab'));
+    const bareAmqp = await bareRate(createAmqpPublisher(route('amqp', { exchange: 'bare', auth }), silent), events('ab'));
     log(`streams: ${count} events stored at once, through geohook's lane into a quorum queue; then ${settings.paceEventsPerSec}/s`);
     const al = await laneRun(redis.url, route('amqp', { exchange: 'lane', auth }), settings);
+    const bareNatsPerSec = bareNats.perSec;
+    const bareAmqpPerSec = bareAmqp.perSec;
     return {
       events: settings.events,
       features: FEATURES,
@@ -224,6 +256,7 @@ export async function runStreams(settings: StreamsSettings, log: (line: string) 
       amqpP50Ms: al.p50Ms,
       amqpP99Ms: al.p99Ms,
       p99Ms: Math.max(nl.p99Ms, al.p99Ms),
+      cpu: { bareNats: bareNats.cpu, natsLane: nl.cpu, bareAmqp: bareAmqp.cpu, amqpLane: al.cpu },
     };
   } finally {
     await rabbitmq.remove();

@@ -1,6 +1,8 @@
 import { fixed, thousands } from '../figures.js';
 import type { Target } from '../targets.js';
-import type { StreamsResult } from './run-streams.js';
+import type { CpuPerEvent, StreamsResult } from './run-streams.js';
+
+const cpuOf = ({ nodeUs, redisUs }: CpuPerEvent): string => `${thousands(nodeUs)} + ${thousands(redisUs)} µs`;
 
 /** The streams' goals (issue 56): each lane against a bare producer with the same acknowledgements, and latency at a pace. */
 export function streamsTargets(streams: StreamsResult): Target[] {
@@ -35,5 +37,7 @@ export function formatStreams(streams: StreamsResult): string {
     `  ${thousands(streams.paceEvents)} events stored at ${streams.paceEventsPerSec}/s to the acknowledgement: JetStream p50 ` +
       `${thousands(streams.natsP50Ms)} ms, p99 ${thousands(streams.natsP99Ms)} ms; RabbitMQ p50 ${thousands(streams.amqpP50Ms)} ms, ` +
       `p99 ${thousands(streams.amqpP99Ms)} ms`,
+    `  CPU per event of the burst (this process + redis-server): JetStream bare ${cpuOf(streams.cpu.bareNats)}, lane ` +
+      `${cpuOf(streams.cpu.natsLane)}; RabbitMQ bare ${cpuOf(streams.cpu.bareAmqp)}, lane ${cpuOf(streams.cpu.amqpLane)}`,
   ].join('\n');
 }
