@@ -19,6 +19,7 @@ import { backfillEvent } from './backfill-event.js';
 import type { CatalogueGate } from './catalogue-gate.js';
 import { readGapChanges } from './gap-changes.js';
 import { createSharedReads } from './shared-reads.js';
+import { newestWaitingRange } from './waiting-ranges.js';
 import { createWarningLimiter } from './warning-limiter.js';
 
 /** Options of {@link startBackfill}. */
@@ -56,8 +57,13 @@ export interface BackfillOptions {
 
 /** When the server's generation is read again for ranges still ahead of it, and when they are refused. */
 export interface ConfirmationTiming {
-  /** Between two reads while ranges wait. @defaultValue 1000 */
+  /** Between two reads while the ranges that wait were delivered before the last read. @defaultValue 1000 */
   intervalMs?: number;
+  /**
+   * The least time between two reads of one service's generations: a range delivered after the last read began is
+   * confirmed by a new read this soon after it, not after `intervalMs`. @defaultValue 100
+   */
+  spacingMs?: number;
   /** A range the server has not reached this long after it was delivered is refused: not tracked. @defaultValue 60000 */
   refuseAfterMs?: number;
   /** How long a scope whose server answered 400, 403 or 404 is not read again: its ranges are refused unread. @defaultValue 300000 */
@@ -104,11 +110,18 @@ const FILL_POLLING = { pollIntervalMs: 100, maxPollIntervalMs: 5000 } as const;
 export function startBackfill(options: BackfillOptions): Worker<GapJobData | ConfirmJobData, GapOutcome | undefined> {
   const { eventQueue, logger } = options;
   const log = logger.child({ component: 'backfill' });
-  const { intervalMs = 1000, refuseAfterMs = 60_000, absentMs = 300_000, warningIntervalMs = 60_000 } = options.confirmation ?? {};
+  const {
+    intervalMs = 1000,
+    spacingMs = 100,
+    refuseAfterMs = 60_000,
+    absentMs = 300_000,
+    warningIntervalMs = 60_000,
+  } = options.confirmation ?? {};
   const absent = createAbsentScopes(absentMs);
   const warnings = createWarningLimiter(log, warningIntervalMs);
-  // However many scopes name a service URL (a key holder can invent scopes for a real one), it is read once per interval.
-  const generations = createSharedReads<LayerGen[]>(intervalMs);
+  // However many scopes name a service URL (a key holder can invent scopes for a real one), it is read once per
+  // interval for ranges delivered before the last read, and at most once per spacing for those delivered since.
+  const generations = createSharedReads<LayerGen[]>({ keepMs: intervalMs, spacingMs });
 
   /** A session for the service at `serviceUrl`, or an error that fails the job for good when no configuration trusts it. */
   function sessionFor(
@@ -138,14 +151,14 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
   /**
    * The generation of a scope's server, read unless {@link unread} says otherwise; `refuse` when the server says
    * the service is not there or not change-tracked (400, 403, 404: the scope is then not read for `absentMs`), or
-   * the catalogue does not list it. Other failures are retried.
+   * the catalogue does not list it. Other failures are retried. The read began at or after `notBefore` (epoch ms).
    */
-  async function serverGenOf(hook: string, scope: string, serviceUrl: URL): Promise<GenerationRead> {
+  async function serverGenOf(hook: string, scope: string, serviceUrl: URL, notBefore?: number): Promise<GenerationRead> {
     const skipped = await unread(scope, serviceUrl);
     if (skipped !== undefined) return { serverGen: 0, ...skipped };
     try {
       const session = sessionFor(hook, serviceUrl);
-      const layers = await generations.get(serviceUrl.href, () => readServerGens(session, serviceUrl));
+      const layers = await generations.get(serviceUrl.href, () => readServerGens(session, serviceUrl), notBefore);
       return { serverGen: scopeGeneration(layers, parseScope(scope).layerId) ?? 0, refuse: false };
     } catch (err) {
       if (!(err instanceof AdminApiError) || err instanceof AdminAuthError || !CLIENT_ERROR.test(String(err.serverCode))) throw err;
@@ -155,14 +168,16 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
   }
 
   /**
-   * Reads the server's generation for the ranges of a scope waiting ahead of it: those it covers count; the job
-   * comes back after `intervalMs` while some still wait, and refuses those the server has not reached
+   * Reads the server's generation for the ranges of a scope waiting ahead of it, with a read begun after the newest
+   * of them was delivered: those it covers count. While some still wait, the job comes back after `spacingMs` when
+   * one was delivered during the read, else after `intervalMs`; it refuses those the server has not reached
    * `refuseAfterMs` after their delivery, or all of them at once when the service is not there.
    */
   async function confirm(job: Job<ConfirmJobData>, token: string | undefined): Promise<undefined> {
     const { scope, hook } = job.data;
     const serviceUrl = new URL(job.data.serviceUrl);
-    const { serverGen, why, refuse, serverCode } = await serverGenOf(hook, scope, serviceUrl);
+    const newest = await newestWaitingRange(options.connection, options.prefix, scope);
+    const { serverGen, why, refuse, serverCode } = await serverGenOf(hook, scope, serviceUrl, newest);
     const range = { scope, from: serverGen, to: serverGen, serviceUrl: serviceUrl.href };
     const { ahead, refused } = await eventQueue.confirm(hook, [range], refuse ? Number.MAX_SAFE_INTEGER : Date.now() - refuseAfterMs);
     if (refused.length > 0) {
@@ -170,7 +185,9 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
       warnings.warn(fields, why === undefined ? 'range past its server generation refused: not tracked' : `ranges refused: ${why}`);
     }
     if (ahead === 0) return undefined;
-    await job.moveToDelayed(Date.now() + intervalMs, token);
+    const newestLeft = await newestWaitingRange(options.connection, options.prefix, scope);
+    const deliveredSince = newestLeft !== undefined && (newest === undefined || newestLeft > newest);
+    await job.moveToDelayed(Date.now() + (deliveredSince ? spacingMs : intervalMs), token);
     throw new DelayedError();
   }
 

@@ -56,6 +56,12 @@ export function startChanges(options: ChangesOptions): Changes {
   });
 
   const closer = startSubmissionCloser({ store: context.submissions, writer: context.writer, readParent: parentReaderOf(context), log });
+  // A range resolved frees its scope for the next one, and may have made submissions due: both are looked for at
+  // once, not at the next interval.
+  worker.on('completed', () => {
+    loop.wake();
+    closer.wake();
+  });
 
   log.info({ services: options.services, track: options.track }, 'following the services');
   return {

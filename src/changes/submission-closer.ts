@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { startPollLoop } from '../retry/poll-loop.js';
+import { startPollLoop, type PollLoop } from '../retry/poll-loop.js';
 import { normalizeGuid } from './attachment-changes.js';
 import type { ChangeWriter } from './change-writer.js';
 import type { ParentReader } from './read-parent-row.js';
@@ -28,7 +28,7 @@ const CLAIMED_AT_ONCE = 100;
  * replay adds nothing), then finished. A parent that came alone and was not closed by Survey123 is no submission; one
  * kept as a reference has its row read from the service.
  */
-export function startSubmissionCloser(options: SubmissionCloserOptions): { close(): Promise<void> } {
+export function startSubmissionCloser(options: SubmissionCloserOptions): PollLoop {
   const { store, log } = options;
   const leaseMs = options.leaseMs ?? 30_000;
   const check = async (): Promise<void> => {

@@ -12,6 +12,11 @@ export interface PollLoopOptions {
 
 /** A running poll loop. */
 export interface PollLoop {
+  /**
+   * Something the check looks for may be there now: a check starts at once, or right after the one under way ends,
+   * without waiting for the interval (not while a failure's backoff lasts).
+   */
+  wake(): void;
   /** Stops the loop, after the check under way (if any) ends. */
   close(): Promise<void>;
 }
@@ -25,8 +30,11 @@ export function startPollLoop(options: PollLoopOptions): PollLoop {
   let running: Promise<void> | undefined;
   /** No check starts before this time (epoch ms): the backoff after a failure. */
   let nextAt = 0;
+  /** A wake came while a check ran: another starts when it ends. */
+  let woken = false;
   const start = (): void => {
     if (closed || running !== undefined || Date.now() < nextAt) return;
+    woken = false;
     running = options
       .check()
       .then(
@@ -36,12 +44,19 @@ export function startPollLoop(options: PollLoopOptions): PollLoop {
           if (typeof waitMs === 'number') nextAt = Date.now() + waitMs;
         },
       )
-      .finally(() => (running = undefined));
+      .finally(() => {
+        running = undefined;
+        if (woken) start();
+      });
   };
   const timer = setInterval(start, options.intervalMs);
   timer.unref();
   start();
   return {
+    wake() {
+      if (running !== undefined) woken = true;
+      start();
+    },
     async close() {
       closed = true;
       clearInterval(timer);

@@ -215,3 +215,20 @@ t.test('issue 51: past 1,000 scopes waiting, a scope whose server was never read
     'for its confirm job',
   );
 });
+
+t.test('a range delivered after the last read of its server is confirmed by a new read, not after the interval', async (t) => {
+  const emulator = await startEmulator(t);
+  // An interval no test waits out: a confirmation that waited for it would never come.
+  const q = await backfillOn(t, emulator, { intervalMs: 3_600_000, spacingMs: 10 });
+  const scope = `default ${PARCELS}`;
+  const first = await editParcels(emulator, 'FeaturesCreated', true);
+  await q.deliver('Parcels', [first - 1, first]);
+  await waitFor('the first range confirmed', async () => Number(await q.raw.hget(watermarksKey(q.prefix), scope)) === first);
+  for (const changeType of ['FeaturesUpdated', 'FeaturesDeleted']) {
+    const from = Number(await q.raw.hget(watermarksKey(q.prefix), scope));
+    const to = await editParcels(emulator, changeType, true);
+    await q.deliver('Parcels', [from, to]);
+    await waitFor(`the ${changeType} range confirmed`, async () => Number(await q.raw.hget(watermarksKey(q.prefix), scope)) === to);
+  }
+  t.equal(await q.raw.hlen(aheadKey(q.prefix)), 0, 'no range waits');
+});

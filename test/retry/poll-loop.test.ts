@@ -70,3 +70,34 @@ t.test('a failed check is said, and the wait it answers holds the next one back'
   t.match(failures, [{ message: 'Redis away' }]);
   t.ok(times[1]! - times[0]! >= 200, `the next check waited out the backoff (${times[1]! - times[0]!} ms)`);
 });
+
+t.test('a wake starts a check at once, or right after the one under way, not at the next interval', async (t) => {
+  const gate = deferred();
+  let started = 0;
+  const loop = startPollLoop({
+    // An interval no test waits out: each check after the first is a wake's.
+    intervalMs: 3_600_000,
+    failed: (err) => {
+      t.error(err, 'no check fails');
+    },
+    check: async () => {
+      started += 1;
+      if (started === 2) await gate.promise;
+    },
+  });
+  t.teardown(() => loop.close());
+  await waitFor('the first check to end', async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    return started === 1;
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  loop.wake();
+  t.equal(started, 2, 'a wake while none runs starts one at once');
+  loop.wake();
+  loop.wake();
+  t.equal(started, 2, 'a wake while one runs starts none beside it');
+  gate.resolve();
+  await waitFor('the check the wakes asked for', () => started === 3);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.equal(started, 3, 'two wakes during a check: one check after it');
+});
