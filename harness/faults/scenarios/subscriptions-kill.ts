@@ -26,8 +26,10 @@ import { faultSubscriptions, kindOf, mixedDelivery, writeSubscriptionsConfig, ty
 const DOWN_MS = 1000;
 /** The longest wait for the receivers to make the subscriptions of their config. */
 const DECLARE_TIMEOUT_MS = 15_000;
-/** The fan-out's lease (start-fanout.ts's default): its holder renews it every turn, a few times a second. */
+/** The fan-out's lease (start-fanout.ts's default). */
 const LEASE_MS = 5000;
+/** A living holder renews the lease once a third of it has passed (start-fanout.ts), within a turn's time of that. */
+const RENEWED_WITHIN_MS = LEASE_MS / 3 + 500;
 
 /** A fault as it struck: how far into the burst, and how far the fan-out was behind the log just before. */
 interface Strike {
@@ -45,13 +47,13 @@ interface Strike {
 const leaseTtl = (probe: Redis, prefix: string): Promise<number | undefined> => probe.pttl(fanoutLeaseKey(prefix)).catch(() => undefined);
 
 /**
- * Whether a kill killed the fan-out's running holder: its lease was renewed within the last second before the kill
- * (`ttlBefore`), and is not renewed in the second after (a holder that lives on renews it every turn).
+ * Whether a kill killed the fan-out's running holder: its lease was renewed within a renewal's period before the kill
+ * (`ttlBefore`: its holder was alive), and is not renewed within a renewal's period after (a holder that lives on would).
  */
 async function killedHolder(probe: Redis, prefix: string, ttlBefore: number | undefined): Promise<boolean> {
-  if (ttlBefore === undefined || ttlBefore < LEASE_MS - 1000) return false;
+  if (ttlBefore === undefined || ttlBefore < LEASE_MS - RENEWED_WITHIN_MS) return false;
   let last = ttlBefore;
-  for (const until = Date.now() + 1000; Date.now() < until;) {
+  for (const until = Date.now() + RENEWED_WITHIN_MS; Date.now() < until;) {
     await sleep(50);
     const ttl = await leaseTtl(probe, prefix);
     if (ttl === undefined) continue;
