@@ -5,7 +5,10 @@ import { formatStreams, streamsTargets } from './streams-report.js';
 
 /** The streams section: a burst through each lane against a bare producer, then events at 1,000/s timed; a missed goal is reported. */
 export async function measureStreams(options: BenchOptions, log: (line: string) => void): Promise<StreamsResult> {
-  return runStreams({ events: options.streamEvents, paceEventsPerSec: 1000, paceSeconds: options.quick ? 3 : 10 }, log);
+  const paceEventsPerSec = 1000;
+  // As many paced events as stored at once, at most 10 seconds' worth (quick: 3).
+  const paceEvents = Math.min(options.streamEvents, paceEventsPerSec * (options.quick ? 3 : 10));
+  return runStreams({ events: options.streamEvents, paceEventsPerSec, paceEvents }, log);
 }
 
 /** `--streams`: the streams section alone; `{ streams }` with `--json`. */

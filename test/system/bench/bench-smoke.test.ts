@@ -96,6 +96,27 @@ interface SubscriptionFigures {
   latency: { events: number; p50Ms: number; p99Ms: number; non2xx: number; errors: number };
 }
 
+interface StreamFigures {
+  events: number;
+  paceEvents: number;
+  natsPerSec: number;
+  bareNatsPerSec: number;
+  vsBareNats: number;
+  amqpPerSec: number;
+  bareAmqpPerSec: number;
+  vsBareAmqp: number;
+  p99Ms: number;
+}
+
+/** Each lane's burst against its bare producer, and the paced events timed (as many as the burst, so few in a smoke). */
+function checkStreams(t: Test, streams: StreamFigures, events: number): void {
+  t.match(streams, { events, paceEvents: events }, `${events} events through each lane, as many paced`);
+  for (const field of ['natsPerSec', 'bareNatsPerSec', 'vsBareNats', 'amqpPerSec', 'bareAmqpPerSec', 'vsBareAmqp', 'p99Ms'] as const)
+    t.ok(Number.isFinite(streams[field]) && streams[field] > 0, `${field}: ${streams[field]}`);
+  t.equal(streams.vsBareNats, streams.natsPerSec / streams.bareNatsPerSec, 'JetStream: the lane against the bare producer');
+  t.equal(streams.vsBareAmqp, streams.amqpPerSec / streams.bareAmqpPerSec, 'RabbitMQ: the lane against the bare producer');
+}
+
 /** Acknowledgements with 0 and 16 subscriptions in one round, every logged event in all 16 queues, each paced one timed. */
 function checkSubscriptions(t: Test, subscriptions: SubscriptionFigures, events: number): void {
   t.same(
@@ -122,7 +143,8 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     ...['--rounds', '1', '--duration', '1', '--warmup', '0'],
     ...['--e2e-events', '100', '--emulator-deliveries', '50', '--backfill-edits', '10', '--emulator-features', '100'],
     ...['--changes-features', '100', '--changes-edits', '10', '--mirror-features', '100', '--mirror-edits', '5'],
-    ...['--relay-events', '100', '--subscription-events', '100', '--submission-count', '2', '--json'],
+    ...['--relay-events', '100', '--subscription-events', '100', '--stream-events', '100', '--submission-count', '2'],
+    '--json',
   ]);
 
   const report = JSON.parse(stdout) as {
@@ -149,6 +171,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     mirror: MirrorFigures;
     relay: RelayFigures;
     subscriptions: SubscriptionFigures;
+    streams: StreamFigures;
     submissions: Record<'survey123' | 'window', { submissions: number; received: number }>;
     targets: { name: string }[];
     problems: string[];
@@ -187,6 +210,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   checkMirror(t, report.mirror, 100, 5);
   checkRelay(t, report.relay, 100);
   checkSubscriptions(t, report.subscriptions, 100);
+  checkStreams(t, report.streams, 100);
   t.match(report.submissions, { survey123: { submissions: 2, received: 2 }, window: { submissions: 2, received: 2 } }, 'submissions timed');
   t.ok(
     report.targets.some((target) => target.name.startsWith('submission')),
@@ -199,6 +223,10 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   t.ok(
     report.targets.some((target) => target.name.startsWith('fan-out')),
     'the subscriptions have targets',
+  );
+  t.ok(
+    report.targets.some((target) => target.name.startsWith('stream lane')),
+    'the streams have targets',
   );
   t.ok(
     report.targets.some((target) => target.name.startsWith('mirror')),
