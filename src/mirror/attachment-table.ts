@@ -17,6 +17,9 @@ export interface AttachmentTarget {
 /** The table of a layer's attachments: `<layer table>__attachments`, within PostgreSQL's 63 characters. */
 export const attachmentTableOf = (table: string): string => `${table.slice(0, 50)}__attachments`;
 
+/** The index of an attachments table on its parents' object ids, by the layer's table. */
+export const attachmentParentIndexOf = (table: string): string => `${attachmentTableOf(table).slice(0, 50)}_parent`;
+
 const nameOf = (target: AttachmentTarget): string => qualifiedName(target.schema, attachmentTableOf(target.table));
 
 /** One row of an attachments table. */
@@ -45,7 +48,7 @@ export async function ensureAttachmentTable(client: pg.ClientBase, target: Attac
       'parent_global_id text, name text NOT NULL, content_type text NOT NULL, size bigint NOT NULL, keywords text, ' +
       'sha256 text NOT NULL, data bytea)',
   );
-  await client.query(`CREATE INDEX ${quoteIdentifier(`${table.slice(0, 50)}_parent`)} ON ${nameOf(target)} (parent_object_id)`);
+  await client.query(`CREATE INDEX ${quoteIdentifier(attachmentParentIndexOf(target.table))} ON ${nameOf(target)} (parent_object_id)`);
   return true;
 }
 

@@ -9,6 +9,7 @@ import { trustedUrls } from '../../src/arcgis/trusted-urls.js';
 import { createServiceSession } from '../../src/arcgis-request/service-session.js';
 import { PreviousValuesStore } from '../../src/changes/previous-values.js';
 import { prepareMirrorDatabase } from '../../src/mirror/mirror-database.js';
+import { rebuildScope } from '../../src/mirror/rebuild-scope.js';
 import { syncScope, type MirrorScope, type SyncContext } from '../../src/mirror/sync-scope.js';
 import { PARCELS } from '../helpers/edits.js';
 import { catalogWithParcelsPage, startEmulator } from '../helpers/emulator.js';
@@ -135,3 +136,20 @@ t.test(
     t.same(await differences(), [], 'the table equals queryAttachments once the delete is applied');
   },
 );
+
+t.test('a rebuild puts its copy of the attachments table in the old one’s place, and can be made again', async (t) => {
+  const { url, authentication, pool, context, scope, differences } = await setUp(t);
+  await syncScope(context, scope, [0, 1], undefined);
+  const tablesOf = async (): Promise<string[]> =>
+    (
+      await pool.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [context.schema])
+    ).rows.map((row) => row.tablename);
+  const before = await tablesOf();
+  for (const text of ['first-rebuild', 'second-rebuild']) {
+    // Added while no range is applied: only the rebuild's copy has it.
+    await addAttachment({ url: `${url}/0`, authentication, featureId: 1, attachment: photo(text) });
+    t.ok(await rebuildScope(context, scope, [0, 1]), `the ${text} made`);
+    t.same(await differences(), [], `after the ${text}, the table equals queryAttachments`);
+    t.same(await tablesOf(), before, `after the ${text}, the same tables: none left by the copy`);
+  }
+});
