@@ -52,6 +52,11 @@ export async function ensureAttachmentTable(client: pg.ClientBase, target: Attac
   return true;
 }
 
+/** Drops the attachments table of a layer's `table` when there is one (attachments are off: it would fall behind). */
+export async function dropAttachmentTable(client: pg.ClientBase, schema: string, table: string): Promise<void> {
+  await client.query(`DROP TABLE IF EXISTS ${qualifiedName(schema, attachmentTableOf(table))}`);
+}
+
 const numberOf = (value: unknown): number | undefined => (typeof value === 'number' && Number.isSafeInteger(value) ? value : undefined);
 
 /** The parent's object id in an attachment's URL (`…/<layer>/<oid>/attachments/<id>`). */

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { assignRebuildTables, assignTables } from './assign-tables.js';
-import { attachmentParentIndexOf, attachmentTableOf } from './attachment-table.js';
+import { attachmentParentIndexOf, attachmentTableOf, dropAttachmentTable } from './attachment-table.js';
 import { qualifiedName, quoteIdentifier } from './column-types.js';
 import { inLockedTransaction } from './mirror-database.js';
 import { readStates, writeState } from './mirror-state.js';
@@ -46,10 +46,7 @@ async function swapTables(client: pg.ClientBase, schema: string, table: string, 
   const { rows } = await client.query<{ found: string | null }>('SELECT to_regclass($1) AS found', [
     qualifiedName(schema, rebuiltAttachments),
   ]);
-  if (rows[0]?.found === null || rows[0]?.found === undefined) {
-    await client.query(`DROP TABLE IF EXISTS ${qualifiedName(schema, attachments)}`);
-    return;
-  }
+  if (rows[0]?.found === null || rows[0]?.found === undefined) return dropAttachmentTable(client, schema, table);
   await swapTable(client, schema, attachments, rebuiltAttachments, [[attachmentParentIndexOf(rebuilt), attachmentParentIndexOf(table)]]);
 }
 

@@ -153,3 +153,18 @@ t.test('a rebuild puts its copy of the attachments table in the old one’s plac
     t.same(await tablesOf(), before, `after the ${text}, the same tables: none left by the copy`);
   }
 });
+
+t.test('attachments turned off and on again: the table kept meanwhile is not trusted, it is copied anew', async (t) => {
+  const { url, authentication, pool, context, scope, serverGen, differences } = await setUp(t);
+  await syncScope(context, scope, [0, 1], undefined);
+  const { attachments: _on, ...off } = context;
+  // Added while attachments are off: the ranges of that time apply no attachment change.
+  await addAttachment({ url: `${url}/0`, authentication, featureId: 1, attachment: photo('while-off') });
+  await syncScope(off, scope, [0, 1], await serverGen());
+  const { rows } = await pool.query(`SELECT to_regclass('${context.schema}.parcels_parcels__attachments') AS found`);
+  t.equal(rows[0].found, null, 'no attachments table while attachments are off');
+
+  await addAttachment({ url: `${url}/0`, authentication, featureId: 2, attachment: photo('on-again') });
+  await syncScope(context, scope, [0, 1], await serverGen());
+  t.same(await differences(), [], 'on again, the table equals queryAttachments');
+});
