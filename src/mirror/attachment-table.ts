@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { LayerInfo } from '../arcgis-request/layer-info.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
 import { normalizeGuid, readAttachment, type LayerAttachmentChanges, type ListedAttachment } from '../changes/attachment-changes.js';
+import { AdminApiError } from '../errors.js';
 import { qualifiedName, quoteIdentifier } from './column-types.js';
 
 /** Where a layer's attachments are mirrored, and whether their bytes are kept. */
@@ -15,6 +16,9 @@ export interface AttachmentTarget {
 
 /** The table of a layer's attachments: `<layer table>__attachments`, within PostgreSQL's 63 characters. */
 export const attachmentTableOf = (table: string): string => `${table.slice(0, 50)}__attachments`;
+
+/** The index of an attachments table on its parents' object ids, by the layer's table. */
+export const attachmentParentIndexOf = (table: string): string => `${attachmentTableOf(table).slice(0, 50)}_parent`;
 
 const nameOf = (target: AttachmentTarget): string => qualifiedName(target.schema, attachmentTableOf(target.table));
 
@@ -44,8 +48,13 @@ export async function ensureAttachmentTable(client: pg.ClientBase, target: Attac
       'parent_global_id text, name text NOT NULL, content_type text NOT NULL, size bigint NOT NULL, keywords text, ' +
       'sha256 text NOT NULL, data bytea)',
   );
-  await client.query(`CREATE INDEX ${quoteIdentifier(`${table.slice(0, 50)}_parent`)} ON ${nameOf(target)} (parent_object_id)`);
+  await client.query(`CREATE INDEX ${quoteIdentifier(attachmentParentIndexOf(target.table))} ON ${nameOf(target)} (parent_object_id)`);
   return true;
+}
+
+/** Drops the attachments table of a layer's `table` when there is one (attachments are off: it would fall behind). */
+export async function dropAttachmentTable(client: pg.ClientBase, schema: string, table: string): Promise<void> {
+  await client.query(`DROP TABLE IF EXISTS ${qualifiedName(schema, attachmentTableOf(table))}`);
 }
 
 const numberOf = (value: unknown): number | undefined => (typeof value === 'number' && Number.isSafeInteger(value) ? value : undefined);
@@ -56,14 +65,25 @@ const parentOfUrl = (url: unknown): number | undefined => {
   return match === null ? undefined : Number(match[1]);
 };
 
-/** A listed attachment read (hashed, its bytes kept when asked) into a row. */
+/** What `reading` resolves to; undefined when the server answers 404: the attachment, or its feature, was deleted since it was listed. */
+const unlessGone = <T>(reading: Promise<T>): Promise<T | undefined> =>
+  reading.catch((err: unknown) => {
+    if (err instanceof AdminApiError && err.serverCode === 404) return undefined;
+    throw err;
+  });
+
+/**
+ * A listed attachment read (hashed, its bytes kept when asked) into a row; undefined when the server no longer has it:
+ * it was deleted after the range's end (or the copy's listing), and a later range deletes it.
+ */
 async function rowOf(
   session: ServiceSession,
   listed: ListedAttachment,
   target: AttachmentTarget,
   parentObjectId?: number,
-): Promise<AttachmentRow> {
-  const read = await readAttachment(session, listed, target.keepBytes);
+): Promise<AttachmentRow | undefined> {
+  const read = await unlessGone(readAttachment(session, listed, target.keepBytes));
+  if (read === undefined) return undefined;
   return {
     id: numberOf(listed.attachmentId) ?? numberOf(listed.id) ?? -1,
     globalId: normalizeGuid(listed.globalId),
@@ -99,11 +119,20 @@ async function upsert(client: pg.ClientBase, target: AttachmentTarget, row: Atta
   );
 }
 
+/** A group of `queryAttachments`: one feature's attachments. */
+interface AttachmentGroup {
+  parentObjectId: number;
+  parentGlobalId: unknown;
+  attachmentInfos: unknown;
+}
+
 /**
- * Fills the attachments table with what `queryAttachments` lists of the layer now, a page of the layer's
- * `maxRecordCount` attachments at a time (`resultOffset`, until a page is short and not `exceededTransferLimit`),
- * every attachment read once for its SHA-256 (and bytes when kept); rows it held are replaced. Runs in the caller's
- * transaction.
+ * Fills the attachments table with what `queryAttachments` lists of the layer now, every attachment read once for its
+ * SHA-256 (and bytes when kept); rows it held are replaced. Pages of the layer's `maxRecordCount` attachments follow
+ * the object id of the last feature of the page before (`definitionExpression`), never an offset: an attachment
+ * deleted meanwhile moves no other out of the pages. The last feature of a page that may stop short (it says
+ * `exceededTransferLimit`, or is full) may be cut: its attachments are read whole (`…/<oid>/attachments`). Runs in
+ * the caller's transaction.
  */
 export async function copyAttachments(
   client: pg.ClientBase,
@@ -114,37 +143,46 @@ export async function copyAttachments(
 ): Promise<number> {
   await client.query(`DELETE FROM ${nameOf(target)}`);
   const layerUrl = `${serviceUrl.href.replace(/\/+$/, '')}/${layer.id}`;
-  const pageSize = layer.maxRecordCount;
   let copied = 0;
-  for (let offset = 0; ;) {
+  const copy = async ({ parentObjectId: parent, parentGlobalId, attachmentInfos }: AttachmentGroup): Promise<void> => {
+    for (const info of Array.isArray(attachmentInfos) ? (attachmentInfos as ListedAttachment[]) : []) {
+      const id = numberOf(info.id);
+      if (id === undefined) continue;
+      const row = await rowOf(session, { parentGlobalId, ...info, url: `${layerUrl}/${parent}/attachments/${id}` }, target, parent);
+      if (row === undefined) continue;
+      await upsert(client, target, row);
+      copied += 1;
+    }
+  };
+  for (let after: number | undefined; ;) {
     const url = new URL(`${layerUrl}/queryAttachments`);
     url.search = new URLSearchParams({
-      definitionExpression: '1=1',
-      resultOffset: String(offset),
-      resultRecordCount: String(pageSize),
+      definitionExpression: after === undefined ? '1=1' : `${layer.objectIdField} > ${after}`,
+      resultRecordCount: String(layer.maxRecordCount),
     }).toString();
     const answer = await session.read(url);
-    const groups = Array.isArray(answer.attachmentGroups) ? (answer.attachmentGroups as Record<string, unknown>[]) : [];
-    let listedInPage = 0;
-    for (const group of groups) {
-      const parent = numberOf(group.parentObjectId);
-      for (const info of Array.isArray(group.attachmentInfos) ? (group.attachmentInfos as ListedAttachment[]) : []) {
-        listedInPage += 1;
-        const id = numberOf(info.id);
-        if (parent === undefined || id === undefined) continue;
-        const listed = { parentGlobalId: group.parentGlobalId, ...info, url: `${layerUrl}/${parent}/attachments/${id}` };
-        await upsert(client, target, await rowOf(session, listed, target, parent));
-        copied += 1;
-      }
+    const groups = (Array.isArray(answer.attachmentGroups) ? (answer.attachmentGroups as AttachmentGroup[]) : []).filter(
+      (group) => numberOf(group.parentObjectId) !== undefined,
+    );
+    const listed = groups.reduce((sum, group) => sum + (Array.isArray(group.attachmentInfos) ? group.attachmentInfos.length : 0), 0);
+    // A full page may stop short of the layer's end though the server does not say so.
+    const more = answer.exceededTransferLimit === true || listed >= layer.maxRecordCount;
+    const cut = more ? groups.pop() : undefined;
+    for (const group of groups) await copy(group);
+    if (cut !== undefined) {
+      const whole = await unlessGone(session.read(new URL(`${layerUrl}/${cut.parentObjectId}/attachments`)));
+      await copy({ ...cut, attachmentInfos: whole?.attachmentInfos });
     }
-    offset += listedInPage;
-    if (listedInPage === 0 || (listedInPage < pageSize && answer.exceededTransferLimit !== true)) return copied;
+    const last = cut ?? groups.at(-1);
+    if (!more || last === undefined) return copied;
+    after = last.parentObjectId;
   }
 }
 
 /**
  * A range's attachment changes applied to the table: the deleted ones (by GlobalID) and those of the features the
- * range deleted removed, the added and updated ones written as the range's end has them.
+ * range deleted removed, the added and updated ones written as the range's end has them. One the server no longer has
+ * (deleted after the range's end: its URL answers 404) is left to the later range that deletes it.
  */
 export async function applyAttachmentChanges(
   client: pg.ClientBase,
@@ -157,5 +195,8 @@ export async function applyAttachmentChanges(
     await client.query(`DELETE FROM ${nameOf(target)} WHERE parent_object_id = ANY($1::bigint[])`, [deletedParents]);
   if (changes === undefined) return;
   if (changes.deletes.length > 0) await client.query(`DELETE FROM ${nameOf(target)} WHERE global_id = ANY($1::text[])`, [changes.deletes]);
-  for (const listed of changes.upserts) await upsert(client, target, await rowOf(session, listed, target));
+  for (const listed of changes.upserts) {
+    const row = await rowOf(session, listed, target);
+    if (row !== undefined) await upsert(client, target, row);
+  }
 }

@@ -1,18 +1,27 @@
 import type pg from 'pg';
 import { assignRebuildTables, assignTables } from './assign-tables.js';
+import { attachmentParentIndexOf, attachmentTableOf, dropAttachmentTable } from './attachment-table.js';
 import { qualifiedName, quoteIdentifier } from './column-types.js';
 import { inLockedTransaction } from './mirror-database.js';
 import { readStates, writeState } from './mirror-state.js';
 import { copyExact, layersNow, lockNameOf, type LayerSync, type MirrorScope, type SyncContext } from './sync-scope.js';
 import { gistIndexNameOf } from './table-ddl.js';
 
-/** Drops `table` and gives `rebuilt` its name, its index's and its primary key's (in the client's transaction). */
-async function swapTables(client: pg.ClientBase, schema: string, table: string, rebuilt: string): Promise<void> {
+/**
+ * Drops `table` and gives `rebuilt` its name, and its primary key's; `indexes` are renamed with it (`[rebuilt's, table's]`,
+ * those that exist). In the client's transaction.
+ */
+async function swapTable(
+  client: pg.ClientBase,
+  schema: string,
+  table: string,
+  rebuilt: string,
+  indexes: readonly [string, string][],
+): Promise<void> {
   await client.query(`DROP TABLE IF EXISTS ${qualifiedName(schema, table)}`);
   await client.query(`ALTER TABLE ${qualifiedName(schema, rebuilt)} RENAME TO ${quoteIdentifier(table)}`);
-  await client.query(
-    `ALTER INDEX IF EXISTS ${qualifiedName(schema, gistIndexNameOf(rebuilt))} RENAME TO ${quoteIdentifier(gistIndexNameOf(table))}`,
-  );
+  for (const [from, to] of indexes)
+    await client.query(`ALTER INDEX IF EXISTS ${qualifiedName(schema, from)} RENAME TO ${quoteIdentifier(to)}`);
   const { rows } = await client.query<{ conname: string }>(
     "SELECT conname FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'",
     [qualifiedName(schema, table)],
@@ -24,6 +33,21 @@ async function swapTables(client: pg.ClientBase, schema: string, table: string, 
       `ALTER TABLE ${qualifiedName(schema, table)} RENAME CONSTRAINT ${quoteIdentifier(key)} TO ${quoteIdentifier(wanted)}`,
     );
   }
+}
+
+/**
+ * Gives `rebuilt`, a rebuild's copy of a layer, the place of the layer's `table`, with its index; and its attachments
+ * table that of `table`'s (when the copy made none, attachments off, `table`'s is dropped: it would fall behind).
+ */
+async function swapTables(client: pg.ClientBase, schema: string, table: string, rebuilt: string): Promise<void> {
+  await swapTable(client, schema, table, rebuilt, [[gistIndexNameOf(rebuilt), gistIndexNameOf(table)]]);
+  const attachments = attachmentTableOf(table);
+  const rebuiltAttachments = attachmentTableOf(rebuilt);
+  const { rows } = await client.query<{ found: string | null }>('SELECT to_regclass($1) AS found', [
+    qualifiedName(schema, rebuiltAttachments),
+  ]);
+  if (rows[0]?.found === null || rows[0]?.found === undefined) return dropAttachmentTable(client, schema, table);
+  await swapTable(client, schema, attachments, rebuiltAttachments, [[attachmentParentIndexOf(rebuilt), attachmentParentIndexOf(table)]]);
 }
 
 /**

@@ -9,7 +9,13 @@ import { openRange } from '../changes/resolve-range.js';
 import { GeohookError } from '../errors.js';
 import { writeChanges } from './apply-changes.js';
 import { assignTables } from './assign-tables.js';
-import { applyAttachmentChanges, copyAttachments, ensureAttachmentTable, type AttachmentTarget } from './attachment-table.js';
+import {
+  applyAttachmentChanges,
+  copyAttachments,
+  dropAttachmentTable,
+  ensureAttachmentTable,
+  type AttachmentTarget,
+} from './attachment-table.js';
 import { copyEncodedPages } from './copy-rows.js';
 import { ensureLayerTable, inLockedTransaction } from './mirror-database.js';
 import { layerTableOf, mirrorLayerOf } from './mirror-layer.js';
@@ -215,7 +221,11 @@ async function writeRange(
   const attachmentTargets = new Map<number, AttachmentTarget>();
   for (const { layer, table } of tables) {
     const attachments = attachmentTargetOf(context, layer, table);
-    if (attachments === undefined) continue;
+    // Attachments off: a table kept from when they were on would fall behind; on again, it is made and copied anew.
+    if (attachments === undefined) {
+      await dropAttachmentTable(client, context.schema, table);
+      continue;
+    }
     attachmentTargets.set(layer.id, attachments);
     // A table made now (attachments just turned on): filled with what the layer has, the range applied over it.
     if (await ensureAttachmentTable(client, attachments))
