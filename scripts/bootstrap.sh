@@ -133,38 +133,50 @@ ensure_gdal() {
   say "ogr2ogr is missing: the bench reports the mirror's ogr2ogr peer as not measured (install it: sudo apt-get install -y gdal-bin)"
 }
 
-# Builds dist/, compiles the suite into dist-test/ (type-checking src, test, examples and harness) and lints;
-# the three run side by side (each is single-threaded, and they write to different places).
-build_and_check() {
-  local lint_log lint_pid lint_status=0 build_pid built=0
-  lint_log="$(mktemp)"
-  npm run --silent lint >"$lint_log" 2>&1 &
-  lint_pid=$!
-  build &
-  build_pid=$!
-  local compiled=0
-  { rm -rf dist-test && npm run --silent build:test; } || compiled=$?
-  wait "$build_pid" || built=$?
-  [ "$compiled" -ne 0 ] || compiled=$built
-  wait "$lint_pid" || lint_status=$?
-  cat "$lint_log"
-  rm -f "$lint_log"
-  if [ "$compiled" -ne 0 ]; then
-    say "the TypeScript compiler failed (listed above)"
+# Emits dist/ and the suite's dist-test/ without type-checking (`tsc --noCheck`), the two side by side: what the suite
+# runs. The type-check and the lint then run beside the suite (check_in_background): nothing waits for them but the end.
+emit_for_tests() {
+  local started=$SECONDS dist_pid dist_status=0 test_status=0
+  say "compiling dist/ and dist-test/ (tsc --noCheck; the type-check and lint run beside the tests)"
+  rm -rf dist dist-test
+  { npx tsc --noCheck && npm run --silent build:files && touch dist/.built; } &
+  dist_pid=$!
+  { npx tsc -p test --noCheck && npm run --silent build:test-files; } || test_status=$?
+  wait "$dist_pid" || dist_status=$?
+  if [ "$dist_status" -ne 0 ] || [ "$test_status" -ne 0 ]; then
+    say "the TypeScript compiler could not emit (listed above)"
     echo "0 passed, 1 failed"
     return 1
   fi
-  if [ "$lint_status" -ne 0 ]; then
-    say "lint failed: npm run format fixes the formatting and import order; the rest is listed above"
-    echo "0 passed, 1 failed"
-    return 1
-  fi
+  say "compiled in $((SECONDS - started)) s"
 }
 
+# The compiler's type-check of src, test, examples and harness (`tsc -p test --noEmit`), then the lint, into $1.
+check_in_background() {
+  local log="$1"
+  {
+    if ! npx tsc -p test --noEmit --incremental false; then
+      say "the TypeScript compiler failed (listed above)"
+      exit 1
+    fi
+    if ! npm run --silent lint; then
+      say "lint failed: npm run format fixes the formatting and import order; the rest is listed above"
+      exit 1
+    fi
+  } >"$log" 2>&1
+}
+
+# The suite (tap) with the type-check and lint beside it; one closing line for all three.
 run_tests() {
-  local log status=0
+  local log status=0 checks_log checks_pid checks_failed=0
+  checks_log="$(mktemp)"
+  check_in_background "$checks_log" &
+  checks_pid=$!
   log="$(mktemp)"
   npx tap "$@" 2>&1 | tee "$log" || status=$?
+  wait "$checks_pid" || checks_failed=1
+  cat "$checks_log"
+  rm -f "$checks_log"
   # CI reads a plain closing line; tap's own summary is `# { total: N, pass: P, fail: F, ... }`.
   local summary pass fail skip
   summary="$(grep -E '^# \{ total: ' "$log" | tail -n 1 || true)"
@@ -177,6 +189,8 @@ run_tests() {
   pass="$(sed -nE 's/.*pass: ([0-9]+).*/\1/p' <<<"$summary")"
   fail="$(sed -nE 's/.*fail: ([0-9]+).*/\1/p' <<<"$summary")"
   skip="$(sed -nE 's/.*skip: ([0-9]+).*/\1/p' <<<"$summary")"
+  # A failed type-check or lint counts as one failure more.
+  [ "$checks_failed" = 0 ] || fail=$((${fail:-0} + 1))
   echo "${pass:-0} passed, ${fail:-0} failed${skip:+, $skip skipped}"
   if [ "$status" -eq 0 ] && [ "${fail:-0}" -ne 0 ]; then status=1; fi
   if [ "$status" -ne 0 ] && [ "${fail:-0}" -eq 0 ]; then
@@ -222,7 +236,7 @@ case "$mode" in
       npx tap build >/dev/null &
       tap_build_pid=$!
     fi
-    build_and_check || { wait "$chromium_pid"; exit 1; }
+    emit_for_tests || { wait "$chromium_pid"; exit 1; }
     wait "$chromium_pid"
     if [ -n "$tap_build_pid" ]; then wait "$tap_build_pid"; fi
     run_tests "$@"
