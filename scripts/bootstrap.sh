@@ -151,19 +151,21 @@ emit_for_tests() {
   say "compiled in $((SECONDS - started)) s"
 }
 
-# The compiler's type-check of src, test, examples and harness (`tsc -p test --noEmit`), then the lint, into $1.
+# The compiler's type-check of src, test, examples and harness (`tsc -p test --noEmit`), then the lint, into $1; fails
+# when either does.
 check_in_background() {
-  local log="$1"
+  local log="$1" status=0
   {
     if ! npx tsc -p test --noEmit --incremental false; then
       say "the TypeScript compiler failed (listed above)"
-      exit 1
+      status=1
     fi
     if ! npm run --silent lint; then
       say "lint failed: npm run format fixes the formatting and import order; the rest is listed above"
-      exit 1
+      status=1
     fi
   } >"$log" 2>&1
+  return "$status"
 }
 
 # The suite (tap) with the type-check and lint beside it; one closing line for all three.
