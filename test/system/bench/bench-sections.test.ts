@@ -38,19 +38,3 @@ t.test('the scale section (--scale --json, two services) prints every figure of 
   t.equal(scale.registration.services, 2);
   t.equal(scale.targets.length, 6, 'each figure against its goal');
 });
-
-t.test(
-  'the submissions section (--submissions --json) times change.submission closed by Survey123 and by the window, against goals',
-  async (t) => {
-    const { submissions } = JSON.parse(await bench(['--submissions', '--submission-count', '3', '--json'])) as {
-      submissions: Record<'survey123' | 'window', { submissions: number; received: number; p50Ms: number; p99Ms: number }> & {
-        windowMs: number;
-      };
-    };
-    for (const way of ['survey123', 'window'] as const) {
-      t.match(submissions[way], { submissions: 3, received: 3 }, `${way}: every submission handed over, closed by its ${way}`);
-      t.ok(submissions[way].p99Ms >= submissions[way].p50Ms && submissions[way].p50Ms > 0, `${way}: p50 and p99`);
-    }
-    t.ok(submissions.window.p50Ms >= submissions.windowMs, 'a submission without its webhook waits for its window');
-  },
-);

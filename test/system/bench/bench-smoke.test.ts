@@ -172,7 +172,9 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     relay: RelayFigures;
     subscriptions: SubscriptionFigures;
     streams: StreamFigures;
-    submissions: Record<'survey123' | 'window', { submissions: number; received: number }>;
+    submissions: Record<'survey123' | 'window', { submissions: number; received: number; p50Ms: number; p99Ms: number }> & {
+      windowMs: number;
+    };
     targets: { name: string }[];
     problems: string[];
   };
@@ -211,7 +213,12 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
   checkRelay(t, report.relay, 100);
   checkSubscriptions(t, report.subscriptions, 100);
   checkStreams(t, report.streams, 100);
-  t.match(report.submissions, { survey123: { submissions: 2, received: 2 }, window: { submissions: 2, received: 2 } }, 'submissions timed');
+  for (const way of ['survey123', 'window'] as const) {
+    const figures = report.submissions[way];
+    t.match(figures, { submissions: 2, received: 2 }, `${way}: every submission handed over, closed by its ${way}`);
+    t.ok(figures.p99Ms >= figures.p50Ms && figures.p50Ms > 0, `${way}: p50 and p99`);
+  }
+  t.ok(report.submissions.window.p50Ms >= report.submissions.windowMs, 'a submission without its webhook waits for its window');
   t.ok(
     report.targets.some((target) => target.name.startsWith('submission')),
     'the submissions have targets',
