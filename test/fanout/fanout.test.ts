@@ -3,7 +3,7 @@ import pino from 'pino';
 import t, { type Test } from 'tap';
 import type { EventFamily, StoredEvent } from '../../src/events/envelope.js';
 import type { Destination } from '../../src/fanout/destination.js';
-import { readEventLog } from '../../src/fanout/event-log.js';
+import { readEventLog, type LogEntry } from '../../src/fanout/event-log.js';
 import { readFanoutLagMs } from '../../src/fanout/fanout-lag.js';
 import { FanoutScript } from '../../src/fanout/fanout-script.js';
 import { logIdMs } from '../../src/fanout/log-id.js';
@@ -144,6 +144,33 @@ t.test('a hand-over from a cursor or version that moved meanwhile adds nothing a
   t.equal(await script.handOver(request), 'changed', 'the subscriptions changed meanwhile');
   t.same(await waiting(connection, prefix, 'once'), [], 'nothing handed over');
   t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), '0-0', 'the cursor unmoved');
+});
+
+t.test('a destination gets one job per event id: none for an id its queue holds, one for an id a hand-over takes twice', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  for (let i = 0; i < 3; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  const { entries } = await readEventLog(connection, eventLogKey(prefix), { start: '-', count: 10 }, () => t.fail('an event'));
+  const [first, second, third] = entries as [LogEntry, LogEntry, LogEntry];
+  const script = new FanoutScript(connection, prefix);
+  t.teardown(() => script.close());
+  const target = destination('once', ['gp.*']);
+  await connection.hset(fanoutKey(prefix), 'cursor', '0-0', 'version', '0');
+  const handOver = (expected: string, next: string, handed: LogEntry[]) =>
+    script.handOver({
+      field: 'cursor',
+      expected,
+      next,
+      version: '0',
+      entries: handed,
+      taken: new Map([[target, handed.map((_, i) => i)]]),
+    });
+
+  // The first twice, as a log holding an event twice would hand it; then again (its job is in the queue), with the others.
+  t.equal(await handOver('0-0', first.id, [first, { ...first, id: `${logIdMs(first.id) + 1}-0` }]), 'done');
+  t.equal(await handOver(first.id, third.id, [first, second, third]), 'done');
+  t.same(await waiting(connection, prefix, 'once'), [first.jobId, second.jobId, third.jobId], 'each id once, in order');
+  t.equal(await connection.get(`${prefix}:once:id`), '3', 'three jobs counted');
 });
 
 t.test('a destination with `after` gets only the entries after it', async (t) => {
