@@ -27,7 +27,7 @@ local function prepare(queue)
 end
 -- A job's options as BullMQ stores them (`cjson` of the options with `jobId`): encoded once per options table and
 -- call around a placeholder id (the keys, hence their order, are the same for every job), each job's id put in its
--- place.
+-- place, once per id (queues of the same options table share it).
 local optionsText = {}
 local function encodeOptions(opts, jobId)
   local parts = optionsText[opts]
@@ -35,11 +35,18 @@ local function encodeOptions(opts, jobId)
     opts['jobId'] = '\1'
     local text = cjson.encode(opts)
     local at = string.find(text, '"\\u0001"', 1, true)
-    parts = { string.sub(text, 1, at - 1), string.sub(text, at + 8) }
+    parts = { string.sub(text, 1, at - 1), string.sub(text, at + 8), byId = {} }
     optionsText[opts] = parts
   end
-  return parts[1] .. cjson.encode(jobId) .. parts[2]
+  local encoded = parts.byId[jobId]
+  if not encoded then
+    encoded = parts[1] .. cjson.encode(jobId) .. parts[2]
+    parts.byId[jobId] = encoded
+  end
+  return encoded
 end
+-- The hash's numbers as text: Redis would print each Lua number it is handed (`%.17g`), per job.
+local timestampText = tostring(timestamp)
 -- A batched queue's ids added since its last push, pushed in one LPUSH (per 1000: Lua's stack bounds unpack), which
 -- leaves the list as one LPUSH per id would. Returns the list's length, or nil when there was none.
 local function pushWaiting(queue)
@@ -57,7 +64,7 @@ local function addJob(queue, jobId, name, data, opts, delay)
   local prefix = queue.prefix
   prepare(queue)
   local encoded = encodeOptions(opts or queue.opts, jobId)
-  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', encoded, 'timestamp', timestamp, 'delay', delay or 0, 'priority', 0)
+  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', encoded, 'timestamp', timestampText, 'delay', delay and tostring(delay) or '0', 'priority', '0')
   rcall('XADD', queue.events, '*', 'event', 'added', 'jobId', jobId, 'name', name)
   if delay then
     -- The score bakes in an order among the jobs due in the same millisecond; the marker says when the next is due.
