@@ -10,6 +10,7 @@ import { eventLayersOf, readEventLayers } from './event-layers.js';
 import { firstEntryAfter, parseLogEntries, readEventLog, type LogEntry, type RawEntries } from './event-log.js';
 import { FanoutLease } from './fanout-lease.js';
 import { FanoutScript, type HandOver } from './fanout-script.js';
+import { LagTrend } from './lag-trend.js';
 import { compareLogIds, LOG_START, logIdMs } from './log-id.js';
 import type { EmittedType } from './route-match.js';
 import type { RoutedEvent } from './routed-event.js';
@@ -98,8 +99,9 @@ export function startFanout(options: FanoutOptions): Fanout {
   let lastTrimMs = 0;
   let state: FanoutState | undefined;
   let renewAt = 0;
-  /** Whether the last read of the log found a whole batch: the log grows faster than the fan-out hands it over. */
+  /** Whether the last read of the log found a whole batch and the log grows faster than the fan-out hands it over. */
   let behind = false;
+  const trend = new LagTrend();
   let closed = false;
   const stopping = new AbortController();
   const ackYield =
@@ -170,7 +172,10 @@ export function startFanout(options: FanoutOptions): Fanout {
    * first when there is none yet (it reads as soon as one is stored); true when there were any. The cursor of `state`
    * moves with the hand-over.
    */
-  const handNew = async (state: FanoutState, waitMs: number): Promise<{ fresh: boolean; full?: boolean; outcome?: HandOver }> => {
+  const handNew = async (
+    state: FanoutState,
+    waitMs: number,
+  ): Promise<{ fresh: boolean; full?: boolean; growing?: boolean; outcome?: HandOver }> => {
     const subscriptions = await destinationsOf(state.version);
     const live = [...routes, ...subscriptions.filter(({ name }) => !state.catchingUp.has(name))];
     // With no destination, one entry tells that there are new ones: the cursor then moves to the log's end, past
@@ -183,6 +188,7 @@ export function startFanout(options: FanoutOptions): Fanout {
     const raw: RawEntries = reply?.[0]?.[1] ?? [];
     let lastId = raw.at(-1)?.[0];
     if (lastId === undefined) return { fresh: false };
+    const growing = trend.note(Date.now(), logIdMs(raw[0]![0]));
     if (live.length === 0) lastId = (await waiter.xrevrange(logKey, '+', '-', 'COUNT', 1))[0]?.[0] ?? lastId;
     const read = live.length > 0 ? parseLogEntries(raw, skipped) : [];
     const { entries, taken } = await match(read, live);
@@ -198,7 +204,7 @@ export function startFanout(options: FanoutOptions): Fanout {
       state.cursor = lastId;
       options.onHandOver?.(read.length);
     }
-    return { fresh: true, full: live.length > 0 && raw.length === count, outcome };
+    return { fresh: true, full: live.length > 0 && raw.length === count, growing, outcome };
   };
 
   /** One run of the log for a subscription reading it from an earlier time, up to the cursor, where it joins the others. */
@@ -270,8 +276,8 @@ export function startFanout(options: FanoutOptions): Fanout {
       return;
     }
     const catchingUp = [...current.catchingUp];
-    const { fresh, full, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
-    behind = full === true;
+    const { fresh, full, growing, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
+    behind = full === true && growing === true;
     if (!fresh || (outcome !== undefined && outcome !== 'done') || catchingUp.length > 0) state = undefined;
     for (const [name, next] of catchingUp) await catchUp(current, name, next);
     await tidy(current, !fresh);
