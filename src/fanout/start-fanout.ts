@@ -155,11 +155,16 @@ export function startFanout(options: FanoutOptions): Fanout {
       return at;
     };
     const taken = new Map<Destination, number[]>(destinations.map((destination) => [destination, []]));
+    // The entries are in the log's order: only a destination whose `after` is at or past the first compares each.
+    const first = read[0]?.id;
+    const bounded = new Set(
+      destinations.filter(({ after }) => !readingBack && after !== undefined && first !== undefined && compareLogIds(first, after) <= 0),
+    );
     read.forEach((entry, index) => {
       const { id, event } = entry;
       const eventLayers = eventLayersOf(layers, entry);
       for (const destination of destinations) {
-        if (!readingBack && destination.after !== undefined && compareLogIds(id, destination.after) <= 0) continue;
+        if (bounded.has(destination) && compareLogIds(id, destination.after!) <= 0) continue;
         const verdict = destination.matches(event, eventLayers);
         if (verdict !== false) taken.get(destination)!.push(verdict === true ? index : variantOf(index, verdict));
       }
