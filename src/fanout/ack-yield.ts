@@ -26,8 +26,9 @@ export interface AckYieldOptions {
 export interface AckYield {
   /**
    * True while the acknowledgements are saturated and the oldest entry after `cursor` is younger than the bound. A
-   * yield begins only while the fan-out is `behind` (its last read found a whole batch): one that keeps up with the
-   * log costs the acknowledgements little, whatever holds them up.
+   * yield begins only while the fan-out is `behind` (its last read found a whole batch, and the log grows faster than
+   * it hands it over: `lag-trend.ts`): one that keeps up with the log costs the acknowledgements little, whatever
+   * holds them up.
    */
   shouldYield(cursor: string, behind: boolean): Promise<boolean>;
 }

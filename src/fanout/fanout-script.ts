@@ -44,6 +44,8 @@ export class FanoutScript {
   readonly #connection: RedisClient;
   readonly #prefix: string;
   readonly #queues = new Map<string, { queue: Queue; options: Buffer }>();
+  /** The same by destination: the key above is made once per destination, not once per hand-over. */
+  readonly #byDestination = new WeakMap<Destination, { queue: Queue; options: Buffer }>();
 
   constructor(connection: RedisClient, prefix: string) {
     if (typeof connection.geohookFanout !== 'function') connection.defineCommand('geohookFanout', { lua: fanoutLua });
@@ -52,6 +54,8 @@ export class FanoutScript {
   }
 
   #queueOf(destination: Destination): { queue: Queue; options: Buffer } {
+    const known = this.#byDestination.get(destination);
+    if (known !== undefined) return known;
     const key = `${destination.queue}\n${JSON.stringify(destination.jobOptions)}`;
     let found = this.#queues.get(key);
     if (found === undefined) {
@@ -65,6 +69,7 @@ export class FanoutScript {
       found = { queue, options: encodedJobOptions(queue) };
       this.#queues.set(key, found);
     }
+    this.#byDestination.set(destination, found);
     return found;
   }
 

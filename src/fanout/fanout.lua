@@ -5,8 +5,8 @@
 -- Loaded by fanout-script.ts, which puts BullMQ's job writes at its include line.
 --
 -- A destination whose queue already holds a job of an event's id (kept after it was done, or still waiting) gets
--- none. A destination with a backlog cap then drops its oldest waiting jobs past the cap (a count, an age), and
--- counts them.
+-- none; the ids of a destination's new jobs go onto its wait list in one push. A destination with a backlog cap then
+-- drops its oldest waiting jobs past the cap (a count, an age), and counts them.
 --
 -- KEYS: 1 the fan-out's state (a hash: `cursor`, `version`, `catchup:<name>`), 2 the dropped counts (a hash).
 -- ARGV: 1 the state field this call moves (`cursor`, or `catchup:<name>` for a subscription reading the log from
@@ -36,11 +36,12 @@ local function dropOldest(queue)
   rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'removed', 'jobId', jobId, 'prev', 'wait')
   return true
 end
--- Drops what is past the caps: the oldest jobs over `count` waiting, then those that waited over `ageMs`.
-local function cap(queue, count, ageMs)
+-- Drops what is past the caps: the oldest jobs over `count` waiting (`length`, when known), then those that waited
+-- over `ageMs`.
+local function cap(queue, length, count, ageMs)
   local n = 0
   if count > 0 then
-    for _ = 1, rcall('LLEN', queue.prefix .. 'wait') - count do
+    for _ = 1, (length or rcall('LLEN', queue.prefix .. 'wait')) - count do
       if dropOldest(queue) then n = n + 1 end
     end
   end
@@ -54,19 +55,42 @@ local function cap(queue, count, ageMs)
   end
   return n
 end
+-- Job options by their msgpacked text: destinations of the same options share one table, hence one encoding.
+local unpacked = {}
+local function optionsOf(text)
+  unpacked[text] = unpacked[text] or cmsgpack.unpack(text)
+  return unpacked[text]
+end
+-- Whether any of `keys` exists: one look per 1000 keys (Lua's stack bounds unpack).
+local function anyExists(keys)
+  for first = 1, #keys, 1000 do
+    if rcall('EXISTS', unpack(keys, first, math.min(first + 999, #keys))) > 0 then return true end
+  end
+  return false
+end
 
 local events = tonumber(ARGV[7])
 local a = 8 + 3 * events
 while a <= #ARGV do
   local prefix = ARGV[a]
-  local queue = { prefix = prefix, opts = cmsgpack.unpack(ARGV[a + 1]), events = prefix .. 'events', added = 0 }
+  local queue = jobQueue(prefix, optionsOf(ARGV[a + 1]), true)
+  -- The taken entries' first arguments, and their job keys: one look for them all, and when none is there (the
+  -- usual case) none per job. An id taken twice in the call gets one job too.
+  local taken, keys, added = {}, {}, {}
   for index in string.gmatch(ARGV[a + 5], '%d+') do
     local e = 8 + (tonumber(index) - 1) * 3
-    local jobId = ARGV[e]
-    if rcall('EXISTS', prefix .. jobId) == 0 then addJob(queue, jobId, ARGV[e + 1], ARGV[e + 2]) end
+    taken[#taken + 1] = e
+    keys[#keys + 1] = prefix .. ARGV[e]
   end
-  if queue.added > 0 then rcall('INCRBY', prefix .. 'id', queue.added) end
-  local n = cap(queue, tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
+  local look = anyExists(keys)
+  for i, e in ipairs(taken) do
+    local jobId = ARGV[e]
+    if not added[jobId] and not (look and rcall('EXISTS', keys[i]) == 1) then
+      added[jobId] = true
+      addJob(queue, jobId, ARGV[e + 1], ARGV[e + 2])
+    end
+  end
+  local n = cap(queue, finish(queue), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]))
   if n > 0 then rcall('HINCRBY', dropped, ARGV[a + 4], n) end
   a = a + 6
 end

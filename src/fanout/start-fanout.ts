@@ -6,13 +6,12 @@ import type { RedisClient } from '../redis/connection.js';
 import { eventLogKey, fanoutKey, fanoutLeaseKey } from '../redis/keys.js';
 import { createAckYield } from './ack-yield.js';
 import type { Destination } from './destination.js';
-import { eventLayersOf, readEventLayers } from './event-layers.js';
-import { firstEntryAfter, parseLogEntries, readEventLog, type LogEntry, type RawEntries } from './event-log.js';
+import { firstEntryAfter, parseLogEntries, readEventLog, type RawEntries } from './event-log.js';
 import { FanoutLease } from './fanout-lease.js';
 import { FanoutScript, type HandOver } from './fanout-script.js';
-import { compareLogIds, LOG_START, logIdMs } from './log-id.js';
-import type { EmittedType } from './route-match.js';
-import type { RoutedEvent } from './routed-event.js';
+import { LagTrend } from './lag-trend.js';
+import { LOG_START, logIdMs } from './log-id.js';
+import { matchEntries } from './match-entries.js';
 
 /** The destinations of a version of the subscriptions. */
 export type DestinationSource = (version: string) => Promise<readonly Destination[]>;
@@ -98,8 +97,9 @@ export function startFanout(options: FanoutOptions): Fanout {
   let lastTrimMs = 0;
   let state: FanoutState | undefined;
   let renewAt = 0;
-  /** Whether the last read of the log found a whole batch: the log grows faster than the fan-out hands it over. */
+  /** Whether the last read of the log found a whole batch and the log grows faster than the fan-out hands it over. */
   let behind = false;
+  const trend = new LagTrend();
   let closed = false;
   const stopping = new AbortController();
   const ackYield =
@@ -129,48 +129,14 @@ export function startFanout(options: FanoutOptions): Fanout {
   };
 
   /**
-   * Which entries each destination takes: its filter matches, and (unless reading back) the entry came after it was
-   * made. A crossing a destination takes as `change.entered` or `change.left` is an entry of its own, appended: the
-   * same job id, the event with that type.
-   */
-  const match = async (
-    read: readonly LogEntry[],
-    destinations: readonly Destination[],
-    { readingBack = false } = {},
-  ): Promise<{ entries: readonly LogEntry[]; taken: Map<Destination, number[]> }> => {
-    const layers = await readEventLayers(connection, prefix, read);
-    const entries = [...read];
-    const variants = new Map<string, number>();
-    const variantOf = (index: number, type: EmittedType): number => {
-      const key = `${index}\n${type}`;
-      let at = variants.get(key);
-      if (at === undefined) {
-        const entry = read[index]!;
-        const event = { ...entry.event, type } as RoutedEvent;
-        at = entries.push({ ...entry, name: type, data: JSON.stringify(event), event }) - 1;
-        variants.set(key, at);
-      }
-      return at;
-    };
-    const taken = new Map<Destination, number[]>(destinations.map((destination) => [destination, []]));
-    read.forEach((entry, index) => {
-      const { id, event } = entry;
-      const eventLayers = eventLayersOf(layers, entry);
-      for (const destination of destinations) {
-        if (!readingBack && destination.after !== undefined && compareLogIds(id, destination.after) <= 0) continue;
-        const verdict = destination.matches(event, eventLayers);
-        if (verdict !== false) taken.get(destination)!.push(verdict === true ? index : variantOf(index, verdict));
-      }
-    });
-    return { entries, taken };
-  };
-
-  /**
    * Hands the entries after the cursor to every destination that is not catching up, waiting up to `waitMs` for the
    * first when there is none yet (it reads as soon as one is stored); true when there were any. The cursor of `state`
    * moves with the hand-over.
    */
-  const handNew = async (state: FanoutState, waitMs: number): Promise<{ fresh: boolean; full?: boolean; outcome?: HandOver }> => {
+  const handNew = async (
+    state: FanoutState,
+    waitMs: number,
+  ): Promise<{ fresh: boolean; full?: boolean; growing?: boolean; outcome?: HandOver }> => {
     const subscriptions = await destinationsOf(state.version);
     const live = [...routes, ...subscriptions.filter(({ name }) => !state.catchingUp.has(name))];
     // With no destination, one entry tells that there are new ones: the cursor then moves to the log's end, past
@@ -183,9 +149,10 @@ export function startFanout(options: FanoutOptions): Fanout {
     const raw: RawEntries = reply?.[0]?.[1] ?? [];
     let lastId = raw.at(-1)?.[0];
     if (lastId === undefined) return { fresh: false };
+    const growing = trend.note(Date.now(), logIdMs(raw[0]![0]));
     if (live.length === 0) lastId = (await waiter.xrevrange(logKey, '+', '-', 'COUNT', 1))[0]?.[0] ?? lastId;
     const read = live.length > 0 ? parseLogEntries(raw, skipped) : [];
-    const { entries, taken } = await match(read, live);
+    const { entries, taken } = await matchEntries(connection, prefix, read, live);
     const outcome = await script.handOver({
       field: 'cursor',
       expected: state.cursor,
@@ -198,7 +165,7 @@ export function startFanout(options: FanoutOptions): Fanout {
       state.cursor = lastId;
       options.onHandOver?.(read.length);
     }
-    return { fresh: true, full: live.length > 0 && raw.length === count, outcome };
+    return { fresh: true, full: live.length > 0 && raw.length === count, growing, outcome };
   };
 
   /** One run of the log for a subscription reading it from an earlier time, up to the cursor, where it joins the others. */
@@ -210,7 +177,7 @@ export function startFanout(options: FanoutOptions): Fanout {
     const complete = read.read < count;
     const after = complete ? state.cursor : read.lastId!;
     // Its `after` (the log's end when it was made) bounds what it gets with the others, not what it reads back.
-    const { entries, taken } = await match(read.entries, [destination], { readingBack: true });
+    const { entries, taken } = await matchEntries(connection, prefix, read.entries, [destination], { readingBack: true });
     return script.handOver({
       field: `${CATCHUP}${name}`,
       expected: next,
@@ -270,8 +237,8 @@ export function startFanout(options: FanoutOptions): Fanout {
       return;
     }
     const catchingUp = [...current.catchingUp];
-    const { fresh, full, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
-    behind = full === true;
+    const { fresh, full, growing, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
+    behind = full === true && growing === true;
     if (!fresh || (outcome !== undefined && outcome !== 'done') || catchingUp.length > 0) state = undefined;
     for (const [name, next] of catchingUp) await catchUp(current, name, next);
     await tidy(current, !fresh);

@@ -30,7 +30,8 @@
 -- job-script.ts pins): the hash (`name`, `data`, `opts` as `cjson` encodes them, `timestamp`, `delay`,
 -- `priority`), `added` and `waiting` on the events stream, the id on the wait list, the marker unless the queue is
 -- paused or at its concurrency, and the job counter raised. What BullMQ looks up per job (the queue's meta) is
--- looked up once per queue and call, and the counter raised once by the call's count.
+-- looked up once per queue and call, the events stream trimmed once and the counter raised once by the call's count
+-- (bullmq-jobs.lua).
 --
 -- Whenever a watermark moves, how its new generations reached geohook is recorded for change events (KEYS 7, by
 -- scope, `to\torigin` lines in order, each line the generations above the one before up to `to`, neighbours of one
@@ -64,6 +65,8 @@ local rcall = redis.call
 local dedupMs, timestamp, time36 = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local gapDelay, dedupPrefix = tonumber(ARGV[8]), ARGV[9]
 local watermarks, activity, serverGens, ahead, gaps, origins = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7]
+-- BullMQ's job writes (jobQueue, addJob, removeJob, finish), shared with the fan-out script.
+-- @include bullmq-jobs.lua
 -- Job options, unpacked at first use: the event queues share theirs, gap and confirm jobs have their own.
 local options = {}
 local function optionsOf(arg)
@@ -76,13 +79,11 @@ local function queueOf(q)
   local queue = queues[q]
   if not queue then
     local prefix = ARGV[HEADER - SCRIPT_QUEUES + q]
-    queue = { prefix = prefix, opts = optionsOf(q == SCRIPT_QUEUES and 5 or 4), events = prefix .. 'events', added = 0 }
+    queue = jobQueue(prefix, optionsOf(q == SCRIPT_QUEUES and 5 or 4))
     queues[q] = queue
   end
   return queue
 end
--- BullMQ's job writes (prepare, addJob, removeJob), shared with the fan-out script.
--- @include bullmq-jobs.lua
 local RANGE = '([^\t\n]+)\t(%d+)\t(%d+)\t([^\t\n]*)\t([^\n]*)'
 local AHEAD = '^(%d+)\t(%d+)\t([^\t]*)\t([^\t]*)\t(%d+)\t?(%x*)$'
 local GAP = '(%d+)\t(%d+)'
@@ -373,7 +374,5 @@ for i = 0, (#ARGV - HEADER) / PER_REQUEST - 1 do
     answers[i + 1] = accept(queueOf(q), ARGV[a + 2], hook, ARGV[a + 4], ARGV[a + 5], ranges, ARGV[a + 8])
   end
 end
-for _, queue in pairs(queues) do
-  if queue.added > 0 then rcall('INCRBY', queue.prefix .. 'id', queue.added) end
-end
+for _, queue in pairs(queues) do finish(queue) end
 return answers

@@ -1,21 +1,33 @@
 -- BullMQ's own job writes, as its release pinned in job-script.ts lays them out: put in place of the include line of the
 -- scripts that write jobs themselves (accept-jobs.lua, the fan-out's). The including script declares `rcall`
--- (redis.call) and `timestamp` (the time, ms) before it. A queue is a table `{ prefix = '<prefix>:<queue>:', opts =
--- <job options, unpacked>, events = prefix .. 'events', added = 0 }`; the includer raises each queue's job counter
--- (`INCRBY <prefix>id added`) once at its end.
--- The queue's meta as BullMQ reads it per job (the events stream's length), once per queue and call.
+-- (redis.call) and `timestamp` (the time, ms) before it, makes each queue it writes to with `jobQueue`, and calls
+-- `finish` on each once at its end: what BullMQ does per job and can be done once per queue and call is done there
+-- (the events stream trimmed, the job counter raised by the count; for a batched queue, the ids pushed onto the wait
+-- list in one LPUSH). The script is atomic: no reader sees a job before its call ends, so the state it leaves is
+-- BullMQ's.
+
+-- A queue: its key prefix (`<prefix>:<queue>:`) and its job options (unpacked). A `batched` queue's waiting jobs go
+-- onto its wait list together, in `finish`; otherwise each as it is written, so that a call Redis fails midway (a
+-- command's error does not undo those before it) leaves each job it wrote whole.
+local function jobQueue(prefix, opts, batched)
+  return { prefix = prefix, opts = opts, events = prefix .. 'events', added = 0, waiting = batched and {} or nil }
+end
+-- The queue's meta as BullMQ reads it per job (the events stream's length; paused, or at its concurrency), once per
+-- queue and call.
 local function prepare(queue)
   if queue.maxEvents then return end
   local meta = queue.prefix .. 'meta'
-  queue.maxEvents = rcall('HGET', meta, 'opts.maxLenEvents')
+  local attributes = rcall('HMGET', meta, 'opts.maxLenEvents', 'paused', 'concurrency')
+  queue.maxEvents = attributes[1]
   if not queue.maxEvents then
     queue.maxEvents = 10000
     rcall('HSET', meta, 'opts.maxLenEvents', queue.maxEvents)
   end
+  queue.held = attributes[2] and true or (attributes[3] and rcall('LLEN', queue.prefix .. 'active') >= tonumber(attributes[3]))
 end
 -- A job's options as BullMQ stores them (`cjson` of the options with `jobId`): encoded once per options table and
 -- call around a placeholder id (the keys, hence their order, are the same for every job), each job's id put in its
--- place.
+-- place, once per id (queues of the same options table share it).
 local optionsText = {}
 local function encodeOptions(opts, jobId)
   local parts = optionsText[opts]
@@ -23,18 +35,36 @@ local function encodeOptions(opts, jobId)
     opts['jobId'] = '\1'
     local text = cjson.encode(opts)
     local at = string.find(text, '"\\u0001"', 1, true)
-    parts = { string.sub(text, 1, at - 1), string.sub(text, at + 8) }
+    parts = { string.sub(text, 1, at - 1), string.sub(text, at + 8), byId = {} }
     optionsText[opts] = parts
   end
-  return parts[1] .. cjson.encode(jobId) .. parts[2]
+  local encoded = parts.byId[jobId]
+  if not encoded then
+    encoded = parts[1] .. cjson.encode(jobId) .. parts[2]
+    parts.byId[jobId] = encoded
+  end
+  return encoded
+end
+-- The hash's numbers as text: Redis would print each Lua number it is handed (`%.17g`), per job.
+local timestampText = tostring(timestamp)
+-- A batched queue's ids added since its last push, pushed in one LPUSH (per 1000: Lua's stack bounds unpack), which
+-- leaves the list as one LPUSH per id would. Returns the list's length, or nil when there was none.
+local function pushWaiting(queue)
+  local ids, length = queue.waiting, nil
+  if not ids then return nil end
+  for first = 1, #ids, 1000 do
+    length = rcall('LPUSH', queue.prefix .. 'wait', unpack(ids, first, math.min(first + 999, #ids)))
+  end
+  queue.waiting = {}
+  return length
 end
 -- BullMQ's addStandardJob for a job with an id of its own (and the queue's options, or opts); with a delay (ms,
--- the one opts hold), its addDelayedJob.
+-- the one opts hold), its addDelayedJob. A batched queue's waiting job reaches its wait list in `finish`.
 local function addJob(queue, jobId, name, data, opts, delay)
   local prefix = queue.prefix
   prepare(queue)
   local encoded = encodeOptions(opts or queue.opts, jobId)
-  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', encoded, 'timestamp', timestamp, 'delay', delay or 0, 'priority', 0)
+  rcall('HMSET', prefix .. jobId, 'name', name, 'data', data, 'opts', encoded, 'timestamp', timestampText, 'delay', delay and tostring(delay) or '0', 'priority', '0')
   rcall('XADD', queue.events, '*', 'event', 'added', 'jobId', jobId, 'name', name)
   if delay then
     -- The score bakes in an order among the jobs due in the same millisecond; the marker says when the next is due.
@@ -48,17 +78,19 @@ local function addJob(queue, jobId, name, data, opts, delay)
     rcall('ZADD', prefix .. 'marker', tonumber(next[2]) / 0x1000, '1')
   else
     if not queue.marked then
-      local attributes = rcall('HMGET', prefix .. 'meta', 'paused', 'concurrency')
-      local held = attributes[1] and true or (attributes[2] and rcall('LLEN', prefix .. 'active') >= tonumber(attributes[2]))
-      if not held then rcall('ZADD', prefix .. 'marker', 0, '0') end
+      if not queue.held then rcall('ZADD', prefix .. 'marker', 0, '0') end
       queue.marked = true
     end
-    rcall('LPUSH', prefix .. 'wait', jobId)
-    rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'waiting', 'jobId', jobId)
+    if queue.waiting then
+      queue.waiting[#queue.waiting + 1] = jobId
+    else
+      rcall('LPUSH', prefix .. 'wait', jobId)
+    end
+    rcall('XADD', queue.events, '*', 'event', 'waiting', 'jobId', jobId)
   end
   queue.added = queue.added + 1
 end
--- BullMQ's removeJob for a job no worker took yet (delayed or waiting).
+-- BullMQ's removeJob for a job no worker took yet (delayed or waiting) of a queue that is not batched.
 local function removeJob(queue, jobId)
   local prefix = queue.prefix
   prepare(queue)
@@ -69,4 +101,16 @@ local function removeJob(queue, jobId)
   end
   rcall('DEL', prefix .. jobId, prefix .. jobId .. ':logs')
   rcall('XADD', queue.events, 'MAXLEN', '~', queue.maxEvents, '*', 'event', 'removed', 'jobId', jobId, 'prev', prev)
+end
+-- The end of a call's writes to a queue: a batched queue's waiting ids pushed, the events stream trimmed to its
+-- length (as each `waiting` event of BullMQ's does), the job counter raised by the jobs added. Returns the wait list's
+-- length when ids were pushed, else nil.
+local function finish(queue)
+  local length = pushWaiting(queue)
+  if queue.added > 0 then
+    rcall('XTRIM', queue.events, 'MAXLEN', '~', queue.maxEvents)
+    rcall('INCRBY', queue.prefix .. 'id', queue.added)
+    queue.added = 0
+  end
+  return length
 end

@@ -3,12 +3,13 @@ import pino from 'pino';
 import t, { type Test } from 'tap';
 import type { EventFamily, StoredEvent } from '../../src/events/envelope.js';
 import type { Destination } from '../../src/fanout/destination.js';
-import { readEventLog } from '../../src/fanout/event-log.js';
+import { readEventLog, type LogEntry } from '../../src/fanout/event-log.js';
 import { readFanoutLagMs } from '../../src/fanout/fanout-lag.js';
 import { FanoutScript } from '../../src/fanout/fanout-script.js';
 import { logIdMs } from '../../src/fanout/log-id.js';
 import { routeMatcher } from '../../src/fanout/route-match.js';
 import { startFanout, type FanoutOptions } from '../../src/fanout/start-fanout.js';
+import type { EventQueue } from '../../src/queue/event-queue.js';
 import { eventLogKey, fanoutKey, fanoutLeaseKey } from '../../src/redis/keys.js';
 import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { startEventQueue } from '../helpers/event-queue.js';
@@ -146,6 +147,33 @@ t.test('a hand-over from a cursor or version that moved meanwhile adds nothing a
   t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), '0-0', 'the cursor unmoved');
 });
 
+t.test('a destination gets one job per event id: none for an id its queue holds, one for an id a hand-over takes twice', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  for (let i = 0; i < 3; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  const { entries } = await readEventLog(connection, eventLogKey(prefix), { start: '-', count: 10 }, () => t.fail('an event'));
+  const [first, second, third] = entries as [LogEntry, LogEntry, LogEntry];
+  const script = new FanoutScript(connection, prefix);
+  t.teardown(() => script.close());
+  const target = destination('once', ['gp.*']);
+  await connection.hset(fanoutKey(prefix), 'cursor', '0-0', 'version', '0');
+  const handOver = (expected: string, next: string, handed: LogEntry[]) =>
+    script.handOver({
+      field: 'cursor',
+      expected,
+      next,
+      version: '0',
+      entries: handed,
+      taken: new Map([[target, handed.map((_, i) => i)]]),
+    });
+
+  // The first twice, as a log holding an event twice would hand it; then again (its job is in the queue), with the others.
+  t.equal(await handOver('0-0', first.id, [first, { ...first, id: `${logIdMs(first.id) + 1}-0` }]), 'done');
+  t.equal(await handOver(first.id, third.id, [first, second, third]), 'done');
+  t.same(await waiting(connection, prefix, 'once'), [first.jobId, second.jobId, third.jobId], 'each id once, in order');
+  t.equal(await connection.get(`${prefix}:once:id`), '3', 'three jobs counted');
+});
+
 t.test('a destination with `after` gets only the entries after it', async (t) => {
   const { eventQueue, prefix } = await startEventQueue(t, redis);
   const connection = connect(t);
@@ -271,59 +299,105 @@ t.test('a hand-over adds at most maxJobsPerCall jobs: entries per call shrink as
   t.equal((await waiting(connection, prefix, 'd')).length, 12, 'every entry handed over');
 });
 
+/**
+ * A log the fan-out of `prefix` cannot keep up with: two entries, then four more after each hand-over until it first
+ * yields. `stored` resolves once those written are in the log.
+ */
+function outgrownLog(eventQueue: EventQueue, yielded: () => boolean) {
+  const enqueue = async (count: number): Promise<void> => {
+    await Promise.all(Array.from({ length: count }, () => eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')))));
+  };
+  let stored = enqueue(2);
+  return {
+    first: stored,
+    onHandOver: (): void => {
+      if (!yielded()) stored = stored.then(() => enqueue(4));
+    },
+    stored: () => stored,
+  };
+}
+
 t.test(
-  'acks first: while the acknowledgements are saturated and the fan-out is behind it yields, and hands everything over once they are not',
+  'acks first: while the acknowledgements are saturated and the log outgrows the fan-out it yields, and hands everything over once they are not',
   async (t) => {
     const { eventQueue, prefix } = await startEventQueue(t, redis);
     const connection = connect(t);
-    // A burst stored before the fan-out starts: its first read (two entries, a whole batch) finds it behind.
-    for (let i = 0; i < 6; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
-    const log = await logOf(connection, prefix);
     let saturated = true;
     let yields = 0;
+    const log = outgrownLog(eventQueue, () => yields > 0);
+    await log.first;
     fanOut(t, prefix, {
       routes: [destination('all', ['gp.*'])],
       batch: 2,
       saturated: () => saturated,
       maxLagMs: 3_600_000,
+      onHandOver: log.onHandOver,
       onYield: () => void (yields += 1),
     });
     await waitFor('the fan-out yielding', () => yields >= 2);
-    const firstRead = log.slice(0, 2).map(({ jobId }) => jobId);
-    t.same(await waiting(connection, prefix, 'all'), firstRead, 'the first read handed over, then nothing while saturated');
+    await log.stored();
+    const handed = await waiting(connection, prefix, 'all');
+    const cursor = await connection.hget(fanoutKey(prefix), 'cursor');
     await waitFor('two more yields', () => yields >= 4);
-    t.same(await waiting(connection, prefix, 'all'), firstRead, 'still nothing more');
-    t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), log[1]!.id, 'the cursor waits after the first read');
+    t.same(await waiting(connection, prefix, 'all'), handed, 'nothing handed over while saturated');
+    t.equal(await connection.hget(fanoutKey(prefix), 'cursor'), cursor, 'the cursor waits');
+    const entries = await logOf(connection, prefix);
+    t.ok(handed.length < entries.length, `entries left in the log (${entries.length - handed.length} of ${entries.length})`);
     t.ok((await readFanoutLagMs(connection, prefix)) > 0, 'the fan-out lag counts from the oldest entry left in the log');
 
     saturated = false;
-    await cursorAt(connection, prefix, log.at(-1)!.id);
+    await cursorAt(connection, prefix, entries.at(-1)!.id);
     t.same(
       await waiting(connection, prefix, 'all'),
-      log.map(({ jobId }) => jobId),
+      entries.map(({ jobId }) => jobId),
       'every entry once, in log order, once the acknowledgements have room',
     );
   },
 );
 
-t.test('acks first has a bound: saturated for good, the fan-out hands each entry over once it is maxLagMs old', async (t) => {
+t.test('acks first, at a pace the fan-out keeps up with: saturated acknowledgements and whole batches make no yield', async (t) => {
   const { eventQueue, prefix } = await startEventQueue(t, redis);
   const connection = connect(t);
-  for (let i = 0; i < 6; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
+  // A burst stored before the fan-out starts: both its reads find a whole batch, but the log does not grow.
+  for (let i = 0; i < 4; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
   const log = await logOf(connection, prefix);
-  const maxLagMs = 300;
   let yields = 0;
-  const routes = [destination('all', ['gp.*'])];
-  fanOut(t, prefix, { routes, batch: 2, saturated: () => true, maxLagMs, onYield: () => void (yields += 1) });
+  fanOut(t, prefix, { routes: [destination('all', ['gp.*'])], batch: 2, saturated: () => true, onYield: () => void (yields += 1) });
   await cursorAt(connection, prefix, log.at(-1)!.id);
+  t.equal(yields, 0, 'no yield');
   t.same(
     await waiting(connection, prefix, 'all'),
     log.map(({ jobId }) => jobId),
+  );
+});
+
+t.test('acks first has a bound: saturated for good, the fan-out hands each entry over once it is maxLagMs old', async (t) => {
+  const { eventQueue, prefix } = await startEventQueue(t, redis);
+  const connection = connect(t);
+  const maxLagMs = 1000;
+  let yieldCursor: Promise<string | null> | undefined;
+  const log = outgrownLog(eventQueue, () => yieldCursor !== undefined);
+  await log.first;
+  fanOut(t, prefix, {
+    routes: [destination('all', ['gp.*'])],
+    batch: 2,
+    saturated: () => true,
+    maxLagMs,
+    onHandOver: log.onHandOver,
+    onYield: () => void (yieldCursor ??= connection.hget(fanoutKey(prefix), 'cursor')),
+  });
+  await waitFor('the fan-out yielding', () => yieldCursor !== undefined);
+  await log.stored();
+  const entries = await logOf(connection, prefix);
+  await cursorAt(connection, prefix, entries.at(-1)!.id);
+  t.same(
+    await waiting(connection, prefix, 'all'),
+    entries.map(({ jobId }) => jobId),
     'every entry once, in log order',
   );
-  t.ok(yields > 0, 'it yielded after its first read');
-  // The first read (two entries) left it behind: the third waited for the bound.
-  const third = log[2]!;
-  const handedAtMs = Number(await connection.hget(`${prefix}:all:${third.jobId}`, 'timestamp'));
-  t.ok(handedAtMs - logIdMs(third.id) >= maxLagMs, 'the oldest entry left was handed over once it was maxLagMs old, not before');
+  // The oldest entry left when it first yielded was handed over once it was maxLagMs old, not before.
+  const cursor = await yieldCursor;
+  const oldest = entries[entries.findIndex(({ id }) => id === cursor) + 1]!;
+  const handedAtMs = Number(await connection.hget(`${prefix}:all:${oldest.jobId}`, 'timestamp'));
+  t.ok(handedAtMs - logIdMs(oldest.id) >= maxLagMs, `handed over ${handedAtMs - logIdMs(oldest.id)} ms after it was stored`);
 });
