@@ -229,7 +229,7 @@ async function entryOf(
   return url === undefined ? entry : { ...entry, url };
 }
 
-/** The entries of `listed` still on the server, in order (docs/changes.md#attachments-gone-before-they-were-read). */
+/** The entries of `listed` still on the server, in order (docs/changes.md#attachments). */
 const entriesOf = async (
   session: ServiceSession,
   listed: readonly ListedAttachment[],
