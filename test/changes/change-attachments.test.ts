@@ -198,6 +198,28 @@ t.test(
   },
 );
 
+t.test('issue 55: an attachment whose bytes answer 500 once is not taken as gone: its event carries it, SHA-256 and all', async (t) => {
+  const config = configFile(t, { changes: { [PARCELS]: { attachments: 'metadata', submissionWindowMs: 0 } } });
+  const { emulator, events, url, authentication } = await setUpParcelsChanges(t, redis, { GEOHOOK_CONFIG: config });
+  const { body } = await emulator.control('services/Hosted/Parcels.FeatureServer/submissions', { related: 0, photos: 0 });
+  const { parent } = body as unknown as Submitted;
+  await countChanges(events, 1);
+  let failed = 0;
+  emulator.beforeAnswer = async (request) => {
+    if (BYTES_OF_PARCEL.test(request) && failed++ === 0) throw new Error('the server fails once');
+  };
+  const photo = new Uint8Array([0xff, 0xd8, 4, 5, 6]);
+  await addAttachment({
+    url: `${url}/0`,
+    authentication,
+    featureId: parent.objectId,
+    attachment: new File([photo], 'flaky.jpg', { type: 'image/jpeg' }),
+  });
+  const [, update] = await countChanges(events, 2);
+  t.ok(failed >= 2, 'read again after the 500');
+  t.match(update, { attachments: { adds: [{ name: 'flaky.jpg', sha256: createHash('sha256').update(photo).digest('hex') }] } });
+});
+
 t.test('without attachments set, events carry none and geohook asks extractChanges for none', async (t) => {
   const { emulator, events } = await setUpParcelsChanges(t, redis);
   await emulator.control('services/Hosted/Parcels.FeatureServer/submissions', {});
