@@ -41,7 +41,7 @@ export interface SubmissionAnswer {
   serverGen: number | null;
   parent: SubmittedFeature;
   related: SubmittedFeature[];
-  attachments: { layerId: number; id: number; sha256: string }[];
+  attachments: { layerId: number; id: number; parentGlobalId: string; sha256: string }[];
   webhook?: { url: string; status?: number; error?: string };
 }
 
@@ -59,4 +59,13 @@ export async function submitInspection(emulatorRoot: string, service: string, re
   const answer = (await response.json()) as SubmissionAnswer;
   if (response.status !== 200) throw new Error(`the submission answered HTTP ${response.status}: ${JSON.stringify(answer)}`);
   return answer;
+}
+
+/** A token of the emulator's built-in `user` (`admin` unless told), from its `generateToken`. */
+export async function emulatorToken(emulatorRoot: string, user = 'admin'): Promise<string> {
+  const response = await fetch(`${emulatorRoot}/arcgis/sharing/rest/generateToken`, {
+    method: 'POST',
+    body: new URLSearchParams({ username: user, password: `${user}.pass`, f: 'json' }),
+  });
+  return ((await response.json()) as { token: string }).token;
 }

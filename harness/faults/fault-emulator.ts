@@ -8,9 +8,13 @@ export interface FaultEmulator {
   url: string;
 }
 
-/** Builds the emulator (its own logs silenced) and listens on a free loopback port; the caller closes `app`. */
-export async function listenEmulator(): Promise<FaultEmulator> {
+/**
+ * Builds the emulator (its own logs silenced) and listens on a free loopback port; the caller closes `app`.
+ * `beforeAnswer`, when given, is awaited before each request (`<METHOD> <path>`) is answered.
+ */
+export async function listenEmulator(beforeAnswer?: (request: string) => Promise<void>): Promise<FaultEmulator> {
   const app = await buildEmulator({ logLevel: 'silent' });
+  if (beforeAnswer !== undefined) app.addHook('onRequest', async (request) => beforeAnswer(`${request.method} ${request.url}`));
   try {
     await app.listen({ host: '127.0.0.1', port: 0 });
   } catch (err) {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AttachmentLinkTarget } from '../arcgis/attachment-link-target.js';
 import type { ChangeFile } from '../arcgis-request/change-file.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
+import { unlessGone } from '../arcgis-request/unless-gone.js';
 import { GeohookError } from '../errors.js';
 import type { AttachmentEntry, EventAttachments } from './change-event.js';
 
@@ -199,13 +200,19 @@ export const entryLinkOf =
     return linkOf({ service, layerId, objectId, attachmentId: entry.id, contentType: entry.contentType, name: entry.name }, entry.sha256);
   };
 
-/** An attachment entry of an event, its bytes hashed, with its link when `link` is given. */
+/**
+ * An attachment entry of an event, its bytes hashed, with its link when `link` is given; undefined when the server no
+ * longer has it (its URL answers 404: it, or its feature, was deleted after the range's end), the later range that
+ * deletes it saying so.
+ */
 async function entryOf(
   session: ServiceSession,
   listed: ListedAttachment,
   parentKey: AttachmentEntry['parentKey'],
   link?: EntryLink,
-): Promise<AttachmentEntry> {
+): Promise<AttachmentEntry | undefined> {
+  const read = await unlessGone(readAttachment(session, listed));
+  if (read === undefined) return undefined;
   const id = typeof listed.attachmentId === 'number' ? listed.attachmentId : typeof listed.id === 'number' ? listed.id : -1;
   const globalId = normalizeGuid(listed.globalId);
   const entry: AttachmentEntry = {
@@ -215,16 +222,28 @@ async function entryOf(
     contentType: typeof listed.contentType === 'string' ? listed.contentType : 'application/octet-stream',
     size: typeof listed.size === 'number' ? listed.size : 0,
     ...(typeof listed.keywords === 'string' && listed.keywords !== '' ? { keywords: listed.keywords } : {}),
-    sha256: (await readAttachment(session, listed)).sha256,
+    sha256: read.sha256,
     parentKey,
   };
   const url = await link?.(entry);
   return url === undefined ? entry : { ...entry, url };
 }
 
+/** The entries of `listed` still on the server, in order (docs/changes.md#attachments). */
+const entriesOf = async (
+  session: ServiceSession,
+  listed: readonly ListedAttachment[],
+  parentKey: AttachmentEntry['parentKey'],
+  link?: EntryLink,
+): Promise<AttachmentEntry[]> =>
+  (await Promise.all(listed.map((entry) => entryOf(session, entry, parentKey, link)))).filter(
+    (entry): entry is AttachmentEntry => entry !== undefined,
+  );
+
 /**
  * The attachment changes of the feature `parentKey` of `layerId` in the range, their bytes hashed, each with its URL
- * when `link` is given; undefined when it has none.
+ * when `link` is given; undefined when it has none. An attachment added or updated that the server no longer has is
+ * left out: the range that deleted it (or its feature) lists that delete.
  */
 export async function attachmentsOf(
   session: ServiceSession,
@@ -237,8 +256,8 @@ export async function attachmentsOf(
   const listed = parent === undefined ? undefined : found.get(parentKeyOf(layerId, parent));
   if (listed === undefined) return undefined;
   return {
-    adds: await Promise.all(listed.adds.map((entry) => entryOf(session, entry, parentKey, link))),
-    updates: await Promise.all(listed.updates.map((entry) => entryOf(session, entry, parentKey, link))),
+    adds: await entriesOf(session, listed.adds, parentKey, link),
+    updates: await entriesOf(session, listed.updates, parentKey, link),
     deletes: listed.deletes,
   };
 }

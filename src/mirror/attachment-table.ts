@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import type { LayerInfo } from '../arcgis-request/layer-info.js';
 import type { ServiceSession } from '../arcgis-request/service-session.js';
+import { unlessGone } from '../arcgis-request/unless-gone.js';
 import { normalizeGuid, readAttachment, type LayerAttachmentChanges, type ListedAttachment } from '../changes/attachment-changes.js';
-import { AdminApiError } from '../errors.js';
 import { qualifiedName, quoteIdentifier } from './column-types.js';
 
 /** Where a layer's attachments are mirrored, and whether their bytes are kept. */
@@ -64,13 +64,6 @@ const parentOfUrl = (url: unknown): number | undefined => {
   const match = typeof url === 'string' ? /\/(\d+)\/attachments\/\d+\/?$/.exec(url.split('?')[0]!) : null;
   return match === null ? undefined : Number(match[1]);
 };
-
-/** What `reading` resolves to; undefined when the server answers 404: the attachment, or its feature, was deleted since it was listed. */
-const unlessGone = <T>(reading: Promise<T>): Promise<T | undefined> =>
-  reading.catch((err: unknown) => {
-    if (err instanceof AdminApiError && err.serverCode === 404) return undefined;
-    throw err;
-  });
 
 /**
  * A listed attachment read (hashed, its bytes kept when asked) into a row; undefined when the server no longer has it:

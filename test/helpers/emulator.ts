@@ -19,6 +19,8 @@ export interface TestEmulator {
   control(path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
   /** `<METHOD> <path>` of every request the emulator received, in order. */
   requests: string[];
+  /** Awaited before the emulator answers a request (`<METHOD> <path>`, as in `requests`), when a test sets it. */
+  beforeAnswer?: (request: string) => Promise<void>;
 }
 
 /** Resolves once every delivery the emulator started has ended, delivered or failed (its tries all made). */
@@ -33,8 +35,11 @@ export function deliveriesEnded(emulator: Pick<TestEmulator, 'url'>): Promise<tr
 export async function startEmulator(t: Test, options: EmulatorOptions = {}): Promise<TestEmulator> {
   const app = await buildEmulator({ logLevel: 'silent', ...options });
   const requests: string[] = [];
+  const emulator: Partial<TestEmulator> = {};
   app.addHook('onRequest', async (request) => {
-    requests.push(`${request.method} ${request.url}`);
+    const line = `${request.method} ${request.url}`;
+    requests.push(line);
+    await emulator.beforeAnswer?.(line);
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.teardown(() => app.close());
@@ -52,7 +57,7 @@ export async function startEmulator(t: Test, options: EmulatorOptions = {}): Pro
     }
     return tokens.get(username)!;
   };
-  return {
+  return Object.assign(emulator, {
     app,
     url,
     baseUrl,
@@ -80,7 +85,7 @@ export async function startEmulator(t: Test, options: EmulatorOptions = {}): Pro
       });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
-  };
+  } satisfies TestEmulator);
 }
 
 /** The emulator's catalog with Hosted/Parcels' layers answering `maxRecordCount` rows (and attachments) a page at most. */

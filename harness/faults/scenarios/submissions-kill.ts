@@ -2,8 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeTempDir, removeTempDir } from '../../cleanup.js';
-import { submitInspection, type SubmissionAnswer } from '../../emulator-control.js';
+import { emulatorToken, submitInspection, type SubmissionAnswer } from '../../emulator-control.js';
 import { ChangeEventsProbe, readChangeEvents } from '../change-events.js';
+import { DeleteOnRead } from '../delete-on-read.js';
 import { listenEmulator } from '../fault-emulator.js';
 import type { FaultRow } from '../fault-row.js';
 import { since, type ScenarioOptions } from '../scenario.js';
@@ -19,6 +20,11 @@ const SUBMISSIONS_PER_SECOND = 10;
 const SUBMISSION = { related: 2, photos: [{}, {}, { on: 0 }, { on: 1 }], photoBytes: 1024 };
 /** The change events of a submission: a change.created per feature (parcel, two inspections) and its change.submission. */
 const EVENTS_PER_SUBMISSION = 4;
+/**
+ * Every this many submissions, one has its first photo, and its second inspection (with that one's photo), deleted
+ * as geohook first reads their bytes: it finds them gone (404).
+ */
+const DELETE_EVERY = 10;
 /** How long the killed receiver stays dead before it is started again. */
 const DOWN_MS = 1000;
 /** The longest wait, after the last submission, for every one to be written (a killed resolver's lock lapses in 10 to 15 s). */
@@ -30,16 +36,21 @@ const SETTLE_TIMEOUT_MS = 180_000;
  * submitted through the emulator as Survey123 does, at 10 a second, every other one followed by its Survey123
  * webhook. At a third and at two thirds of the submissions, `geohook serve` is SIGKILLed and started again a second
  * later (submissions go on meanwhile: their webhooks find no receiver, the server's deliveries are backfilled).
- * Every submission must then be exactly one `change.submission` with all its parts: 0 lost, 0 doubled.
+ * Every tenth submission has its first photo, and its second inspection, deleted through the JS client as geohook
+ * first reads their bytes. Every submission must then be exactly one `change.submission` with all its parts: 0 lost,
+ * 0 doubled (a photo deleted may be missing, found gone when it was read).
  */
 export async function runSubmissionsKill(options: ScenarioOptions): Promise<FaultRow> {
   const { log, submissions: total } = options;
-  const { app: emulator, url } = await listenEmulator();
+  let deletions: DeleteOnRead | undefined;
+  const { app: emulator, url } = await listenEmulator(async (request) => deletions?.before(request));
   const configDir = makeTempDir(`${FAULT}-config`);
   try {
     const config = join(configDir, 'geohook.json');
     writeFileSync(config, JSON.stringify({ changes: { [PARCELS]: { attachments: 'metadata' } } }));
     const env = { ...changesEnv(url), PORTAL_URL: `${url}/arcgis`, GEOHOOK_CONFIG: config };
+    const armed = new DeleteOnRead(`${url}/arcgis/rest/services/Hosted/Parcels/FeatureServer`, await emulatorToken(url));
+    deletions = armed;
     return await withStack(await startStack(FAULT, 'fast', { env }), options.keepDirs, async (stack) => {
       const probe = new ChangeEventsProbe(stack.redis.url, stack.prefix);
       try {
@@ -76,6 +87,7 @@ export async function runSubmissionsKill(options: ScenarioOptions): Promise<Faul
                 answered += 1;
                 if (answer.serverGen === null) refused.push(`submission ${n}: the server applied nothing`);
                 else made.push(answer);
+                if (answer.serverGen !== null && n % DELETE_EVERY === DELETE_EVERY / 2) armed.arm(answer);
               },
               (err: unknown) => {
                 answered += 1;
@@ -88,7 +100,7 @@ export async function runSubmissionsKill(options: ScenarioOptions): Promise<Faul
         await striking;
         const submittedMs = since(startMs);
         log(`${FAULT}: ${made.length} submissions made in ${(submittedMs / 1000).toFixed(1)} s`);
-        const { verdict, waitedMs } = await settle(probe, stack.redis.url, stack.prefix, made);
+        const { verdict, waitedMs } = await settle(probe, stack.redis.url, stack.prefix, made, armed.deleted);
         const problems: string[] = refused.slice(0, 5);
         if (refused.length > 0) problems.push(`${refused.length} submissions refused by the emulator`);
         if (verdict.lost > 0)
@@ -117,6 +129,7 @@ export async function runSubmissionsKill(options: ScenarioOptions): Promise<Faul
             `geohook serve SIGKILLed after ${answeredAtKills.join(' and ')} submissions, ${writtenAtKills.join(' and ')} change events written`,
             `${verdict.closedBySurvey123} closed by their Survey123 webhook, ${verdict.found - verdict.closedBySurvey123} by their window`,
             `${verdict.incomplete} incomplete`,
+            `${armed.made} photos or inspections deleted as geohook read their bytes, ${verdict.goneMissing} parts left out of their submission`,
             `all written ${(waitedMs / 1000).toFixed(1)} s after the last`,
           ].join('; '),
           problems,
@@ -141,6 +154,7 @@ async function settle(
   redisUrl: string,
   prefix: string,
   made: readonly SubmissionAnswer[],
+  deleted: ReadonlySet<string>,
 ): Promise<{ verdict: SubmissionVerdict; waitedMs: number }> {
   const startedAtMs = Date.now();
   let idlePolls = 0;
@@ -149,7 +163,7 @@ async function settle(
     idlePolls = busy ? 0 : idlePolls + 1;
     const waitedMs = Date.now() - startedAtMs;
     if (idlePolls >= 2 || waitedMs > SETTLE_TIMEOUT_MS) {
-      const verdict = judgeSubmissions((await readChangeEvents(redisUrl, prefix)).values(), made);
+      const verdict = judgeSubmissions((await readChangeEvents(redisUrl, prefix)).values(), made, deleted);
       if (verdict.lost === 0 || waitedMs > SETTLE_TIMEOUT_MS) return { verdict, waitedMs };
       idlePolls = 0;
     }
