@@ -126,6 +126,20 @@ export default tseslint.config(
     },
   },
   {
+    // A BullMQ Queue without an error listener prints every failed reconnect's stack on stderr.
+    files: ['src/**/*.ts'],
+    ignores: ['src/queue/open-queue.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Queue']",
+          message: 'openQueue() of src/queue/open-queue.ts: a Queue that leaves connection errors to the connection',
+        },
+      ],
+    },
+  },
+  {
     // The emulator is a separate entry of the package: the CLI reaches it as users do, through `geohook/emulator`.
     files: ['src/**/*.ts'],
     ignores: ['src/emulator/**'],

@@ -1,4 +1,5 @@
-import { Queue } from 'bullmq';
+import { type Queue } from 'bullmq';
+import { openQueue } from '../queue/open-queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { changeEventsQueueName } from './change-event.js';
 
@@ -14,8 +15,8 @@ export interface ChangeQueues {
 
 /** Opens the change queues on `connection` (BullMQ keys under `prefix`). */
 export function openChangeQueues(connection: RedisClient, prefix: string): ChangeQueues {
-  const ranges = new Queue(changesQueueName, { connection, prefix, skipWaitingForReady: true });
-  const events = new Queue(changeEventsQueueName, { connection, prefix, skipWaitingForReady: true });
+  const ranges = openQueue(changesQueueName, { connection, prefix, skipWaitingForReady: true });
+  const events = openQueue(changeEventsQueueName, { connection, prefix, skipWaitingForReady: true });
   return {
     ranges,
     events,

@@ -1,6 +1,7 @@
-import { Queue, Worker } from 'bullmq';
+import { Worker } from 'bullmq';
 import { parseScope } from '../events/tracked-ranges.js';
 import { longJobOptions, longJobWorkerOptions } from '../queue/long-jobs.js';
+import { openQueue } from '../queue/open-queue.js';
 import { startPollLoop } from '../retry/poll-loop.js';
 import { changeEventsQueueName } from './change-event.js';
 import { changesQueueName } from './change-queues.js';
@@ -27,10 +28,9 @@ export interface Changes {
  */
 export function startChanges(options: ChangesOptions): Changes {
   const { connection, prefix, hook } = options;
-  const queue = new Queue<ResolveJobData>(changesQueueName, { connection, prefix, defaultJobOptions: longJobOptions });
-  const events = new Queue(changeEventsQueueName, { connection, prefix, defaultJobOptions: options.jobOptions });
-  // Redis going away is reported by the worker and retried; the queues' own reports would be printed raw.
-  for (const emitter of [queue, events]) emitter.on('error', () => undefined);
+  // Redis going away is reported by the worker and retried.
+  const queue = openQueue<ResolveJobData>(changesQueueName, { connection, prefix, defaultJobOptions: longJobOptions });
+  const events = openQueue(changeEventsQueueName, { connection, prefix, defaultJobOptions: options.jobOptions });
   const context = createResolverContext(options, events);
   const { log } = context;
 

@@ -1,4 +1,3 @@
-import { Queue } from 'bullmq';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { adminAuthFor, isOnlineAdminRoot } from '../arcgis/online-admin.js';
 import { serviceRestUrl } from '../arcgis/rest-urls.js';
@@ -15,6 +14,7 @@ import { serviceLocatorOf } from '../config/service-locator.js';
 import { ConfigError } from '../errors.js';
 import { scopeOf } from '../events/tracked-ranges.js';
 import { eventJobOptions } from '../queue/event-queue.js';
+import { openQueue } from '../queue/open-queue.js';
 import { addQueueOptions, queueCommandConfig } from './config-options.js';
 import { printJson, printLine, printTable } from './print.js';
 import { connectQueueRedis } from './queue-redis-target.js';
@@ -98,7 +98,7 @@ export function registerChanges(changes: Command): void {
         serviceUrl: serviceRestUrl(config.admin.url, service).href,
       });
       const { connection } = await connectQueueRedis(config);
-      const queue = new Queue(changesQueueName, { connection, prefix: config.prefix });
+      const queue = openQueue(changesQueueName, { connection, prefix: config.prefix });
       try {
         await queue.add(job.name, job.data, job.opts);
         printJson({ queued: job.opts.jobId, scope, serverGens: [job.data.from, job.data.to] });
@@ -129,7 +129,7 @@ export function registerChanges(changes: Command): void {
         deadlineMs: 3_600_000,
       });
       const { connection } = await connectQueueRedis(config);
-      const queue = new Queue(changeEventsQueueName, { connection, prefix: config.prefix, defaultJobOptions: eventJobOptions(config) });
+      const queue = openQueue(changeEventsQueueName, { connection, prefix: config.prefix, defaultJobOptions: eventJobOptions(config) });
       try {
         const writer = new ChangeWriter(connection, {
           queue,

@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import { type Queue } from 'bullmq';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { changeEventsQueueName } from '../changes/change-event.js';
 import { changesQueueName } from '../changes/change-queues.js';
@@ -8,6 +8,7 @@ import { ConfigError, GeohookError } from '../errors.js';
 import { EventQueue } from '../queue/event-queue.js';
 import { oneQueue } from '../queue/find-event-job.js';
 import { allQueueNames, backfillQueueName, subscriptionQueueName, type QueueName } from '../queue/names.js';
+import { openQueue } from '../queue/open-queue.js';
 import { countJobs, QueueInspector, type JobCounts } from '../queue/queue-inspector.js';
 import { readServiceReports, serviceColumns, serviceReportRow, type ServiceReport } from '../queue/service-report.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -73,7 +74,7 @@ async function subscriptionQueue(connection: RedisClient, prefix: string, flags:
   if (flags.queue !== undefined) throw new ConfigError(`events: --queue ${flags.queue} or --subscription ${name}, not both`);
   if (!(await subscriptionExists(connection, prefix, name)))
     throw new GeohookError('GEOHOOK_ERR_SUBSCRIPTION_UNKNOWN', `events --subscription: ${unknownSubscriptionHint(name)}`);
-  return new Queue(subscriptionQueueName(name), { connection, prefix, skipWaitingForReady: true });
+  return openQueue(subscriptionQueueName(name), { connection, prefix, skipWaitingForReady: true });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import { type Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import { changeEventsQueueName } from '../changes/change-event.js';
 import { changesQueueName } from '../changes/change-queues.js';
@@ -7,6 +7,7 @@ import type { GeohookConfig } from '../config/load-config.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
 import { createMirrorStatusReader } from '../mirror/mirror-status.js';
 import { subscriptionQueueName } from '../queue/names.js';
+import { openQueue } from '../queue/open-queue.js';
 import { readServiceReports } from '../queue/service-report.js';
 import type { RedisClient } from '../redis/connection.js';
 import { readFailingServices } from '../redis/failing-services.js';
@@ -37,7 +38,7 @@ export async function mountDashboard(app: FastifyInstance, config: GeohookConfig
   const boardQueue = (name: string): Queue => {
     let queue = boardQueues.get(name);
     if (queue === undefined)
-      boardQueues.set(name, (queue = new Queue(name, { connection, prefix: config.prefix, skipWaitingForReady: true })));
+      boardQueues.set(name, (queue = openQueue(name, { connection, prefix: config.prefix, skipWaitingForReady: true })));
     return queue;
   };
   const queues = async (): Promise<readonly Queue[]> => {

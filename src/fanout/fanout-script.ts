@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { Queue } from 'bullmq';
+import { type Queue } from 'bullmq';
 import type { Result } from 'ioredis';
 import { withBullmqJobs } from '../queue/bullmq-jobs.js';
 import { encodedJobOptions } from '../queue/job-script.js';
+import { openQueue } from '../queue/open-queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { fanoutKey, subscriptionDroppedKey } from '../redis/keys.js';
 import type { Destination } from './destination.js';
@@ -59,13 +60,12 @@ export class FanoutScript {
     const key = `${destination.queue}\n${JSON.stringify(destination.jobOptions)}`;
     let found = this.#queues.get(key);
     if (found === undefined) {
-      const queue = new Queue(destination.queue, {
+      const queue = openQueue(destination.queue, {
         connection: this.#connection,
         prefix: this.#prefix,
         defaultJobOptions: destination.jobOptions,
         skipWaitingForReady: true,
       });
-      queue.on('error', () => undefined);
       found = { queue, options: encodedJobOptions(queue) };
       this.#queues.set(key, found);
     }

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { Queue, type JobsOptions } from 'bullmq';
+import { type Queue, type JobsOptions } from 'bullmq';
 import type { BaseLogger } from 'pino';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/retry-policy.js';
@@ -15,6 +15,7 @@ import { JobWriter } from './job-writer.js';
 import { longJobOptions } from './long-jobs.js';
 import { LoopLoad, type ProcessTime } from './loop-load.js';
 import { allQueueNames, backfillQueueName, queueNames, type QueueName } from './names.js';
+import { openQueue } from './open-queue.js';
 import { SpoolDrain } from './spool-drain.js';
 import { EventSpool } from './spool.js';
 
@@ -151,9 +152,9 @@ export class EventQueue {
   private readonly createQueues = (): void => {
     const { connection, prefix, defaultJobOptions } = this;
     if (this.queues !== undefined) return;
-    const queues = allQueueNames.map((name) => new Queue(name, { connection, prefix, skipWaitingForReady: true, defaultJobOptions }));
+    const queues = allQueueNames.map((name) => openQueue(name, { connection, prefix, skipWaitingForReady: true, defaultJobOptions }));
     this.queues = new Map(allQueueNames.map((name, index) => [name, queues[index]!]));
-    this.backfill = new Queue(backfillQueueName, { connection, prefix, skipWaitingForReady: true, defaultJobOptions: longJobOptions });
+    this.backfill = openQueue(backfillQueueName, { connection, prefix, skipWaitingForReady: true, defaultJobOptions: longJobOptions });
     this.script = new JobScript(connection, {
       queues,
       backfillQueue: this.backfill,

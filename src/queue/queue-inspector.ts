@@ -1,10 +1,11 @@
-import { Queue, type Job, type RetryOptions } from 'bullmq';
+import type { Job, RetryOptions } from 'bullmq';
 import { defaultCompletedJobs } from '../config/defaults.js';
 import { GeohookError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { listFailedJobs, type FailedJobsPage } from './failed-jobs.js';
 import { eventJobRef, findEventJob, type EventJobRef, type FoundJob, type QueueSource } from './find-event-job.js';
 import { allQueueNames, type QueueName } from './names.js';
+import { openQueue } from './open-queue.js';
 import { markReplayed } from './replay-mark.js';
 
 /** The job states counted per queue, as BullMQ names them. */
@@ -20,7 +21,7 @@ export type JobCounts = Record<JobStateName, number>;
  * order given: one Redis round trip per queue. A queue nothing was ever written to counts zero everywhere.
  */
 export async function countJobs(connection: RedisClient, prefix: string, names: readonly string[]): Promise<Record<string, JobCounts>> {
-  const queues = names.map((name) => new Queue(name, { connection, prefix, skipWaitingForReady: true }));
+  const queues = names.map((name) => openQueue(name, { connection, prefix, skipWaitingForReady: true }));
   try {
     const counts = await Promise.all(queues.map(async (queue) => (await queue.getJobCounts(...jobStates)) as JobCounts));
     return Object.fromEntries(names.map((name, index) => [name, counts[index]!]));

@@ -1,4 +1,3 @@
-import { Queue } from 'bullmq';
 import { changeEventsQueueName } from '../changes/change-event.js';
 import { layerFieldsField } from '../changes/layer-fields.js';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
@@ -9,6 +8,7 @@ import { isUnverifiedDelivery } from '../events/stored-event.js';
 import { routeMatcher, type RelayLayer } from '../fanout/route-match.js';
 import { filteredChange, isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
 import { allQueueNames } from '../queue/names.js';
+import { openQueue } from '../queue/open-queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { layerFieldsKey } from '../redis/keys.js';
 import { relayQueueName } from './relay-queues.js';
@@ -169,7 +169,7 @@ export class RelayDryRunner {
   }
 
   async #job(queueName: string, id: string): Promise<unknown> {
-    const queue = new Queue(queueName, { connection: this.#connection, prefix: this.#prefix });
+    const queue = openQueue(queueName, { connection: this.#connection, prefix: this.#prefix });
     try {
       return (await queue.getJob(id))?.data as unknown;
     } finally {
@@ -200,7 +200,7 @@ export class RelayDryRunner {
   /** The route's last events in its queue, newest first: those it took, delivered, pending or dead. */
   async recent(name: string, limit = 10): Promise<RouteEvent[]> {
     this.routeConfig(name);
-    const queue = new Queue(relayQueueName(name), { connection: this.#connection, prefix: this.#prefix });
+    const queue = openQueue(relayQueueName(name), { connection: this.#connection, prefix: this.#prefix });
     try {
       const states = ['active', 'waiting', 'delayed', 'failed', 'completed'] as const;
       const lists = await Promise.all(

@@ -1,5 +1,6 @@
-import { Job, Queue } from 'bullmq';
+import { Job } from 'bullmq';
 import { GeohookError } from '../errors.js';
+import { openQueue } from '../queue/open-queue.js';
 import { markReplayed } from '../queue/replay-mark.js';
 import type { RedisClient } from '../redis/connection.js';
 import { relayQueueName } from './relay-queues.js';
@@ -18,7 +19,7 @@ export async function replayDeadLetters(
   route: string,
   ids: readonly string[] = [],
 ): Promise<string[]> {
-  const queue = new Queue(relayQueueName(route), { connection, prefix });
+  const queue = openQueue(relayQueueName(route), { connection, prefix });
   try {
     const jobs: Job[] = [];
     if (ids.length > 0) {

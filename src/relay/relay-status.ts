@@ -1,5 +1,6 @@
-import { Queue } from 'bullmq';
+import { type Queue } from 'bullmq';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
+import { openQueue } from '../queue/open-queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { relayStatsKey } from '../redis/keys.js';
 import { relayQueueName } from './relay-queues.js';
@@ -44,7 +45,7 @@ export async function readRelayStatus(
   return {
     routes: await Promise.all(
       routes.map(async (route): Promise<RelayRouteStatus> => {
-        const queue = new Queue(relayQueueName(route.name), { connection, prefix });
+        const queue = openQueue(relayQueueName(route.name), { connection, prefix });
         try {
           const [stats, counts, next] = await Promise.all([
             connection.hgetall(relayStatsKey(prefix, route.name)),

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { messageOf, StreamPublishError } from '../errors.js';
 import { FanoutLease } from '../fanout/fanout-lease.js';
 import type { RoutedEvent } from '../fanout/routed-event.js';
+import { openQueue } from '../queue/open-queue.js';
 import { replayedAtOf } from '../queue/replay-mark.js';
 import type { RedisClient } from '../redis/connection.js';
 import { streamLaneLeaseKey } from '../redis/keys.js';
@@ -67,8 +68,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   setMaxListeners(STREAM_WINDOW + 16, stopping.signal);
   const token = randomUUID();
   const queueName = relayQueueName(route.name);
-  const queue = new Queue<RoutedEvent>(queueName, { connection, prefix });
-  queue.on('error', () => undefined);
+  const queue = openQueue<RoutedEvent>(queueName, { connection, prefix });
   const worker = new Worker<RoutedEvent>(queueName, null, {
     connection,
     prefix,

@@ -1,7 +1,7 @@
-import { Queue } from 'bullmq';
 import { SUBSCRIPTION_NAME, type SubscriptionConfig } from '../config/subscription-schema.js';
 import { ConfigError } from '../errors.js';
 import { subscriptionQueueName } from '../queue/names.js';
+import { openQueue } from '../queue/open-queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { eventLogKey, fanoutKey, subscriptionDroppedKey, subscriptionsKey } from '../redis/keys.js';
 
@@ -114,7 +114,7 @@ export class SubscriptionRegistry {
   async delete(name: string): Promise<boolean> {
     const keys = [subscriptionsKey(this.#prefix), fanoutKey(this.#prefix), subscriptionDroppedKey(this.#prefix)];
     const deleted = (await this.#redis.eval(DELETE, keys.length, ...keys, name, subscriptionDestinationName(name))) === 1;
-    const queue = new Queue(subscriptionQueueName(name), { connection: this.#redis, prefix: this.#prefix, skipWaitingForReady: true });
+    const queue = openQueue(subscriptionQueueName(name), { connection: this.#redis, prefix: this.#prefix, skipWaitingForReady: true });
     try {
       await queue.obliterate({ force: true });
     } finally {

@@ -1,7 +1,7 @@
-import { Queue } from 'bullmq';
 import type { BacklogLimits } from '../config/subscription-schema.js';
 import { readFanoutLagMs } from '../fanout/fanout-lag.js';
 import { subscriptionQueueName } from '../queue/names.js';
+import { openQueue } from '../queue/open-queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { subscriptionDroppedKey } from '../redis/keys.js';
 import { backlogOf } from './subscription-destinations.js';
@@ -53,7 +53,7 @@ export async function readSubscriptionStatus(
   ]);
   return Promise.all(
     definitions.map(async (definition) => {
-      const queue = new Queue(subscriptionQueueName(definition.name), { connection: redis, prefix, skipWaitingForReady: true });
+      const queue = openQueue(subscriptionQueueName(definition.name), { connection: redis, prefix, skipWaitingForReady: true });
       try {
         const [counts, oldest] = await Promise.all([
           queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed'),
