@@ -63,6 +63,15 @@ async function killedHolder(probe: Redis, prefix: string, ttlBefore: number | un
   return true;
 }
 
+/** Resolves once a receiver holds the fan-out's lease (the one receiver running: it runs the fan-out). */
+async function waitForLease(redis: Redis, prefix: string): Promise<void> {
+  const deadline = Date.now() + DECLARE_TIMEOUT_MS;
+  while ((await redis.exists(fanoutLeaseKey(prefix))) === 0) {
+    if (Date.now() > deadline) throw new Error(`no receiver took the fan-out's lease within ${DECLARE_TIMEOUT_MS} ms`);
+    await sleep(20);
+  }
+}
+
 /** Resolves once the receivers have made every subscription of their config (they make them at start-up). */
 async function waitForSubscriptions(redis: Redis, prefix: string): Promise<void> {
   const deadline = Date.now() + DECLARE_TIMEOUT_MS;
@@ -100,6 +109,8 @@ export async function runSubscriptionsFault(options: ScenarioOptions): Promise<F
       const probe = new Redis(stack.redis.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false });
       for (const connection of [redis, probe]) connection.on('error', () => undefined);
       try {
+        // Receiver A runs the fan-out: B starts once A holds its lease, so that A's kill, the first fault, strikes it.
+        await waitForLease(redis, stack.prefix);
         await second.start();
         await waitForSubscriptions(redis, stack.prefix);
         return await burst(stack, second, { redis, probe }, options);
