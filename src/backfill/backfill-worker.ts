@@ -12,6 +12,7 @@ import { confirmJobId, confirmJobOptions } from '../queue/backfill-jobs.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { longJobWorkerOptions } from '../queue/long-jobs.js';
 import { backfillQueueName } from '../queue/names.js';
+import { logWorkerErrors } from '../queue/worker-errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { aheadKey } from '../redis/keys.js';
 import { createAbsentScopes } from './absent-scopes.js';
@@ -251,6 +252,6 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
       })
       .catch((err: unknown) => log.warn({ err, scope }, 'confirmation not requeued: the next delivery or pass will'));
   });
-  worker.on('error', (err) => log.error({ err }, 'backfill worker error'));
+  logWorkerErrors(worker, log, 'backfill worker error');
   return worker;
 }

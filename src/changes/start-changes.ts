@@ -2,6 +2,7 @@ import { Worker } from 'bullmq';
 import { parseScope } from '../events/tracked-ranges.js';
 import { longJobOptions, longJobWorkerOptions } from '../queue/long-jobs.js';
 import { openQueue } from '../queue/open-queue.js';
+import { logWorkerErrors } from '../queue/worker-errors.js';
 import { startPollLoop } from '../retry/poll-loop.js';
 import { changeEventsQueueName } from './change-event.js';
 import { changesQueueName } from './change-queues.js';
@@ -47,7 +48,7 @@ export function startChanges(options: ChangesOptions): Changes {
     ...longJobWorkerOptions,
   });
   worker.on('failed', (job, err) => rangeJobFailed(context, job, err));
-  worker.on('error', (err) => log.error({ err }, 'change resolver error'));
+  logWorkerErrors(worker, log, 'change resolver error');
 
   const loop = startPollLoop({
     check: follower.tick,

@@ -2,6 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { RoutedEvent } from '../fanout/routed-event.js';
 import { replayedAtOf } from '../queue/replay-mark.js';
+import { logWorkerErrors } from '../queue/worker-errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { deliver, deliveryError, type DeliveryOutcome, type RelayFetch } from './deliver.js';
 import { REPLAY_HEADER, type RelayRequest } from './formats/relay-request.js';
@@ -97,6 +98,6 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEven
     lines.deadLetter(job.id, err.message, job.attemptsMade);
     options.onDeadLetter?.(route.name, job, err);
   });
-  worker.on('error', (err) => log.error({ err }, 'relay worker error'));
+  logWorkerErrors(worker, log, 'relay worker error');
   return worker;
 }

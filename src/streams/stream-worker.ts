@@ -8,6 +8,7 @@ import { FanoutLease } from '../fanout/fanout-lease.js';
 import type { RoutedEvent } from '../fanout/routed-event.js';
 import { openQueue } from '../queue/open-queue.js';
 import { replayedAtOf } from '../queue/replay-mark.js';
+import { logWorkerErrors } from '../queue/worker-errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { streamLaneLeaseKey } from '../redis/keys.js';
 import type { DeliveryOutcome } from '../relay/deliver.js';
@@ -78,7 +79,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
     skipLockRenewal: true,
     drainDelay: BLOCK_SECONDS,
   });
-  worker.on('error', (err) => log.error({ err }, 'stream worker error'));
+  logWorkerErrors(worker, log, 'stream worker error');
   const laneJobs = new LaneJobs(connection, queue, token, STREAM_LOCK_MS);
   const lease = new FanoutLease(connection, streamLaneLeaseKey(prefix, route.name), STREAM_LEASE_MS);
   /** Taken and not finished, by job id. */
