@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import type { StreamsResult } from '../../../harness/bench/streams/run-streams.js';
 import { bench } from './run-bench.js';
 
 // Every section of the bench, each starting its own processes: a minute or two alone on two cores, two to three times
@@ -96,20 +97,8 @@ interface SubscriptionFigures {
   latency: { events: number; p50Ms: number; p99Ms: number; non2xx: number; errors: number };
 }
 
-interface StreamFigures {
-  events: number;
-  paceEvents: number;
-  natsPerSec: number;
-  bareNatsPerSec: number;
-  vsBareNats: number;
-  amqpPerSec: number;
-  bareAmqpPerSec: number;
-  vsBareAmqp: number;
-  p99Ms: number;
-}
-
 /** Each lane's burst against its bare producer, and the paced events timed (as many as the burst, so few in a smoke). */
-function checkStreams(t: Test, streams: StreamFigures, events: number): void {
+function checkStreams(t: Test, streams: StreamsResult, events: number): void {
   t.match(streams, { events, paceEvents: events }, `${events} events through each lane, as many paced`);
   for (const field of ['natsPerSec', 'bareNatsPerSec', 'vsBareNats', 'amqpPerSec', 'bareAmqpPerSec', 'vsBareAmqp', 'p99Ms'] as const)
     t.ok(Number.isFinite(streams[field]) && streams[field] > 0, `${field}: ${streams[field]}`);
@@ -171,7 +160,7 @@ t.test('the bench (--json, one short round) measures every case, loses no job an
     mirror: MirrorFigures;
     relay: RelayFigures;
     subscriptions: SubscriptionFigures;
-    streams: StreamFigures;
+    streams: StreamsResult;
     submissions: Record<'survey123' | 'window', { submissions: number; received: number; p50Ms: number; p99Ms: number }> & {
       windowMs: number;
     };
