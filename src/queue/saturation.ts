@@ -2,7 +2,11 @@
 export interface SaturationOptions {
   /** The window over which the share of full time is measured, ms. @defaultValue 250 */
   windowMs?: number;
-  /** Share of a window the writer must have spent full for the acknowledgements to count as saturated. @defaultValue 0.75 */
+  /**
+   * Share of a window the writer must have spent full for the acknowledgements to count as saturated. Under a load at
+   * capacity it is full 56 to 68 % of each quarter second; at two thirds of capacity a few per cent, at most a third
+   * (docs/performance.md#subscriptions). @defaultValue 0.5
+   */
   threshold?: number;
   /** The clock, ms (tests). @defaultValue performance.now */
   now?: () => number;
@@ -25,7 +29,7 @@ export class Saturation {
 
   constructor(options: SaturationOptions = {}) {
     this.#windowMs = options.windowMs ?? 250;
-    this.#threshold = options.threshold ?? 0.75;
+    this.#threshold = options.threshold ?? 0.5;
     this.#now = options.now ?? (() => performance.now());
     this.#windowStart = this.#now();
   }
