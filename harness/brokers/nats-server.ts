@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFreePort } from '../../src/embedded/redis-server.js';
+import { reservePort } from '../reserved-ports.js';
 import { brokerProcess, type BrokerProcess } from './broker-process.js';
 
 /** A private `nats-server -js`: its URL, and `remove()` to stop it and delete its store. */
@@ -18,7 +18,7 @@ export interface NatsServer extends BrokerProcess {
  */
 export async function startNatsServer(): Promise<NatsServer> {
   const dir = mkdtempSync(join(tmpdir(), 'geohook-nats-'));
-  const port = await findFreePort();
+  const port = await reservePort();
   const server = brokerProcess({
     name: 'nats-server',
     command: 'nats-server',

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findFreePort } from '../../src/embedded/redis-server.js';
+import { reservePort } from '../reserved-ports.js';
 import { brokerProcess, portOpen, type BrokerProcess } from './broker-process.js';
 
 /** A private RabbitMQ node: its URL, and `remove()` to stop it, end its epmd and delete its folder. */
@@ -29,7 +29,7 @@ const SCRIPT =
  */
 export async function startRabbitmqServer(): Promise<RabbitmqServer> {
   const dir = mkdtempSync(join(tmpdir(), 'geohook-rabbitmq-'));
-  const [port, distPort, epmdPort] = [await findFreePort(), await findFreePort(), await findFreePort()];
+  const [port, distPort, epmdPort] = [await reservePort(), await reservePort(), await reservePort()];
   for (const folder of ['home', 'mnesia', 'log']) mkdirSync(join(dir, folder));
   writeFileSync(join(dir, 'enabled_plugins'), '[].\n');
   // The default guest user may sign in from anywhere but loopback only by default: loopback is all the tests use.

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { findFreePort } from '../../src/embedded/redis-server.js';
 import { keepTempDir, makeTempDir, removeTempDir } from '../cleanup.js';
 import { waitUntilMoved, readStoredJobs, judge, type StoredJob, type Verdict } from './audit.js';
 import { FAULTS_SECRET } from './deliveries.js';
@@ -34,7 +33,6 @@ export async function startStack(
   const logFile = join(dir, 'receiver.log');
   const prefix = `faults-${fault}`;
   const receiver = new ReceiverProcess({
-    port: await findFreePort(),
     redisUrl: redis.url,
     prefix,
     secret: FAULTS_SECRET,

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { makeTempDir, removeTempDir } from '../../cleanup.js';
+import { reservePort } from '../../reserved-ports.js';
 import { listenEmulator } from '../fault-emulator.js';
 import type { FaultRow } from '../fault-row.js';
 import { RelaySink } from '../relay-sink.js';
@@ -75,7 +75,7 @@ export async function runRelayFault(options: ScenarioOptions, fault: keyof typeo
   const adds = options.relayAdds;
   const { app: emulator, url } = await listenEmulator();
   const configDir = makeTempDir(`${fault}-config`);
-  const sink = new RelaySink(await findFreePort());
+  const sink = new RelaySink(await reservePort());
   await sink.start();
   try {
     const env = { ...changesEnv(url), GEOHOOK_CONFIG: relaysConfig(configDir, sink.port) };

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { fanoutLeaseKey, subscriptionsKey } from '../../../src/redis/keys.js';
 import { makeTempDir, removeTempDir } from '../../cleanup.js';
 import { countByEventId, judge, readStoredJobs } from '../audit.js';
@@ -96,7 +95,6 @@ export async function runSubscriptionsFault(options: ScenarioOptions): Promise<F
   try {
     return await withStack(await startStack('subscriptions', 'strict', { env }), options.keepDirs, async (stack) => {
       const second = new ReceiverProcess({
-        port: await findFreePort(),
         redisUrl: stack.redis.url,
         prefix: stack.prefix,
         secret: FAULTS_SECRET,
