@@ -12,7 +12,8 @@ import { RedisServer } from './embedded/redis-server.js';
 import { listenFailure } from './errors.js';
 import { checkConfiguredFilters, filtersError } from './fanout/configured-filters.js';
 import { createLogger } from './logger.js';
-import { configuredTarget, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
+import { configuredTarget, createProducerConnection, hasConfiguredRedis, type RedisTarget } from './redis/connection.js';
+import { firstAttempt, onceReady } from './redis/first-attempt.js';
 import type { Registration } from './registration/registration.js';
 
 /** Options of {@link startServer}. */
@@ -35,8 +36,10 @@ export interface RunningServer {
   redis: RedisServer | undefined;
   /** The Redis the events are in: the configured one or the embedded server. */
   redisTarget: RedisTarget;
-  /** Self-registration, when ADMIN_URL and REGISTER are set. */
-  registration: Registration | undefined;
+  /** Self-registration, when ADMIN_URL and REGISTER are set, once Redis has answered. */
+  readonly registration: Registration | undefined;
+  /** True once Redis has answered: what runs beside the receiver has started then. */
+  redisAnswered(): boolean;
   /** Stops registration and accepting, finishes in-flight requests, closes the queues and Redis, stops the embedded Redis. */
   close(): Promise<void>;
 }
@@ -58,8 +61,9 @@ async function checkFilters(config: GeohookConfig, logger: Logger): Promise<void
 /**
  * Starts the receiver: an embedded redis-server (AOF on) when the configuration names no Redis, the receiver on
  * `config.host:config.port`, ready once Redis answers and, when ADMIN_URL and REGISTER are set, once
- * self-registration has succeeded; then what runs beside it (`startBackground`: the outputs, change events, the
- * mirror, and recovery: backfill, poll, registration passes). Closes in the reverse order.
+ * self-registration has succeeded; then, once Redis answers (waited for as in an outage; a refused password stops
+ * start-up), what runs beside it (`startBackground`: the outputs, change events, the mirror, and recovery:
+ * backfill, poll, registration passes). Closes in the reverse order.
  */
 export async function startServer(config: GeohookConfig, options: StartServerOptions = {}): Promise<RunningServer> {
   const logger =
@@ -96,7 +100,7 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     await redis.stop();
     unlockDataDir();
   };
-  // Started once the receiver listens; /readyz asks for it from the start.
+  // Started once the receiver listens and Redis answers (it makes queues and subscriptions there); /readyz asks for it from the start.
   let background: Background | undefined = undefined;
   const readinessChecks = [
     ...(wantsRegistration(config)
@@ -110,33 +114,44 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
       : []),
   ];
   const redisTarget = configuredTarget(config, redisUrl);
+  const connection = createProducerConnection(redisTarget);
+  const attempt = firstAttempt(connection);
   const app = await buildApp({
     config: { ...config, redisUrl },
+    connection,
     loggerInstance: logger,
     readinessChecks,
     readinessDetails: () => (background?.registration === undefined ? undefined : { registration: background.registration.summary() }),
     ...(options.requestLogLevel === undefined ? {} : { requestLogLevel: options.requestLogLevel }),
   });
   try {
-    await app.eventQueue.ready();
+    // A refused password stops start-up; a Redis that does not answer yet may come (the receiver says so and waits).
+    await attempt;
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await app.close();
+    connection.disconnect();
     await stopEmbedded();
     throw listenFailure(err, 'the receiver', `${config.host}:${config.port}`, 'PORT (or --port)');
   }
   const { eventQueue, hookKeys, metricsRegistry } = app;
-  const running = startBackground({ config, eventQueue, hookKeys, metricsRegistry, redisTarget, logger });
-  background = running;
+  const cancelBackground = onceReady(connection, () => {
+    background = startBackground({ config, eventQueue, hookKeys, metricsRegistry, redisTarget, logger });
+  });
   return {
     app,
     logger,
     redis,
     redisTarget,
-    registration: running.registration,
+    get registration() {
+      return background?.registration;
+    },
+    redisAnswered: () => background !== undefined,
     async close() {
-      await running.close();
+      cancelBackground();
+      await background?.close();
       await app.close();
+      await connection.quit().catch(() => connection.disconnect());
       await stopEmbedded();
       logger.info('geohook stopped');
       logger.flush();

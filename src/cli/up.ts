@@ -33,7 +33,7 @@ const DEMO_SERVICES = ['Tools/Buffer.GPServer', 'Hosted/Parcels.FeatureServer'];
 const DEMO_ADMIN = { username: 'admin', password: 'admin.pass' };
 const DEMO_ORG_ADMIN = { username: 'orgadmin', password: 'orgadmin.pass' };
 
-async function waitForRegistration(reason: () => string | undefined, timeoutMs: number): Promise<string | undefined> {
+async function waitUntilReady(reason: () => string | undefined, timeoutMs: number): Promise<string | undefined> {
   const deadline = Date.now() + timeoutMs;
   while (reason() !== undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   return reason();
@@ -165,9 +165,11 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     await mirror.postgres?.stop();
   });
 
-  const pending =
-    server.registration === undefined ? undefined : await waitForRegistration(() => server.registration!.notReadyReason(), 15_000);
   const redisShown = describeTarget(server.redisTarget);
+  const pending = await waitUntilReady(
+    () => (server.redisAnswered() ? server.registration?.notReadyReason() : `Redis at ${redisShown} has not answered yet`),
+    15_000,
+  );
   printNotice(
     `receiver   ${config.publicUrl}/webhooks/default  (Redis ${server.redis === undefined ? redisShown : `${redisShown}; its URL, password included: ${EMBEDDED_REDIS_DIR}/url`})`,
   );
@@ -203,7 +205,8 @@ async function runUp(options: Record<string, string | undefined>): Promise<void>
     cwd: process.cwd(),
     embeddedRedis: server.redis !== undefined,
     prefix: config.prefix,
-    subscriptionExists: await subscriptionExists(printerRedis, config.prefix, WORKER_SUBSCRIPTION).catch(() => false),
+    subscriptionExists:
+      server.redisAnswered() && (await subscriptionExists(printerRedis, config.prefix, WORKER_SUBSCRIPTION).catch(() => false)),
   });
   for (const line of workerLines) printNotice(line);
   const printed = forPerson ? 'events are printed below' : 'events are printed below as JSON lines';

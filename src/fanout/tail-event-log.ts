@@ -31,7 +31,10 @@ export function tailEventLog(options: TailOptions): { ready: Promise<void>; clos
     () => '$',
   );
   const loop = (async () => {
-    let last = await start;
+    // Closing before Redis ever answered ends the wait for where to start.
+    const from = await Promise.race([start, stopped]);
+    if (from === null) return;
+    let last = from;
     while (!closed) {
       const reading = connection.xread('COUNT', 500, 'BLOCK', 250, 'STREAMS', key, last);
       // Closing ends the wait at once (the caller then disconnects, which ends the read).

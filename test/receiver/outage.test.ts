@@ -1,7 +1,11 @@
+import { Redis } from 'ioredis';
 import t from 'tap';
+import { loadConfig } from '../../src/config/load-config.js';
+import { buildReceiver } from '../../src/receiver/build-receiver.js';
+import { generatedKeysKey } from '../../src/redis/keys.js';
 import { sign } from '../../src/signature/sign.js';
 import { eventOf } from '../helpers/envelope.js';
-import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
+import { configFile, startReceiver, TEST_KEY, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -45,8 +49,6 @@ t.test('while Redis is down a delivery gets 503 with Retry-After within 2 s, and
 t.test('a receiver started while Redis is down answers 503 until Redis comes up', async (t) => {
   const redis = await startRedis(t);
   await redis.stop();
-  const { loadConfig } = await import('../../src/config/load-config.js');
-  const { buildReceiver } = await import('../../src/receiver/build-receiver.js');
   const app = await buildReceiver({
     config: loadConfig({ REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, LOG_LEVEL: 'silent', GEOHOOK_PREFIX: 'down' }),
   });
@@ -68,6 +70,39 @@ t.test('a receiver started while Redis is down answers 503 until Redis comes up'
     body,
   });
   t.equal(late.statusCode, 202);
+});
+
+t.test('a receiver started while Redis is down loads the generated signature keys once Redis comes up', async (t) => {
+  const redis = await startRedis(t, { appendOnly: true });
+  const prefix = uniquePrefix();
+  const generated = 'a-key-self-registration-generated';
+  const writer = new Redis(redis.url);
+  await writer.rpush(generatedKeysKey(prefix, 'default'), generated);
+  writer.disconnect();
+  await redis.stop();
+  const app = await buildReceiver({
+    // No reload before the test ends: the keys come with Redis.
+    config: loadConfig({
+      REDIS_URL: redis.url,
+      LOG_LEVEL: 'silent',
+      GEOHOOK_PREFIX: prefix,
+      GEOHOOK_CONFIG: configFile(t, { keyReloadSeconds: 3600 }),
+    }),
+  });
+  t.teardown(() => app.close());
+  await app.ready();
+  await redis.start();
+  const body = '{"n":"signed with the generated key"}';
+  const deliver = () =>
+    app.inject({
+      method: 'POST',
+      url: '/webhooks/default',
+      headers: { 'content-type': 'application/json', 'x-service': sign(generated, body) },
+      body,
+    });
+  await waitFor('the delivery signed with the generated key to be accepted', async () => (await deliver()).statusCode === 202, {
+    intervalMs: 50,
+  });
 });
 
 t.test('when Redis stalls the delivery gets 503 after the enqueue timeout instead of hanging', async (t) => {

@@ -305,6 +305,16 @@ t.test('a BullMQ worker of its own on gp-events gets every event beside a runnin
   t.same(printed, acknowledged, 'the printer showed every event, in order');
 });
 
+t.test("the event printer closes before its Redis ever answered (geohook up's Ctrl-C while it waits for Redis)", async (t) => {
+  const down = await startRedis(t);
+  await down.stop();
+  const connection = new Redis(down.url, { maxRetriesPerRequest: null });
+  connection.on('error', () => undefined);
+  t.teardown(() => connection.disconnect());
+  const printer = tailEventLog({ connection, prefix: uniquePrefix(), logger: pino({ level: 'silent' }), onEvent: () => undefined });
+  await t.resolves(printer.close(), 'it closes');
+});
+
 t.test('a receiver is ready only once the subscriptions of its config are made, so none misses an acknowledged event', async (t) => {
   const prefix = uniquePrefix();
   const connection = connect(t);

@@ -2,7 +2,9 @@ import { once } from 'node:events';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import t from 'tap';
+import { subscriptionExists } from '../../../src/consumers/subscribe.js';
 import { findFreePort } from '../../../src/embedded/redis-server.js';
 import { sign } from '../../../src/signature/sign.js';
 import { runCli, startCli } from '../../helpers/cli.js';
@@ -129,6 +131,75 @@ t.test('geohook serve receives, then drains and exits 0 on SIGTERM', async (t) =
   t.match(output(), /"signal":"SIGTERM","msg":"shutting down"/);
   t.match(output(), /"msg":"geohook stopped"/);
   t.notOk(output().includes(TEST_KEY), 'the key is not logged');
+});
+
+t.test(
+  'geohook serve started before its Redis says so once and waits for it: /readyz 503 naming Redis, then ready and receiving',
+  async (t) => {
+    const redis = await startRedis(t, { requirePassword: true });
+    await redis.stop();
+    const port = await findFreePort();
+    const prefix = uniquePrefix();
+    const dir = t.testdir({ 'geohook.json': JSON.stringify({ subscriptions: [{ name: 'permits', types: ['change.*'] }] }) });
+    const { child, output } = await startCli(
+      ['serve', '--port', String(port), '--host', '127.0.0.1'],
+      { REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, GEOHOOK_PREFIX: prefix, GEOHOOK_CONFIG: join(dir, 'geohook.json') },
+      /Server listening/,
+    );
+    t.teardown(() => {
+      child.kill('SIGKILL');
+    });
+    const password = new URL(redis.url).password;
+    const waiting = output()
+      .split('\n')
+      .filter((line) => line.includes('Redis not connected yet'));
+    t.equal(waiting.length, 1, 'said once');
+    t.match(waiting[0], `"redis":"redis://127.0.0.1:${redis.port}"`, 'naming the Redis');
+    t.match(waiting[0], /check REDIS_URL and that Redis is up/, 'and the fix');
+    t.notOk(output().includes(password), 'never its password');
+    t.notMatch(output(), /"stack"|\bat .*\.js:\d+/, 'no stack trace');
+
+    const notReady = await fetch(`http://127.0.0.1:${port}/readyz`);
+    t.equal(notReady.status, 503);
+    t.match(await notReady.json(), { status: 'not ready', reason: /^Redis / });
+    t.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200, '/healthz answers');
+    const body = '{"serviceType":"GPServer","jobId":"late-redis","events":[{"eventType":"esriJobSucceeded"}]}';
+    const deliver = () =>
+      fetch(`http://127.0.0.1:${port}/webhooks/default`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service': sign(TEST_KEY, body) },
+        body,
+      });
+    const refused = await deliver();
+    t.equal(refused.status, 503, 'a delivery is refused for now');
+    t.ok(Number(refused.headers.get('retry-after')) > 0, 'with Retry-After');
+
+    await redis.start();
+    await waitFor('/readyz 200 once Redis answers', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, {
+      intervalMs: 100,
+    });
+    t.equal((await deliver()).status, 202, 'a delivery is accepted');
+    const client = new Redis(redis.url);
+    t.teardown(() => client.disconnect());
+    t.ok(await subscriptionExists(client, prefix, 'permits'), 'the subscription of GEOHOOK_CONFIG was made once Redis answered');
+  },
+);
+
+t.test('a Redis that refuses the password stops geohook serve with one line naming it and the fix', async (t) => {
+  const redis = await startRedis(t, { requirePassword: true });
+  const serve = await runCli(['serve', '--port', String(await findFreePort()), '--host', '127.0.0.1'], {
+    env: { REDIS_URL: `redis://:not-its-password@127.0.0.1:${redis.port}` },
+    timeoutMs: 60_000,
+  });
+  t.equal(serve.code, 1);
+  t.match(
+    serve.stderr,
+    new RegExp(
+      `(?:^|\\n)geohook: Redis at redis://127\\.0\\.0\\.1:${redis.port} refused the connection: the password is wrong \\(WRONGPASS\\)\\. Give its password in REDIS_URL .*\\n$`,
+    ),
+  );
+  t.notOk(`${serve.stdout}${serve.stderr}`.includes('not-its-password'), 'never the password');
+  t.notMatch(`${serve.stdout}${serve.stderr}`, /"stack"|\bat .*\.js:\d+/, 'no stack trace');
 });
 
 t.test(
