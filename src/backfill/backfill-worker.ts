@@ -15,13 +15,13 @@ import { backfillQueueName } from '../queue/names.js';
 import { logWorkerErrors } from '../queue/worker-errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { aheadKey } from '../redis/keys.js';
+import { createWarningLimiter } from '../warning-limiter.js';
 import { createAbsentScopes } from './absent-scopes.js';
 import { backfillEvent } from './backfill-event.js';
 import type { CatalogueGate } from './catalogue-gate.js';
 import { readGapChanges } from './gap-changes.js';
 import { createSharedReads } from './shared-reads.js';
 import { newestWaitingRange } from './waiting-ranges.js';
-import { createWarningLimiter } from './warning-limiter.js';
 
 /** Options of {@link startBackfill}. */
 export interface BackfillOptions {

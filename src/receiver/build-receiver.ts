@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
-import { GeohookError } from '../errors.js';
+import { GeohookError, QueueUnavailableError } from '../errors.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { EventQueue } from '../queue/event-queue.js';
 import { PingLog } from '../queue/ping-log.js';
@@ -16,6 +16,7 @@ import { sendError, sendNotFound, toGeohookError } from './error-reply.js';
 import { healthRoutes } from './health-routes.js';
 import { startKeyReload } from './key-reloader.js';
 import { createReceiverMetrics } from './metrics.js';
+import { createRefusalLog } from './refusal-log.js';
 import { webhookRoutes } from './webhook-route.js';
 
 /** Options of {@link buildReceiver}. */
@@ -177,9 +178,11 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   });
 
   app.setNotFoundHandler(sendNotFound);
+  const refusals = createRefusalLog(app.log);
   app.setErrorHandler((err, request, reply) => {
     const error = toGeohookError(err as Parameters<typeof toGeohookError>[0]);
-    if (error.statusCode >= 500) request.log.error({ err }, 'request failed');
+    if (error instanceof QueueUnavailableError) refusals(error);
+    else if (error.statusCode >= 500) request.log.error({ err }, 'request failed');
     return sendError(reply, error);
   });
 
@@ -192,6 +195,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
     serviceLocator: serviceLocatorOf(config),
     pings: new PingLog(connection, config.prefix),
     metrics,
+    refusals,
     // The per-request lines at debug (`geohook up` for a person): its printer says each event in one line.
     acceptedLogLevel: options.requestLogLevel ?? 'info',
   });

@@ -4,7 +4,7 @@ import rawBody from 'fastify-raw-body';
 import { isTestPing } from '../arcgis/payload.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import type { HookConfig } from '../config/load-config.js';
-import { GeohookError, type ErrorCode } from '../errors.js';
+import { GeohookError, QueueUnavailableError, type ErrorCode } from '../errors.js';
 import { buildEvent } from '../events/build-event.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { queueNames } from '../queue/names.js';
@@ -43,6 +43,8 @@ export interface WebhookRouteOptions {
   /** Where ArcGIS Online's test pings are recorded. */
   pings: PingLog;
   metrics: ReceiverMetrics;
+  /** Where a delivery refused because Redis cannot take it is said (`createRefusalLog`), not each one at error. */
+  refusals: (error: QueueUnavailableError) => void;
   /** The level of "delivery accepted" (`geohook up` for a person prints each event itself). @defaultValue 'info' */
   acceptedLogLevel?: 'info' | 'debug';
 }
@@ -85,7 +87,7 @@ function rawBytes(request: FastifyRequest): Buffer {
  * parsed once verified too; the signature decides between 401 and 400 before a parse error is reported.
  */
 export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteOptions): Promise<void> {
-  const { hooks, hookKeys, policy, eventQueue, serviceLocator, pings, metrics } = options;
+  const { hooks, hookKeys, policy, eventQueue, serviceLocator, pings, metrics, refusals } = options;
 
   // Only the two content types the GIS server sends: JSON, kept as the exact bytes (fastify-raw-body's own
   // parser would parse them before the signature is checked), and forms (@fastify/formbody). Anything else,
@@ -104,7 +106,8 @@ export async function webhookRoutes(app: FastifyInstance, options: WebhookRouteO
     const hook = request.params.hook;
     const outcome = error.statusCode === 503 ? 'unavailable' : error.statusCode >= 500 ? 'error' : 'rejected';
     if (error.statusCode === 401) metrics.signatureFailures.inc({ hook, reason: error.code });
-    if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error, hook }, 'delivery not stored');
+    if (error instanceof QueueUnavailableError) refusals(error);
+    else if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error, hook }, 'delivery not stored');
     else if (error.code === 'GEOHOOK_ERR_BAD_SIGNATURE')
       request.log.warn(keyMismatch(hook, rawBytes(request)), 'delivery rejected: its signature matches no key of the hook');
     else if (isDoctorProbe(request)) request.log.debug({ hook, code: error.code }, "delivery rejected (geohook doctor's probe)");

@@ -2,7 +2,7 @@ import pino from 'pino';
 import t from 'tap';
 import { createCatalogueGate } from '../../src/backfill/catalogue-gate.js';
 import { createServiceCatalogue } from '../../src/backfill/service-catalogue.js';
-import { createWarningLimiter } from '../../src/backfill/warning-limiter.js';
+import { createWarningLimiter } from '../../src/warning-limiter.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 
 const ADMIN_URL = 'https://gis.example.com/arcgis/admin';

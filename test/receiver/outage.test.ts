@@ -1,10 +1,11 @@
 import { Redis } from 'ioredis';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
 import { buildReceiver } from '../../src/receiver/build-receiver.js';
 import { generatedKeysKey } from '../../src/redis/keys.js';
 import { sign } from '../../src/signature/sign.js';
 import { eventOf } from '../helpers/envelope.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 import { configFile, startReceiver, TEST_KEY, uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -44,6 +45,71 @@ t.test('while Redis is down a delivery gets 503 with Retry-After within 2 s, and
     [{ n: 'during' }],
     'the retried event is stored (the restarted Redis kept nothing)',
   );
+});
+
+/**
+ * Checks what a receiver logged while it refused `refused` deliveries for want of Redis: nothing at error level, one
+ * warning without a stack for them all, and the request line of each.
+ */
+function checkRefusalLog(t: Test, lines: readonly string[], refused: number): void {
+  const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; [field: string]: unknown });
+  t.same(
+    logged.filter((entry) => entry.level >= 50),
+    [],
+    'nothing at error level',
+  );
+  const refusals = logged.filter((entry) => entry.code === 'GEOHOOK_ERR_QUEUE_UNAVAILABLE');
+  t.equal(refusals.length, 1, 'the refusals are said once');
+  t.match(refusals[0], { level: 40, msg: /^requests refused with 503/, reason: String });
+  t.notOk(JSON.stringify(refusals).includes('stack'), 'without a stack');
+  const requestLines = logged.filter((entry) => (entry.res as { statusCode?: number } | undefined)?.statusCode === 503);
+  t.equal(requestLines.length, refused, 'each has its request line');
+}
+
+t.test('deliveries refused during an outage are one warning without a stack, not an error each', async (t) => {
+  const redis = await startRedis(t);
+  const { logger: loggerInstance, lines } = capturingLogger('info');
+  const receiver = await startReceiver(t, redis, {}, { loggerInstance });
+  const deliver = (n: number): Promise<Response> => {
+    const body = Buffer.from(`{"n":${n}}`);
+    return receiver.post(body, { 'x-service': sign(TEST_KEY, body) });
+  };
+
+  await redis.stop();
+  const outageStart = lines.length;
+  for (let n = 0; n < 50; n += 1) {
+    const refused = await deliver(n);
+    t.equal(refused.status, 503, `delivery ${n} is refused`);
+    t.ok(Number(refused.headers.get('retry-after')) > 0, `delivery ${n} carries Retry-After`);
+  }
+  checkRefusalLog(t, lines.slice(outageStart), 50);
+
+  await redis.start();
+  await waitFor('deliveries to be accepted again', async () => (await deliver(0)).status === 202, { intervalMs: 50 });
+});
+
+t.test('deliveries refused before Redis first answers are one warning without a stack, not an error each', async (t) => {
+  const redis = await startRedis(t);
+  await redis.stop();
+  const { loadConfig } = await import('../../src/config/load-config.js');
+  const { buildReceiver } = await import('../../src/receiver/build-receiver.js');
+  const { logger: loggerInstance, lines } = capturingLogger('info');
+  const app = await buildReceiver({
+    config: loadConfig({ REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, GEOHOOK_PREFIX: 'down' }),
+    loggerInstance,
+  });
+  t.teardown(() => app.close());
+  for (let n = 0; n < 10; n += 1) {
+    const body = `{"n":${n}}`;
+    const refused = await app.inject({
+      method: 'POST',
+      url: '/webhooks/default',
+      headers: { 'content-type': 'application/json', 'x-service': sign(TEST_KEY, body) },
+      body,
+    });
+    t.equal(refused.statusCode, 503, `delivery ${n} is refused`);
+  }
+  checkRefusalLog(t, lines, 10);
 });
 
 t.test('a receiver started while Redis is down answers 503 until Redis comes up', async (t) => {

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { BaseLogger } from 'pino';
 
 /** Warnings that a flood of one cause must not repeat line after line. */
 export interface WarningLimiter {
@@ -10,7 +10,7 @@ export interface WarningLimiter {
 }
 
 /** A {@link WarningLimiter}: at most one line per cause every `intervalMs`. */
-export function createWarningLimiter(log: Logger, intervalMs: number, now: () => number = Date.now): WarningLimiter {
+export function createWarningLimiter(log: Pick<BaseLogger, 'warn'>, intervalMs: number, now: () => number = Date.now): WarningLimiter {
   const causes = new Map<string, { until: number; suppressed: number }>();
   return {
     warn(fields, message) {
