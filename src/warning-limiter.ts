@@ -9,7 +9,13 @@ export interface WarningLimiter {
   warn(fields: Record<string, unknown>, message: string): void;
 }
 
-/** A {@link WarningLimiter}: at most one line per cause every `intervalMs`. */
+/**
+ * A {@link WarningLimiter}: at most one line per cause every `intervalMs`.
+ *
+ * @param log where the lines go, at `warn`: any pino logger, a Fastify one included.
+ * @param intervalMs the least time between two lines of one cause.
+ * @param now the clock, epoch ms (`Date.now` unless a test sets one).
+ */
 export function createWarningLimiter(log: Pick<BaseLogger, 'warn'>, intervalMs: number, now: () => number = Date.now): WarningLimiter {
   const causes = new Map<string, { until: number; suppressed: number }>();
   return {
