@@ -1,5 +1,6 @@
 import type { Worker } from 'bullmq';
 import type { Logger } from 'pino';
+import { createWarningLimiter } from '../warning-limiter.js';
 
 /** How often a worker says that Redis is still unreachable, at most. */
 const CONNECTION_TROUBLE_EVERY_MS = 60_000;
@@ -22,15 +23,13 @@ const isConnectionTrouble = (err: Error): boolean =>
 
 /**
  * Logs the errors a BullMQ worker emits as `message`. An unreachable Redis, which the worker retries every few hundred
- * milliseconds and the server reports itself, is said once a minute at most, as a warning; anything else, each time.
+ * milliseconds and the server reports itself, is said once a minute at most, as a warning, the next saying how many
+ * it left out (`suppressed`); anything else, each time, as an error.
  */
 export function logWorkerErrors(worker: Worker, log: Logger, message: string): void {
-  let saidAt = Number.NEGATIVE_INFINITY;
+  const warnings = createWarningLimiter(log, CONNECTION_TROUBLE_EVERY_MS);
   worker.on('error', (err) => {
     if (!isConnectionTrouble(err)) return void log.error({ err }, message);
-    const now = Date.now();
-    if (now - saidAt < CONNECTION_TROUBLE_EVERY_MS) return;
-    saidAt = now;
-    log.warn({ err }, `${message}: Redis unreachable, BullMQ retries (said once a minute at most)`);
+    warnings.warn({ err }, `${message}: Redis unreachable, BullMQ retries (said once a minute at most)`);
   });
 }
