@@ -2,26 +2,22 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ReceiverTimeouts } from '../config/load-config.js';
+import { createWarningLimiter } from '../warning-limiter.js';
 
 /** How often, at most, a connection cap that keeps refusing is logged. */
 const DROP_LOG_INTERVAL_MS = 60_000;
 
 /**
  * Caps the connections `server` holds open at `max`: Node closes each further one as soon as it is accepted,
- * before a byte is read. `onDrop` counts them; a warning is logged at most once a minute while it lasts.
+ * before a byte is read. `onDrop` counts them; a warning is logged at most once a minute while it lasts, the next
+ * saying how many it left out (`suppressed`).
  */
 export function capConnections(server: Server, max: number, log: FastifyBaseLogger, onDrop: () => void): void {
   server.maxConnections = max;
-  let lastLogMs = -Infinity;
-  let dropped = 0;
+  const warnings = createWarningLimiter(log, DROP_LOG_INTERVAL_MS);
   server.on('drop', () => {
     onDrop();
-    dropped += 1;
-    const now = Date.now();
-    if (now - lastLogMs < DROP_LOG_INTERVAL_MS) return;
-    log.warn({ maxConnections: max, dropped }, 'connection cap reached: further connections are closed at once');
-    lastLogMs = now;
-    dropped = 0;
+    warnings.warn({ maxConnections: max }, 'connection cap reached: further connections are closed at once');
   });
 }
 

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { sign } from '../../src/signature/sign.js';
+import { capturingLogger } from '../helpers/log-capture.js';
 import { configFile, startReceiver, TEST_KEY, type TestReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -118,15 +119,27 @@ t.test('the timeouts that cut slow clients off are set explicitly, and the conne
 });
 
 t.test(
-  'past maxConnections open connections, a new one is closed at once and counted; the receiver serves again once they go',
+  'past maxConnections open connections, a new one is closed at once, counted and warned of once; the receiver serves again once they go',
   async (t) => {
-    const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { maxConnections: 20 }) });
+    const { logger: loggerInstance, lines } = capturingLogger('warn');
+    const receiver = await startReceiver(t, redis, { GEOHOOK_CONFIG: configFile(t, { maxConnections: 20 }) }, { loggerInstance });
     const held = await sockets(t, receiver, 20);
-    const refused = await fetch(`${receiver.url}/healthz`).then(
-      (response) => `answered ${response.status}`,
-      (err: Error) => `closed (${String((err.cause as NodeJS.ErrnoException | undefined)?.code ?? err.message)})`,
+    for (const nth of [21, 22, 23]) {
+      const refused = await fetch(`${receiver.url}/healthz`).then(
+        (response) => `answered ${response.status}`,
+        (err: Error) => `closed (${String((err.cause as NodeJS.ErrnoException | undefined)?.code ?? err.message)})`,
+      );
+      t.match(refused, /^closed/, `connection ${nth}: ${refused}`);
+    }
+    const warnings = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter(({ msg }) => String(msg).startsWith('connection cap'))
+      .map(({ time: _time, pid: _pid, hostname: _hostname, ...fields }) => fields);
+    t.same(
+      warnings,
+      [{ level: 40, msg: 'connection cap reached: further connections are closed at once', maxConnections: 20 }],
+      'three connections closed, one warning',
     );
-    t.match(refused, /^closed/, `the 21st connection: ${refused}`);
     for (const socket of held) socket.destroy();
     const metrics = await waitFor('a connection to be accepted again', async () => {
       const response = await fetch(`${receiver.url}/metrics`).catch(() => undefined);
