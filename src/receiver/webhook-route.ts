@@ -20,6 +20,7 @@ import { classifiable, formPayload } from './form-payload.js';
 import type { ReceiverMetrics } from './metrics.js';
 import { parseJsonBody } from './parse-payload.js';
 import { parseLimitedForm } from './payload-limits.js';
+import type { RefusalLog } from './refusal-log.js';
 
 /** The header `geohook doctor` marks its probes with: what they are refused is its own check, not news for the log. */
 export const DOCTOR_PROBE_HEADER = 'geohook-probe';
@@ -44,7 +45,7 @@ export interface WebhookRouteOptions {
   pings: PingLog;
   metrics: ReceiverMetrics;
   /** Where a delivery refused because Redis cannot take it is said (`createRefusalLog`), not each one at error. */
-  refusals: (error: QueueUnavailableError) => void;
+  refusals: RefusalLog;
   /** The level of "delivery accepted" (`geohook up` for a person prints each event itself). @defaultValue 'info' */
   acceptedLogLevel?: 'info' | 'debug';
 }

@@ -86,13 +86,15 @@ t.test('deliveries refused during an outage are one warning without a stack, not
 
   await redis.start();
   await waitFor('deliveries to be accepted again', async () => (await deliver(0)).status === 202, { intervalMs: 50 });
+  const restored = lines
+    .map((line) => JSON.parse(line) as { msg: string; refused?: number })
+    .find(({ msg }) => msg === 'Redis connection restored');
+  t.ok((restored?.refused ?? 0) >= 50, `the line that says Redis is back counts the refusals (${restored?.refused})`);
 });
 
 t.test('deliveries refused before Redis first answers are one warning without a stack, not an error each', async (t) => {
   const redis = await startRedis(t);
   await redis.stop();
-  const { loadConfig } = await import('../../src/config/load-config.js');
-  const { buildReceiver } = await import('../../src/receiver/build-receiver.js');
   const { logger: loggerInstance, lines } = capturingLogger('info');
   const app = await buildReceiver({
     config: loadConfig({ REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, GEOHOOK_PREFIX: 'down' }),
