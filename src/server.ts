@@ -2,10 +2,10 @@ import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
+import { backgroundReadiness } from './background/background-readiness.js';
 import { startBackground, type Background } from './background/start-background.js';
 import type { GeohookConfig } from './config/load-config.js';
 import { warnPlainHttp } from './config/plain-http.js';
-import { wantsRegistration } from './config/self-registration.js';
 import { lockDataDir } from './embedded/dir-lock.js';
 import { EMBEDDED_REDIS_DIR } from './embedded/recorded-redis-url.js';
 import { RedisServer } from './embedded/redis-server.js';
@@ -102,17 +102,6 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
   };
   // Started once the receiver listens and Redis answers (it makes queues and subscriptions there); /readyz asks for it from the start.
   let background: Background | undefined = undefined;
-  const readinessChecks = [
-    ...(wantsRegistration(config)
-      ? [() => (background?.registration === undefined ? 'registration pending' : background.registration.notReadyReason())]
-      : []),
-    ...((config.admin?.changes.services.length ?? 0) > 0
-      ? [() => (background === undefined ? 'change events pending' : background.changes?.notReadyReason())]
-      : []),
-    ...(config.subscriptions.length > 0
-      ? [() => (background === undefined ? 'subscriptions pending' : background.outputs.notReadyReason())]
-      : []),
-  ];
   const redisTarget = configuredTarget(config, redisUrl);
   const connection = createProducerConnection(redisTarget);
   const attempt = firstAttempt(connection);
@@ -120,9 +109,15 @@ export async function startServer(config: GeohookConfig, options: StartServerOpt
     config: { ...config, redisUrl },
     connection,
     loggerInstance: logger,
-    readinessChecks,
+    readinessChecks: backgroundReadiness(config, () => background),
     readinessDetails: () => (background?.registration === undefined ? undefined : { registration: background.registration.summary() }),
     ...(options.requestLogLevel === undefined ? {} : { requestLogLevel: options.requestLogLevel }),
+  }).catch(async (err: unknown) => {
+    // Nothing listens: the connection (whose first attempt then matters no more) and the embedded Redis go too.
+    attempt.catch(() => undefined);
+    connection.disconnect();
+    await stopEmbedded();
+    throw err;
   });
   try {
     // A refused password stops start-up; a Redis that does not answer yet may come (the receiver says so and waits).

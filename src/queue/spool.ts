@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BaseLogger } from 'pino';
+import { ConfigError } from '../errors.js';
 import type { AcceptedEvent } from '../events/build-event.js';
 import type { StoredEvent } from '../events/envelope.js';
 import { activityOf } from '../events/service-activity.js';
@@ -51,11 +52,17 @@ export class EventSpool {
   constructor(options: EventSpoolOptions) {
     this.dir = options.dir;
     this.log = options.log;
-    // The events are the payloads received: spool files are the owner's alone (0700 directory, 0600 files).
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    this.files = readdirSync(this.dir)
-      .filter((name) => FILE.test(name))
-      .sort();
+    try {
+      // The events are the payloads received: spool files are the owner's alone (0700 directory, 0600 files).
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      this.files = readdirSync(this.dir)
+        .filter((name) => FILE.test(name))
+        .sort();
+    } catch (err) {
+      throw new ConfigError(
+        `SPOOL_DIR (${this.dir}) cannot be used as the spool: ${(err as Error).message}. Give a directory geohook can create and write, on a persistent volume, or leave SPOOL_DIR unset`,
+      );
+    }
   }
 
   /** True while events wait in the spool (new events then queue up behind them, to keep their order). */

@@ -2,8 +2,10 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import t from 'tap';
+import { loadConfig } from '../../src/config/load-config.js';
 import { EventSpool } from '../../src/queue/spool.js';
 import { aheadKey } from '../../src/redis/keys.js';
+import { startServer } from '../../src/server.js';
 import { sign } from '../../src/signature/sign.js';
 import { accepted, envelopeOf, eventOf } from '../helpers/envelope.js';
 import { countJobs, startReceiver, TEST_KEY } from '../helpers/receiver.js';
@@ -97,4 +99,32 @@ t.test('the spool directory is created readable by its owner only (0700), and it
   const files = readdirSync(dir);
   t.equal(files.length, 1);
   t.equal(statSync(join(dir, files[0]!)).mode & 0o777, 0o600, 'the spool file');
+});
+
+t.test('a SPOOL_DIR that is a file stops start-up naming it and the fix, and leaves no connection to Redis open', async (t) => {
+  const redis = await startRedis(t);
+  const file = join(t.testdir(), 'not-a-directory');
+  writeFileSync(file, '');
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    REDIS_URL: redis.url,
+    HOOK_SECRETS: TEST_KEY,
+    SPOOL_DIR: file,
+    LOG_LEVEL: 'silent',
+  });
+  await t.rejects(startServer(config), {
+    code: 'GEOHOOK_ERR_CONFIG',
+    message: new RegExp(`^SPOOL_DIR \\(${file}\\) cannot be used.*Give a directory`),
+  });
+  const admin = new Redis(redis.url);
+  t.teardown(() => admin.disconnect());
+  await waitFor(
+    'only this test connected to Redis',
+    async () =>
+      String(await admin.client('LIST'))
+        .trim()
+        .split('\n').length === 1,
+  );
+  t.pass("the server's connection was closed");
 });

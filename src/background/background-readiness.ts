@@ -1,0 +1,31 @@
+import type { GeohookConfig } from '../config/load-config.js';
+import { wantsRegistration } from '../config/self-registration.js';
+import type { Background } from './start-background.js';
+
+/** A readiness check: why the server is not ready yet, or `undefined` when it is. */
+type ReadinessCheck = () => string | undefined;
+
+/**
+ * What `/readyz` asks of what runs beside the receiver (`startBackground`), by the configuration: registration,
+ * change events and subscriptions, each pending until its part has started, then its own reason, if any.
+ * `current` is read at each check: the background starts once Redis answers.
+ */
+export function backgroundReadiness(config: GeohookConfig, current: () => Background | undefined): ReadinessCheck[] {
+  const registration: ReadinessCheck = () => {
+    const started = current()?.registration;
+    return started === undefined ? 'registration pending' : started.notReadyReason();
+  };
+  const changes: ReadinessCheck = () => {
+    const background = current();
+    return background === undefined ? 'change events pending' : background.changes?.notReadyReason();
+  };
+  const subscriptions: ReadinessCheck = () => {
+    const background = current();
+    return background === undefined ? 'subscriptions pending' : background.outputs.notReadyReason();
+  };
+  return [
+    ...(wantsRegistration(config) ? [registration] : []),
+    ...((config.admin?.changes.services.length ?? 0) > 0 ? [changes] : []),
+    ...(config.subscriptions.length > 0 ? [subscriptions] : []),
+  ];
+}
