@@ -7,6 +7,7 @@ import { QueueUnavailableError } from '../errors.js';
 import type { AcceptedEvent } from '../events/build-event.js';
 import type { ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
+import { unavailableReason } from '../redis/connection-state.js';
 import type { RedisClient } from '../redis/connection.js';
 import { DurabilityWatch } from './durability-watch.js';
 import type { Durability } from './durability.js';
@@ -200,19 +201,19 @@ export class EventQueue {
     try {
       await once(this.connection, 'ready', { signal: AbortSignal.timeout(timeoutMs) });
     } catch (err) {
-      throw this.unavailable(`Redis is ${this.connection.status}`, err);
+      throw this.unavailable(unavailableReason(this.connection), err);
     }
   }
 
   /** The BullMQ queue of a family, for inspection (depth, jobs). Throws before Redis was first reached. */
   queue(name: QueueName): Queue {
-    if (this.queues === undefined) throw this.unavailable(`Redis is ${this.connection.status}`);
+    if (this.queues === undefined) throw this.unavailable(unavailableReason(this.connection));
     return this.queues.get(name)!;
   }
 
   /** The queue of gaps to backfill (docs/backfill.md), for inspection. Throws before Redis was first reached. */
   backfillQueue(): Queue {
-    if (this.backfill === undefined) throw this.unavailable(`Redis is ${this.connection.status}`);
+    if (this.backfill === undefined) throw this.unavailable(unavailableReason(this.connection));
     return this.backfill;
   }
 
@@ -252,7 +253,7 @@ export class EventQueue {
    */
   async confirm(hook: string, ranges: readonly TrackedRange[], refuseBefore?: number): Promise<ConfirmResult> {
     const script = this.script;
-    if (this.connection.status !== 'ready' || script === undefined) throw this.unavailable(`Redis is ${this.connection.status}`);
+    if (this.connection.status !== 'ready' || script === undefined) throw this.unavailable(unavailableReason(this.connection));
     const [answer] = await script.write([{ operation: 'confirm', hook, ranges, ...(refuseBefore === undefined ? {} : { refuseBefore }) }]);
     const [ahead = '0', ...refused] = String(answer).split('\n');
     return {
@@ -286,7 +287,7 @@ export class EventQueue {
   private durableWrite(request: JobRequest): Promise<boolean> {
     const writer = this.writer;
     if (this.connection.status !== 'ready' || writer === undefined)
-      return Promise.reject(this.unavailable(`Redis is ${this.connection.status}`));
+      return Promise.reject(this.unavailable(unavailableReason(this.connection)));
     if (this.durability === 'strict') return this.durabilityPlan().then(() => writer.write(request));
     return writer.write(request);
   }

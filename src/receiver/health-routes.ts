@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { GeohookError } from '../errors.js';
+import { unavailableReason } from '../redis/connection-state.js';
 import type { RedisClient } from '../redis/connection.js';
 import { bearerToken, safeEqual } from './bearer-token.js';
 import { sendError } from './error-reply.js';
@@ -20,7 +21,7 @@ export interface HealthRouteOptions {
 }
 
 async function pingRedis(connection: RedisClient, timeoutMs: number): Promise<string | undefined> {
-  if (connection.status !== 'ready') return `Redis is ${connection.status}`;
+  if (connection.status !== 'ready') return unavailableReason(connection);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

@@ -84,6 +84,8 @@ t.test('deliveries refused during an outage are one warning without a stack, not
   }
   checkRefusalLog(t, lines.slice(outageStart), 50);
 
+  // A Redis back before ioredis's first retry failed would make no outage of it, and no line that it is back.
+  await waitFor('the outage to be logged', () => lines.some((line) => line.includes('Redis connection lost')));
   await redis.start();
   await waitFor('deliveries to be accepted again', async () => (await deliver(0)).status === 202, { intervalMs: 50 });
   const restored = lines
@@ -192,4 +194,27 @@ t.test('when Redis stalls the delivery gets 503 after the enqueue timeout instea
   const retried = await receiver.post(body, { 'x-service': sign(TEST_KEY, body) });
   t.equal(retried.status, 202, 'the sender retry is acknowledged');
   t.equal((await receiver.app.eventQueue.queue('unknown-events').getJobs(['wait'])).length, 1, 'stored once');
+});
+
+t.test('a Redis that refuses the password once reconnected: /readyz and the 503s name it and the fix, never the password', async (t) => {
+  const redis = await startRedis(t, { requirePassword: true });
+  const receiver = await startReceiver(t, redis);
+  const password = new URL(redis.url).password;
+  const admin = new Redis(redis.url);
+  t.teardown(() => admin.disconnect());
+  await admin.config('SET', 'requirepass', 'another-password');
+  await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+  const refused = `Redis at redis://127.0.0.1:${new URL(redis.url).port} refused the connection: the password is wrong (WRONGPASS). Give its password in REDIS_URL`;
+  let readyz = '';
+  await waitFor('/readyz to name the refused password', async () => {
+    const answer = await fetch(`${receiver.url}/readyz`);
+    readyz = await answer.text();
+    return answer.status === 503 && readyz.includes(refused);
+  });
+  const body = Buffer.from('{"n":"refused"}');
+  const delivery = await receiver.post(body, { 'x-service': sign(TEST_KEY, body) });
+  t.equal(delivery.status, 503, 'a delivery is refused with 503');
+  const answer = await delivery.text();
+  t.ok(answer.includes(refused), 'its answer says why');
+  t.notOk(`${readyz}${answer}`.includes(password), 'never the password');
 });
