@@ -12,20 +12,21 @@ type ReadinessCheck = () => string | undefined;
  */
 export function backgroundReadiness(config: GeohookConfig, current: () => Background | undefined): ReadinessCheck[] {
   const registration: ReadinessCheck = () => {
-    const started = current()?.registration;
-    return started === undefined ? 'registration pending' : started.notReadyReason();
+    const running = current()?.registration;
+    return running === undefined ? 'registration pending' : running.notReadyReason();
   };
-  const changes: ReadinessCheck = () => {
-    const background = current();
-    return background === undefined ? 'change events pending' : background.changes?.notReadyReason();
-  };
-  const subscriptions: ReadinessCheck = () => {
-    const background = current();
-    return background === undefined ? 'subscriptions pending' : background.outputs.notReadyReason();
-  };
+  /** Pending until the background has started, then `reason` of it. */
+  const started =
+    (what: string, reason: (background: Background) => string | undefined): ReadinessCheck =>
+    () => {
+      const background = current();
+      return background === undefined ? `${what} pending` : reason(background);
+    };
   return [
     ...(wantsRegistration(config) ? [registration] : []),
-    ...((config.admin?.changes.services.length ?? 0) > 0 ? [changes] : []),
-    ...(config.subscriptions.length > 0 ? [subscriptions] : []),
+    ...((config.admin?.changes.services.length ?? 0) > 0
+      ? [started('change events', (background) => background.changes?.notReadyReason())]
+      : []),
+    ...(config.subscriptions.length > 0 ? [started('subscriptions', (background) => background.outputs.notReadyReason())] : []),
   ];
 }
