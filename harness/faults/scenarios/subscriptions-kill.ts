@@ -6,6 +6,7 @@ import { makeTempDir, removeTempDir } from '../../cleanup.js';
 import { countByEventId, judge, readStoredJobs } from '../audit.js';
 import { FAULTS_SECRET } from '../deliveries.js';
 import type { FaultRow, SubscriptionCount } from '../fault-row.js';
+import { watchLease } from '../lease-watch.js';
 import { startLoad, type DeliveryOutcome } from '../load.js';
 import { ReceiverProcess } from '../receiver-process.js';
 import { since, summarizeLoad, type ScenarioOptions } from '../scenario.js';
@@ -25,11 +26,6 @@ import { faultSubscriptions, kindOf, mixedDelivery, writeSubscriptionsConfig, ty
 const DOWN_MS = 1000;
 /** The longest wait for the receivers to make the subscriptions of their config. */
 const DECLARE_TIMEOUT_MS = 15_000;
-/** The fan-out's lease (start-fanout.ts's default). */
-const LEASE_MS = 5000;
-/** A living holder renews the lease once a third of it has passed (start-fanout.ts), within a turn's time of that. */
-const RENEWED_WITHIN_MS = LEASE_MS / 3 + 500;
-
 /** A fault as it struck: how far into the burst, and how far the fan-out was behind the log just before. */
 interface Strike {
   what: string;
@@ -40,26 +36,6 @@ interface Strike {
   behind: number | undefined;
   /** It killed the receiver running the fan-out (the holder of its lease, alive until then). */
   killedFanout: boolean;
-}
-
-/** The fan-out lease's time to live, ms (-2: none); undefined when Redis does not answer. */
-const leaseTtl = (probe: Redis, prefix: string): Promise<number | undefined> => probe.pttl(fanoutLeaseKey(prefix)).catch(() => undefined);
-
-/**
- * Whether a kill killed the fan-out's running holder: its lease was renewed within a renewal's period before the kill
- * (`ttlBefore`: its holder was alive), and is not renewed within a renewal's period after (a holder that lives on would).
- */
-async function killedHolder(probe: Redis, prefix: string, ttlBefore: number | undefined): Promise<boolean> {
-  if (ttlBefore === undefined || ttlBefore < LEASE_MS - RENEWED_WITHIN_MS) return false;
-  let last = ttlBefore;
-  for (const until = Date.now() + RENEWED_WITHIN_MS; Date.now() < until;) {
-    await sleep(50);
-    const ttl = await leaseTtl(probe, prefix);
-    if (ttl === undefined) continue;
-    if (ttl > last) return false;
-    last = ttl;
-  }
-  return true;
 }
 
 /** Resolves once a receiver holds the fan-out's lease (the one receiver running: it runs the fan-out). */
@@ -133,6 +109,7 @@ async function burst(
   const { ratePerSecond, concurrency, loadSeconds, log } = options;
   const { prefix } = stack;
   const perReceiver = Math.round((ratePerSecond * loadSeconds) / 2);
+  const lease = watchLease(probe, fanoutLeaseKey(prefix));
   const loads = (
     [
       ['subscriptions-a', stack.receiver],
@@ -155,14 +132,16 @@ async function burst(
   };
   const startMs = loads[0]!.startedAtMs;
   const strikes: Strike[] = [];
+  /** The receivers' kills: the lease's holder then, and when (`performance.now()`), judged once the burst is over. */
+  const kills: { struck: Strike; holder: string | undefined; atMs: number }[] = [];
   const strike = async (what: string, hurt: () => Promise<unknown>, killsReceivers = true): Promise<void> => {
-    const [behind, ttl] = await Promise.all([entriesBehind(probe, prefix).catch(() => undefined), leaseTtl(probe, prefix)]);
+    const [behind, holder] = await Promise.all([entriesBehind(probe, prefix).catch(() => undefined), lease.holder()]);
     const struck: Strike = { what, atMs: since(startMs), sent: sent(), behind, killedFanout: false };
     strikes.push(struck);
+    if (killsReceivers) kills.push({ struck, holder, atMs: performance.now() });
     await hurt();
-    struck.killedFanout = killsReceivers && (await killedHolder(probe, prefix, ttl));
     log(
-      `subscriptions: ${what} at ${struck.atMs} ms (${struck.sent} of ${total} deliveries started, fan-out ${behind ?? '?'} entries behind${struck.killedFanout ? ', its receiver killed' : ''})`,
+      `subscriptions: ${what} at ${struck.atMs} ms (${struck.sent} of ${total} deliveries started, fan-out ${behind ?? '?'} entries behind)`,
     );
   };
   const heal = async (what: string, start: () => Promise<unknown>): Promise<void> => {
@@ -190,6 +169,12 @@ async function burst(
   ];
   const [outcomesA, outcomesB] = await Promise.all([loads[0]!.done, loads[1]!.done, ...faults.map((fault) => fault())]);
   const loadMs = since(startMs);
+  lease.stop();
+  // A kill struck the holder that lived through the kills before it and never renewed the lease after.
+  kills.forEach(({ struck, holder, atMs }, index) => {
+    struck.killedFanout = holder !== undefined && lease.struck(holder, atMs, kills[index - 1]?.atMs ?? Number.NEGATIVE_INFINITY);
+    if (struck.killedFanout) log(`subscriptions: ${struck.what} killed the receiver running the fan-out`);
+  });
   const fanned = await waitUntilFannedOut(redis, prefix);
   log(
     `subscriptions: the fan-out ${fanned.caughtUp ? 'caught up' : `still ${fanned.behind} entries behind`} ${fanned.waitedMs} ms after the burst`,
