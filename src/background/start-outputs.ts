@@ -59,6 +59,7 @@ export function startOutputs(options: BackgroundOptions, alert: AlertSender | un
     connection: fanoutConnection,
     prefix: config.prefix,
     routes: relays?.destinations ?? [],
+    readers: relays?.readers ?? [],
     subscriptions: subscriptionDestinations(registry, { jobOptions: eventQueue.jobOptions, backlog: config.subscriptionBacklog }),
     retentionMs: config.eventLog.retentionSeconds * 1000,
     // Acks first: this receiver's acknowledgements at capacity hold the fan-out back, up to the bound.
@@ -88,7 +89,7 @@ function startRelayRoutes(
   { config, logger, metricsRegistry }: BackgroundOptions,
   connection: RedisClient,
   alert: AlertSender | undefined,
-): Relays {
+): Relays & Pick<Streams, 'readers'> {
   const metrics = registerRelayMetrics(metricsRegistry);
   const alerts = alert === undefined ? undefined : createRelayAlerts({ redis: connection, prefix: config.prefix, alert });
   const common = {
@@ -98,16 +99,17 @@ function startRelayRoutes(
     completedJobs: config.completedJobs,
     logger,
     onOutcome: metrics.onOutcome,
-    onDeadLetter: (route: string, job: { id?: string | undefined }, err: Error) => {
+    onDeadLetter: (route: string, event: { id?: string | undefined }, err: Error) => {
       metrics.onDeadLetter(route);
-      alerts?.deadLetter(route, job.id, err.message);
+      alerts?.deadLetter(route, event.id, err.message);
     },
     ...(alerts === undefined ? {} : { onFailing: alerts.failing }),
   };
   const relays = startRelays(common);
   const streams: Streams = startStreams(common);
   return {
-    destinations: [...relays.destinations, ...streams.destinations],
+    destinations: relays.destinations,
+    readers: streams.readers,
     async close() {
       await Promise.all([relays.close(), streams.close()]);
     },

@@ -15,7 +15,8 @@ export interface MatchedEntries {
 /**
  * Which entries of the log `read` each destination takes: its filter matches, and (unless `readingBack`) the entry
  * came after it was made. A crossing a destination takes as `change.entered` or `change.left` is an entry of its own,
- * appended: the same job id, the event with that type. The layers' fields that `where` filters read come from Redis.
+ * appended: the same job id, the event with that type. The layers' fields that `where` filters read come from Redis
+ * (only when one of the destinations has one).
  */
 export async function matchEntries(
   connection: RedisClient,
@@ -24,7 +25,7 @@ export async function matchEntries(
   destinations: readonly Destination[],
   { readingBack = false } = {},
 ): Promise<MatchedEntries> {
-  const layers = await readEventLayers(connection, prefix, read);
+  const layers = destinations.some(({ matches }) => matches.readsLayers) ? await readEventLayers(connection, prefix, read) : new Map();
   const entries = [...read];
   const variants = new Map<string, number>();
   const variantOf = (index: number, type: EmittedType): number => {

@@ -18,9 +18,11 @@ export type EmittedType = 'change.entered' | 'change.left';
 
 /**
  * Whether a route takes an event: false, true, or the type it takes a crossing as (`emit`); `layers`: the fields of
- * the event's layer, which its `where` needs.
+ * the event's layer, which its `where` needs (`readsLayers`: read from Redis only for a matcher that says so).
  */
-export type RouteMatcher = (event: RoutedEvent, layers?: readonly RelayLayer[]) => boolean | EmittedType;
+export type RouteMatcher = ((event: RoutedEvent, layers?: readonly RelayLayer[]) => boolean | EmittedType) & {
+  readonly readsLayers: boolean;
+};
 
 /** The service a change event is of, `folder/name.FeatureServer`. */
 const changeServiceOf = ({ service }: ChangeEvent): string | undefined =>
@@ -38,7 +40,7 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
   const test = changeTest(route);
   const takes = (type: string): boolean => patterns.some((pattern) => pattern.matches(type));
   const rowFilters = route.where !== undefined || route.changed !== undefined || route.when !== undefined;
-  return (routed, layers) => {
+  const matcher = (routed: RoutedEvent, layers?: readonly RelayLayer[]): boolean | EmittedType => {
     if (!isChangeEvent(routed)) {
       const service = serviceNameOf(routed);
       if (services !== undefined && (service === undefined || !services.has(service))) return false;
@@ -59,4 +61,5 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
     if (!takes(taken)) return false;
     return taken === 'change.entered' || taken === 'change.left' ? taken : true;
   };
+  return Object.assign(matcher, { readsLayers: route.where !== undefined });
 }

@@ -11,6 +11,7 @@ import { FanoutLease } from './fanout-lease.js';
 import { FanoutScript, type HandOver } from './fanout-script.js';
 import { LagTrend } from './lag-trend.js';
 import { LOG_START, logIdMs } from './log-id.js';
+import { makeReaderGroups, readerPositions, type LogReader } from './log-readers.js';
 import { matchEntries } from './match-entries.js';
 
 /** The destinations of a version of the subscriptions. */
@@ -23,6 +24,8 @@ export interface FanoutOptions {
   prefix: string;
   /** The relay routes' destinations. */
   routes: readonly Destination[];
+  /** Destinations that read the log themselves (stream lanes): their groups are made here, and the log kept for them. @defaultValue none */
+  readers?: readonly LogReader[];
   /** The subscriptions' destinations, read again whenever their version changes. @defaultValue none */
   subscriptions?: DestinationSource;
   /** How long the log keeps an event once every destination has it (what `--from` can reach back to), ms. */
@@ -83,7 +86,17 @@ const YIELD_MS = 50;
  * up to a bound on its lag (acks first).
  */
 export function startFanout(options: FanoutOptions): Fanout {
-  const { connection, prefix, routes, batch = 500, leaseMs = 5000, trimIntervalMs = 1000, maxJobsPerCall = 250, lingerMs = 5 } = options;
+  const {
+    connection,
+    prefix,
+    routes,
+    readers = [],
+    batch = 500,
+    leaseMs = 5000,
+    trimIntervalMs = 1000,
+    maxJobsPerCall = 250,
+    lingerMs = 5,
+  } = options;
   const log = options.logger.child({ component: 'fanout' });
   const script = new FanoutScript(connection, prefix);
   const lease = new FanoutLease(connection, fanoutLeaseKey(prefix), leaseMs);
@@ -118,6 +131,8 @@ export function startFanout(options: FanoutOptions): Fanout {
       await connection.hsetnx(stateKey, 'cursor', LOG_START);
       fields = await connection.hgetall(stateKey);
     }
+    // Before the cursor moves past entries the readers get no other way.
+    await makeReaderGroups(connection, logKey, readers, fields.cursor ?? LOG_START);
     const catchingUp = new Map<string, string>();
     for (const [field, value] of Object.entries(fields)) if (field.startsWith(CATCHUP)) catchingUp.set(field.slice(CATCHUP.length), value);
     return { cursor: fields.cursor ?? LOG_START, version: fields.version ?? '0', catchingUp };
@@ -136,7 +151,7 @@ export function startFanout(options: FanoutOptions): Fanout {
   const handNew = async (
     state: FanoutState,
     waitMs: number,
-  ): Promise<{ fresh: boolean; full?: boolean; growing?: boolean; outcome?: HandOver }> => {
+  ): Promise<{ fresh: boolean; full?: boolean; growing?: boolean; outcome?: HandOver; none?: boolean }> => {
     const subscriptions = await destinationsOf(state.version);
     const live = [...routes, ...subscriptions.filter(({ name }) => !state.catchingUp.has(name))];
     // With no destination, one entry tells that there are new ones: the cursor then moves to the log's end, past
@@ -165,7 +180,7 @@ export function startFanout(options: FanoutOptions): Fanout {
       state.cursor = lastId;
       options.onHandOver?.(read.length);
     }
-    return { fresh: true, full: live.length > 0 && raw.length === count, growing, outcome };
+    return { fresh: true, full: live.length > 0 && raw.length === count, growing, outcome, none: live.length === 0 };
   };
 
   /** One run of the log for a subscription reading it from an earlier time, up to the cursor, where it joins the others. */
@@ -190,7 +205,7 @@ export function startFanout(options: FanoutOptions): Fanout {
   };
 
   /**
-   * At most once per `trimIntervalMs`: trims what every destination has and the retention no longer keeps; and, when
+   * At most once per `trimIntervalMs`: trims what every destination and reader has and the retention no longer keeps; and, when
    * nothing new came (`idle`), applies the backlog caps, which otherwise apply as events are handed over, so that an
    * age cap holds without traffic too.
    */
@@ -198,7 +213,11 @@ export function startFanout(options: FanoutOptions): Fanout {
     const now = Date.now();
     if (now - lastTrimMs < trimIntervalMs) return;
     lastTrimMs = now;
-    const held = [state.cursor, ...[...state.catchingUp.values()].map((next) => next.replace(/^\(/, ''))];
+    const held = [
+      state.cursor,
+      ...[...state.catchingUp.values()].map((next) => next.replace(/^\(/, '')),
+      ...(await readerPositions(connection, logKey, readers)),
+    ];
     const keepFromMs = Math.min(now - options.retentionMs, ...held.map(logIdMs));
     await connection.xtrim(logKey, 'MINID', `${keepFromMs}-0`);
     if (!idle) return;
@@ -237,12 +256,16 @@ export function startFanout(options: FanoutOptions): Fanout {
       return;
     }
     const catchingUp = [...current.catchingUp];
-    const { fresh, full, growing, outcome } = await handNew(current, catchingUp.length > 0 ? 0 : Math.min(250, leaseMs / 2));
+    const waitMs = Math.min(250, leaseMs / 2);
+    const { fresh, full, growing, outcome, none } = await handNew(current, catchingUp.length > 0 ? 0 : waitMs);
     behind = full === true && growing === true;
     if (!fresh || (outcome !== undefined && outcome !== 'done') || catchingUp.length > 0) state = undefined;
     for (const [name, next] of catchingUp) await catchUp(current, name, next);
     await tidy(current, !fresh);
-    if (fresh && !full && catchingUp.length === 0) await sleep(lingerMs, undefined, { signal: stopping.signal }).catch(() => undefined);
+    // With no destination to hand anything (stream lanes read the log themselves), the cursor only bounds the trim:
+    // moved as seldom as the log is waited on, not after every few entries.
+    const linger = none === true ? waitMs : lingerMs;
+    if (fresh && !full && catchingUp.length === 0) await sleep(linger, undefined, { signal: stopping.signal }).catch(() => undefined);
   };
 
   const loop = (async () => {

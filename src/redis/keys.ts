@@ -122,6 +122,15 @@ export const relayStatsKey = (prefix: string, route: string): string => `${prefi
 export const streamLaneLeaseKey = (prefix: string, route: string): string => `${prefix}:relay:route:${route}:lane`;
 
 /**
+ * Stream routes: set while a receiver holds events of a route's lane read and not yet published (its token, renewed;
+ * it lapses after a receiver died): a new holder of the lease reads them again only once it is gone.
+ */
+export const streamLaneHeldKey = (prefix: string, route: string): string => `${prefix}:relay:route:${route}:held`;
+
+/** Stream routes: the consumer group on the event log through which a route's lane reads it (docs/streams.md#order). */
+export const streamLaneGroup = (route: string): string => `lane:${route}`;
+
+/**
  * The event log (docs/subscriptions.md): a stream of every new event, appended by the accept script in the call that
  * stores it (`j` its job id, `d` its data), read by the fan-out, kept for `eventLog.retentionSeconds`.
  */

@@ -2,7 +2,7 @@ import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { parseWebhookSecret } from '../config/relay-secrets.js';
 import { GeohookError } from '../errors.js';
 import { isUnverifiedDelivery } from '../events/stored-event.js';
-import { routeMatcher, type RouteMatcher } from '../fanout/route-match.js';
+import { routeMatcher, type EmittedType, type RelayLayer, type RouteMatcher } from '../fanout/route-match.js';
 import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
 import { DEFAULT_RELAY_TIMEOUT_MS } from './deliver.js';
 import { formatPowerAutomate } from './formats/powerautomate.js';
@@ -18,7 +18,9 @@ import { compileTransform, type RelayTransform } from './transform.js';
 function matcherOf(route: RelayRouteConfig): RouteMatcher {
   const filter = routeMatcher(route);
   if (route.allowUnverified === true) return filter;
-  return (event, layers) => (isChangeEvent(event) || !isUnverifiedDelivery(event)) && filter(event, layers);
+  const verified = (event: RoutedEvent, layers?: readonly RelayLayer[]): boolean | EmittedType =>
+    (isChangeEvent(event) || !isUnverifiedDelivery(event)) && filter(event, layers);
+  return Object.assign(verified, { readsLayers: filter.readsLayers });
 }
 
 /** A configured route, ready to use: what it takes, what it sends, and on which schedule. */

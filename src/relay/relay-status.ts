@@ -1,8 +1,10 @@
 import { type Queue } from 'bullmq';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
+import { isStreamFormat } from '../config/stream-schema.js';
+import { laneBacklog } from '../fanout/log-readers.js';
 import { openQueue } from '../queue/open-queue.js';
 import type { RedisClient } from '../redis/connection.js';
-import { relayStatsKey } from '../redis/keys.js';
+import { eventLogKey, relayStatsKey, streamLaneGroup } from '../redis/keys.js';
 import { relayQueueName } from './relay-queues.js';
 
 /** Where one route stands (`geohook relay status`). */
@@ -15,7 +17,10 @@ export interface RelayRouteStatus {
   failing: number;
   /** Events that used every try: its dead letters, until replayed. */
   deadLetters: number;
-  /** Events waiting for a try, a first or a retry. */
+  /**
+   * Events waiting for a try, a first or a retry. A stream route's also counts the entries of the event log its lane
+   * has not read yet, whether or not its filter takes them.
+   */
   pending: number;
   lastError: string | undefined;
   lastErrorAt: string | undefined;
@@ -47,10 +52,11 @@ export async function readRelayStatus(
       routes.map(async (route): Promise<RelayRouteStatus> => {
         const queue = openQueue(relayQueueName(route.name), { connection, prefix });
         try {
-          const [stats, counts, next] = await Promise.all([
+          const [stats, counts, next, inLog] = await Promise.all([
             connection.hgetall(relayStatsKey(prefix, route.name)),
             queue.getJobCounts('failed', 'waiting', 'delayed', 'active', 'prioritized'),
             nextTryAt(connection, queue),
+            isStreamFormat(route.format) ? laneBacklog(connection, eventLogKey(prefix), streamLaneGroup(route.name)) : 0,
           ]);
           return {
             name: route.name,
@@ -58,7 +64,7 @@ export async function readRelayStatus(
             delivered: Number(stats.delivered ?? 0),
             failing: Number(stats.failing ?? 0),
             deadLetters: counts.failed ?? 0,
-            pending: (counts.waiting ?? 0) + (counts.delayed ?? 0) + (counts.active ?? 0) + (counts.prioritized ?? 0),
+            pending: (counts.waiting ?? 0) + (counts.delayed ?? 0) + (counts.active ?? 0) + (counts.prioritized ?? 0) + inLog,
             lastError: stats.lastError,
             lastErrorAt: stats.lastErrorAt,
             lastDeliveredAt: stats.lastDeliveredAt,

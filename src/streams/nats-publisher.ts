@@ -39,6 +39,9 @@ function connectionOptions(route: RelayRouteConfig, timeoutMs: number): Connecti
     timeout: timeoutMs,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    // No stack captured per publish for errors' context (about a sixth of a publish's CPU): StreamPublishError says
+    // which broker and why.
+    noAsyncTraces: true,
   };
   if (auth?.user !== undefined) Object.assign(options, { user: auth.user, pass: auth.password });
   if (auth?.token !== undefined) options.token = auth.token;

@@ -1,10 +1,10 @@
-import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { isStreamFormat } from '../config/stream-schema.js';
 import type { Destination } from '../fanout/destination.js';
-import type { RoutedEvent } from '../fanout/routed-event.js';
+import type { LogReader } from '../fanout/log-readers.js';
 import type { RedisClient } from '../redis/connection.js';
+import { streamLaneGroup } from '../redis/keys.js';
 import type { DeliveryOutcome } from '../relay/deliver.js';
 import { relayQueueName } from '../relay/relay-queues.js';
 import { createRelayRoute } from '../relay/relay-route.js';
@@ -18,22 +18,22 @@ import { startStreamWorker } from './stream-worker.js';
 export interface StreamsOptions {
   /** The relay routes of GEOHOOK_CONFIG: those of format `nats` or `amqp` are started here. */
   routes: readonly RelayRouteConfig[];
-  /** Blocking reads: a connection that waits for Redis (`maxRetriesPerRequest: null`); the caller closes it. */
+  /** A connection that waits for Redis (`maxRetriesPerRequest: null`); the caller closes it (each lane blocks on a duplicate). */
   connection: RedisClient;
   prefix: string;
-  /** `completedJobs` of GEOHOOK_CONFIG: how long published events' jobs are kept (a re-add of one meanwhile is a no-op). */
+  /** `completedJobs` of GEOHOOK_CONFIG: how long the jobs of replayed events are kept once published. */
   completedJobs: { readonly ageSeconds: number; readonly count: number };
   logger: Logger;
   onOutcome?: (route: string, outcome: DeliveryOutcome) => void;
-  onDeadLetter?: (route: string, job: Job<RoutedEvent>, err: Error) => void;
+  onDeadLetter?: (route: string, event: { id: string }, err: Error) => void;
   onFailing?: (route: string, failing: number, lastError: string) => void;
   /** The publisher of a route (tests and the bench wrap one). @defaultValue NATS JetStream or RabbitMQ, by its format */
   publisherOf?: (route: RelayRouteConfig, logger: Logger) => StreamPublisher;
 }
 
-/** Running stream routes: their destinations for the fan-out, and their lanes. */
+/** Running stream routes: their lanes, which read the event log themselves (the fan-out keeps it for them). */
 export interface Streams {
-  destinations: readonly Destination[];
+  readers: readonly LogReader[];
   close(): Promise<void>;
 }
 
@@ -41,9 +41,10 @@ const defaultPublisher = (route: RelayRouteConfig, logger: Logger): StreamPublis
   route.format === 'nats' ? createNatsPublisher(route, logger) : createAmqpPublisher(route, logger);
 
 /**
- * Stream routes (docs/streams.md): relay routes of format `nats` or `amqp`. Each is one more destination of the
- * fan-out (its queue `relay-<name>`, so `geohook relay status` and `replay` read it as any route's) with a lane of
- * its own that publishes events side by side, each feature's in order (`startStreamWorker`).
+ * Stream routes (docs/streams.md): relay routes of format `nats` or `amqp`. Each is a destination that reads the event
+ * log itself, through a consumer group the fan-out makes and keeps the log for: a lane of its own that publishes
+ * events side by side, each feature's in order (`startStreamWorker`). Its dead letters are failed jobs of its queue
+ * `relay-<name>`, so `geohook relay status` and `replay` read it as any route's.
  */
 export function startStreams(options: StreamsOptions): Streams {
   const { connection, prefix, logger } = options;
@@ -52,8 +53,20 @@ export function startStreams(options: StreamsOptions): Streams {
   const publisherOf = options.publisherOf ?? defaultPublisher;
   const lanes = configs.map((config) => {
     const route = createRelayRoute(config);
+    // What the route takes, and its dead letters' jobs: one try each (the lane tries again in place), kept until replayed.
+    const destination: Destination = {
+      name: `relay:${route.name}`,
+      queue: relayQueueName(route.name),
+      matches: route.matches,
+      jobOptions: {
+        attempts: 1,
+        removeOnComplete: { age: options.completedJobs.ageSeconds, count: options.completedJobs.count },
+        removeOnFail: false,
+      },
+    };
     const lane = startStreamWorker({
       route,
+      destination,
       publisher: publisherOf(config, logger),
       connection,
       prefix,
@@ -62,22 +75,11 @@ export function startStreams(options: StreamsOptions): Streams {
       ...(options.onOutcome === undefined ? {} : { onOutcome: options.onOutcome }),
       ...(options.onDeadLetter === undefined ? {} : { onDeadLetter: options.onDeadLetter }),
     });
-    const destination: Destination = {
-      name: `relay:${route.name}`,
-      queue: relayQueueName(route.name),
-      matches: route.matches,
-      // One try per job: the lane tries again in place (the job stays first in line); a failed job is a dead letter.
-      jobOptions: {
-        attempts: 1,
-        removeOnComplete: { age: options.completedJobs.ageSeconds, count: options.completedJobs.count },
-        removeOnFail: false,
-      },
-    };
-    return { lane, destination };
+    return { lane, reader: { name: destination.name, group: streamLaneGroup(route.name) } };
   });
   if (configs.length > 0) logger.info({ routes: configs.map(({ name, format }) => `${name} (${format})`) }, 'publishing events to streams');
   return {
-    destinations: lanes.map(({ destination }) => destination),
+    readers: lanes.map(({ reader }) => reader),
     async close() {
       await Promise.all(lanes.map(({ lane }) => lane.close()));
       await stats.close();

@@ -39,7 +39,7 @@ export function traceparentOf(eventId: string): string {
 
 /** What a route does to an event's message: the body its transform made, the time of a replay. */
 export interface MessageOptions {
-  /** JSON text (a transform's result). @defaultValue the event JSON */
+  /** JSON text: a transform's result, or a change event's JSON as the log holds it. @defaultValue the event JSON, made here */
   body?: string | undefined;
   /** When the event was put back by `geohook relay replay` (ISO 8601): sent as `geohook-replayed-at`. */
   replayedAt?: string | undefined;

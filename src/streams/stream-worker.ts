@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
+import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
 import { messageOf, StreamPublishError } from '../errors.js';
+import type { Destination } from '../fanout/destination.js';
+import type { LogEntry } from '../fanout/event-log.js';
 import { FanoutLease } from '../fanout/fanout-lease.js';
-import type { RoutedEvent } from '../fanout/routed-event.js';
+import { matchEntries } from '../fanout/match-entries.js';
+import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
 import { openQueue } from '../queue/open-queue.js';
 import { replayedAtOf } from '../queue/replay-mark.js';
-import { logWorkerErrors } from '../queue/worker-errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { streamLaneLeaseKey } from '../redis/keys.js';
 import type { DeliveryOutcome } from '../relay/deliver.js';
@@ -19,6 +22,7 @@ import type { RelayStats } from '../relay/relay-stats.js';
 import { createRelayBackoff, relayAttempts } from '../relay/retry-schedule.js';
 import { RelayTransformError } from '../relay/transform.js';
 import { LaneJobs } from './lane-jobs.js';
+import { LaneLog, type LaneRead } from './lane-log.js';
 import { requeueTaken } from './lane-requeue.js';
 import { orderKeyOf } from './order-key.js';
 import { streamMessage, type StreamMessage } from './stream-message.js';
@@ -32,35 +36,46 @@ export const STREAM_LEASE_MS = 10_000;
 export const STREAM_WINDOW = 256;
 /** Most events a lane takes from its queue in one round. */
 const TAKE_BATCH = 64;
-/** Longest a lane waits for new events in one call (seconds: BullMQ's unit), between looks at its lease. */
-const BLOCK_SECONDS = 1;
+/** Longest a lane waits for new events in one read, between looks at its lease and its queue, ms. */
+const BLOCK_MS = 1000;
 
 /** Options of {@link startStreamWorker}. */
 export interface StreamWorkerOptions {
   route: RelayRoute;
+  /** What the route takes, and the options of its dead letters' jobs. */
+  destination: Destination;
   publisher: StreamPublisher;
-  /** Blocking reads: a connection that waits for Redis (`maxRetriesPerRequest: null`); the caller closes it. */
+  /** A connection that waits for Redis (`maxRetriesPerRequest: null`); the caller closes it (the lane blocks on duplicates). */
   connection: RedisClient;
   prefix: string;
   stats: RelayStats;
   logger: Logger;
   onOutcome?: (route: string, outcome: DeliveryOutcome) => void;
-  onDeadLetter?: (route: string, job: Job<RoutedEvent>, err: Error) => void;
+  onDeadLetter?: (route: string, event: { id: string }, err: Error) => void;
+}
+
+/** An event the lane holds: read from the log (its entry), or taken from the route's queue (a replay, or one an earlier version handed there). */
+interface HeldEvent {
+  /** Its key among those held: its entry's id, or its job's. */
+  key: string;
+  event: RoutedEvent;
+  entry?: LogEntry;
+  job?: Job<RoutedEvent>;
 }
 
 /**
- * The one lane of a stream route (docs/streams.md#order). One receiver at a time runs it (a lease in Redis); it takes
- * events from the route's queue (`relay-<name>`, filled by the fan-out in the event log's order) in batches, in
- * order, up to {@link STREAM_WINDOW} at once, and publishes them side by side, but the events of one feature one
- * after the other: each once the previous one was acknowledged, a failed one tried again in place on the route's
- * schedule. So each feature's events reach the broker in the order geohook stored them. A receiver that dies leaves
- * its events taken; the next holder puts them back in their order once their locks lapse, and publishes them again
- * under the same ids, copies the broker's deduplication drops. After the last try, or at once when trying again
- * cannot help, an event is a dead letter and its feature moves on; replayed, it comes after the events published
- * meanwhile.
+ * The one lane of a stream route (docs/streams.md#order). One receiver at a time runs it (a lease in Redis); it reads
+ * the event log through the route's consumer group in the log's order, takes the events the route's filter takes,
+ * up to {@link STREAM_WINDOW} at once, and publishes them side by side, but the events of one feature one after the
+ * other: each once the previous one was acknowledged, a failed one tried again in place on the route's schedule. So
+ * each feature's events reach the broker in the order geohook stored them. A receiver that dies leaves its events
+ * read and not finished; the next holder reads them again in their order once the dead one's word lapsed, and
+ * publishes them again under the same ids, copies the broker's deduplication drops. After the last try, or at once
+ * when trying again cannot help, an event is a dead letter (a failed job of the route's queue) and its feature moves
+ * on; replayed, it comes back through the queue, after the events published meanwhile.
  */
 export function startStreamWorker(options: StreamWorkerOptions): { close(): Promise<void> } {
-  const { route, publisher, stats, connection, prefix } = options;
+  const { route, destination, publisher, stats, connection, prefix } = options;
   const log = options.logger.child({ component: 'stream', route: route.name });
   const backoff = createRelayBackoff({ scheduleMs: route.scheduleMs, jitter: route.jitter });
   const attempts = relayAttempts(route.scheduleMs);
@@ -70,20 +85,14 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   const token = randomUUID();
   const queueName = relayQueueName(route.name);
   const queue = openQueue<RoutedEvent>(queueName, { connection, prefix });
-  const worker = new Worker<RoutedEvent>(queueName, null, {
-    connection,
-    prefix,
-    autorun: false,
-    lockDuration: STREAM_LOCK_MS,
-    skipStalledCheck: true,
-    skipLockRenewal: true,
-    drainDelay: BLOCK_SECONDS,
-  });
-  logWorkerErrors(worker, log, 'stream worker error');
+  // Waiting for new entries blocks a connection: one of the lane's own, so that closing ends the wait at once.
+  const reader: RedisClient = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
+  reader.on('error', () => undefined);
+  const laneLog = new LaneLog(connection, reader, prefix, route.name, token);
   const laneJobs = new LaneJobs(connection, queue, token, STREAM_LOCK_MS);
   const lease = new FanoutLease(connection, streamLaneLeaseKey(prefix, route.name), STREAM_LEASE_MS);
-  /** Taken and not finished, by job id. */
-  const held = new Map<string, Job<RoutedEvent>>();
+  /** Read or taken and not finished, by event id. */
+  const held = new Map<string, HeldEvent>();
   /** Per feature, the publish of its last event taken: the next one waits for it. */
   const chains = new Map<string, Promise<void>>();
   let leaseUntil = 0;
@@ -95,18 +104,26 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   const room = (): Promise<void> => (stopping.signal.aborted ? Promise.resolve() : new Promise((resolve) => (roomMade = resolve)));
   const pause = (ms: number): Promise<void> => sleep(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
 
-  /** The message of a held event: the body the route's transform makes (a `RelayTransformError` when it fails), a replay's mark. */
-  const messageFor = async (job: Job<RoutedEvent>): Promise<StreamMessage> =>
-    streamMessage(job.data, {
-      body: route.transform === undefined ? undefined : await route.transform(relayData(job.data), job.id!),
-      replayedAt: replayedAtOf(job),
+  /**
+   * The message of a held event: the body the route's transform makes (a `RelayTransformError` when it fails), else
+   * a change event's JSON as the log holds it (a stored event's is made without its `rawBody`); a replay's mark.
+   */
+  const messageFor = async ({ event, entry, job }: HeldEvent): Promise<StreamMessage> =>
+    streamMessage(event, {
+      body:
+        route.transform !== undefined
+          ? await route.transform(relayData(event), event.id)
+          : entry !== undefined && isChangeEvent(event)
+            ? entry.data
+            : undefined,
+      replayedAt: job === undefined ? undefined : replayedAtOf(job),
     });
 
   /** Publishes one event, tried again in place: true once acknowledged, the error of its last try, or undefined when closing. */
-  const publishInPlace = async (job: Job<RoutedEvent>): Promise<true | Error | undefined> => {
+  const publishInPlace = async (held: HeldEvent): Promise<true | Error | undefined> => {
     let message: StreamMessage;
     try {
-      message = await messageFor(job);
+      message = await messageFor(held);
     } catch (err) {
       if (!(err instanceof RelayTransformError)) throw err;
       // The transform fails the same way on every try: a dead letter now, with its text; the feature goes on.
@@ -127,58 +144,116 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
         options.onOutcome?.(route.name, { delivered: false, reason, clientError: false, gone: false, message: error.message, durationMs });
         stats.failed(route.name, error.message);
         if (!error.retryable || attempt >= attempts) return error;
-        log.debug({ err: error, eventId: job.id, attempt }, 'stream publish failed: trying again in place');
+        log.debug({ err: error, eventId: held.event.id, attempt }, 'stream publish failed: trying again in place');
         await pause(backoff(attempt, 'custom', error));
       }
     }
     return undefined;
   };
 
-  /** Publishes a held event and finishes its job: completed, or a dead letter; closing, it stays taken (put back in order). */
-  const settle = async (job: Job<RoutedEvent>): Promise<void> => {
+  /** Finishes a held event: published (acknowledged in the group, or its job completed), or a dead letter. */
+  const finish = async ({ entry, job }: HeldEvent, outcome: true | Error): Promise<void> => {
+    if (outcome === true) {
+      if (entry !== undefined) laneLog.finish(entry.id);
+      else if (!(await laneJobs.complete(job!))) log.debug({ eventId: job!.id }, 'stream event not finished: taken again later');
+    } else if (entry !== undefined) await laneLog.deadLetter(entry, queue, destination.jobOptions, outcome.message);
+    else await job!.moveToFailed(new UnrecoverableError(outcome.message), token, false);
+  };
+
+  /** Publishes a held event and finishes it; closing, it stays read or taken (for the next holder, in order). */
+  const settle = async (event: HeldEvent): Promise<void> => {
+    const eventId = event.event.id;
     try {
-      const outcome = await publishInPlace(job);
-      if (outcome === true) {
-        if (!(await laneJobs.complete(job))) log.debug({ eventId: job.id }, 'stream event not finished: taken again later');
-      } else if (outcome !== undefined) {
-        await job.moveToFailed(new UnrecoverableError(outcome.message), token, false);
-        log.warn({ err: outcome, eventId: job.id, attempt: attempts }, 'stream dead letter');
-        options.onDeadLetter?.(route.name, job, outcome);
+      const outcome = await publishInPlace(event);
+      if (outcome === undefined) return;
+      await finish(event, outcome);
+      if (outcome !== true) {
+        log.warn({ err: outcome, eventId, attempt: attempts }, 'stream dead letter');
+        options.onDeadLetter?.(route.name, { id: eventId }, outcome);
       }
     } catch (err) {
-      // Its lock was lost (put back meanwhile): it is published again under its id, a copy the broker drops.
-      log.debug({ err, eventId: job.id }, 'stream event not finished: taken again later');
+      // Redis away, or its lock lost: it is published again by the next holder under its id, a copy the broker drops.
+      log.debug({ err, eventId }, 'stream event not finished: published again later');
     } finally {
-      held.delete(job.id!);
+      held.delete(event.key);
       makeRoom();
     }
   };
 
-  /** Holds a taken event and chains its publish after the previous one of its feature. */
-  const dispatch = (job: Job<RoutedEvent>): void => {
-    held.set(job.id!, job);
-    const key = orderKeyOf(job.data);
-    const next = (chains.get(key) ?? Promise.resolve()).then(() => settle(job));
+  /** Holds a read or taken event and chains its publish after the previous one of its feature. */
+  const dispatch = (event: HeldEvent): void => {
+    held.set(event.key, event);
+    const key = orderKeyOf(event.event);
+    const next = (chains.get(key) ?? Promise.resolve()).then(() => settle(event));
     chains.set(key, next);
     void next.then(() => {
       if (chains.get(key) === next) chains.delete(key);
     });
   };
 
+  /** Dispatches the entries of a read that the route takes, and finishes the others at once. */
+  const dispatchRead = async (read: LaneRead): Promise<void> => {
+    const { entries, taken } = await matchEntries(connection, prefix, read.entries, [destination]);
+    const takenIds = new Set<string>();
+    for (const index of taken.get(destination) ?? []) {
+      const entry = entries[index]!;
+      takenIds.add(entry.id);
+      dispatch({ key: entry.id, event: entry.event, entry });
+    }
+    const passed = [...read.unreadable, ...read.entries.filter(({ id }) => !takenIds.has(id)).map(({ id }) => id)];
+    for (const id of passed) laneLog.finish(id);
+  };
+
   const renewLease = async (): Promise<void> => {
     const askedAt = Date.now();
     leaseUntil = (await lease.hold().catch(() => leaseUntil > askedAt)) ? askedAt + STREAM_LEASE_MS : 0;
   };
-  // Takes only with half the lease ahead: a take in flight when it lapses is long done before another holder starts.
+  // Takes only with half the lease ahead: a read in flight when it lapses is long done before another holder starts.
   const leaseHeld = (): boolean => Date.now() < leaseUntil - STREAM_LEASE_MS / 2;
   const leaseTimer = setInterval(() => void renewLease(), STREAM_LEASE_MS / 4).unref();
   const lockTimer = setInterval(() => {
-    for (const job of held.values()) void job.extendLock(token, STREAM_LOCK_MS).catch(() => undefined);
+    if (held.size > 0) void laneLog.markHeld(STREAM_LOCK_MS).catch(() => undefined);
+    for (const { job } of held.values()) void job?.extendLock(token, STREAM_LOCK_MS).catch(() => undefined);
   }, STREAM_LOCK_MS / 3).unref();
+
+  /**
+   * Once per holding of the lease, before anything new: the events an earlier holder left (taken from the queue, or
+   * read from the log) once no other holder holds them, in their order. False while one does.
+   */
+  const recover = async (): Promise<boolean> => {
+    if (await laneLog.heldElsewhere()) return false;
+    const back = await requeueTaken(connection, queue, token);
+    if (back < 0) return false;
+    if (back > 0) log.info({ events: back }, 'stream lane: events taken before are put back in order');
+    let again = 0;
+    for (let after = '0'; ;) {
+      const read = await laneLog.readHeld(after, TAKE_BATCH);
+      if (read?.lastId === undefined) break;
+      if (held.size === 0) await laneLog.markHeld(STREAM_LOCK_MS);
+      await dispatchRead(read);
+      again += read.entries.length;
+      after = read.lastId;
+    }
+    if (again > 0) log.info({ events: again }, 'stream lane: events read before are published again in order');
+    return true;
+  };
+
+  /** One round: the jobs waiting in the route's queue (replays) first, else what is new in the log (waited for a while). */
+  const takeMore = async (): Promise<void> => {
+    const room = Math.min(TAKE_BATCH, STREAM_WINDOW - held.size);
+    if ((await connection.llen(queue.toKey('wait'))) > 0) {
+      for (const job of await laneJobs.take(room)) dispatch({ key: `job:${job.id!}`, event: job.data, job });
+      return;
+    }
+    if (held.size === 0) await laneLog.markHeld(STREAM_LOCK_MS);
+    const read = await laneLog.readNew(room, BLOCK_MS);
+    if (read === undefined) await pause(BLOCK_MS);
+    else await dispatchRead(read);
+  };
 
   const run = async (): Promise<void> => {
     let configured = false;
-    // Whether this holding of the lease began with the events taken before it put back.
+    // Whether this holding of the lease began with the events an earlier holder left.
     let recovered = false;
     while (!stopping.signal.aborted) {
       try {
@@ -193,28 +268,18 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
           if (!leaseHeld()) await pause(STREAM_LEASE_MS / 4);
           continue;
         }
-        // No room for a whole batch, or events of an earlier holding still under way: the next take waits for room
-        // (taking one event per round trip as each is done would cap the lane at one take per round trip).
+        // No room for a whole batch, or events of an earlier holding still under way: the next read waits for room
+        // (reading one event per round trip as each is done would cap the lane at one read per round trip).
         if (held.size > STREAM_WINDOW - TAKE_BATCH || (!recovered && held.size > 0)) {
           await room();
           continue;
         }
         if (!recovered) {
-          // Events taken before (by a receiver that stopped) go back first, in order, once their locks lapsed.
-          const back = await requeueTaken(connection, queue, token);
-          if (back < 0) {
-            await pause(STREAM_LOCK_MS / 10);
-            continue;
-          }
-          if (back > 0) log.info({ events: back }, 'stream lane: events taken before are put back in order');
-          recovered = true;
+          recovered = await recover();
+          if (!recovered) await pause(STREAM_LOCK_MS / 10);
+          continue;
         }
-        const first = await worker.getNextJob(token, { block: true });
-        if (first === undefined) continue;
-        // The first through BullMQ (its wait on the marker, delayed jobs promoted), published while the rest of the
-        // batch is taken in one call; dispatched in the order taken.
-        dispatch(first);
-        for (const job of await laneJobs.take(Math.min(TAKE_BATCH - 1, STREAM_WINDOW - held.size))) dispatch(job);
+        await takeMore();
       } catch (err) {
         if (stopping.signal.aborted) break;
         log.warn({ err }, 'stream lane: Redis unavailable, retrying');
@@ -229,12 +294,16 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
       stopping.abort();
       makeRoom();
       clearInterval(leaseTimer);
-      await worker.close(true).catch(() => undefined);
+      // Its wait for new entries ends at once.
+      reader.disconnect();
       await running;
-      // Publishes under way end within the route's timeout; what is left taken goes back in order for the next holder.
+      // Publishes under way end within the route's timeout; what is left goes back (taken jobs) or stays read, in
+      // order, for the next holder, which reads it at once.
       await Promise.all(chains.values());
       clearInterval(lockTimer);
       await requeueTaken(connection, queue, token).catch(() => undefined);
+      await laneLog.flush();
+      await laneLog.releaseHeld().catch(() => undefined);
       await lease.release().catch(() => undefined);
       await queue.close().catch(() => undefined);
       await publisher.close();

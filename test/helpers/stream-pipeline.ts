@@ -64,7 +64,14 @@ export async function startStreamPipeline(
       logger: silent,
       ...extra,
     });
-    const fanout = startFanout({ connection: fanoutConnection, prefix, routes: streams.destinations, retentionMs: 60_000, logger: silent });
+    const fanout = startFanout({
+      connection: fanoutConnection,
+      prefix,
+      routes: [],
+      readers: streams.readers,
+      retentionMs: 60_000,
+      logger: silent,
+    });
     let closed = false;
     const close = async (): Promise<void> => {
       if (closed) return;

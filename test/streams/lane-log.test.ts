@@ -1,0 +1,115 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import t from 'tap';
+import { natsReader } from '../../harness/faults/stream-readers.js';
+import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { startFanout, type FanoutOptions } from '../../src/fanout/start-fanout.js';
+import { eventLogKey, fanoutKey, streamLaneGroup } from '../../src/redis/keys.js';
+import { relayQueueName } from '../../src/relay/relay-queues.js';
+import { readRelayStatus } from '../../src/relay/relay-status.js';
+import { startNats } from '../helpers/nats.js';
+import { uniquePrefix } from '../helpers/receiver.js';
+import { startRedis } from '../helpers/redis.js';
+import {
+  appendToLog,
+  burstEvent,
+  featuresOutOfOrder,
+  ordersByFeature,
+  startStreamPipeline,
+  streamRoute,
+} from '../helpers/stream-pipeline.js';
+import { waitFor } from '../helpers/wait.js';
+
+const redis = await startRedis(t);
+const silent = pino({ level: 'silent' });
+
+/** A fan-out on `prefix` with its own connection, closed at teardown or before. */
+function fanOut(prefix: string, options: Partial<FanoutOptions> = {}): { close(): Promise<void> } {
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const fanout = startFanout({ connection, prefix, routes: [], retentionMs: 0, trimIntervalMs: 0, logger: silent, ...options });
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await fanout.close();
+    connection.disconnect();
+  };
+  t.teardown(close);
+  return { close };
+}
+
+/** Appends one event to the log, alone in its millisecond (the log is trimmed by the millisecond): its entry id. */
+async function appendAlone(client: Redis, prefix: string, event: ChangeEvent): Promise<string> {
+  await sleep(3);
+  await appendToLog(client, prefix, [event]);
+  const [[id]] = (await client.xrevrange(eventLogKey(prefix), '+', '-', 'COUNT', 1)) as [[string, string[]]];
+  await sleep(3);
+  return id;
+}
+
+t.test(
+  "the fan-out makes a stream lane's group at its cursor, keeps every entry the lane has not finished, and relay status counts them",
+  async (t) => {
+    const prefix = uniquePrefix();
+    const client = new Redis(redis.url);
+    t.teardown(() => client.disconnect());
+    const events = Array.from({ length: 5 }, (_, n) => burstEvent(n, 5, 'g'));
+    // Three entries handed on before the lane's route was configured: not its events.
+    const first = fanOut(prefix);
+    const before: string[] = [];
+    for (const event of events.slice(0, 3)) before.push(await appendAlone(client, prefix, event));
+    await waitFor('the cursor past the first three', async () => (await client.hget(fanoutKey(prefix), 'cursor')) === before[2]);
+    await first.close();
+    // Two stored while no fan-out runs: the route's, once it is configured.
+    const after = [await appendAlone(client, prefix, events[3]!), await appendAlone(client, prefix, events[4]!)];
+    const group = streamLaneGroup('lane');
+    fanOut(prefix, { readers: [{ name: 'relay:lane', group }] });
+    await waitFor('the cursor past them', async () => (await client.hget(fanoutKey(prefix), 'cursor')) === after[1]);
+    // The log is trimmed up to a position, the entry there kept: the group's is the third entry.
+    await waitFor(
+      'the first two trimmed',
+      async () => (await client.xrange(eventLogKey(prefix), '-', '+', 'COUNT', 1))[0]?.[0] === before[2],
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    // More tidying turns (each trims what no one holds, retention 0): the lane's two are kept.
+    await sleep(800);
+    t.same(
+      (await client.xrange(eventLogKey(prefix), '-', '+')).map(([id]) => id),
+      [before[2], ...after],
+      'the entries the lane has not read are kept, past the retention',
+    );
+    const status = await readRelayStatus(client, prefix, [streamRoute('nats', 'nats://127.0.0.1:1', { name: 'lane' })]);
+    t.equal(status.routes[0]!.pending, 2, "relay status: the lane's unread entries pending");
+    const read = (await client.xreadgroup('GROUP', group, 'lane', 'STREAMS', eventLogKey(prefix), '>')) as [string, [string, string[]][]][];
+    t.same(
+      read[0]![1].map(([id]) => id),
+      after,
+      'the group reads from the cursor at which it was made: the entries stored after it, not before',
+    );
+  },
+);
+
+t.test("events an earlier version handed to the route's queue are published before those of the log, each feature in order", async (t) => {
+  const nats = await startNats(t);
+  const stream = 'UPGRADE';
+  const route = streamRoute('nats', nats.url, { stream });
+  const pipeline = await startStreamPipeline(t, redis, [route]);
+  const events = Array.from({ length: 12 }, (_, n) => burstEvent(n, 2, 'u'));
+  // The queue as an earlier version's fan-out left it: the first half of each feature's events waiting.
+  const queue = new Queue(relayQueueName(route.name), { connection: pipeline.redis, prefix: pipeline.prefix });
+  t.teardown(() => queue.close());
+  for (const event of events.slice(0, 6)) await queue.add(event.type, event, { jobId: event.id, removeOnComplete: true });
+  const reader = await natsReader(nats.url, stream);
+  t.teardown(() => reader.close());
+  await pipeline.addReceiver();
+  await appendToLog(pipeline.redis, pipeline.prefix, events.slice(6));
+  await waitFor('12 messages', async () => (await reader.stored()) >= 12, { timeoutMs: 30_000 });
+  const messages = await reader.readAll();
+  t.same(messages.map(({ id }) => id).sort(), events.map(({ id }) => id).sort(), 'every event once');
+  t.same(featuresOutOfOrder(ordersByFeature(messages.map(({ body }) => body as ChangeEvent))), [], 'each feature in order');
+  t.equal(await queue.count(), 0, 'the queue emptied');
+});
