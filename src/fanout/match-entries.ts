@@ -47,7 +47,7 @@ export async function matchEntries(
   );
   read.forEach((entry, index) => {
     const { id, event } = entry;
-    const eventLayers = eventLayersOf(layers, entry);
+    const eventLayers = layers.size === 0 ? undefined : eventLayersOf(layers, entry);
     for (const destination of destinations) {
       if (bounded.has(destination) && compareLogIds(id, destination.after!) <= 0) continue;
       const verdict = destination.matches(event, eventLayers);

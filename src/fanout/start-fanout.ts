@@ -83,7 +83,8 @@ const YIELD_MS = 50;
  * and moves its cursor past them in the same Redis call (`fanout.lua`), so that nothing is handed over twice or
  * skipped, whichever receiver does it and whenever one dies. One receiver at a time does the work (a lease); the
  * acknowledgement never waits for it, and while the acknowledgements are saturated the fan-out yields Redis to them,
- * up to a bound on its lag (acks first).
+ * up to a bound on its lag (acks first). Stream lanes read the log themselves (`readers`): the fan-out makes their
+ * consumer groups at its cursor and trims no entry one of them has not finished.
  */
 export function startFanout(options: FanoutOptions): Fanout {
   const {

@@ -24,10 +24,11 @@ function keptOf(removeOnComplete: JobsOptions['removeOnComplete']): [number, num
 }
 
 /**
- * A stream lane's BullMQ jobs, many per Redis call (lane-take.lua, lane-complete.lua beside this module): taken from
- * the route's queue and completed as BullMQ's own scripts take and complete them one at a time, so the dashboard,
- * `geohook relay status`, QueueEvents and the completed jobs kept read them as any worker's (docs/streams.md#the-lanes-jobs).
- * Completions are grouped: one call at a time, carrying every job published while the previous one ran.
+ * The jobs of a stream route's queue that its lane publishes: replays of dead letters, and the jobs an earlier version
+ * handed it (docs/streams.md#the-lane-and-the-event-log). Taken and completed many per Redis call (lane-take.lua,
+ * lane-complete.lua beside this module) as BullMQ's own scripts take and complete them one at a time, so the
+ * dashboard, `geohook relay status`, QueueEvents and the completed jobs kept read them as any worker's. Completions
+ * are grouped: one call at a time, carrying every job published while the previous one ran.
  */
 export class LaneJobs {
   readonly #connection: RedisClient;

@@ -200,6 +200,8 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
       takenIds.add(entry.id);
       dispatch({ key: entry.id, event: entry.event, entry });
     }
+    if (read.unreadable.length > 0)
+      log.error({ entries: read.unreadable }, 'event log: entries that are no event (or were deleted), passed over');
     const passed = [...read.unreadable, ...read.entries.filter(({ id }) => !takenIds.has(id)).map(({ id }) => id)];
     for (const id of passed) laneLog.finish(id);
   };

@@ -1,11 +1,13 @@
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import type { RoutedEvent } from '../../src/fanout/routed-event.js';
+import { eventLogKey, streamLaneGroup } from '../../src/redis/keys.js';
 import { LaneJobs } from '../../src/streams/lane-jobs.js';
+import { LaneLog } from '../../src/streams/lane-log.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
-import { burstEvent } from '../helpers/stream-pipeline.js';
+import { appendToLog, burstEvent } from '../helpers/stream-pipeline.js';
 
 const redis = await startRedis(t);
 const raw = new Redis(redis.url, { maxRetriesPerRequest: null });
@@ -107,3 +109,49 @@ t.test(
     );
   },
 );
+
+t.test("a dead letter the lane writes is the failed job BullMQ's worker leaves, and replays as one", async (t) => {
+  const [theirs, mine] = [uniquePrefix(), uniquePrefix()];
+  const event = burstEvent(0, 1, 'f');
+  const opts = { attempts: 1, removeOnComplete: { age: 3600, count: 2 }, removeOnFail: false };
+  const theirQueue = new Queue<RoutedEvent>(QUEUE, { connection: raw, prefix: theirs });
+  t.teardown(() => theirQueue.close());
+  await theirQueue.add(event.type, event, { ...opts, jobId: event.id });
+  const worker = new Worker<RoutedEvent>(QUEUE, null, { connection: raw, prefix: theirs, autorun: false, lockDuration: LOCK_MS });
+  t.teardown(() => worker.close());
+  const job = (await worker.getNextJob(TOKEN, { block: false }))!;
+  await job.moveToFailed(new UnrecoverableError('NATS at b:4222: refused'), TOKEN, false);
+
+  const myQueue = new Queue<RoutedEvent>(QUEUE, { connection: raw, prefix: mine });
+  t.teardown(() => myQueue.close());
+  await appendToLog(raw, mine, [event]);
+  await raw.xgroup('CREATE', eventLogKey(mine), streamLaneGroup('lane'), '0');
+  const laneLog = new LaneLog(raw, raw, mine, 'lane', TOKEN);
+  const [entry] = (await laneLog.readNew(1, 0))!.entries;
+  await laneLog.deadLetter(entry!, myQueue, opts, 'NATS at b:4222: refused');
+
+  const failed = async (queue: Queue<RoutedEvent>): Promise<unknown> => {
+    const [dead] = await queue.getFailed();
+    return {
+      id: dead!.id,
+      name: dead!.name,
+      data: dead!.data,
+      opts: dead!.opts,
+      failedReason: dead!.failedReason,
+      attemptsMade: dead!.attemptsMade,
+      attemptsStarted: dead!.attemptsStarted,
+      finished: dead!.finishedOn !== undefined,
+      processed: dead!.processedOn !== undefined,
+      state: await dead!.getState(),
+    };
+  };
+  t.same(await failed(myQueue), await failed(theirQueue), 'the same failed job');
+  // BullMQ says `drained` after it too: the queue is left empty; the lane's dead letter was never waiting in it.
+  const failedEvent = async (prefix: string): Promise<string[] | undefined> =>
+    (await raw.xrange(`${prefix}:${QUEUE}:events`, '-', '+')).map(([, fields]) => fields).find((fields) => fields[1] === 'failed');
+  t.same(await failedEvent(mine), await failedEvent(theirs), 'the same failed event');
+  t.same((await raw.xpending(eventLogKey(mine), streamLaneGroup('lane')))[0], 0, 'its entry finished');
+  const [dead] = await myQueue.getFailed();
+  await dead!.retry('failed');
+  t.same(await myQueue.getWaiting().then((jobs) => jobs.map(({ id }) => id)), [event.id], 'replayed: waiting again');
+});
