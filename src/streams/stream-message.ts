@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { formatServiceName } from '../arcgis/service-name.js';
 import { serviceNameOf } from '../events/service-activity.js';
 import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
@@ -33,7 +33,7 @@ function opOf(event: RoutedEvent): string {
  * so every try, every route and every receiver carry the same trace for one event.
  */
 export function traceparentOf(eventId: string): string {
-  const digest = createHash('sha256').update(eventId).digest('hex');
+  const digest = hash('sha256', eventId, 'hex');
   return `00-${digest.slice(0, 32)}-${digest.slice(32, 48)}-01`;
 }
 

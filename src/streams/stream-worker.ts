@@ -36,8 +36,10 @@ export const STREAM_LEASE_MS = 10_000;
 export const STREAM_WINDOW = 256;
 /** Most events a lane takes from its queue in one round. */
 const TAKE_BATCH = 64;
-/** Longest a lane waits for new events in one read, between looks at its lease and its queue, ms. */
+/** Longest a lane waits for new events in one read, between looks at its lease, ms. */
 const BLOCK_MS = 1000;
+/** How often a lane looks for jobs in its queue (replays) while it reads the log, ms. */
+const QUEUE_LOOK_MS = 250;
 
 /** Options of {@link startStreamWorker}. */
 export interface StreamWorkerOptions {
@@ -241,11 +243,15 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   };
 
   /** One round: the jobs waiting in the route's queue (replays) first, else what is new in the log (waited for a while). */
+  let queueLookedAt = 0;
   const takeMore = async (): Promise<void> => {
     const room = Math.min(TAKE_BATCH, STREAM_WINDOW - held.size);
-    if ((await connection.llen(queue.toKey('wait'))) > 0) {
-      for (const job of await laneJobs.take(room)) dispatch({ key: `job:${job.id!}`, event: job.data, job });
-      return;
+    // The queue is looked at every QUEUE_LOOK_MS (and at once while it gives jobs), not before every read of the log.
+    if (Date.now() - queueLookedAt >= QUEUE_LOOK_MS) {
+      const jobs = await laneJobs.take(room);
+      for (const job of jobs) dispatch({ key: `job:${job.id!}`, event: job.data, job });
+      if (jobs.length > 0) return;
+      queueLookedAt = Date.now();
     }
     if (held.size === 0) await laneLog.markHeld(STREAM_LOCK_MS);
     const read = await laneLog.readNew(room, BLOCK_MS);
