@@ -49,8 +49,10 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
       return !rowFilters && takes(routed.type);
     }
     const event = filteredChange(routed);
-    const service = changeServiceOf(event);
-    if (services !== undefined && (service === undefined || !services.has(service))) return false;
+    if (services !== undefined) {
+      const service = changeServiceOf(event);
+      if (service === undefined || !services.has(service)) return false;
+    }
     if (route.layers !== undefined && !route.layers.includes(event.layer.id)) return false;
     if (!rowFilters) return takes(routed.type);
     const type = test(event, layers?.find(({ id }) => id === event.layer.id)?.fields);
