@@ -28,13 +28,16 @@ import { orderKeyOf } from './order-key.js';
 import { streamMessage, type StreamMessage } from './stream-message.js';
 import type { StreamPublisher } from './stream-publisher.js';
 
-/** How long a taken event's lock lasts (renewed while it is held): a receiver killed mid-publish has it taken again after it. */
+/**
+ * How long a taken job's lock, and a holder's word that it holds entries of the log, last (renewed while held): the
+ * events of a receiver killed mid-publish are published again after it.
+ */
 export const STREAM_LOCK_MS = 10_000;
 /** How long a lane's lease lasts unrenewed (renewed four times as often): a receiver that died is replaced after it. */
 export const STREAM_LEASE_MS = 10_000;
-/** Most events a lane holds at once: taken from its queue and not yet acknowledged by the broker. */
+/** Most events a lane holds at once: read from the log or taken from its queue, and not yet acknowledged by the broker. */
 export const STREAM_WINDOW = 256;
-/** Most events a lane takes from its queue in one round. */
+/** Most events a lane reads from the log, or takes from its queue, in one round. */
 const TAKE_BATCH = 64;
 /** Longest a lane waits for new events in one read, between looks at its lease, ms. */
 const BLOCK_MS = 1000;
