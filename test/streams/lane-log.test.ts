@@ -6,7 +6,7 @@ import t from 'tap';
 import { natsReader } from '../../harness/faults/stream-readers.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { startFanout, type FanoutOptions } from '../../src/fanout/start-fanout.js';
-import { eventLogKey, fanoutKey, streamLaneGroup } from '../../src/redis/keys.js';
+import { eventLogKey, fanoutKey, streamLaneGroup, streamLaneHeldKey } from '../../src/redis/keys.js';
 import { relayQueueName } from '../../src/relay/relay-queues.js';
 import { readRelayStatus } from '../../src/relay/relay-status.js';
 import { startNats } from '../helpers/nats.js';
@@ -113,3 +113,36 @@ t.test("events an earlier version handed to the route's queue are published befo
   t.same(featuresOutOfOrder(ordersByFeature(messages.map(({ body }) => body as ChangeEvent))), [], 'each feature in order');
   t.equal(await queue.count(), 0, 'the queue emptied');
 });
+
+t.test(
+  "a lane takes over what a dead holder left: it waits out the holder's word, then publishes its read entries first, each feature in order",
+  async (t) => {
+    const nats = await startNats(t);
+    const stream = 'TAKEOVER';
+    const route = streamRoute('nats', nats.url, { stream });
+    let firstPublishedAt: number | undefined;
+    const pipeline = await startStreamPipeline(t, redis, [route], {
+      onOutcome: (_route, outcome) => {
+        if (outcome.delivered) firstPublishedAt ??= Date.now();
+      },
+    });
+    const events = Array.from({ length: 12 }, (_, n) => burstEvent(n, 3, 'd'));
+    await appendToLog(pipeline.redis, pipeline.prefix, events.slice(0, 10));
+    // A holder that read six entries and died: they are pending in the group, its word alive for 1.5 s more.
+    const group = streamLaneGroup(route.name);
+    await pipeline.redis.xgroup('CREATE', eventLogKey(pipeline.prefix), group, '0');
+    await pipeline.redis.xreadgroup('GROUP', group, 'lane', 'COUNT', 6, 'STREAMS', eventLogKey(pipeline.prefix), '>');
+    await pipeline.redis.set(streamLaneHeldKey(pipeline.prefix, route.name), 'a-dead-holder', 'PX', 1500);
+    const wordLapsesAt = Date.now() + 1500;
+    await appendToLog(pipeline.redis, pipeline.prefix, events.slice(10));
+    const reader = await natsReader(nats.url, stream);
+    t.teardown(() => reader.close());
+    await pipeline.addReceiver();
+    await waitFor('12 messages', async () => (await reader.stored()) >= 12, { timeoutMs: 30_000 });
+    const messages = await reader.readAll();
+    t.same(messages.map(({ id }) => id).sort(), events.map(({ id }) => id).sort(), 'every event once, the six read before among them');
+    t.same(featuresOutOfOrder(ordersByFeature(messages.map(({ body }) => body as ChangeEvent))), [], 'each feature in order');
+    t.ok(firstPublishedAt! >= wordLapsesAt, 'nothing published while the dead holder’s word was alive');
+    t.same(await pipeline.redis.xpending(eventLogKey(pipeline.prefix), group), [0, null, null, null], 'every entry finished');
+  },
+);
