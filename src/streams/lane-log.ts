@@ -121,7 +121,8 @@ export class LaneLog {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#acking;
-    if (this.#acks.length === 0) return;
+    // Another flush took them meanwhile: done once its call is.
+    if (this.#acks.length === 0) return this.#acking;
     const ids = this.#acks;
     this.#acks = [];
     this.#acking = this.#connection

@@ -224,11 +224,14 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   }, STREAM_LOCK_MS / 3).unref();
 
   /**
-   * Once per holding of the lease, before anything new: the events an earlier holder left (taken from the queue, or
-   * read from the log) once no other holder holds them, in their order. False while one does.
+   * Once per holding of the lease, and after a round that failed, before anything new: the events an earlier holder
+   * (or the failed round) left, taken from the queue or read from the log, once no other holder holds them, in their
+   * order. False while one does.
    */
   const recover = async (): Promise<boolean> => {
     if (await laneLog.heldElsewhere()) return false;
+    // What this holder finished is acknowledged first: read again, it would be published again.
+    await laneLog.flush();
     const back = await requeueTaken(connection, queue, token);
     if (back < 0) return false;
     if (back > 0) log.info({ events: back }, 'stream lane: events taken before are put back in order');
@@ -294,6 +297,8 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
       } catch (err) {
         if (stopping.signal.aborted) break;
         log.warn({ err }, 'stream lane: Redis unavailable, retrying');
+        // A round that failed may have read entries it did not dispatch: they are read again, as a new holder would.
+        recovered = false;
         await pause(1000);
       }
     }

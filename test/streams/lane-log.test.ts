@@ -5,8 +5,9 @@ import pino from 'pino';
 import t from 'tap';
 import { natsReader } from '../../harness/faults/stream-readers.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { layerFieldsField } from '../../src/changes/layer-fields.js';
 import { startFanout, type FanoutOptions } from '../../src/fanout/start-fanout.js';
-import { eventLogKey, fanoutKey, streamLaneGroup, streamLaneHeldKey } from '../../src/redis/keys.js';
+import { eventLogKey, fanoutKey, layerFieldsKey, streamLaneGroup, streamLaneHeldKey } from '../../src/redis/keys.js';
 import { relayQueueName } from '../../src/relay/relay-queues.js';
 import { readRelayStatus } from '../../src/relay/relay-status.js';
 import { startNats } from '../helpers/nats.js';
@@ -144,5 +145,38 @@ t.test(
     t.same(featuresOutOfOrder(ordersByFeature(messages.map(({ body }) => body as ChangeEvent))), [], 'each feature in order');
     t.ok(firstPublishedAt! >= wordLapsesAt, 'nothing published while the dead holder’s word was alive');
     t.same(await pipeline.redis.xpending(eventLogKey(pipeline.prefix), group), [0, null, null, null], 'every entry finished');
+  },
+);
+
+t.test(
+  'entries a lane read in a round that failed (Redis refused the layers a where filter reads) are published once it works again',
+  async (t) => {
+    const nats = await startNats(t);
+    const stream = 'RETRIED';
+    const route = streamRoute('nats', nats.url, { stream, where: "status = 'Open'" });
+    const pipeline = await startStreamPipeline(t, redis, [route]);
+    const events = Array.from({ length: 10 }, (_, n) => burstEvent(n, 2, 'r'));
+    // The layers' hash as a string: every read of it fails, after the lane read its entries.
+    await pipeline.redis.set(layerFieldsKey(pipeline.prefix), 'not a hash');
+    await pipeline.addReceiver();
+    await appendToLog(pipeline.redis, pipeline.prefix, events);
+    const group = streamLaneGroup(route.name);
+    await waitFor('entries read and not published', async () => {
+      const [pending] = (await pipeline.redis.xpending(eventLogKey(pipeline.prefix), group).catch(() => [0])) as [number];
+      return pending > 0;
+    });
+    await pipeline.redis.del(layerFieldsKey(pipeline.prefix));
+    const fields = [
+      { name: 'objectid', type: 'esriFieldTypeOID' },
+      { name: 'status', type: 'esriFieldTypeString' },
+      { name: 'seq', type: 'esriFieldTypeInteger' },
+    ];
+    await pipeline.redis.hset(layerFieldsKey(pipeline.prefix), layerFieldsField(events[0]!), JSON.stringify(fields));
+    const reader = await natsReader(nats.url, stream);
+    t.teardown(() => reader.close());
+    await waitFor('10 messages', async () => (await reader.stored()) >= 10, { timeoutMs: 30_000 });
+    const messages = await reader.readAll();
+    t.same(messages.map(({ id }) => id).sort(), events.map(({ id }) => id).sort(), 'every event once');
+    t.same(featuresOutOfOrder(ordersByFeature(messages.map(({ body }) => body as ChangeEvent))), [], 'each feature in order');
   },
 );
