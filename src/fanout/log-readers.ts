@@ -34,10 +34,30 @@ export async function makeReaderGroups(
   }
 }
 
-/** The fields of one group of `XINFO GROUPS`, name, value, name, value… */
-function groupField(fields: unknown[], name: string): unknown {
-  for (let at = 0; at < fields.length - 1; at += 2) if (fields[at] === name) return fields[at + 1];
-  return undefined;
+/** A consumer group of the log as `XINFO GROUPS` tells it. */
+interface GroupInfo {
+  name: string;
+  /** Entries read and not acknowledged. */
+  pending: number;
+  lastDeliveredId: string;
+  /** Entries not read yet; null when Redis cannot tell. */
+  lag: number | null;
+}
+
+/** The consumer groups of the log `logKey`: none when there is no log (nothing stored since they were made, and it was deleted). */
+async function groupsOf(connection: RedisClient, logKey: string): Promise<GroupInfo[]> {
+  const groups = (await connection.xinfo('GROUPS', logKey).catch(() => [])) as unknown[][];
+  return groups.map((fields) => {
+    // Name, value, name, value…: names at even places only (a value may read like a name).
+    const field = (name: string): unknown => fields[fields.findIndex((value, at) => at % 2 === 0 && value === name) + 1];
+    const lag = field('lag');
+    return {
+      name: String(field('name')),
+      pending: Number(field('pending')),
+      lastDeliveredId: String(field('last-delivered-id')),
+      lag: lag === null || lag === undefined ? null : Number(lag),
+    };
+  });
 }
 
 /**
@@ -47,14 +67,11 @@ function groupField(fields: unknown[], name: string): unknown {
 export async function readerPositions(connection: RedisClient, logKey: string, readers: readonly LogReader[]): Promise<string[]> {
   if (readers.length === 0) return [];
   const wanted = new Set(readers.map(({ group }) => group));
-  // No log yet (nothing stored since its groups were made, and it was deleted): nothing to keep.
-  const groups = (await connection.xinfo('GROUPS', logKey).catch(() => [])) as unknown[][];
   const positions: string[] = [];
-  for (const fields of groups) {
-    const name = String(groupField(fields, 'name'));
+  for (const { name, pending, lastDeliveredId } of await groupsOf(connection, logKey)) {
     if (!wanted.has(name)) continue;
-    let position = String(groupField(fields, 'last-delivered-id'));
-    if (Number(groupField(fields, 'pending')) > 0) {
+    let position = lastDeliveredId;
+    if (pending > 0) {
       const [first] = (await connection.xpending(logKey, name, '-', '+', 1)) as [string, ...unknown[]][];
       if (first !== undefined && compareLogIds(first[0], position) < 0) position = first[0];
     }
@@ -69,9 +86,7 @@ export async function readerPositions(connection: RedisClient, logKey: string, r
  * the group is not made yet.
  */
 export async function laneBacklog(connection: RedisClient, logKey: string, group: string): Promise<number> {
-  const groups = (await connection.xinfo('GROUPS', logKey).catch(() => [])) as unknown[][];
-  const fields = groups.find((candidate) => groupField(candidate, 'name') === group);
-  if (fields === undefined) return 0;
-  const lag = groupField(fields, 'lag');
-  return Number(groupField(fields, 'pending')) + (lag === null || lag === undefined ? await connection.xlen(logKey) : Number(lag));
+  const found = (await groupsOf(connection, logKey)).find(({ name }) => name === group);
+  if (found === undefined) return 0;
+  return found.pending + (found.lag ?? (await connection.xlen(logKey)));
 }

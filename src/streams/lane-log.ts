@@ -3,7 +3,7 @@ import type { JobsOptions, Queue } from 'bullmq';
 import type { Result } from 'ioredis';
 import { parseLogEntries, type LogEntry, type RawEntries } from '../fanout/event-log.js';
 import type { RedisClient } from '../redis/connection.js';
-import { eventLogKey, streamLaneGroup, streamLaneHeldKey } from '../redis/keys.js';
+import { eventLogKey, streamLaneGroup } from '../redis/keys.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -36,16 +36,13 @@ export interface LaneRead {
  * A stream lane's side of the event log (docs/streams.md#order): the route's consumer group, read by one consumer
  * whichever receiver holds the lane, so the entries read and not finished (its pending entries) are read again by the
  * next holder, in the log's order. Finishing an entry acknowledges it in the group (many per call, one call at a
- * time); a dead letter becomes a failed job of the route's queue, where `geohook relay replay` finds it. While a
- * receiver holds entries it keeps a key with its token alive, which a new holder waits out.
+ * time); a dead letter becomes a failed job of the route's queue, where `geohook relay replay` finds it.
  */
 export class LaneLog {
   readonly #connection: RedisClient;
   readonly #reader: RedisClient;
   readonly #key: string;
   readonly #group: string;
-  readonly #heldKey: string;
-  readonly #token: string;
   /** Entries finished and not acknowledged yet. */
   #acks: string[] = [];
   /** The acknowledgement under way. */
@@ -56,14 +53,12 @@ export class LaneLog {
    * @param connection - commands that do not block.
    * @param reader - a connection of the lane's own for the reads that wait for new entries; the caller closes it.
    */
-  constructor(connection: RedisClient, reader: RedisClient, prefix: string, route: string, token: string) {
+  constructor(connection: RedisClient, reader: RedisClient, prefix: string, route: string) {
     if (typeof connection.geohookLaneDeadLetter !== 'function') connection.defineCommand('geohookLaneDeadLetter', { lua: deadLetterLua });
     this.#connection = connection;
     this.#reader = reader;
     this.#key = eventLogKey(prefix);
     this.#group = streamLaneGroup(route);
-    this.#heldKey = streamLaneHeldKey(prefix, route);
-    this.#token = token;
   }
 
   /** Up to `count` entries no holder read yet, waiting up to `blockMs` for the first; undefined while the group is not made yet. */
@@ -155,27 +150,6 @@ export class LaneLog {
       opts,
       Date.now(),
       reason,
-    );
-  }
-
-  /** Says for `ms` that this holder holds entries (renewed while it does). */
-  async markHeld(ms: number): Promise<void> {
-    await this.#connection.set(this.#heldKey, this.#token, 'PX', ms);
-  }
-
-  /** Whether another holder said it holds entries, and its word has not lapsed. */
-  async heldElsewhere(): Promise<boolean> {
-    const holder = await this.#connection.get(this.#heldKey);
-    return holder !== null && holder !== this.#token;
-  }
-
-  /** Takes back this holder's word: the next holder reads what is left at once. */
-  async releaseHeld(): Promise<void> {
-    await this.#connection.eval(
-      `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end`,
-      1,
-      this.#heldKey,
-      this.#token,
     );
   }
 }

@@ -13,7 +13,7 @@ import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
 import { openQueue } from '../queue/open-queue.js';
 import { replayedAtOf } from '../queue/replay-mark.js';
 import type { RedisClient } from '../redis/connection.js';
-import { streamLaneLeaseKey } from '../redis/keys.js';
+import { streamLaneHeldKey, streamLaneLeaseKey } from '../redis/keys.js';
 import type { DeliveryOutcome } from '../relay/deliver.js';
 import { relayData } from '../relay/relay-event.js';
 import { relayQueueName } from '../relay/relay-queues.js';
@@ -93,7 +93,9 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   // Waiting for new entries blocks a connection: one of the lane's own, so that closing ends the wait at once.
   const reader: RedisClient = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
   reader.on('error', () => undefined);
-  const laneLog = new LaneLog(connection, reader, prefix, route.name, token);
+  const laneLog = new LaneLog(connection, reader, prefix, route.name);
+  // Its word that it holds entries read from the log, kept alive while it does: a new holder of the lease waits it out.
+  const word = new FanoutLease(connection, streamLaneHeldKey(prefix, route.name), STREAM_LOCK_MS);
   const laneJobs = new LaneJobs(connection, queue, token, STREAM_LOCK_MS);
   const lease = new FanoutLease(connection, streamLaneLeaseKey(prefix, route.name), STREAM_LEASE_MS);
   /** Read or taken and not finished, by event id. */
@@ -219,7 +221,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   const leaseHeld = (): boolean => Date.now() < leaseUntil - STREAM_LEASE_MS / 2;
   const leaseTimer = setInterval(() => void renewLease(), STREAM_LEASE_MS / 4).unref();
   const lockTimer = setInterval(() => {
-    if (held.size > 0) void laneLog.markHeld(STREAM_LOCK_MS).catch(() => undefined);
+    if (held.size > 0) void word.hold().catch(() => undefined);
     for (const { job } of held.values()) void job?.extendLock(token, STREAM_LOCK_MS).catch(() => undefined);
   }, STREAM_LOCK_MS / 3).unref();
 
@@ -229,7 +231,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
    * order. False while one does.
    */
   const recover = async (): Promise<boolean> => {
-    if (await laneLog.heldElsewhere()) return false;
+    if (!(await word.hold())) return false;
     // What this holder finished is acknowledged first: read again, it would be published again.
     await laneLog.flush();
     const back = await requeueTaken(connection, queue, token);
@@ -239,7 +241,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
     for (let after = '0'; ;) {
       const read = await laneLog.readHeld(after, TAKE_BATCH);
       if (read?.lastId === undefined) break;
-      if (held.size === 0) await laneLog.markHeld(STREAM_LOCK_MS);
+      if (held.size === 0) await word.hold();
       await dispatchRead(read);
       again += read.entries.length;
       after = read.lastId;
@@ -259,7 +261,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
       if (jobs.length > 0) return;
       queueLookedAt = Date.now();
     }
-    if (held.size === 0) await laneLog.markHeld(STREAM_LOCK_MS);
+    if (held.size === 0) await word.hold();
     const read = await laneLog.readNew(room, BLOCK_MS);
     if (read === undefined) await pause(BLOCK_MS);
     else await dispatchRead(read);
@@ -319,7 +321,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
       clearInterval(lockTimer);
       await requeueTaken(connection, queue, token).catch(() => undefined);
       await laneLog.flush();
-      await laneLog.releaseHeld().catch(() => undefined);
+      await word.release().catch(() => undefined);
       await lease.release().catch(() => undefined);
       await queue.close().catch(() => undefined);
       await publisher.close();

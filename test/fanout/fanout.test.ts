@@ -1,5 +1,4 @@
 import { Redis } from 'ioredis';
-import pino from 'pino';
 import t, { type Test } from 'tap';
 import type { EventFamily, StoredEvent } from '../../src/events/envelope.js';
 import type { Destination } from '../../src/fanout/destination.js';
@@ -8,18 +7,17 @@ import { readFanoutLagMs } from '../../src/fanout/fanout-lag.js';
 import { FanoutScript } from '../../src/fanout/fanout-script.js';
 import { logIdMs } from '../../src/fanout/log-id.js';
 import { routeMatcher } from '../../src/fanout/route-match.js';
-import { startFanout, type FanoutOptions } from '../../src/fanout/start-fanout.js';
 import type { EventQueue } from '../../src/queue/event-queue.js';
 import { eventLogKey, fanoutKey, fanoutLeaseKey } from '../../src/redis/keys.js';
 import { accepted, envelopeOf } from '../helpers/envelope.js';
 import { startEventQueue } from '../helpers/event-queue.js';
+import { fanOut } from '../helpers/fanout.js';
 import { capturingLogger } from '../helpers/log-capture.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
-const silent = pino({ level: 'silent' });
 
 /** A connection of the test's own (the fan-out's kind: it waits for Redis), closed at teardown. */
 function connect(t: Test): Redis {
@@ -36,21 +34,6 @@ const destination = (queue: string, types: string[], extra: Partial<Destination>
   jobOptions: { removeOnComplete: false },
   ...extra,
 });
-
-/** A fan-out on `prefix`, closed at teardown (it closes before its connection). */
-function fanOut(t: Test, prefix: string, options: Partial<FanoutOptions> & Pick<FanoutOptions, 'routes'>) {
-  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const fanout = startFanout({ connection, prefix, retentionMs: 60_000, logger: silent, ...options });
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    await fanout.close();
-    connection.disconnect();
-  };
-  t.teardown(close);
-  return { close };
-}
 
 /** A stored event of `family` and `type` (distinct bytes). */
 function eventOf(family: EventFamily, type: string): StoredEvent {
@@ -93,7 +76,7 @@ t.test('two fan-outs racing on one prefix hand each entry to each destination on
       handedBy[index]! += 1;
       void connection.set(leaseKey, 'lapsed', 'PX', 15);
     };
-    fanOut(t, prefix, { routes: routes(), batch: 3, leaseMs: 20, onHandOver });
+    fanOut(t, redis.url, prefix, { routes: routes(), batch: 3, leaseMs: 20, onHandOver });
   }
   const log = await logOf(connection, prefix);
   t.equal(log.length, 48);
@@ -181,7 +164,7 @@ t.test('a destination with `after` gets only the entries after it', async (t) =>
   const after = (await logOf(connection, prefix)).at(-1)!.id;
   for (let i = 0; i < 3; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
   const log = await logOf(connection, prefix);
-  fanOut(t, prefix, { routes: [destination('later', ['gp.*'], { after }), destination('every', ['gp.*'])] });
+  fanOut(t, redis.url, prefix, { routes: [destination('later', ['gp.*'], { after }), destination('every', ['gp.*'])] });
   await cursorAt(connection, prefix, log.at(-1)!.id);
   t.same(
     await waiting(connection, prefix, 'later'),
@@ -213,7 +196,7 @@ t.test('trimming keeps the entries after the cursor, whatever the retention, unt
     return [];
   };
   // Each turn trims (no interval), and each turn while stalled raises the version once.
-  fanOut(t, prefix, { routes: [destination('keep', ['gp.*'])], retentionMs: 0, trimIntervalMs: 0, subscriptions });
+  fanOut(t, redis.url, prefix, { routes: [destination('keep', ['gp.*'])], retentionMs: 0, trimIntervalMs: 0, subscriptions });
   const stream = async (): Promise<string[]> => (await connection.xrange(logKey, '-', '+')).map(([id]) => id);
   const version = async (): Promise<number> => Number(await connection.hget(fanoutKey(prefix), 'version'));
   await waitFor('the entries before the cursor trimmed', async () => (await stream()).length < ids.length);
@@ -247,7 +230,7 @@ t.test('an entry that is no event is passed over and the loop goes on', async (t
   await connection.xadd(logKey, '*', 'j', 'null', 'd', 'null');
   expected.push(await good());
   const { logger, lines } = capturingLogger('error');
-  fanOut(t, prefix, { routes: [destination('events', ['*'])], logger });
+  fanOut(t, redis.url, prefix, { routes: [destination('events', ['*'])], logger });
   const last = (await connection.xrevrange(logKey, '+', '-', 'COUNT', 1))[0]![0];
   await cursorAt(connection, prefix, last);
   expected.push(await good());
@@ -265,7 +248,7 @@ t.test('an entry whose data is JSON but no event is passed over too', async (t) 
   await connection.xadd(logKey, '*', 'j', 'number', 'd', '5');
   const event = eventOf('gp', 'gp.job.failed');
   await connection.xadd(logKey, '*', 'j', event.id, 'd', JSON.stringify(event));
-  fanOut(t, prefix, { routes: [destination('events', ['*'])] });
+  fanOut(t, redis.url, prefix, { routes: [destination('events', ['*'])] });
   await waitFor('the event after them', async () => (await waiting(connection, prefix, 'events')).length > 0, { timeoutMs: 2000 });
   t.same(await waiting(connection, prefix, 'events'), [event.id]);
 });
@@ -276,7 +259,7 @@ t.test('with no destination the cursor moves past the entries, unparsed (an entr
   const { logger, lines } = capturingLogger('debug');
   await connection.xadd(eventLogKey(prefix), '*', 'j', 'x', 'd', 'not JSON');
   const last = await connection.xadd(eventLogKey(prefix), '*', 'j', 'y', 'd', JSON.stringify(eventOf('gp', 'gp.job.failed')));
-  fanOut(t, prefix, { routes: [], logger });
+  fanOut(t, redis.url, prefix, { routes: [], logger });
   await cursorAt(connection, prefix, last!);
   t.notOk(
     lines.some((line) => line.includes('no event')),
@@ -290,7 +273,7 @@ t.test('a hand-over adds at most maxJobsPerCall jobs: entries per call shrink as
   for (let i = 0; i < 12; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
   const sizes: number[] = [];
   const routes = ['a', 'b', 'c', 'd'].map((queue) => destination(queue, ['gp.*']));
-  fanOut(t, prefix, { routes, maxJobsPerCall: 8, onHandOver: (entries) => void sizes.push(entries) });
+  fanOut(t, redis.url, prefix, { routes, maxJobsPerCall: 8, onHandOver: (entries) => void sizes.push(entries) });
   const log = await logOf(connection, prefix);
   await cursorAt(connection, prefix, log.at(-1)!.id);
   // The cursor moves in Redis before the fan-out hears its call's answer: wait for the last hand-over's report too.
@@ -326,7 +309,7 @@ t.test(
     let yields = 0;
     const log = outgrownLog(eventQueue, () => yields > 0);
     await log.first;
-    fanOut(t, prefix, {
+    fanOut(t, redis.url, prefix, {
       routes: [destination('all', ['gp.*'])],
       batch: 2,
       saturated: () => saturated,
@@ -362,7 +345,12 @@ t.test('acks first, at a pace the fan-out keeps up with: saturated acknowledgeme
   for (let i = 0; i < 4; i += 1) await eventQueue.enqueue(accepted(eventOf('gp', 'gp.job.failed')));
   const log = await logOf(connection, prefix);
   let yields = 0;
-  fanOut(t, prefix, { routes: [destination('all', ['gp.*'])], batch: 2, saturated: () => true, onYield: () => void (yields += 1) });
+  fanOut(t, redis.url, prefix, {
+    routes: [destination('all', ['gp.*'])],
+    batch: 2,
+    saturated: () => true,
+    onYield: () => void (yields += 1),
+  });
   await cursorAt(connection, prefix, log.at(-1)!.id);
   t.equal(yields, 0, 'no yield');
   t.same(
@@ -378,7 +366,7 @@ t.test('acks first has a bound: saturated for good, the fan-out hands each entry
   let yieldCursor: Promise<string | null> | undefined;
   const log = outgrownLog(eventQueue, () => yieldCursor !== undefined);
   await log.first;
-  fanOut(t, prefix, {
+  fanOut(t, redis.url, prefix, {
     routes: [destination('all', ['gp.*'])],
     batch: 2,
     saturated: () => true,

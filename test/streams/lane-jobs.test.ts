@@ -126,7 +126,7 @@ t.test("a dead letter the lane writes is the failed job BullMQ's worker leaves, 
   t.teardown(() => myQueue.close());
   await appendToLog(raw, mine, [event]);
   await raw.xgroup('CREATE', eventLogKey(mine), streamLaneGroup('lane'), '0');
-  const laneLog = new LaneLog(raw, raw, mine, 'lane', TOKEN);
+  const laneLog = new LaneLog(raw, raw, mine, 'lane');
   const [entry] = (await laneLog.readNew(1, 0))!.entries;
   await laneLog.deadLetter(entry!, myQueue, opts, 'NATS at b:4222: refused');
 

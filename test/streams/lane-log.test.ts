@@ -1,15 +1,13 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import pino from 'pino';
 import t from 'tap';
 import { natsReader } from '../../harness/faults/stream-readers.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { layerFieldsField } from '../../src/changes/layer-fields.js';
-import { startFanout, type FanoutOptions } from '../../src/fanout/start-fanout.js';
 import { eventLogKey, fanoutKey, layerFieldsKey, streamLaneGroup, streamLaneHeldKey } from '../../src/redis/keys.js';
 import { relayQueueName } from '../../src/relay/relay-queues.js';
 import { readRelayStatus } from '../../src/relay/relay-status.js';
+import { fanOut } from '../helpers/fanout.js';
 import { startNats } from '../helpers/nats.js';
 import { uniquePrefix } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
@@ -24,30 +22,10 @@ import {
 import { waitFor } from '../helpers/wait.js';
 
 const redis = await startRedis(t);
-const silent = pino({ level: 'silent' });
 
-/** A fan-out on `prefix` with its own connection, closed at teardown or before. */
-function fanOut(prefix: string, options: Partial<FanoutOptions> = {}): { close(): Promise<void> } {
-  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const fanout = startFanout({ connection, prefix, routes: [], retentionMs: 0, trimIntervalMs: 0, logger: silent, ...options });
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    await fanout.close();
-    connection.disconnect();
-  };
-  t.teardown(close);
-  return { close };
-}
-
-/** Appends one event to the log, alone in its millisecond (the log is trimmed by the millisecond): its entry id. */
-async function appendAlone(client: Redis, prefix: string, event: ChangeEvent): Promise<string> {
-  await sleep(3);
-  await appendToLog(client, prefix, [event]);
-  const [[id]] = (await client.xrevrange(eventLogKey(prefix), '+', '-', 'COUNT', 1)) as [[string, string[]]];
-  await sleep(3);
-  return id;
+/** Appends one event to the log under an id of its own millisecond, `ms` (the log is trimmed by the millisecond). */
+async function appendAt(client: Redis, prefix: string, event: ChangeEvent, ms: number): Promise<string> {
+  return (await client.xadd(eventLogKey(prefix), `${ms}-0`, 'j', event.id, 'd', JSON.stringify(event)))!;
 }
 
 t.test(
@@ -56,17 +34,19 @@ t.test(
     const prefix = uniquePrefix();
     const client = new Redis(redis.url);
     t.teardown(() => client.disconnect());
-    const events = Array.from({ length: 5 }, (_, n) => burstEvent(n, 5, 'g'));
+    const events = Array.from({ length: 7 }, (_, n) => burstEvent(n, 7, 'g'));
+    let ms = Date.now();
+    const at = (): number => (ms += 1);
     // Three entries handed on before the lane's route was configured: not its events.
-    const first = fanOut(prefix);
+    const first = fanOut(t, redis.url, prefix, { retentionMs: 0, trimIntervalMs: 0 });
     const before: string[] = [];
-    for (const event of events.slice(0, 3)) before.push(await appendAlone(client, prefix, event));
+    for (const event of events.slice(0, 3)) before.push(await appendAt(client, prefix, event, at()));
     await waitFor('the cursor past the first three', async () => (await client.hget(fanoutKey(prefix), 'cursor')) === before[2]);
     await first.close();
     // Two stored while no fan-out runs: the route's, once it is configured.
-    const after = [await appendAlone(client, prefix, events[3]!), await appendAlone(client, prefix, events[4]!)];
+    const after = [await appendAt(client, prefix, events[3]!, at()), await appendAt(client, prefix, events[4]!, at())];
     const group = streamLaneGroup('lane');
-    fanOut(prefix, { readers: [{ name: 'relay:lane', group }] });
+    fanOut(t, redis.url, prefix, { readers: [{ name: 'relay:lane', group }], retentionMs: 0, trimIntervalMs: 0 });
     await waitFor('the cursor past them', async () => (await client.hget(fanoutKey(prefix), 'cursor')) === after[1]);
     // The log is trimmed up to a position, the entry there kept: the group's is the third entry.
     await waitFor(
@@ -76,19 +56,23 @@ t.test(
         timeoutMs: 10_000,
       },
     );
-    // More tidying turns (each trims what no one holds, retention 0): the lane's two are kept.
-    await sleep(800);
+    // More turns of the fan-out, each trimming what no one holds (retention 0): the turn that handed the first of two
+    // later entries on, its trim included, is over once the cursor passed the second.
+    const later = [await appendAt(client, prefix, events[5]!, at())];
+    await waitFor('the cursor past a later entry', async () => (await client.hget(fanoutKey(prefix), 'cursor')) === later[0]);
+    later.push(await appendAt(client, prefix, events[6]!, at()));
+    await waitFor('the cursor past another', async () => (await client.hget(fanoutKey(prefix), 'cursor')) === later[1]);
     t.same(
       (await client.xrange(eventLogKey(prefix), '-', '+')).map(([id]) => id),
-      [before[2], ...after],
+      [before[2], ...after, ...later],
       'the entries the lane has not read are kept, past the retention',
     );
     const status = await readRelayStatus(client, prefix, [streamRoute('nats', 'nats://127.0.0.1:1', { name: 'lane' })]);
-    t.equal(status.routes[0]!.pending, 2, "relay status: the lane's unread entries pending");
+    t.equal(status.routes[0]!.pending, 4, "relay status: the lane's unread entries pending");
     const read = (await client.xreadgroup('GROUP', group, 'lane', 'STREAMS', eventLogKey(prefix), '>')) as [string, [string, string[]][]][];
     t.same(
       read[0]![1].map(([id]) => id),
-      after,
+      [...after, ...later],
       'the group reads from the cursor at which it was made: the entries stored after it, not before',
     );
   },
