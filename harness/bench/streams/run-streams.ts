@@ -15,6 +15,7 @@ import { STREAM_WINDOW } from '../../../src/streams/stream-worker.js';
 import { startNatsServer } from '../../brokers/nats-server.js';
 import { startRabbitmqServer } from '../../brokers/rabbitmq-server.js';
 import { percentile } from '../changes/change-latency.js';
+import { median } from '../figures.js';
 import { startRedis } from '../redis.js';
 import { benchChangeEvent } from '../relay/bench-events.js';
 
@@ -22,6 +23,8 @@ import { benchChangeEvent } from '../relay/bench-events.js';
 export interface StreamsResult {
   /** Events in the log when the lane starts, timed until its broker acknowledged the last; as many through the bare producer. */
   events: number;
+  /** Bursts of each (bare producer, lane), alternated after an untimed one of each: the rates are the medians. */
+  rounds: number;
   /** Features the events are spread over (each feature's events are published one after the other). */
   features: number;
   natsPerSec: number;
@@ -42,8 +45,8 @@ export interface StreamsResult {
   /** The worse of the two p99s. */
   p99Ms: number;
   /**
-   * CPU per event of each burst, µs: this process (the bare producer; or the fan-out and the lane)
-   * and redis-server.
+   * CPU per event of the bursts (mean of the rounds), µs: this process (the bare producer; or the fan-out and the
+   * lane) and redis-server.
    */
   cpu: Record<'bareNats' | 'natsLane' | 'bareAmqp' | 'amqpLane', CpuPerEvent>;
 }
@@ -90,15 +93,35 @@ function streamEvent(run: string, n: number): ChangeEvent {
   return { ...event, key: { objectId: feature, globalId: `{00000000-0000-0000-0000-${String(feature).padStart(12, '0')}}` } };
 }
 
-/** The bare producer: `events` made into messages and published with {@link STREAM_WINDOW} publishes in flight, each awaited; events/s. */
-async function bareRate(publisher: StreamPublisher, events: readonly ChangeEvent[]): Promise<{ perSec: number; cpu: CpuPerEvent }> {
+/** Bursts of each side, alternated after an untimed one of each (a shared machine's speed moves from one burst to the next). */
+const ROUNDS = 3;
+/** Events of the untimed first burst of each side. */
+const WARM_EVENTS = 1000;
+
+/** Events/s of one burst, and the CPU it took per event. */
+interface Burst {
+  perSec: number;
+  cpu: CpuPerEvent;
+}
+
+/**
+ * The bare producer: `events` made into messages and published through a publisher of its own with
+ * {@link STREAM_WINDOW} publishes in flight, each awaited and its acknowledgement noted as the lane's are.
+ */
+async function bareBurst(publisherOf: () => StreamPublisher, events: readonly ChangeEvent[]): Promise<Burst> {
+  const publisher = publisherOf();
+  const acked = new Map<string, number>();
   await publisher.publish(streamMessage(streamEvent('warm', 0)));
   let next = 0;
   const meter = await cpuMeter(undefined);
   const startedAt = performance.now();
   await Promise.all(
     Array.from({ length: STREAM_WINDOW }, async () => {
-      while (next < events.length) await publisher.publish(streamMessage(events[next++]!));
+      while (next < events.length) {
+        const message = streamMessage(events[next++]!);
+        await publisher.publish(message);
+        acked.set(message.id, performance.now());
+      }
     }),
   );
   const perSec = events.length / ((performance.now() - startedAt) / 1000);
@@ -124,16 +147,19 @@ async function acknowledged(acked: Map<string, number>, ids: readonly string[], 
   }
 }
 
-/**
- * One route's lane as a receiver runs it (the fan-out and `startStreams` on a fresh Redis), in this process: a backlog
- * of `events` stored while the lane is stopped, timed from the lane's start to the last acknowledgement (so the rate
- * is the lane's, not that of storing the events in the same process); then events stored at a steady pace, each timed.
- */
-async function laneRun(
-  redisUrl: string,
-  route: RelayRouteConfig,
-  settings: StreamsSettings,
-): Promise<{ perSec: number; p50Ms: number; p99Ms: number; cpu: CpuPerEvent }> {
+/** A route's lane as a receiver runs it (the fan-out and `startStreams` on a fresh Redis), in this process. */
+interface LaneRig {
+  /**
+   * A backlog of `events` stored while the lane is stopped, timed from the lane's start to the last acknowledgement
+   * (so the rate is the lane's, not that of storing the events in the same process).
+   */
+  burst(events: readonly ChangeEvent[]): Promise<Burst>;
+  /** Events stored one group of 10 at a time at a steady pace, each timed from stored to acknowledged. */
+  pace(events: readonly ChangeEvent[], perSec: number): Promise<{ p50Ms: number; p99Ms: number }>;
+  close(): Promise<void>;
+}
+
+async function openLane(redisUrl: string, route: RelayRouteConfig): Promise<LaneRig> {
   const acked = new Map<string, number>();
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
@@ -165,53 +191,101 @@ async function laneRun(
     retentionMs: 60_000,
     logger: silent,
   });
+  const close = async (): Promise<void> => {
+    await fanout.close();
+    await streams.close();
+    for (const client of [redis, connection, fanoutConnection]) client.disconnect();
+  };
   try {
     const warm = streamEvent(`${route.name}-warm`, 0);
     await store(redis, [warm]);
     await acknowledged(acked, [warm.id], 60_000);
-    await streams.close();
-    const burst = Array.from({ length: settings.events }, (_, n) => streamEvent(`${route.name}-burst`, n));
-    for (let at = 0; at < burst.length; at += 1000) await store(redis, burst.slice(at, at + 1000));
-    const meter = await cpuMeter(redis);
-    const startedAt = performance.now();
-    streams = startLane();
-    await acknowledged(
-      acked,
-      burst.map((event) => event.id),
-      600_000,
-    );
-    const perSec = burst.length / ((performance.now() - startedAt) / 1000);
-    const cpu = await meter(burst.length);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return {
+    async burst(events) {
+      await streams.close();
+      for (let at = 0; at < events.length; at += 1000) await store(redis, events.slice(at, at + 1000));
+      const meter = await cpuMeter(redis);
+      const startedAt = performance.now();
+      streams = startLane();
+      await acknowledged(
+        acked,
+        events.map((event) => event.id),
+        600_000,
+      );
+      const perSec = events.length / ((performance.now() - startedAt) / 1000);
+      return { perSec, cpu: await meter(events.length) };
+    },
+    async pace(events, perSec) {
+      const group = 10;
+      const storedAt = new Map<string, number>();
+      const pacedFrom = performance.now();
+      for (let n = 0; n < events.length; n += group) {
+        const waitMs = pacedFrom + (n / perSec) * 1000 - performance.now();
+        if (waitMs > 0) await sleep(waitMs);
+        const stored = events.slice(n, n + group);
+        await store(redis, stored);
+        const now = performance.now();
+        for (const event of stored) storedAt.set(event.id, now);
+      }
+      await acknowledged(
+        acked,
+        events.map((event) => event.id),
+        600_000,
+      );
+      const latencies = events.map((event) => acked.get(event.id)! - storedAt.get(event.id)!).sort((a, b) => a - b);
+      return { p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
+    },
+    close,
+  };
+}
 
-    const group = 10;
-    const paced = Array.from({ length: settings.paceEvents }, (_, n) => streamEvent(`${route.name}-pace`, n));
-    const storedAt = new Map<string, number>();
-    const pacedFrom = performance.now();
-    for (let n = 0; n < paced.length; n += group) {
-      const waitMs = pacedFrom + (n / settings.paceEventsPerSec) * 1000 - performance.now();
-      if (waitMs > 0) await sleep(waitMs);
-      const events = paced.slice(n, n + group);
-      await store(redis, events);
-      const now = performance.now();
-      for (const event of events) storedAt.set(event.id, now);
+/** The medians of bursts' rates, and their mean CPU per event. */
+function summary(bursts: readonly Burst[]): Burst {
+  const mean = (of: (cpu: CpuPerEvent) => number): number => Math.round(bursts.reduce((sum, { cpu }) => sum + of(cpu), 0) / bursts.length);
+  return {
+    perSec: median(bursts.map(({ perSec }) => perSec)),
+    cpu: { nodeUs: mean(({ nodeUs }) => nodeUs), redisUs: mean(({ redisUs }) => redisUs) },
+  };
+}
+
+/**
+ * One broker: an untimed burst of the bare producer and of the lane, then {@link ROUNDS} of each, alternated; then
+ * events at a pace through the lane.
+ */
+async function brokerRun(
+  redisUrl: string,
+  bare: () => StreamPublisher,
+  route: RelayRouteConfig,
+  settings: StreamsSettings,
+): Promise<{ bare: Burst; lane: Burst; p50Ms: number; p99Ms: number }> {
+  const events = (run: string, count = settings.events): ChangeEvent[] =>
+    Array.from({ length: count }, (_, n) => streamEvent(`${route.name}-${run}`, n));
+  const lane = await openLane(redisUrl, route);
+  try {
+    const warmEvents = Math.min(WARM_EVENTS, settings.events);
+    await bareBurst(bare, events('bare-warm', warmEvents));
+    await lane.burst(events('lane-warm', warmEvents));
+    const bares: Burst[] = [];
+    const lanes: Burst[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      bares.push(await bareBurst(bare, events(`bare-${round}`)));
+      lanes.push(await lane.burst(events(`lane-${round}`)));
     }
-    await acknowledged(
-      acked,
-      paced.map((event) => event.id),
-      600_000,
-    );
-    const latencies = paced.map((event) => acked.get(event.id)! - storedAt.get(event.id)!).sort((a, b) => a - b);
-    return { perSec, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), cpu };
+    const latency = await lane.pace(events('pace', settings.paceEvents), settings.paceEventsPerSec);
+    return { bare: summary(bares), lane: summary(lanes), ...latency };
   } finally {
-    await fanout.close();
-    await streams.close();
-    for (const client of [redis, connection, fanoutConnection]) client.disconnect();
+    await lane.close();
   }
 }
 
 /**
  * The streams section: a private `nats-server -js` and RabbitMQ node (a quorum queue bound to the exchange) beside a
- * fresh redis-server; per broker, the bare producer, then geohook's lane (fan-out included) on a burst and at a pace.
+ * fresh redis-server; per broker, bursts of the bare producer and of geohook's lane (fan-out included) alternated, then
+ * the lane at a pace.
  */
 export async function runStreams(settings: StreamsSettings, log: (line: string) => void): Promise<StreamsResult> {
   const redis = await startRedis('fast');
@@ -235,35 +309,41 @@ export async function runStreams(settings: StreamsSettings, log: (line: string) 
       timeoutMs: 30_000,
       ...extra,
     });
-    const events = (run: string): ChangeEvent[] => Array.from({ length: settings.events }, (_, n) => streamEvent(run, n));
     const count = settings.events.toLocaleString('en-US');
-    log(`streams: ${count} events through a bare producer into JetStream (${STREAM_WINDOW} in flight)`);
-    const bareNats = await bareRate(createNatsPublisher(route('nats', { stream: 'BARE', subject: 'bare.<op>' }), silent), events('nb'));
-    log(`streams: ${count} events stored, then through geohook's lane (started) into JetStream; then ${settings.paceEventsPerSec}/s`);
-    const nl = await laneRun(redis.url, route('nats', { stream: 'LANE' }), settings);
-    log(`streams: ${count} events through a bare producer into a RabbitMQ quorum queue (${STREAM_WINDOW} in flight)`);
-    const bareAmqp = await bareRate(createAmqpPublisher(route('amqp', { exchange: 'bare', auth }), silent), events('ab'));
-    log(`streams: ${count} events stored, then through geohook's lane (started) into a quorum queue; then ${settings.paceEventsPerSec}/s`);
-    const al = await laneRun(redis.url, route('amqp', { exchange: 'lane', auth }), settings);
-    const bareNatsPerSec = bareNats.perSec;
-    const bareAmqpPerSec = bareAmqp.perSec;
+    log(
+      `streams: JetStream, ${ROUNDS} bursts of ${count} events each through a bare producer and geohook's lane, alternated; then ${settings.paceEventsPerSec}/s`,
+    );
+    const jetstream = await brokerRun(
+      redis.url,
+      () => createNatsPublisher(route('nats', { stream: 'BARE', subject: 'bare.<op>' }), silent),
+      route('nats', { stream: 'LANE' }),
+      settings,
+    );
+    log(`streams: RabbitMQ quorum queue, the same`);
+    const quorum = await brokerRun(
+      redis.url,
+      () => createAmqpPublisher(route('amqp', { exchange: 'bare', auth }), silent),
+      route('amqp', { exchange: 'lane', auth }),
+      settings,
+    );
     return {
       events: settings.events,
+      rounds: ROUNDS,
       features: FEATURES,
-      natsPerSec: nl.perSec,
-      bareNatsPerSec,
-      vsBareNats: nl.perSec / bareNatsPerSec,
-      amqpPerSec: al.perSec,
-      bareAmqpPerSec,
-      vsBareAmqp: al.perSec / bareAmqpPerSec,
+      natsPerSec: jetstream.lane.perSec,
+      bareNatsPerSec: jetstream.bare.perSec,
+      vsBareNats: jetstream.lane.perSec / jetstream.bare.perSec,
+      amqpPerSec: quorum.lane.perSec,
+      bareAmqpPerSec: quorum.bare.perSec,
+      vsBareAmqp: quorum.lane.perSec / quorum.bare.perSec,
       paceEventsPerSec: settings.paceEventsPerSec,
       paceEvents: settings.paceEvents,
-      natsP50Ms: nl.p50Ms,
-      natsP99Ms: nl.p99Ms,
-      amqpP50Ms: al.p50Ms,
-      amqpP99Ms: al.p99Ms,
-      p99Ms: Math.max(nl.p99Ms, al.p99Ms),
-      cpu: { bareNats: bareNats.cpu, natsLane: nl.cpu, bareAmqp: bareAmqp.cpu, amqpLane: al.cpu },
+      natsP50Ms: jetstream.p50Ms,
+      natsP99Ms: jetstream.p99Ms,
+      amqpP50Ms: quorum.p50Ms,
+      amqpP99Ms: quorum.p99Ms,
+      p99Ms: Math.max(jetstream.p99Ms, quorum.p99Ms),
+      cpu: { bareNats: jetstream.bare.cpu, natsLane: jetstream.lane.cpu, bareAmqp: quorum.bare.cpu, amqpLane: quorum.lane.cpu },
     };
   } finally {
     await rabbitmq.remove();
