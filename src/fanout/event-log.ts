@@ -8,6 +8,8 @@ export interface LogEntry {
   jobId: string;
   name: string;
   data: string;
+  /** `data` as Redis holds it, when read as bytes: a stream lane's message body, not encoded again. */
+  bytes?: Buffer;
   event: RoutedEvent;
 }
 

@@ -34,7 +34,7 @@ export async function matchEntries(
     if (at === undefined) {
       const entry = read[index]!;
       const event = { ...entry.event, type } as RoutedEvent;
-      at = entries.push({ ...entry, name: type, data: JSON.stringify(event), event }) - 1;
+      at = entries.push({ id: entry.id, jobId: entry.jobId, name: type, data: JSON.stringify(event), event }) - 1;
       variants.set(key, at);
     }
     return at;

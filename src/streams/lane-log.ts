@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Result } from 'ioredis';
-import { parseLogEntries, type LogEntry, type RawEntries } from '../fanout/event-log.js';
+import { parseLogEntries, type LogEntry } from '../fanout/event-log.js';
 import type { RedisClient } from '../redis/connection.js';
 import { eventLogKey, streamLaneGroup } from '../redis/keys.js';
 
@@ -9,6 +9,11 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** `numberOfKeys` first: 5 (lane-dead-letter.lua). */
     geohookLaneDeadLetter(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Result<number, Context>;
+    /**
+     * `XREADGROUP` answering bytes: ioredis makes a `…Buffer` form of every command, which its 5.x types do not declare
+     * for this one (`callBuffer` would lose the command's name under auto-pipelining).
+     */
+    xreadgroupBuffer(...args: (string | number)[]): Result<unknown, Context>;
   }
 }
 
@@ -22,6 +27,12 @@ const ACK_LINGER_MS = 5;
 const ACK_BATCH = 128;
 /** `XREADGROUP`'s error before the fan-out made the group. */
 const NO_GROUP = /^NOGROUP/;
+
+/** The `d` field (the event's data) of an entry read as bytes. */
+function dataOf(fields: readonly Buffer[]): Buffer | undefined {
+  for (let i = 0; i < fields.length - 1; i += 2) if (fields[i]!.length === 1 && fields[i]![0] === 0x64) return fields[i + 1];
+  return undefined;
+}
 
 /** Entries read through the group: the events, and the ids of those that are none (to finish at once). */
 export interface LaneRead {
@@ -64,17 +75,18 @@ export class LaneLog {
   /** Up to `count` entries no holder read yet, waiting up to `blockMs` for the first; undefined while the group is not made yet. */
   async readNew(count: number, blockMs: number): Promise<LaneRead | undefined> {
     return this.#read(() =>
-      this.#reader.xreadgroup('GROUP', this.#group, CONSUMER, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.#key, '>'),
+      this.#reader.xreadgroupBuffer('GROUP', this.#group, CONSUMER, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.#key, '>'),
     );
   }
 
   /** Up to `count` entries read before and not finished, after `after` (`0` for the first), in the log's order. */
   async readHeld(after: string, count: number): Promise<LaneRead | undefined> {
-    return this.#read(() => this.#connection.xreadgroup('GROUP', this.#group, CONSUMER, 'COUNT', count, 'STREAMS', this.#key, after));
+    return this.#read(() => this.#connection.xreadgroupBuffer('GROUP', this.#group, CONSUMER, 'COUNT', count, 'STREAMS', this.#key, after));
   }
 
+  /** A read's entries, read as bytes: each event's data decoded once, to parse it, and kept as read for its body. */
   async #read(read: () => Promise<unknown>): Promise<LaneRead | undefined> {
-    let reply: [string, [string, string[] | null][]][] | null;
+    let reply: [Buffer, [Buffer, Buffer[] | null][]][] | null;
     try {
       reply = (await read()) as typeof reply;
     } catch (err) {
@@ -84,12 +96,23 @@ export class LaneLog {
     const raw = reply?.[0]?.[1] ?? [];
     const unreadable: string[] = [];
     const present: [string, string[]][] = [];
-    for (const [id, fields] of raw) {
-      if (fields === null) unreadable.push(id);
-      else present.push([id, fields]);
+    const bytes = new Map<string, Buffer>();
+    for (const [rawId, fields] of raw) {
+      const id = rawId.toString();
+      if (fields === null) {
+        unreadable.push(id);
+        continue;
+      }
+      present.push([id, fields.map((field) => field.toString())]);
+      const data = dataOf(fields);
+      if (data !== undefined) bytes.set(id, data);
     }
-    const entries = parseLogEntries(present as RawEntries, (id) => unreadable.push(id));
-    return { entries, unreadable, lastId: raw.at(-1)?.[0] };
+    const entries = parseLogEntries(present, (id) => unreadable.push(id));
+    for (const entry of entries) {
+      const data = bytes.get(entry.id);
+      if (data !== undefined) entry.bytes = data;
+    }
+    return { entries, unreadable, lastId: raw.at(-1)?.[0].toString() };
   }
 
   /**

@@ -39,8 +39,8 @@ export function traceparentOf(eventId: string): string {
 
 /** What a route does to an event's message: the body its transform made, the time of a replay. */
 export interface MessageOptions {
-  /** JSON text: a transform's result, or a change event's JSON as the log holds it. @defaultValue the event JSON, made here */
-  body?: string | undefined;
+  /** JSON: a transform's result, or a change event's JSON as the log holds it (as read, bytes). @defaultValue the event JSON, made here */
+  body?: string | Buffer | undefined;
   /** When the event was put back by `geohook relay replay` (ISO 8601): sent as `geohook-replayed-at`. */
   replayedAt?: string | undefined;
 }
@@ -62,7 +62,7 @@ export function streamMessage(event: RoutedEvent, options: MessageOptions = {}):
   return {
     id: event.id,
     type: event.type,
-    body: Buffer.from(options.body ?? JSON.stringify(relayData(event))),
+    body: Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body ?? JSON.stringify(relayData(event))),
     tokens: {
       service: token(service ?? ''),
       layer: layer === undefined ? '_' : String(layer),

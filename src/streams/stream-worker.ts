@@ -100,8 +100,8 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   const lease = new FanoutLease(connection, streamLaneLeaseKey(prefix, route.name), STREAM_LEASE_MS);
   /** Read or taken and not finished, by event id. */
   const held = new Map<string, HeldEvent>();
-  /** Per feature, the publish of its last event taken: the next one waits for it. */
-  const chains = new Map<string, Promise<void>>();
+  /** Per feature, the publish of its last event taken (the next one waits for it), and how many of its events are held. */
+  const chains = new Map<string, { last: Promise<void>; held: number }>();
   let leaseUntil = 0;
   let roomMade: (() => void) | undefined;
   const makeRoom = (): void => {
@@ -121,7 +121,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
         route.transform !== undefined
           ? await route.transform(relayData(event), event.id)
           : entry !== undefined && isChangeEvent(event)
-            ? entry.data
+            ? (entry.bytes ?? entry.data)
             : undefined,
       replayedAt: job === undefined ? undefined : replayedAtOf(job),
     });
@@ -168,7 +168,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   };
 
   /** Publishes a held event and finishes it; closing, it stays read or taken (for the next holder, in order). */
-  const settle = async (event: HeldEvent): Promise<void> => {
+  const settle = async (event: HeldEvent, orderKey: string): Promise<void> => {
     const eventId = event.event.id;
     try {
       const outcome = await publishInPlace(event);
@@ -183,19 +183,26 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
       log.debug({ err, eventId }, 'stream event not finished: published again later');
     } finally {
       held.delete(event.key);
+      const chain = chains.get(orderKey)!;
+      chain.held -= 1;
+      if (chain.held === 0) chains.delete(orderKey);
       makeRoom();
     }
   };
 
-  /** Holds a read or taken event and chains its publish after the previous one of its feature. */
+  /** Holds a read or taken event and chains its publish after the previous one of its feature (at once when none is held). */
   const dispatch = (event: HeldEvent): void => {
     held.set(event.key, event);
     const key = orderKeyOf(event.event);
-    const next = (chains.get(key) ?? Promise.resolve()).then(() => settle(event));
-    chains.set(key, next);
-    void next.then(() => {
-      if (chains.get(key) === next) chains.delete(key);
-    });
+    const chain = chains.get(key);
+    if (chain === undefined) {
+      const first = { last: Promise.resolve(), held: 1 };
+      chains.set(key, first);
+      first.last = settle(event, key);
+    } else {
+      chain.held += 1;
+      chain.last = chain.last.then(() => settle(event, key));
+    }
   };
 
   /** Dispatches the entries of a read that the route takes, and finishes the others at once. */
@@ -317,7 +324,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
       await running;
       // Publishes under way end within the route's timeout; what is left goes back (taken jobs) or stays read, in
       // order, for the next holder, which reads it at once.
-      await Promise.all(chains.values());
+      await Promise.all([...chains.values()].map(({ last }) => last));
       clearInterval(lockTimer);
       await requeueTaken(connection, queue, token).catch(() => undefined);
       await laneLog.flush();
