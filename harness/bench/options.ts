@@ -92,8 +92,9 @@ export const usage = `npm run bench -- [options]
   --relay-events N        events queued for a relay route, timed draining to a local sink (default 20000; quick 5000)
   --relay                 only the relay section: deliveries/s, against a worker awaiting one fetch per event, and
                           change event to sink at 500 events/s (under a minute)
-  --stream-events N       events stored at once, timed through a stream lane into a private nats-server -js and a
-                          RabbitMQ quorum queue, against a bare producer (default 20000; quick 3000); then as many
+  --stream-events N       events of each burst, stored at once and timed through a stream lane into a private
+                          nats-server -js and a RabbitMQ quorum queue, three bursts alternated with as many of a bare
+                          producer (default 20000; quick 3000); then as many
                           (at most 10 s; quick 3 s) stored at 1,000/s, timed to their acknowledged publish
   --streams               only the streams section: events/s of each lane against the bare producer, and stored
                           event to acknowledged publish at 1,000 events/s (a few minutes; quick about a minute)
