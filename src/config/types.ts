@@ -200,7 +200,7 @@ export interface RegistrationTiming {
 /** The `redis` section of GEOHOOK_CONFIG. */
 export interface RedisSettings {
   /** ioredis options of every connection: credentials, TLS, and `sentinels` + `name` for Sentinel. */
-  readonly options: Readonly<Omit<RedisOptions, 'replyMapping'>>;
+  readonly options: Readonly<RedisOptions>;
   /** Set for a Redis Cluster: seed nodes (REDIS_URL when none) and ioredis cluster options. */
   readonly cluster:
     { readonly nodes: readonly { readonly host: string; readonly port: number }[]; readonly options: Readonly<ClusterOptions> } | undefined;

@@ -4,11 +4,8 @@ import { ConfigError } from '../errors.js';
 /** A connection to a single Redis (standalone or found through Sentinel) or to a Redis Cluster. */
 export type RedisClient = Redis | Cluster;
 
-/**
- * ioredis connection options as its constructors take them: its `RedisOptions` declares `replyMapping`
- * possibly undefined, which the constructors refuse under `exactOptionalPropertyTypes`; geohook never sets it.
- */
-export type ConnectionOptions = Omit<RedisOptions, 'replyMapping'>;
+/** ioredis connection options, as its constructors take them. */
+export type ConnectionOptions = RedisOptions;
 
 /** A node of a Redis Cluster to discover the others from. */
 export interface ClusterSeed {
@@ -75,8 +72,7 @@ export function connectRedis(target: RedisTarget, roleOptions: ConnectionOptions
       ...(retryStrategy === undefined ? {} : { clusterRetryStrategy: retryStrategy }),
       redisOptions: { ...(url === undefined ? {} : urlCredentials(url)), ...options, ...cluster.options?.redisOptions, ...nodeRoleOptions },
     };
-    // ioredis' constructor narrows `redisOptions.replyMapping` to a defined value (see ConnectionOptions).
-    return new Cluster(nodes, clusterOptions as ConstructorParameters<typeof Cluster>[1]);
+    return new Cluster(nodes, clusterOptions);
   }
   if (url === undefined && options.sentinels === undefined) {
     throw new ConfigError('REDIS_URL: not set (a redis:// URL, or sentinels in GEOHOOK_CONFIG at redis.options)');
