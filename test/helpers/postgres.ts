@@ -9,6 +9,15 @@ import { startPostgresServer, type PostgresServer } from '../../src/embedded/pos
 import { whenThisProcessEnds } from './parent-watchdog.js';
 
 /** A throwaway PostgreSQL cluster with PostGIS, for one test file. */
+/**
+ * What a test process that dies without its teardowns still stops: its clusters, through one exit listener (a group
+ * runs many test files, and so many clusters, in one process).
+ */
+const stopAtExit = new Set<() => void>();
+process.once('exit', () => {
+  for (const stop of stopAtExit) stop();
+});
+
 export interface TestPostgres {
   /** `postgres://` URL of its database `geohook`, where `CREATE EXTENSION postgis` has run. */
   readonly url: string;
@@ -75,7 +84,7 @@ export async function startPostgres(t: Test): Promise<TestPostgres> {
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  process.once('exit', killOnExit);
+  stopAtExit.add(killOnExit);
   // Even SIGKILLed, which runs no exit handler: the postmaster of the moment (a test may restart it), then the folder.
   const unwatch = whenThisProcessEnds(
     'pid=$(head -n 1 "$1/data/postmaster.pid" 2>/dev/null) && kill -QUIT "$pid" && while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done; rm -rf "$1"',
@@ -83,7 +92,7 @@ export async function startPostgres(t: Test): Promise<TestPostgres> {
   );
   t.teardown(async () => {
     unwatch();
-    process.off('exit', killOnExit);
+    stopAtExit.delete(killOnExit);
     await Promise.all([...clients].map((client) => client.end().catch(() => {})));
     await server.stop('immediate').catch(() => {});
     rmSync(dir, { recursive: true, force: true });
