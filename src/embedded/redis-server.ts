@@ -94,6 +94,15 @@ export function isRunning(pid: number): boolean {
 }
 
 /**
+ * The redis-servers this process started and that still run: stopped when it exits, through one exit listener (a
+ * process may start several: a test suite, Sentinel's).
+ */
+const runningChildren = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of runningChildren) child.kill('SIGTERM');
+});
+
+/**
  * A local `redis-server` child process on 127.0.0.1: `geohook up` keeps its events in one, and the tests
  * start one per file. It can be stopped and started again on the same port and directory. While it runs,
  * its URL is recorded in its directory (`geohook consume` finds a `geohook up` that way, and a server left
@@ -189,11 +198,8 @@ export class RedisServer {
     const child = spawn(binary, args, { stdio: [this.password === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], detached: true });
     child.stdin?.on('error', () => undefined); // a server that exits at once closes it; the exit is what is reported
     child.stdin?.end(`requirepass ${this.password}\n`);
-    const killOnExit = (): void => {
-      child.kill('SIGTERM');
-    };
-    process.once('exit', killOnExit);
-    child.once('exit', () => process.off('exit', killOnExit));
+    runningChildren.add(child);
+    child.once('exit', () => runningChildren.delete(child));
     let output = '';
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
