@@ -25,6 +25,21 @@ export const portOpen = (port: number): Promise<boolean> =>
   });
 
 /**
+ * The broker processes running: killed when this process exits without stopping them, through one exit listener (a
+ * test file starts many).
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+});
+
+/**
  * A broker process: `command args` with `env`, ready once its output shows `readyLine` and `port` takes connections
  * (within `startMs`). Killed when this process exits without stopping it.
  */
@@ -42,14 +57,6 @@ export function brokerProcess(options: {
   let child: ChildProcess | undefined;
   let output = '';
   const exited = new Map<ChildProcess, Promise<void>>();
-  const killOnExit = (): void => {
-    try {
-      child?.kill('SIGKILL');
-    } catch {
-      // Gone already.
-    }
-  };
-  process.on('exit', killOnExit);
 
   const end = async (signal: NodeJS.Signals): Promise<void> => {
     const running = child;
@@ -67,7 +74,13 @@ export function brokerProcess(options: {
       if (child !== undefined) throw new Error(`${options.name} is running already`);
       const started = spawn(options.command, options.args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
       child = started;
-      const gone = new Promise<void>((resolve) => started.once('exit', () => resolve()));
+      running.add(started);
+      const gone = new Promise<void>((resolve) =>
+        started.once('exit', () => {
+          running.delete(started);
+          resolve();
+        }),
+      );
       exited.set(started, gone);
       // Only this start's output is searched for the ready line.
       let since = '';
