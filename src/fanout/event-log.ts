@@ -21,11 +21,13 @@ function isRoutedEvent(value: unknown): value is RoutedEvent {
   return 'family' in value || (isObject(value.service) && isObject(value.layer) && typeof value.layer.id === 'number');
 }
 
-/** The fields of a stream entry as ioredis returns them: name, value, name, value… */
-function fieldOf(fields: readonly string[], name: string): string | undefined {
-  for (let i = 0; i < fields.length - 1; i += 2) if (fields[i] === name) return fields[i + 1];
-  return undefined;
+/** Where the value of the field `name` is among a stream entry's fields as ioredis returns them (name, value, …); -1 if absent. */
+export function fieldIndex(fields: readonly string[], name: string): number {
+  for (let i = 0; i < fields.length - 1; i += 2) if (fields[i] === name) return i + 1;
+  return -1;
 }
+
+const fieldOf = (fields: readonly string[], name: string): string | undefined => fields[fieldIndex(fields, name)];
 
 /** The entries of a stream read (`XRANGE`, or one stream of `XREAD`) as ioredis returns them: id, then fields. */
 export type RawEntries = readonly [id: string, fields: string[]][];

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Result } from 'ioredis';
-import { parseLogEntries, type LogEntry } from '../fanout/event-log.js';
+import { fieldIndex, parseLogEntries, type LogEntry } from '../fanout/event-log.js';
 import type { RedisClient } from '../redis/connection.js';
 import { eventLogKey, streamLaneGroup } from '../redis/keys.js';
 
@@ -27,12 +27,6 @@ const ACK_LINGER_MS = 5;
 const ACK_BATCH = 128;
 /** `XREADGROUP`'s error before the fan-out made the group. */
 const NO_GROUP = /^NOGROUP/;
-
-/** The `d` field (the event's data) of an entry read as bytes. */
-function dataOf(fields: readonly Buffer[]): Buffer | undefined {
-  for (let i = 0; i < fields.length - 1; i += 2) if (fields[i]!.length === 1 && fields[i]![0] === 0x64) return fields[i + 1];
-  return undefined;
-}
 
 /** Entries read through the group: the events, and the ids of those that are none (to finish at once). */
 export interface LaneRead {
@@ -103,8 +97,9 @@ export class LaneLog {
         unreadable.push(id);
         continue;
       }
-      present.push([id, fields.map((field) => field.toString())]);
-      const data = dataOf(fields);
+      const decoded = fields.map((field) => field.toString());
+      present.push([id, decoded]);
+      const data = fields[fieldIndex(decoded, 'd')];
       if (data !== undefined) bytes.set(id, data);
     }
     const entries = parseLogEntries(present, (id) => unreadable.push(id));
