@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import t from 'tap';
@@ -7,6 +8,7 @@ import { layerFieldsField } from '../../src/changes/layer-fields.js';
 import { eventLogKey, fanoutKey, layerFieldsKey, streamLaneGroup, streamLaneHeldKey } from '../../src/redis/keys.js';
 import { relayQueueName } from '../../src/relay/relay-queues.js';
 import { readRelayStatus } from '../../src/relay/relay-status.js';
+import { createNatsPublisher } from '../../src/streams/nats-publisher.js';
 import { fanOut } from '../helpers/fanout.js';
 import { startNats } from '../helpers/nats.js';
 import { uniquePrefix } from '../helpers/receiver.js';
@@ -164,3 +166,32 @@ t.test(
     t.same(featuresOutOfOrder(ordersByFeature(messages.map(({ body }) => body as ChangeEvent))), [], 'each feature in order');
   },
 );
+
+t.test('events of one feature held at once are published one after the other, though an earlier publish takes longer', async (t) => {
+  const nats = await startNats(t);
+  const stream = 'CHAINED';
+  const route = streamRoute('nats', nats.url, { stream });
+  const events = Array.from({ length: 40 }, (_, n) => burstEvent(n, 4, 'c'));
+  const pipeline = await startStreamPipeline(t, redis, [route], {
+    // The broker answers an event's publish later the earlier the event: only waiting for the one before keeps order.
+    publisherOf: (config, logger) => {
+      const publisher = createNatsPublisher(config, logger);
+      return {
+        async publish(message) {
+          const seq = events.findIndex(({ id }) => id === message.id);
+          await sleep(2 * (events.length - seq));
+          await publisher.publish(message);
+        },
+        close: () => publisher.close(),
+      };
+    },
+  });
+  await appendToLog(pipeline.redis, pipeline.prefix, events);
+  const reader = await natsReader(nats.url, stream);
+  t.teardown(() => reader.close());
+  await pipeline.addReceiver();
+  await waitFor('40 messages', async () => (await reader.stored()) >= 40, { timeoutMs: 30_000 });
+  const messages = await reader.readAll();
+  t.equal(messages.length, 40, 'every event once');
+  t.same(featuresOutOfOrder(ordersByFeature(messages.map(({ body }) => body as ChangeEvent))), [], 'each feature in order');
+});
