@@ -1,8 +1,12 @@
 import type { RedisClient } from '../redis/connection.js';
-import type { RoutedEvent } from './routed-event.js';
+import { parseChangeHead } from './event-head.js';
+import type { RoutedEvent, RoutedHead } from './routed-event.js';
 
-/** One entry of the event log: the event's job id in its queue, its type, and its data as stored (JSON). */
-export interface LogEntry {
+/**
+ * One entry of the event log: the event's job id in its queue, its type, and its data as stored (JSON); `event` parsed
+ * whole, or (read by {@link parseLogHeads}) a change event's head.
+ */
+export interface LogEntry<E extends RoutedHead = RoutedEvent> {
   /** The stream entry id: the log's order. */
   id: string;
   jobId: string;
@@ -10,7 +14,7 @@ export interface LogEntry {
   data: string;
   /** `data` as Redis holds it, when read as bytes: a stream lane's message body, not encoded again. */
   bytes?: Buffer;
-  event: RoutedEvent;
+  event: E;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -32,19 +36,25 @@ const fieldOf = (fields: readonly string[], name: string): string | undefined =>
 /** The entries of a stream read (`XRANGE`, or one stream of `XREAD`) as ioredis returns them: id, then fields. */
 export type RawEntries = readonly [id: string, fields: string[]][];
 
-/**
- * The events among `raw` entries of the log. An entry that is not an event (never written by geohook) is passed over
- * and reported to `skipped`.
- */
-export function parseLogEntries(raw: RawEntries, skipped: (id: string, err: unknown) => void): LogEntry[] {
-  const entries: LogEntry[] = [];
+/** An entry's event parsed whole (an `Error` when it is none). */
+export function parseLoggedEvent(data: string): RoutedEvent {
+  const event = JSON.parse(data) as unknown;
+  if (!isRoutedEvent(event)) throw new Error('data that is no geohook event');
+  return event;
+}
+
+function parseEntries<E extends RoutedHead>(
+  raw: RawEntries,
+  skipped: (id: string, err: unknown) => void,
+  parse: (data: string) => E,
+): LogEntry<E>[] {
+  const entries: LogEntry<E>[] = [];
   for (const [id, fields] of raw) {
     const jobId = fieldOf(fields, 'j');
     const data = fieldOf(fields, 'd');
     try {
       if (jobId === undefined || data === undefined) throw new Error('an entry without j and d');
-      const event = JSON.parse(data) as unknown;
-      if (!isRoutedEvent(event)) throw new Error('data that is no geohook event');
+      const event = parse(data);
       entries.push({ id, jobId, name: event.type, data, event });
     } catch (err) {
       skipped(id, err);
@@ -52,6 +62,20 @@ export function parseLogEntries(raw: RawEntries, skipped: (id: string, err: unkn
   }
   return entries;
 }
+
+/**
+ * The events among `raw` entries of the log. An entry that is not an event (never written by geohook) is passed over
+ * and reported to `skipped`.
+ */
+export const parseLogEntries = (raw: RawEntries, skipped: (id: string, err: unknown) => void): LogEntry[] =>
+  parseEntries(raw, skipped, parseLoggedEvent);
+
+/**
+ * As {@link parseLogEntries}, a change event parsed up to its rows (its head: what a reader that reads no rows needs),
+ * any other event whole.
+ */
+export const parseLogHeads = (raw: RawEntries, skipped: (id: string, err: unknown) => void): LogEntry<RoutedHead>[] =>
+  parseEntries<RoutedHead>(raw, skipped, (data) => parseChangeHead(data) ?? parseLoggedEvent(data));
 
 /**
  * Entries of the log `key` from `start` (a stream id; `(id` for the entries after it) up to `end` (inclusive; `+`

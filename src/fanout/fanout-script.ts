@@ -8,6 +8,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { fanoutKey, subscriptionDroppedKey } from '../redis/keys.js';
 import type { Destination } from './destination.js';
 import type { LogEntry } from './event-log.js';
+import type { RoutedHead } from './routed-event.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -32,7 +33,7 @@ export interface HandOverRequest {
   version: string;
   /** A catch-up: the cursor at which it joins the others. */
   joinAt?: string;
-  entries: readonly LogEntry[];
+  entries: readonly LogEntry<RoutedHead>[];
   /** Per destination, the indexes (from 0) of the entries it takes. */
   taken: ReadonlyMap<Destination, readonly number[]>;
 }

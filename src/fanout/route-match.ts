@@ -1,11 +1,11 @@
 import { formatServiceName } from '../arcgis/service-name.js';
 import type { WhereField } from '../arcgis/where/where.js';
-import type { ChangeEvent } from '../changes/change-event.js';
 import { changeTest } from '../changes/transition-filter.js';
 import type { RouteFilterConfig } from '../config/route-filter.js';
+import type { StoredEvent } from '../events/envelope.js';
 import { serviceNameOf } from '../events/service-activity.js';
 import { compilePattern } from './event-patterns.js';
-import { filteredChange, isChangeEvent, type RoutedEvent } from './routed-event.js';
+import { filteredChange, isChangeEvent, isStoredEvent, type RoutedEvent, type RoutedHead } from './routed-event.js';
 
 /** What a route's `where` reads of a layer: its id and fields (a change writer's `LayerInfo` is one). */
 export interface RelayLayer {
@@ -18,14 +18,17 @@ export type EmittedType = 'change.entered' | 'change.left';
 
 /**
  * Whether a route takes an event: false, true, or the type it takes a crossing as (`emit`); `layers`: the fields of
- * the event's layer, which its `where` needs (`readsLayers`: read from Redis only for a matcher that says so).
+ * the event's layer, which its `where` needs (`readsLayers`: read from Redis only for a matcher that says so). A
+ * matcher without row filters has `head`: the same verdict from a change event's head (a reader that needs no rows
+ * parses none); one with row filters has none.
  */
 export type RouteMatcher = ((event: RoutedEvent, layers?: readonly RelayLayer[]) => boolean | EmittedType) & {
   readonly readsLayers: boolean;
+  readonly head: ((event: RoutedHead) => boolean) | undefined;
 };
 
-/** The service a change event is of, `folder/name.FeatureServer`. */
-const changeServiceOf = ({ service }: ChangeEvent): string | undefined =>
+/** The service a change event (or its head) is of, `folder/name.FeatureServer`. */
+const changeServiceOf = ({ service }: Exclude<RoutedHead, StoredEvent>): string | undefined =>
   formatServiceName(service.folderName, service.serviceName, service.serviceType);
 
 /**
@@ -40,21 +43,19 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
   const test = changeTest(route);
   const takes = (type: string): boolean => patterns.some((pattern) => pattern.matches(type));
   const rowFilters = route.where !== undefined || route.changed !== undefined || route.when !== undefined;
+  /** Whether the event is of the route's services and layers (a submission's are its parent's). */
+  const inScope = (event: RoutedHead): boolean => {
+    const stored = isStoredEvent(event);
+    const service = stored ? serviceNameOf(event) : changeServiceOf(event);
+    if (services !== undefined && (service === undefined || !services.has(service))) return false;
+    const layerId = stored ? event.changes?.layerId : event.layer.id;
+    return route.layers === undefined || (layerId !== undefined && route.layers.includes(layerId));
+  };
   const matcher = (routed: RoutedEvent, layers?: readonly RelayLayer[]): boolean | EmittedType => {
-    if (!isChangeEvent(routed)) {
-      const service = serviceNameOf(routed);
-      if (services !== undefined && (service === undefined || !services.has(service))) return false;
-      const layerId = routed.changes?.layerId;
-      if (route.layers !== undefined && (layerId === undefined || !route.layers.includes(layerId))) return false;
-      return !rowFilters && takes(routed.type);
-    }
-    const event = filteredChange(routed);
-    if (services !== undefined) {
-      const service = changeServiceOf(event);
-      if (service === undefined || !services.has(service)) return false;
-    }
-    if (route.layers !== undefined && !route.layers.includes(event.layer.id)) return false;
+    if (!inScope(routed)) return false;
     if (!rowFilters) return takes(routed.type);
+    if (!isChangeEvent(routed)) return false;
+    const event = filteredChange(routed);
     const type = test(event, layers?.find(({ id }) => id === event.layer.id)?.fields);
     if (type === false) return false;
     // A submission is filtered as its parent, a create (which `emit` can only see enter where its `where` holds), and
@@ -63,5 +64,6 @@ export function routeMatcher(route: RouteFilterConfig): RouteMatcher {
     if (!takes(taken)) return false;
     return taken === 'change.entered' || taken === 'change.left' ? taken : true;
   };
-  return Object.assign(matcher, { readsLayers: route.where !== undefined });
+  const head = rowFilters ? undefined : (event: RoutedHead): boolean => inScope(event) && takes(event.type);
+  return Object.assign(matcher, { readsLayers: route.where !== undefined, head });
 }

@@ -8,8 +8,23 @@ import type { StoredEvent } from '../events/envelope.js';
  */
 export type RoutedEvent = ChangeEvent | SubmissionEvent | StoredEvent;
 
+/**
+ * What names a change event and its feature, without its rows: what a route without row filters reads of it, and
+ * what a stream lane publishes it by (docs/streams.md#messages).
+ */
+export type ChangeHead = Pick<ChangeEvent, 'id' | 'type' | 'op' | 'hook' | 'service' | 'layer' | 'key'>;
+
+/** An event, or the head of a change event: what a reader that needs no rows holds (a whole event is one too). */
+export type RoutedHead = RoutedEvent | ChangeHead;
+
 /** True for a change event (a `change.submission` too); false for a stored feature, GP or unknown event (those carry a `family`). */
 export const isChangeEvent = (event: RoutedEvent): event is ChangeEvent | SubmissionEvent => !('family' in event);
+
+/** True for a stored feature, GP or unknown event, of an event or a head. */
+export const isStoredEvent = (event: RoutedHead): event is StoredEvent => 'family' in event;
+
+/** True for a whole event: a stored event, a submission, a change event with its rows (`after`, null for deletes). */
+export const isWholeEvent = (event: RoutedHead): event is RoutedEvent => 'family' in event || 'after' in event || 'parent' in event;
 
 /** True for a `change.submission`. */
 export const isSubmissionEvent = (event: RoutedEvent): event is SubmissionEvent => event.type === 'change.submission';

@@ -6,13 +6,13 @@ import type { RedisClient } from '../redis/connection.js';
 import { eventLogKey, fanoutKey, fanoutLeaseKey } from '../redis/keys.js';
 import { createAckYield } from './ack-yield.js';
 import type { Destination } from './destination.js';
-import { firstEntryAfter, parseLogEntries, readEventLog, type RawEntries } from './event-log.js';
+import { firstEntryAfter, parseLogEntries, parseLogHeads, readEventLog, type RawEntries } from './event-log.js';
 import { FanoutLease } from './fanout-lease.js';
 import { FanoutScript, type HandOver } from './fanout-script.js';
 import { LagTrend } from './lag-trend.js';
 import { LOG_START, logIdMs } from './log-id.js';
 import { makeReaderGroups, readerPositions, type LogReader } from './log-readers.js';
-import { matchEntries } from './match-entries.js';
+import { matchEntries, readsHeads } from './match-entries.js';
 
 /** The destinations of a version of the subscriptions. */
 export type DestinationSource = (version: string) => Promise<readonly Destination[]>;
@@ -167,7 +167,8 @@ export function startFanout(options: FanoutOptions): Fanout {
     if (lastId === undefined) return { fresh: false };
     const growing = trend.note(Date.now(), logIdMs(raw[0]![0]));
     if (live.length === 0) lastId = (await waiter.xrevrange(logKey, '+', '-', 'COUNT', 1))[0]?.[0] ?? lastId;
-    const read = live.length > 0 ? parseLogEntries(raw, skipped) : [];
+    // Destinations without row filters read change events' heads: the rows are most of an event, and the jobs carry its data as stored.
+    const read = live.length === 0 ? [] : readsHeads(live) ? parseLogHeads(raw, skipped) : parseLogEntries(raw, skipped);
     const { entries, taken } = await matchEntries(connection, prefix, read, live);
     const outcome = await script.handOver({
       field: 'cursor',

@@ -3,7 +3,7 @@ import { parseWebhookSecret } from '../config/relay-secrets.js';
 import { GeohookError } from '../errors.js';
 import { isUnverifiedDelivery } from '../events/stored-event.js';
 import { routeMatcher, type EmittedType, type RelayLayer, type RouteMatcher } from '../fanout/route-match.js';
-import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
+import { isStoredEvent, type RoutedEvent, type RoutedHead } from '../fanout/routed-event.js';
 import { DEFAULT_RELAY_TIMEOUT_MS } from './deliver.js';
 import { formatPowerAutomate } from './formats/powerautomate.js';
 import { JSON_CONTENT_TYPE, type RelayRequest } from './formats/relay-request.js';
@@ -18,9 +18,14 @@ import { compileTransform, type RelayTransform } from './transform.js';
 function matcherOf(route: RelayRouteConfig): RouteMatcher {
   const filter = routeMatcher(route);
   if (route.allowUnverified === true) return filter;
+  const unverified = (event: RoutedHead): boolean => isStoredEvent(event) && isUnverifiedDelivery(event);
   const verified = (event: RoutedEvent, layers?: readonly RelayLayer[]): boolean | EmittedType =>
-    (isChangeEvent(event) || !isUnverifiedDelivery(event)) && filter(event, layers);
-  return Object.assign(verified, { readsLayers: filter.readsLayers });
+    !unverified(event) && filter(event, layers);
+  const { head } = filter;
+  return Object.assign(verified, {
+    readsLayers: filter.readsLayers,
+    head: head === undefined ? undefined : (event: RoutedHead) => !unverified(event) && head(event),
+  });
 }
 
 /** A configured route, ready to use: what it takes, what it sends, and on which schedule. */

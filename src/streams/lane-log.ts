@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Result } from 'ioredis';
-import { fieldIndex, parseLogEntries, type LogEntry } from '../fanout/event-log.js';
+import { fieldIndex, parseLogEntries, parseLogHeads, type LogEntry } from '../fanout/event-log.js';
+import type { RoutedHead } from '../fanout/routed-event.js';
 import type { RedisClient } from '../redis/connection.js';
 import { eventLogKey, streamLaneGroup } from '../redis/keys.js';
 
@@ -30,7 +31,7 @@ const NO_GROUP = /^NOGROUP/;
 
 /** Entries read through the group: the events, and the ids of those that are none (to finish at once). */
 export interface LaneRead {
-  entries: LogEntry[];
+  entries: LogEntry<RoutedHead>[];
   /** Read and not events (never written by geohook, or trimmed before they were finished). */
   unreadable: string[];
   /** The id of the last entry read. */
@@ -48,6 +49,7 @@ export class LaneLog {
   readonly #reader: RedisClient;
   readonly #key: string;
   readonly #group: string;
+  readonly #parse: typeof parseLogHeads;
   /** Entries finished and not acknowledged yet. */
   #acks: string[] = [];
   /** The acknowledgement under way. */
@@ -57,13 +59,15 @@ export class LaneLog {
   /**
    * @param connection - commands that do not block.
    * @param reader - a connection of the lane's own for the reads that wait for new entries; the caller closes it.
+   * @param heads - change events are parsed up to their rows (a route that reads none: no row filter, no transform); else whole.
    */
-  constructor(connection: RedisClient, reader: RedisClient, prefix: string, route: string) {
+  constructor(connection: RedisClient, reader: RedisClient, prefix: string, route: string, { heads = false }: { heads?: boolean } = {}) {
     if (typeof connection.geohookLaneDeadLetter !== 'function') connection.defineCommand('geohookLaneDeadLetter', { lua: deadLetterLua });
     this.#connection = connection;
     this.#reader = reader;
     this.#key = eventLogKey(prefix);
     this.#group = streamLaneGroup(route);
+    this.#parse = heads ? parseLogHeads : parseLogEntries;
   }
 
   /** Up to `count` entries no holder read yet, waiting up to `blockMs` for the first; undefined while the group is not made yet. */
@@ -102,7 +106,7 @@ export class LaneLog {
       const data = fields[fieldIndex(decoded, 'd')];
       if (data !== undefined) bytes.set(id, data);
     }
-    const entries = parseLogEntries(present, (id) => unreadable.push(id));
+    const entries = this.#parse(present, (id) => unreadable.push(id));
     for (const entry of entries) {
       const data = bytes.get(entry.id);
       if (data !== undefined) entry.bytes = data;
@@ -154,7 +158,7 @@ export class LaneLog {
    * `failedReason`), as BullMQ leaves a job that failed its last try, in the call that acknowledges the entry. When
    * the queue holds a job of that id already (a replay of it under way), only the acknowledgement.
    */
-  async deadLetter(entry: LogEntry, queue: Queue, jobOptions: JobsOptions, reason: string): Promise<void> {
+  async deadLetter(entry: LogEntry<RoutedHead>, queue: Queue, jobOptions: JobsOptions, reason: string): Promise<void> {
     const keys = [this.#key, queue.toKey(entry.jobId), queue.toKey('failed'), queue.toKey('events'), queue.toKey('meta')];
     const opts = JSON.stringify({ ...jobOptions, jobId: entry.jobId });
     await this.#connection.geohookLaneDeadLetter(

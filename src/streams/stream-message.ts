@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { formatServiceName } from '../arcgis/service-name.js';
 import { serviceNameOf } from '../events/service-activity.js';
-import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
+import { isStoredEvent, type RoutedEvent, type RoutedHead } from '../fanout/routed-event.js';
 import { REPLAY_HEADER } from '../relay/formats/relay-request.js';
 import { relayData } from '../relay/relay-event.js';
 
@@ -22,8 +22,8 @@ export interface StreamMessage {
 const token = (value: string): string => value.replace(/[^A-Za-z0-9_-]/g, '_') || '_';
 
 /** The operation of an event: `c`, `u`, `d`, `r` for change events, `s` for a submission, else the type's last part. */
-function opOf(event: RoutedEvent): string {
-  if (isChangeEvent(event) && 'op' in event && event.op !== undefined && !/^change\.(entered|left)$/.test(event.type)) return event.op;
+function opOf(event: RoutedHead): string {
+  if (!isStoredEvent(event) && 'op' in event && event.op !== undefined && !/^change\.(entered|left)$/.test(event.type)) return event.op;
   if (event.type === 'change.submission') return 's';
   return event.type.slice(event.type.indexOf('.') + 1);
 }
@@ -45,12 +45,15 @@ export interface MessageOptions {
   replayedAt?: string | undefined;
 }
 
-/** The message of an event for a stream route (docs/streams.md#messages). */
-export function streamMessage(event: RoutedEvent, options: MessageOptions = {}): StreamMessage {
-  const service = isChangeEvent(event)
-    ? formatServiceName(event.service.folderName, event.service.serviceName, event.service.serviceType)
-    : serviceNameOf(event);
-  const layer = isChangeEvent(event) ? event.layer.id : event.changes?.layerId;
+/** The message of an event for a stream route (docs/streams.md#messages); of a change event's head, with its body given. */
+export function streamMessage(event: RoutedEvent, options?: MessageOptions): StreamMessage;
+export function streamMessage(event: RoutedHead, options: MessageOptions & { body: string | Buffer }): StreamMessage;
+export function streamMessage(event: RoutedHead, options: MessageOptions = {}): StreamMessage {
+  const stored = isStoredEvent(event);
+  const service = stored
+    ? serviceNameOf(event)
+    : formatServiceName(event.service.folderName, event.service.serviceName, event.service.serviceType);
+  const layer = stored ? event.changes?.layerId : event.layer.id;
   const headers: Record<string, string> = {
     'geohook-event-id': event.id,
     'geohook-event-type': event.type,
@@ -62,7 +65,7 @@ export function streamMessage(event: RoutedEvent, options: MessageOptions = {}):
   return {
     id: event.id,
     type: event.type,
-    body: Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body ?? JSON.stringify(relayData(event))),
+    body: Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body ?? JSON.stringify(relayData(event as RoutedEvent))),
     tokens: {
       service: token(service ?? ''),
       layer: layer === undefined ? '_' : String(layer),

@@ -6,10 +6,10 @@ import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
 import { messageOf, StreamPublishError } from '../errors.js';
 import type { Destination } from '../fanout/destination.js';
-import type { LogEntry } from '../fanout/event-log.js';
+import { parseLoggedEvent, type LogEntry } from '../fanout/event-log.js';
 import { FanoutLease } from '../fanout/fanout-lease.js';
-import { matchEntries } from '../fanout/match-entries.js';
-import { isChangeEvent, type RoutedEvent } from '../fanout/routed-event.js';
+import { matchEntries, readsHeads } from '../fanout/match-entries.js';
+import { isStoredEvent, isWholeEvent, type RoutedEvent, type RoutedHead } from '../fanout/routed-event.js';
 import { openQueue } from '../queue/open-queue.js';
 import { replayedAtOf } from '../queue/replay-mark.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -59,14 +59,17 @@ export interface StreamWorkerOptions {
   onDeadLetter?: (route: string, event: { id: string }, err: Error) => void;
 }
 
-/** An event the lane holds: read from the log (its entry), or taken from the route's queue (a replay, or one an earlier version handed there). */
-interface HeldEvent {
-  /** Its key among those held: its entry's id, or its job's. */
-  key: string;
-  event: RoutedEvent;
-  entry?: LogEntry;
-  job?: Job<RoutedEvent>;
-}
+/**
+ * An event the lane holds: read from the log (its entry: a change event's head when the route reads no rows), or taken
+ * from the route's queue (a replay, or one an earlier version handed there).
+ */
+type HeldEvent = { key: string } & (
+  { event: RoutedHead; entry: LogEntry<RoutedHead>; job?: never } | { event: RoutedEvent; job: Job<RoutedEvent>; entry?: never }
+);
+
+/** A held event whole: a head is parsed again (only a route with a transform needs it, and such a lane reads whole events). */
+const wholeOf = (held: HeldEvent): RoutedEvent =>
+  held.job !== undefined ? held.job.data : isWholeEvent(held.event) ? held.event : parseLoggedEvent(held.entry.data);
 
 /**
  * The one lane of a stream route (docs/streams.md#order). One receiver at a time runs it (a lease in Redis); it reads
@@ -93,7 +96,10 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   // Waiting for new entries blocks a connection: one of the lane's own, so that closing ends the wait at once.
   const reader: RedisClient = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
   reader.on('error', () => undefined);
-  const laneLog = new LaneLog(connection, reader, prefix, route.name);
+  // A route that reads no rows (no row filter, no transform) reads change events up to their rows only.
+  const laneLog = new LaneLog(connection, reader, prefix, route.name, {
+    heads: route.transform === undefined && readsHeads([destination]),
+  });
   // Its word that it holds entries read from the log, kept alive while it does: a new holder of the lease waits it out.
   const word = new FanoutLease(connection, streamLaneHeldKey(prefix, route.name), STREAM_LOCK_MS);
   const laneJobs = new LaneJobs(connection, queue, token, STREAM_LOCK_MS);
@@ -115,16 +121,16 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
    * The message of a held event: the body the route's transform makes (a `RelayTransformError` when it fails), else
    * a change event's JSON as the log holds it (a stored event's is made without its `rawBody`); a replay's mark.
    */
-  const messageFor = async ({ event, entry, job }: HeldEvent): Promise<StreamMessage> =>
-    streamMessage(event, {
-      body:
-        route.transform !== undefined
-          ? await route.transform(relayData(event), event.id)
-          : entry !== undefined && isChangeEvent(event)
-            ? (entry.bytes ?? entry.data)
-            : undefined,
-      replayedAt: job === undefined ? undefined : replayedAtOf(job),
-    });
+  const messageFor = async (held: HeldEvent): Promise<StreamMessage> => {
+    const replayedAt = held.job === undefined ? undefined : replayedAtOf(held.job);
+    if (route.transform !== undefined) {
+      const event = wholeOf(held);
+      return streamMessage(event, { body: await route.transform(relayData(event), event.id), replayedAt });
+    }
+    if (held.entry !== undefined && !isStoredEvent(held.event))
+      return streamMessage(held.event, { body: held.entry.bytes ?? held.entry.data, replayedAt });
+    return streamMessage(wholeOf(held), { replayedAt });
+  };
 
   /** Publishes one event, tried again in place: true once acknowledged, the error of its last try, or undefined when closing. */
   const publishInPlace = async (held: HeldEvent): Promise<true | Error | undefined> => {
