@@ -38,7 +38,12 @@ export const STREAM_LEASE_MS = 10_000;
 /** Most events a lane holds at once: read from the log or taken from its queue, and not yet acknowledged by the broker. */
 export const STREAM_WINDOW = 256;
 /** Most events a lane reads from the log, or takes from its queue, in one round. */
-const TAKE_BATCH = 64;
+const TAKE_BATCH = 128;
+/**
+ * Least room a round waits for before it reads: a read per finished event would cap the lane at one read per Redis
+ * round trip, and waiting for room for a whole batch would leave a quarter of the window empty.
+ */
+const TAKE_MIN = 16;
 /** Longest a lane waits for new events in one read, between looks at its lease, ms. */
 const BLOCK_MS = 1000;
 /** How often a lane looks for jobs in its queue (replays) while it reads the log, ms. */
@@ -297,9 +302,8 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
           if (!leaseHeld()) await pause(STREAM_LEASE_MS / 4);
           continue;
         }
-        // No room for a whole batch, or events of an earlier holding still under way: the next read waits for room
-        // (reading one event per round trip as each is done would cap the lane at one read per round trip).
-        if (held.size > STREAM_WINDOW - TAKE_BATCH || (!recovered && held.size > 0)) {
+        // Little room, or events of an earlier holding still under way: the next read waits for room.
+        if (held.size > STREAM_WINDOW - TAKE_MIN || (!recovered && held.size > 0)) {
           await room();
           continue;
         }

@@ -9,6 +9,7 @@ import { eventLogKey, fanoutKey, layerFieldsKey, streamLaneGroup, streamLaneHeld
 import { relayQueueName } from '../../src/relay/relay-queues.js';
 import { readRelayStatus } from '../../src/relay/relay-status.js';
 import { createNatsPublisher } from '../../src/streams/nats-publisher.js';
+import { STREAM_WINDOW } from '../../src/streams/stream-worker.js';
 import { fanOut } from '../helpers/fanout.js';
 import { startNats } from '../helpers/nats.js';
 import { uniquePrefix } from '../helpers/receiver.js';
@@ -194,4 +195,42 @@ t.test('events of one feature held at once are published one after the other, th
   const messages = await reader.readAll();
   t.equal(messages.length, 40, 'every event once');
   t.same(featuresOutOfOrder(ordersByFeature(messages.map(({ body }) => body as ChangeEvent))), [], 'each feature in order');
+});
+
+t.test('a lane holds at most its window of events at once: it reads more only as publishes finish', async (t) => {
+  const nats = await startNats(t);
+  const stream = 'WINDOW';
+  const route = streamRoute('nats', nats.url, { stream });
+  const events = Array.from({ length: STREAM_WINDOW * 2 + 50 }, (_, n) => burstEvent(n, STREAM_WINDOW * 4, 'w'));
+  let inFlight = 0;
+  let most = 0;
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const pipeline = await startStreamPipeline(t, redis, [route], {
+    // The broker answers nothing until released: every event read is held.
+    publisherOf: (config, logger) => {
+      const publisher = createNatsPublisher(config, logger);
+      return {
+        async publish(message) {
+          inFlight += 1;
+          most = Math.max(most, inFlight);
+          await released;
+          await publisher.publish(message);
+          inFlight -= 1;
+        },
+        close: () => publisher.close(),
+      };
+    },
+  });
+  await appendToLog(pipeline.redis, pipeline.prefix, events);
+  const reader = await natsReader(nats.url, stream);
+  t.teardown(() => reader.close());
+  await pipeline.addReceiver();
+  await waitFor('the window filled', () => inFlight >= STREAM_WINDOW - 16, { timeoutMs: 30_000 });
+  // A lane that read on would hold more within a few of its reads.
+  await sleep(500);
+  t.ok(most <= STREAM_WINDOW, `at most ${STREAM_WINDOW} held at once (${most})`);
+  release();
+  await waitFor(`${events.length} messages`, async () => (await reader.stored()) >= events.length, { timeoutMs: 60_000 });
+  t.equal((await reader.readAll()).length, events.length, 'every event once');
 });
