@@ -93,7 +93,7 @@ export const usage = `npm run bench -- [options]
   --relay                 only the relay section: deliveries/s, against a worker awaiting one fetch per event, and
                           change event to sink at 500 events/s (under a minute)
   --stream-events N       events of each burst, stored at once and timed through a stream lane into a private
-                          nats-server -js and a RabbitMQ quorum queue, three bursts alternated with as many of a bare
+                          nats-server -js and a RabbitMQ quorum queue, five bursts alternated with as many of a bare
                           producer (default 20000; quick 3000); then as many
                           (at most 10 s; quick 3 s) stored at 1,000/s, timed to their acknowledged publish
   --streams               only the streams section: events/s of each lane against the bare producer, and stored

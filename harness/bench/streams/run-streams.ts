@@ -23,7 +23,10 @@ import { benchChangeEvent } from '../relay/bench-events.js';
 export interface StreamsResult {
   /** Events in the log when the lane starts, timed until its broker acknowledged the last; as many through the bare producer. */
   events: number;
-  /** Bursts of each (bare producer, lane), alternated after an untimed one of each: the rates are the medians. */
+  /**
+   * Bursts of each (bare producer, lane), alternated after an untimed one of each: the rates are the medians, each
+   * `vsBare…` the median of the rounds' ratios (a round's two bursts run back to back, on the same machine's speed).
+   */
   rounds: number;
   /** Features the events are spread over (each feature's events are published one after the other). */
   features: number;
@@ -94,7 +97,7 @@ function streamEvent(run: string, n: number): ChangeEvent {
 }
 
 /** Bursts of each side, alternated after an untimed one of each (a shared machine's speed moves from one burst to the next). */
-const ROUNDS = 3;
+const ROUNDS = 5;
 /** Events of the untimed first burst of each side. */
 const WARM_EVENTS = 1000;
 
@@ -104,13 +107,23 @@ interface Burst {
   cpu: CpuPerEvent;
 }
 
+/** A publisher that notes when each of its publishes was acknowledged, by event id: the lane's and the bare producer's alike. */
+function noting(publisher: StreamPublisher, acked: Map<string, number>): StreamPublisher {
+  return {
+    async publish(message) {
+      await publisher.publish(message);
+      acked.set(message.id, performance.now());
+    },
+    close: () => publisher.close(),
+  };
+}
+
 /**
  * The bare producer: `events` made into messages and published through a publisher of its own with
  * {@link STREAM_WINDOW} publishes in flight, each awaited and its acknowledgement noted as the lane's are.
  */
 async function bareBurst(publisherOf: () => StreamPublisher, events: readonly ChangeEvent[]): Promise<Burst> {
-  const publisher = publisherOf();
-  const acked = new Map<string, number>();
+  const publisher = noting(publisherOf(), new Map());
   await publisher.publish(streamMessage(streamEvent('warm', 0)));
   let next = 0;
   const meter = await cpuMeter(undefined);
@@ -118,9 +131,7 @@ async function bareBurst(publisherOf: () => StreamPublisher, events: readonly Ch
   await Promise.all(
     Array.from({ length: STREAM_WINDOW }, async () => {
       while (next < events.length) {
-        const message = streamMessage(events[next++]!);
-        await publisher.publish(message);
-        acked.set(message.id, performance.now());
+        await publisher.publish(streamMessage(events[next++]!));
       }
     }),
   );
@@ -171,16 +182,8 @@ async function openLane(redisUrl: string, route: RelayRouteConfig): Promise<Lane
       prefix: PREFIX,
       completedJobs: { ageSeconds: 3600, count: 1000 },
       logger: silent,
-      publisherOf: (config, logger) => {
-        const publisher = config.format === 'nats' ? createNatsPublisher(config, logger) : createAmqpPublisher(config, logger);
-        return {
-          async publish(message) {
-            await publisher.publish(message);
-            acked.set(message.id, performance.now());
-          },
-          close: () => publisher.close(),
-        };
-      },
+      publisherOf: (config, logger) =>
+        noting(config.format === 'nats' ? createNatsPublisher(config, logger) : createAmqpPublisher(config, logger), acked),
     });
   let streams = startLane();
   const fanout = startFanout({
@@ -261,7 +264,7 @@ async function brokerRun(
   bare: () => StreamPublisher,
   route: RelayRouteConfig,
   settings: StreamsSettings,
-): Promise<{ bare: Burst; lane: Burst; p50Ms: number; p99Ms: number }> {
+): Promise<{ bare: Burst; lane: Burst; vsBare: number; p50Ms: number; p99Ms: number }> {
   const events = (run: string, count = settings.events): ChangeEvent[] =>
     Array.from({ length: count }, (_, n) => streamEvent(`${route.name}-${run}`, n));
   const lane = await openLane(redisUrl, route);
@@ -276,7 +279,8 @@ async function brokerRun(
       lanes.push(await lane.burst(events(`lane-${round}`)));
     }
     const latency = await lane.pace(events('pace', settings.paceEvents), settings.paceEventsPerSec);
-    return { bare: summary(bares), lane: summary(lanes), ...latency };
+    const vsBare = median(lanes.map((lane, round) => lane.perSec / bares[round]!.perSec));
+    return { bare: summary(bares), lane: summary(lanes), vsBare, ...latency };
   } finally {
     await lane.close();
   }
@@ -332,10 +336,10 @@ export async function runStreams(settings: StreamsSettings, log: (line: string) 
       features: FEATURES,
       natsPerSec: jetstream.lane.perSec,
       bareNatsPerSec: jetstream.bare.perSec,
-      vsBareNats: jetstream.lane.perSec / jetstream.bare.perSec,
+      vsBareNats: jetstream.vsBare,
       amqpPerSec: quorum.lane.perSec,
       bareAmqpPerSec: quorum.bare.perSec,
-      vsBareAmqp: quorum.lane.perSec / quorum.bare.perSec,
+      vsBareAmqp: quorum.vsBare,
       paceEventsPerSec: settings.paceEventsPerSec,
       paceEvents: settings.paceEvents,
       natsP50Ms: jetstream.p50Ms,
