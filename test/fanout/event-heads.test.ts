@@ -2,13 +2,12 @@ import t from 'tap';
 import type { LayerInfo } from '../../src/arcgis-request/layer-info.js';
 import { deleteEvent, rowEvent, schemaEvent, type BuiltChange, type RangeContext } from '../../src/changes/build-change-events.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
-import { buildSubmissionEvent } from '../../src/changes/submission-event.js';
 import { parseChangeHead } from '../../src/fanout/event-head.js';
 import { parseLogHeads } from '../../src/fanout/event-log.js';
 import { routeMatcher } from '../../src/fanout/route-match.js';
 import type { RoutedEvent } from '../../src/fanout/routed-event.js';
 import { createRelayRoute } from '../../src/relay/relay-route.js';
-import { changeUpdated, storedFeatureEvent, storedGpEvent } from '../helpers/relay-events.js';
+import { changeUpdated, parcelSubmission, storedFeatureEvent, storedGpEvent } from '../helpers/relay-events.js';
 
 // A reader that reads no rows (a route or subscription without row filters, a stream lane without a transform)
 // parses change events up to their rows: what it reads of the head must be what the whole event says.
@@ -78,30 +77,15 @@ t.test("the change writer's events are read up to their rows, and each head is t
   ];
   for (const event of events) {
     const data = JSON.stringify(event);
-    t.ok(data.indexOf(',"after":') < data.indexOf('"source"'), `${event.type}: the JSON holds text a naive cut would stop in`);
+    t.ok(data.includes(',\\"after\\":'), `${event.type}: its strings hold ,"after": (escaped in its JSON)`);
     t.strictSame(parseChangeHead(data), headOf(event), `${event.type} ${JSON.stringify(event.key)}: the head is the event's`);
   }
 });
 
 t.test('anything but a change event as the writer writes it is parsed whole', async (t) => {
-  const service = { folderName: 'Hosted', serviceName: 'Parcels', serviceType: 'FeatureServer' as const, url: 'https://gis.example.com/x' };
-  const submission = buildSubmissionEvent(
-    {
-      hook: 'default',
-      serviceName: 'Hosted/Parcels.FeatureServer',
-      service,
-      ts: '2026-11-27T06:03:04.120Z',
-      layer: { id: 0, name: 'P' },
-      key: { objectId: 12 },
-      after: { attributes: { objectid: 12 } },
-    },
-    [],
-    [],
-    'window',
-  );
   const { after, ...rest } = changeUpdated();
   const others: [string, unknown][] = [
-    ['a submission (its parent has the rows)', submission],
+    ['a submission (its parent has the rows)', parcelSubmission()],
     ['a stored feature event', storedFeatureEvent()],
     ['a stored GP event', storedGpEvent()],
     ['a change event written in another order', { after, ...rest }],

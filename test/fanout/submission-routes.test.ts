@@ -1,24 +1,10 @@
 import t from 'tap';
-import { buildSubmissionEvent } from '../../src/changes/submission-event.js';
 import { routeMatcher } from '../../src/fanout/route-match.js';
+import { parcelSubmission } from '../helpers/relay-events.js';
 
 // change.submission in routes and subscriptions (issue 55): taken by name only, its filters read the parent's row.
 
-const service = { folderName: 'Hosted', serviceName: 'Parcels', serviceType: 'FeatureServer' as const, url: 'https://gis.example.com/x' };
-const submission = buildSubmissionEvent(
-  {
-    hook: 'default',
-    serviceName: 'Hosted/Parcels.FeatureServer',
-    service,
-    ts: '2026-11-27T06:03:04.120Z',
-    layer: { id: 0, name: 'Parcels' },
-    key: { objectId: 12, globalId: '{A3E0A3E0-0000-4000-8000-000000000012}' },
-    after: { attributes: { objectid: 12, status: 'Open' } },
-  },
-  [{ layer: { id: 1, name: 'Inspections' }, key: { objectId: 3 }, after: { attributes: { objectid: 3 } } }],
-  [],
-  'window',
-);
+const submission = parcelSubmission();
 const fields = [{ id: 0, fields: [{ name: 'status', type: 'esriFieldTypeString' }] }];
 
 t.test('change.* does not take change.submission: a route names it', async (t) => {

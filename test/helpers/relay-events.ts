@@ -1,4 +1,5 @@
 import type { ChangeEvent } from '../../src/changes/change-event.js';
+import { buildSubmissionEvent, type SubmissionEvent } from '../../src/changes/submission-event.js';
 import type { StoredEvent } from '../../src/events/envelope.js';
 import { envelopeOf } from './envelope.js';
 
@@ -26,6 +27,25 @@ export function changeUpdated(overrides: Partial<ChangeEvent> = {}): ChangeEvent
     ts: '2026-11-25T14:59:58.120Z',
     ...overrides,
   };
+}
+
+/** A `change.submission` of Hosted/Parcels: parcel 12 (status Open) created with inspection 3, closed by its window. */
+export function parcelSubmission(): SubmissionEvent {
+  const service = { folderName: 'Hosted', serviceName: 'Parcels', serviceType: 'FeatureServer' as const, url: 'https://gis.example.com/x' };
+  return buildSubmissionEvent(
+    {
+      hook: 'default',
+      serviceName: 'Hosted/Parcels.FeatureServer',
+      service,
+      ts: '2026-11-27T06:03:04.120Z',
+      layer: { id: 0, name: 'Parcels' },
+      key: { objectId: 12, globalId: '{A3E0A3E0-0000-4000-8000-000000000012}' },
+      after: { attributes: { objectid: 12, status: 'Open' } },
+    },
+    [{ layer: { id: 1, name: 'Inspections' }, key: { objectId: 3 }, after: { attributes: { objectid: 3 } } }],
+    [],
+    'window',
+  );
 }
 
 /** A stored ArcGIS Online feature delivery (an array of items) of Hosted/Parcels, layer 0. */
