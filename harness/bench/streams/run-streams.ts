@@ -52,6 +52,14 @@ export interface StreamsResult {
    * lane) and redis-server.
    */
   cpu: Record<'bareNats' | 'natsLane' | 'bareAmqp' | 'amqpLane', CpuPerEvent>;
+  /** Each round's two rates, events/s, per broker. */
+  bursts: Record<'nats' | 'amqp', RoundRates[]>;
+}
+
+/** One round of a broker: the bare producer's burst, then the lane's. */
+export interface RoundRates {
+  barePerSec: number;
+  lanePerSec: number;
 }
 
 export interface CpuPerEvent {
@@ -264,7 +272,7 @@ async function brokerRun(
   bare: () => StreamPublisher,
   route: RelayRouteConfig,
   settings: StreamsSettings,
-): Promise<{ bare: Burst; lane: Burst; vsBare: number; p50Ms: number; p99Ms: number }> {
+): Promise<{ bare: Burst; lane: Burst; vsBare: number; bursts: RoundRates[]; p50Ms: number; p99Ms: number }> {
   const events = (run: string, count = settings.events): ChangeEvent[] =>
     Array.from({ length: count }, (_, n) => streamEvent(`${route.name}-${run}`, n));
   const lane = await openLane(redisUrl, route);
@@ -279,8 +287,9 @@ async function brokerRun(
       lanes.push(await lane.burst(events(`lane-${round}`)));
     }
     const latency = await lane.pace(events('pace', settings.paceEvents), settings.paceEventsPerSec);
-    const vsBare = median(lanes.map((lane, round) => lane.perSec / bares[round]!.perSec));
-    return { bare: summary(bares), lane: summary(lanes), vsBare, ...latency };
+    const bursts = lanes.map((lane, round) => ({ barePerSec: bares[round]!.perSec, lanePerSec: lane.perSec }));
+    const vsBare = median(bursts.map(({ barePerSec, lanePerSec }) => lanePerSec / barePerSec));
+    return { bare: summary(bares), lane: summary(lanes), vsBare, bursts, ...latency };
   } finally {
     await lane.close();
   }
@@ -348,6 +357,7 @@ export async function runStreams(settings: StreamsSettings, log: (line: string) 
       amqpP99Ms: quorum.p99Ms,
       p99Ms: Math.max(jetstream.p99Ms, quorum.p99Ms),
       cpu: { bareNats: jetstream.bare.cpu, natsLane: jetstream.lane.cpu, bareAmqp: quorum.bare.cpu, amqpLane: quorum.lane.cpu },
+      bursts: { nats: jetstream.bursts, amqp: quorum.bursts },
     };
   } finally {
     await rabbitmq.remove();
