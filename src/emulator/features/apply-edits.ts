@@ -287,6 +287,7 @@ export class EditBatch {
     for (const { layer, op, objectId } of this.#planned) {
       if (op === 'delete') for (const attachment of layer.attachments.of(objectId)) layer.changeAttachment('delete', attachment, serverGen);
     }
+    for (const layer of new Set([...this.#planned, ...this.#plannedAttachments].map(({ layer }) => layer))) layer.endGeneration();
     return this.#results;
   }
 

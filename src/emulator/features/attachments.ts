@@ -99,6 +99,12 @@ export class LayerAttachments {
     this.#log.push({ serverGen, op, attachment });
   }
 
+  /** Forgets the changes of generations up to `serverGen` (the log is in generation order). */
+  forget(serverGen: number): void {
+    const kept = this.#log.findIndex((entry) => entry.serverGen > serverGen);
+    this.#log.splice(0, kept < 0 ? this.#log.length : kept);
+  }
+
   /** The changes with `from < serverGen <= to`, oldest first. */
   between(from: number, to: number): AttachmentChange[] {
     return this.#log.filter((entry) => entry.serverGen > from && entry.serverGen <= to);

@@ -82,6 +82,16 @@ export class FeatureLayer {
     this.#serverGen = serverGen;
   }
 
+  /**
+   * Ends a generation's changes: the change log forgets its oldest generations past its bound, and the attachments'
+   * log the same generations (a range it cannot answer whole is refused for both).
+   */
+  endGeneration(): void {
+    this.log.trim();
+    const forgotten = this.log.forgottenUpTo;
+    if (forgotten !== undefined) this.attachments.forget(forgotten);
+  }
+
   /** Adds fields to the definition; the features get them as null. Returns the layer. */
   addFields(fields: readonly FieldDefinition[]): this {
     this.definition.fields.push(...fields);

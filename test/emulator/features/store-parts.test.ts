@@ -1,8 +1,11 @@
 import t from 'tap';
+import { EditBatch } from '../../../src/emulator/features/apply-edits.js';
 import { ChangeLog } from '../../../src/emulator/features/change-log.js';
 import { parseExactJson, stringifyExact } from '../../../src/emulator/features/exact-json.js';
+import { FeatureLayer } from '../../../src/emulator/features/feature-layer.js';
 import { fieldValue } from '../../../src/emulator/features/field-values.js';
-import { field } from '../../../src/emulator/features/layer-schemas.js';
+import { field, parcelsLayers } from '../../../src/emulator/features/layer-schemas.js';
+import { sampleFeature } from '../../../src/emulator/features/sample-features.js';
 
 t.test('exact JSON keeps integers beyond 2^53 as bigint and writes them back as bare numbers', async (t) => {
   const parsed = parseExactJson('{"a":9007199254740993,"b":1.5,"c":42,"d":"9007199254740993"}') as Record<string, unknown>;
@@ -66,4 +69,37 @@ t.test('the change log answers ranges and forgets whole generations only', async
   );
   t.same(log.between(25, 29), []);
   t.throws(() => log.append(entry(5, 10)), RangeError);
+});
+
+t.test("each applyEdits generation bounds the layer's logs: its features' and its attachments' forget the same generations", async (t) => {
+  const definition = parcelsLayers().find((layer) => layer.hasAttachments === true)!;
+  const layer = new FeatureLayer(definition, new ChangeLog(2));
+  const batchOf = () =>
+    new EditBatch((id) => (id === layer.id ? layer : undefined), { useGlobalIds: false, rollbackOnFailure: true, user: 'u' });
+  const attachment = (id: number) => ({
+    id,
+    globalId: `{0000000${id}-0000-4000-8000-000000000000}`,
+    parentObjectId: 1,
+    parentGlobalId: '{}',
+    name: `${id}.jpg`,
+    contentType: 'image/jpeg',
+    keywords: '',
+    data: Buffer.alloc(8),
+  });
+  for (const serverGen of [10, 20, 30]) {
+    layer.changeAttachment('add', attachment(serverGen), serverGen);
+    const batch = batchOf();
+    batch.plan({ id: layer.id, adds: [sampleFeature(definition, serverGen), sampleFeature(definition, serverGen + 1)] });
+    batch.commit(serverGen, serverGen);
+  }
+  t.equal(layer.log.forgottenUpTo, 20, 'two features a generation, two kept: generations 10 and 20 forgotten');
+  t.same(
+    layer.log.between(0, 30).map(({ serverGen }) => serverGen),
+    [30, 30],
+  );
+  t.same(
+    layer.attachments.between(0, 30).map(({ serverGen }) => serverGen),
+    [30],
+    'the attachments of the forgotten generations are forgotten with them',
+  );
 });
