@@ -1,6 +1,5 @@
 import type { RedisClient } from '../redis/connection.js';
-import { parseChangeHead } from './event-head.js';
-import type { RoutedEvent, RoutedHead } from './routed-event.js';
+import type { ChangeHead, RoutedEvent, RoutedHead } from './routed-event.js';
 
 /**
  * One entry of the event log: the event's job id in its queue, its type, and its data as stored (JSON); `event` parsed
@@ -23,6 +22,38 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 function isRoutedEvent(value: unknown): value is RoutedEvent {
   if (!isObject(value) || typeof value.type !== 'string') return false;
   return 'family' in value || (isObject(value.service) && isObject(value.layer) && typeof value.layer.id === 'number');
+}
+
+/**
+ * Where a change event's rows begin in its JSON: the change writer writes its head (id, type, op, hook, service,
+ * layer, key) first, then `after` (build-change-events.ts). A quote inside a JSON string is always escaped, so the
+ * first `,"after":` of the text is a key; the head's own objects have none, so it is the event's.
+ */
+const ROWS = ',"after":';
+
+const HEAD_TYPES = new Set(['change.created', 'change.updated', 'change.deleted', 'change.read', 'change.schema']);
+
+function isChangeHead(value: unknown): value is ChangeHead {
+  if (!isObject(value) || typeof value.id !== 'string' || typeof value.type !== 'string' || !HEAD_TYPES.has(value.type)) return false;
+  if (value.type !== 'change.schema' && typeof value.op !== 'string') return false;
+  const { service, layer, key } = value;
+  return typeof value.hook === 'string' && isObject(service) && isObject(layer) && typeof layer.id === 'number' && isObject(key);
+}
+
+/**
+ * The head of a change event from its JSON as the log holds it, parsed without its rows (a row is most of an event);
+ * undefined for anything else (a submission, a stored event, JSON written in another order), to be parsed whole.
+ * Cut anywhere but at the top level, the text parses to nothing: a head is exactly the whole event's.
+ */
+export function parseChangeHead(data: string): ChangeHead | undefined {
+  const at = data.indexOf(ROWS);
+  if (at < 0) return undefined;
+  try {
+    const head = JSON.parse(`${data.slice(0, at)}}`) as unknown;
+    return isChangeHead(head) ? head : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where the value of the field `name` is among a stream entry's fields as ioredis returns them (name, value, …); -1 if absent. */

@@ -18,7 +18,7 @@ export type ChangeHead = Pick<ChangeEvent, 'id' | 'type' | 'op' | 'hook' | 'serv
 export type RoutedHead = RoutedEvent | ChangeHead;
 
 /** True for a change event (a `change.submission` too); false for a stored feature, GP or unknown event (those carry a `family`). */
-export const isChangeEvent = (event: RoutedEvent): event is ChangeEvent | SubmissionEvent => !('family' in event);
+export const isChangeEvent = (event: RoutedEvent): event is ChangeEvent | SubmissionEvent => !isStoredEvent(event);
 
 /** True for a stored feature, GP or unknown event, of an event or a head. */
 export const isStoredEvent = (event: RoutedHead): event is StoredEvent => 'family' in event;
