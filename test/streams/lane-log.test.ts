@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { natsReader } from '../../harness/faults/stream-readers.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { layerFieldsField } from '../../src/changes/layer-fields.js';
@@ -168,20 +167,27 @@ t.test(
   },
 );
 
-t.test('events of one feature held at once are published one after the other, though an earlier publish takes longer', async (t) => {
+/**
+ * A lane publishing `events` (stored at once) into the NATS stream `stream` of a broker that answers a publish only
+ * when the test lets it: `held`, the publishes it has not answered, in the order they came (call one to answer it);
+ * `most()`, the most publishes under way at once.
+ */
+async function heldBroker(t: Test, stream: string, events: readonly ChangeEvent[]) {
   const nats = await startNats(t);
-  const stream = 'CHAINED';
   const route = streamRoute('nats', nats.url, { stream });
-  const events = Array.from({ length: 40 }, (_, n) => burstEvent(n, 4, 'c'));
+  const held: (() => void)[] = [];
+  let underWay = 0;
+  let most = 0;
   const pipeline = await startStreamPipeline(t, redis, [route], {
-    // The broker answers an event's publish later the earlier the event: only waiting for the one before keeps order.
     publisherOf: (config, logger) => {
       const publisher = createNatsPublisher(config, logger);
       return {
         async publish(message) {
-          const seq = events.findIndex(({ id }) => id === message.id);
-          await sleep(2 * (events.length - seq));
+          underWay += 1;
+          most = Math.max(most, underWay);
+          await new Promise<void>((resolve) => held.push(resolve));
           await publisher.publish(message);
+          underWay -= 1;
         },
         close: () => publisher.close(),
       };
@@ -191,6 +197,17 @@ t.test('events of one feature held at once are published one after the other, th
   const reader = await natsReader(nats.url, stream);
   t.teardown(() => reader.close());
   await pipeline.addReceiver();
+  return { held, reader, most: () => most };
+}
+
+t.test('events of one feature held at once are published one after the other, though an earlier publish takes longer', async (t) => {
+  const events = Array.from({ length: 40 }, (_, n) => burstEvent(n, 4, 'c'));
+  const { held, reader } = await heldBroker(t, 'CHAINED', events);
+  // The broker answers the latest publish it holds first: only waiting for the one before keeps each feature's order.
+  for (let answered = 0; answered < events.length; answered += 1) {
+    await waitFor('a publish held', () => held.length > 0, { timeoutMs: 30_000 });
+    held.pop()!();
+  }
   await waitFor('40 messages', async () => (await reader.stored()) >= 40, { timeoutMs: 30_000 });
   const messages = await reader.readAll();
   t.equal(messages.length, 40, 'every event once');
@@ -198,39 +215,16 @@ t.test('events of one feature held at once are published one after the other, th
 });
 
 t.test('a lane holds at most its window of events at once: it reads more only as publishes finish', async (t) => {
-  const nats = await startNats(t);
-  const stream = 'WINDOW';
-  const route = streamRoute('nats', nats.url, { stream });
   const events = Array.from({ length: STREAM_WINDOW * 2 + 50 }, (_, n) => burstEvent(n, STREAM_WINDOW * 4, 'w'));
-  let inFlight = 0;
-  let most = 0;
-  let release: () => void = () => undefined;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const pipeline = await startStreamPipeline(t, redis, [route], {
-    // The broker answers nothing until released: every event read is held.
-    publisherOf: (config, logger) => {
-      const publisher = createNatsPublisher(config, logger);
-      return {
-        async publish(message) {
-          inFlight += 1;
-          most = Math.max(most, inFlight);
-          await released;
-          await publisher.publish(message);
-          inFlight -= 1;
-        },
-        close: () => publisher.close(),
-      };
-    },
-  });
-  await appendToLog(pipeline.redis, pipeline.prefix, events);
-  const reader = await natsReader(nats.url, stream);
-  t.teardown(() => reader.close());
-  await pipeline.addReceiver();
-  await waitFor('the window filled', () => inFlight >= STREAM_WINDOW - 16, { timeoutMs: 30_000 });
-  // A lane that read on would hold more within a few of its reads.
-  await sleep(500);
-  t.ok(most <= STREAM_WINDOW, `at most ${STREAM_WINDOW} held at once (${most})`);
-  release();
+  const { held, reader, most } = await heldBroker(t, 'WINDOW', events);
+  // Each time the lane holds all it may (the window, or what is left), 16 publishes are answered: a lane that read
+  // on regardless would hold the whole log long before the last is answered.
+  for (let answered = 0; answered < events.length; answered += 16) {
+    const holds = Math.min(STREAM_WINDOW, events.length - answered);
+    await waitFor(`${holds} publishes held`, () => held.length >= holds, { timeoutMs: 30_000 });
+    for (const answer of held.splice(0, 16)) answer();
+  }
   await waitFor(`${events.length} messages`, async () => (await reader.stored()) >= events.length, { timeoutMs: 60_000 });
+  t.ok(most() <= STREAM_WINDOW, `at most ${STREAM_WINDOW} held at once (${most()})`);
   t.equal((await reader.readAll()).length, events.length, 'every event once');
 });
