@@ -249,14 +249,16 @@ export function isRightDigest(keys: readonly string[], candidates: readonly Uint
 }
 
 /**
- * True when `noise` turns a wrong digest spelled `bare` into the exact spelling of a right one: a replaced
- * character can undo a flipped bit, and what is sent is then simply the right signature.
+ * What `noise` makes of a wrong digest spelled `bare`: a replaced character can undo a flipped bit or cut an
+ * extended digest back to its 32 bytes. Spelled exactly as the right signature, it is one (`accept`); decoding
+ * to it in another spelling (padding bits set), the receiver may read it either way (`either`).
  */
-function noiseRepairs(bare: string, alphabet: Alphabet, noise: Noise, keys: readonly string[], signed: readonly Buffer[]): boolean {
-  if (noise.kind !== 'replace') return false;
+function noiseRepairs(bare: string, alphabet: Alphabet, noise: Noise, keys: readonly string[], signed: readonly Buffer[]): Verdict {
+  if (noise.kind !== 'replace') return 'reject';
   const text = applyNoise(bare, noise);
   const bytes = Buffer.from(text, alphabet === 'HEX' ? 'hex' : alphabet);
-  return encodeBare(bytes, alphabet) === text && isRightDigest(keys, signed, bytes);
+  if (!isRightDigest(keys, signed, bytes)) return 'reject';
+  return encodeBare(bytes, alphabet) === text ? 'accept' : 'either';
 }
 
 /** The signature `recipe` makes for `signed` (the bytes a right signature covers) and its verdict. */
@@ -283,9 +285,7 @@ export function makeSignature(recipe: SignatureRecipe, keys: readonly string[], 
   const signable = signed.filter((bytes) => !challengeShaped(bytes));
   let verdict: Verdict = isRightDigest(keys, signable, digest)
     ? noiseVerdict(bare, recipe.alphabet, noise)
-    : noiseRepairs(bare, recipe.alphabet, noise, keys, signable)
-      ? 'accept'
-      : 'reject';
+    : noiseRepairs(bare, recipe.alphabet, noise, keys, signable);
   if (verdict === 'accept' && (!CONTRACT_PREFIXES.includes(recipe.prefix) || !CONTRACT_URL.has(recipe.url))) verdict = 'either';
   return { value: urlWrap(recipe.prefix + applyNoise(bare, noise), recipe.url), verdict };
 }
