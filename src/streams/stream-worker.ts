@@ -123,30 +123,36 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   const pause = (ms: number): Promise<void> => sleep(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
 
   /**
-   * The message of a held event: the body the route's transform makes (a `RelayTransformError` when it fails), else
-   * a change event's JSON as the log holds it (a stored event's is made without its `rawBody`); a replay's mark.
+   * The message of a held event on a route without a transform: a change event's JSON as the log holds it (a stored
+   * event's is made without its `rawBody`); a replay's mark.
    */
-  const messageFor = async (held: HeldEvent): Promise<StreamMessage> => {
+  const plainMessage = (held: HeldEvent): StreamMessage => {
     const replayedAt = held.job === undefined ? undefined : replayedAtOf(held.job);
-    if (route.transform !== undefined) {
-      const event = wholeOf(held);
-      return streamMessage(event, { body: await route.transform(relayData(event), event.id), replayedAt });
-    }
     if (held.entry !== undefined && !isStoredEvent(held.event))
       return streamMessage(held.event, { body: held.entry.bytes ?? held.entry.data, replayedAt });
     return streamMessage(wholeOf(held), { replayedAt });
   };
 
+  /** The message of a held event with the body the route's `transform` makes (a `RelayTransformError` when it fails); a replay's mark. */
+  const transformedMessage = async (held: HeldEvent, transform: NonNullable<RelayRoute['transform']>): Promise<StreamMessage> => {
+    const event = wholeOf(held);
+    const body = await transform(relayData(event), event.id);
+    return streamMessage(event, { body, replayedAt: held.job === undefined ? undefined : replayedAtOf(held.job) });
+  };
+
   /** Publishes one event, tried again in place: true once acknowledged, the error of its last try, or undefined when closing. */
   const publishInPlace = async (held: HeldEvent): Promise<true | Error | undefined> => {
     let message: StreamMessage;
-    try {
-      message = await messageFor(held);
-    } catch (err) {
-      if (!(err instanceof RelayTransformError)) throw err;
-      // The transform fails the same way on every try: a dead letter now, with its text; the feature goes on.
-      stats.failed(route.name, err.message);
-      return new Error(`${err.code}: ${err.message}`);
+    if (route.transform === undefined) message = plainMessage(held);
+    else {
+      try {
+        message = await transformedMessage(held, route.transform);
+      } catch (err) {
+        if (!(err instanceof RelayTransformError)) throw err;
+        // The transform fails the same way on every try: a dead letter now, with its text; the feature goes on.
+        stats.failed(route.name, err.message);
+        return new Error(`${err.code}: ${err.message}`);
+      }
     }
     for (let attempt = 1; !stopping.signal.aborted; attempt += 1) {
       const startedAt = performance.now();
@@ -169,11 +175,13 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
     return undefined;
   };
 
-  /** Finishes a held event: published (acknowledged in the group, or its job completed), or a dead letter. */
+  /**
+   * Finishes a held event in a Redis call of its own: a published job completed, or a dead letter handed to the
+   * route's queue (an entry's acknowledged in the same call). An entry published is finished by `laneLog.finish`.
+   */
   const finish = async ({ entry, job }: HeldEvent, outcome: true | Error): Promise<void> => {
     if (outcome === true) {
-      if (entry !== undefined) laneLog.finish(entry.id);
-      else if (!(await laneJobs.complete(job!))) log.debug({ eventId: job!.id }, 'stream event not finished: taken again later');
+      if (!(await laneJobs.complete(job!))) log.debug({ eventId: job!.id }, 'stream event not finished: taken again later');
     } else if (entry !== undefined) await laneLog.deadLetter(entry, queue, destination.jobOptions, outcome.message);
     else await job!.moveToFailed(new UnrecoverableError(outcome.message), token, false);
   };
@@ -184,7 +192,9 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
     try {
       const outcome = await publishInPlace(event);
       if (outcome === undefined) return;
-      await finish(event, outcome);
+      // The usual end, without a call of its own.
+      if (outcome === true && event.entry !== undefined) laneLog.finish(event.entry.id);
+      else await finish(event, outcome);
       if (outcome !== true) {
         log.warn({ err: outcome, eventId, attempt: attempts }, 'stream dead letter');
         options.onDeadLetter?.(route.name, { id: eventId }, outcome);
