@@ -21,7 +21,10 @@ import { benchChangeEvent } from '../relay/bench-events.js';
 
 /** What `npm run bench -- --streams` prints under `streams`. */
 export interface StreamsResult {
-  /** Events in the log when the lane starts, timed until its broker acknowledged the last; as many through the bare producer. */
+  /**
+   * Events in the log when the lane starts; as many through the bare producer. Each side's burst is timed from its
+   * first acknowledged publish to its last (neither side's connecting counts; the lane's is `bursts[].laneStartMs`).
+   */
   events: number;
   /**
    * Bursts of each (bare producer, lane), alternated after an untimed one of each: the rates are the medians, each
@@ -60,6 +63,8 @@ export interface StreamsResult {
 export interface RoundRates {
   barePerSec: number;
   lanePerSec: number;
+  /** From the lane's start (connecting to Redis and the broker, its lease) to its first acknowledged publish, ms. */
+  laneStartMs: number;
 }
 
 export interface CpuPerEvent {
@@ -113,6 +118,22 @@ const WARM_EVENTS = 1000;
 interface Burst {
   perSec: number;
   cpu: CpuPerEvent;
+  /** When the burst began (`performance.now()`). */
+  startedAt: number;
+  /** When its first publish was acknowledged. */
+  firstAckAt: number;
+}
+
+/** The burst of `ids` from their acknowledgements in `acked`: its rate between the first and the last. */
+function burstOf(acked: ReadonlyMap<string, number>, ids: readonly string[], startedAt: number, cpu: CpuPerEvent): Burst {
+  let firstAckAt = Infinity;
+  let lastAckAt = -Infinity;
+  for (const id of ids) {
+    const at = acked.get(id)!;
+    firstAckAt = Math.min(firstAckAt, at);
+    lastAckAt = Math.max(lastAckAt, at);
+  }
+  return { perSec: (ids.length - 1) / ((lastAckAt - firstAckAt) / 1000), cpu, startedAt, firstAckAt };
 }
 
 /** A publisher that notes when each of its publishes was acknowledged, by event id: the lane's and the bare producer's alike. */
@@ -131,7 +152,8 @@ function noting(publisher: StreamPublisher, acked: Map<string, number>): StreamP
  * {@link STREAM_WINDOW} publishes in flight, each awaited and its acknowledgement noted as the lane's are.
  */
 async function bareBurst(publisherOf: () => StreamPublisher, events: readonly ChangeEvent[]): Promise<Burst> {
-  const publisher = noting(publisherOf(), new Map());
+  const acked = new Map<string, number>();
+  const publisher = noting(publisherOf(), acked);
   await publisher.publish(streamMessage(streamEvent('warm', 0)));
   let next = 0;
   const meter = await cpuMeter(undefined);
@@ -143,10 +165,14 @@ async function bareBurst(publisherOf: () => StreamPublisher, events: readonly Ch
       }
     }),
   );
-  const perSec = events.length / ((performance.now() - startedAt) / 1000);
   const cpu = await meter(events.length);
   await publisher.close();
-  return { perSec, cpu };
+  return burstOf(
+    acked,
+    events.map(({ id }) => id),
+    startedAt,
+    cpu,
+  );
 }
 
 /** Appends events to the event log as the accept script does; resolves once stored. */
@@ -222,13 +248,9 @@ async function openLane(redisUrl: string, route: RelayRouteConfig): Promise<Lane
       const meter = await cpuMeter(redis);
       const startedAt = performance.now();
       streams = startLane();
-      await acknowledged(
-        acked,
-        events.map((event) => event.id),
-        600_000,
-      );
-      const perSec = events.length / ((performance.now() - startedAt) / 1000);
-      return { perSec, cpu: await meter(events.length) };
+      const ids = events.map(({ id }) => id);
+      await acknowledged(acked, ids, 600_000);
+      return burstOf(acked, ids, startedAt, await meter(events.length));
     },
     async pace(events, perSec) {
       const group = 10;
@@ -255,7 +277,7 @@ async function openLane(redisUrl: string, route: RelayRouteConfig): Promise<Lane
 }
 
 /** The medians of bursts' rates, and their mean CPU per event. */
-function summary(bursts: readonly Burst[]): Burst {
+function summary(bursts: readonly Burst[]): Pick<Burst, 'perSec' | 'cpu'> {
   const mean = (of: (cpu: CpuPerEvent) => number): number => Math.round(bursts.reduce((sum, { cpu }) => sum + of(cpu), 0) / bursts.length);
   return {
     perSec: median(bursts.map(({ perSec }) => perSec)),
@@ -272,7 +294,14 @@ async function brokerRun(
   bare: () => StreamPublisher,
   route: RelayRouteConfig,
   settings: StreamsSettings,
-): Promise<{ bare: Burst; lane: Burst; vsBare: number; bursts: RoundRates[]; p50Ms: number; p99Ms: number }> {
+): Promise<{
+  bare: Pick<Burst, 'perSec' | 'cpu'>;
+  lane: Pick<Burst, 'perSec' | 'cpu'>;
+  vsBare: number;
+  bursts: RoundRates[];
+  p50Ms: number;
+  p99Ms: number;
+}> {
   const events = (run: string, count = settings.events): ChangeEvent[] =>
     Array.from({ length: count }, (_, n) => streamEvent(`${route.name}-${run}`, n));
   const lane = await openLane(redisUrl, route);
@@ -287,7 +316,11 @@ async function brokerRun(
       lanes.push(await lane.burst(events(`lane-${round}`)));
     }
     const latency = await lane.pace(events('pace', settings.paceEvents), settings.paceEventsPerSec);
-    const bursts = lanes.map((lane, round) => ({ barePerSec: bares[round]!.perSec, lanePerSec: lane.perSec }));
+    const bursts = lanes.map((lane, round) => ({
+      barePerSec: bares[round]!.perSec,
+      lanePerSec: lane.perSec,
+      laneStartMs: lane.firstAckAt - lane.startedAt,
+    }));
     const vsBare = median(bursts.map(({ barePerSec, lanePerSec }) => lanePerSec / barePerSec));
     return { bare: summary(bares), lane: summary(lanes), vsBare, bursts, ...latency };
   } finally {

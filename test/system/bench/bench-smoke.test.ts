@@ -109,6 +109,10 @@ function checkStreams(t: Test, streams: StreamsResult, events: number): void {
   ] as const) {
     const rounds = streams.bursts[broker];
     t.equal(rounds.length, streams.rounds, `${broker}: a burst of each side per round`);
+    t.ok(
+      rounds.every(({ laneStartMs }) => Number.isFinite(laneStartMs) && laneStartMs > 0),
+      `${broker}: the lane's start to its first acknowledgement, apart from its rate`,
+    );
     t.equal(streams[rate], median(rounds.map(({ lanePerSec }) => lanePerSec)), `${broker}: the lane's median rate`);
     t.equal(
       streams[ratio],
