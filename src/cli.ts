@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { boundHeapGrowth } from './cli/heap-growth.js';
 import { printError } from './cli/print.js';
 import { buildProgram } from './cli/program.js';
 import { GeohookError } from './errors.js';
@@ -9,6 +10,8 @@ function invokedCommand(args: readonly string[]): string | undefined {
   return words[0] === 'help' ? words[1] : words[0];
 }
 
+// Every command runs with it: the long-running ones (`serve`, `up`, `emulator`) are what it is for.
+boundHeapGrowth();
 try {
   const invoked = invokedCommand(process.argv.slice(2));
   const program = await buildProgram((name) => name === invoked);
