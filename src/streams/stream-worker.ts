@@ -72,6 +72,9 @@ type HeldEvent = { key: string } & (
   { event: RoutedHead; entry: LogEntry<RoutedHead>; job?: never } | { event: RoutedEvent; job: Job<RoutedEvent>; entry?: never }
 );
 
+/** When a held event was replayed: a replay comes back through the route's queue, as a job. */
+const replayMarkOf = (held: HeldEvent): string | undefined => (held.job === undefined ? undefined : replayedAtOf(held.job));
+
 /** A held event whole: a head is parsed again (only a route with a transform needs it, and such a lane reads whole events). */
 const wholeOf = (held: HeldEvent): RoutedEvent =>
   held.job !== undefined ? held.job.data : isWholeEvent(held.event) ? held.event : parseLoggedEvent(held.entry.data);
@@ -127,7 +130,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
    * event's is made without its `rawBody`); a replay's mark.
    */
   const plainMessage = (held: HeldEvent): StreamMessage => {
-    const replayedAt = held.job === undefined ? undefined : replayedAtOf(held.job);
+    const replayedAt = replayMarkOf(held);
     if (held.entry !== undefined && !isStoredEvent(held.event))
       return streamMessage(held.event, { body: held.entry.bytes ?? held.entry.data, replayedAt });
     return streamMessage(wholeOf(held), { replayedAt });
@@ -137,7 +140,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   const transformedMessage = async (held: HeldEvent, transform: NonNullable<RelayRoute['transform']>): Promise<StreamMessage> => {
     const event = wholeOf(held);
     const body = await transform(relayData(event), event.id);
-    return streamMessage(event, { body, replayedAt: held.job === undefined ? undefined : replayedAtOf(held.job) });
+    return streamMessage(event, { body, replayedAt: replayMarkOf(held) });
   };
 
   /** Publishes one event, tried again in place: true once acknowledged, the error of its last try, or undefined when closing. */
