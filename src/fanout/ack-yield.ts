@@ -14,6 +14,12 @@ export interface AckYieldOptions {
    */
   probeMs?: number;
   /**
+   * How long the acknowledgements must have looked saturated, the fan-out behind all the while, before a yield begins,
+   * ms: a single busy window of the measures (a garbage collection, a stall of Redis, a turn of the fan-out's own
+   * catching up) is not a burst. @defaultValue 500
+   */
+  holdMs?: number;
+  /**
    * After a yield that found the acknowledgements below capacity by themselves, how long `saturated` is not heeded,
    * ms: the fan-out's own calls were what held them up, and the fan-out runs on. @defaultValue 2000
    */
@@ -37,13 +43,16 @@ export interface AckYield {
  * Acks first (docs/subscriptions.md#during-a-burst): the fan-out's work is almost all Redis's, which the
  * acknowledgements need too. While they are saturated the fan-out hands nothing over, and once they are not it
  * catches up; past `maxLagMs` behind it hands over regardless, so that a sustained overload leaves the destinations
- * that far behind at most. Acknowledgements waiting behind the fan-out's own calls look saturated too: a yield lasts
+ * that far behind at most. A yield begins once they have looked saturated for `holdMs`, not at a single busy moment.
+ * Acknowledgements waiting behind the fan-out's own calls look saturated too: a yield lasts
  * `probeMs` at least, which measures them alone, and when they were not saturated by themselves the fan-out runs on
  * for `coolMs` whatever the measure says. The oldest entry it has not handed over is read once per cursor.
  */
 export function createAckYield(options: AckYieldOptions): AckYield {
-  const { saturated, maxLagMs, nextAfter, probeMs = 500, coolMs = 2000, now = Date.now } = options;
+  const { saturated, maxLagMs, nextAfter, probeMs = 500, holdMs = 500, coolMs = 2000, now = Date.now } = options;
   let oldest: { cursor: string; id: string } | undefined;
+  /** Since when the acknowledgements have looked saturated with the fan-out behind; `undefined` while they do not. */
+  let saturatedSince: number | undefined;
   /** When the current yield began; `undefined` while the fan-out runs. */
   let yieldingSince: number | undefined;
   let heedFrom = 0;
@@ -51,7 +60,13 @@ export function createAckYield(options: AckYieldOptions): AckYield {
   /** Whether the acknowledgements want Redis to themselves now. */
   const ackFirst = (at: number, behind: boolean): boolean => {
     if (yieldingSince === undefined) {
-      if (!behind || at < heedFrom || !saturated()) return false;
+      if (!behind || at < heedFrom || !saturated()) {
+        saturatedSince = undefined;
+        return false;
+      }
+      saturatedSince ??= at;
+      if (at - saturatedSince < holdMs) return false;
+      saturatedSince = undefined;
       yieldingSince = at;
       return true;
     }
