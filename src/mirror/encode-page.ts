@@ -1,4 +1,3 @@
-import { parseExactJson } from '../arcgis-request/parse-exact-json.js';
 import { copyLine } from './copy-text.js';
 import type { EsriRow, RowColumns } from './row-values.js';
 
@@ -16,12 +15,12 @@ export interface EncodedPage {
 }
 
 /**
- * Reads a `query` answer (JSON text, BigInteger values exact) and encodes its features as the COPY lines of a layer
- * table's `columns`. Throws a `SyntaxError` for text that is not JSON, a `TypeError` for JSON that is not an object
- * or a row the table cannot hold.
+ * Reads a `query` answer (JSON text, with `parse`: BigInteger values exact, see `keyedExactParser`) and encodes its
+ * features as the COPY lines of a layer table's `columns`. Throws a `SyntaxError` for text that is not JSON, a
+ * `TypeError` for JSON that is not an object or a row the table cannot hold.
  */
-export function encodePage(text: string, columns: RowColumns, objectIdField: string): EncodedPage {
-  const answer = parseExactJson(text);
+export function encodePage(text: string, parse: (text: string) => unknown, columns: RowColumns, objectIdField: string): EncodedPage {
+  const answer = parse(text);
   if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new TypeError('the answer is not a JSON object');
   const { features, ...root } = answer as Record<string, unknown>;
   const rows = Array.isArray(features) ? (features as EsriRow[]) : [];

@@ -1,4 +1,5 @@
 import { parentPort, threadId, workerData } from 'node:worker_threads';
+import { keyedExactParser } from '../arcgis-request/parse-exact-json.js';
 import type { MirrorLayer } from './column-types.js';
 import { encodePage } from './encode-page.js';
 import { rowColumnsOf, type EsriRow } from './row-values.js';
@@ -23,6 +24,10 @@ export interface EncodedRows {
 
 const { pageLayer } = workerData as EncoderWorkerData;
 const pageColumns = pageLayer === undefined ? undefined : rowColumnsOf(pageLayer);
+/** Only a BigInteger or an object id field can hold an integer beyond 2^53 that its column keeps. */
+const parsePage = keyedExactParser(
+  (pageLayer?.fields ?? []).filter(({ type }) => type === 'esriFieldTypeBigInteger' || type === 'esriFieldTypeOID').map(({ name }) => name),
+);
 const decoder = new TextDecoder();
 
 parentPort?.on('message', (request: EncodeRequest) => {
@@ -34,7 +39,7 @@ parentPort?.on('message', (request: EncodeRequest) => {
       return;
     }
     if (pageLayer === undefined || pageColumns === undefined) throw new Error('this encoder thread has no layer to encode pages of');
-    const page = encodePage(decoder.decode(request.body), pageColumns, pageLayer.objectIdField);
+    const page = encodePage(decoder.decode(request.body), parsePage, pageColumns, pageLayer.objectIdField);
     parentPort?.postMessage({ id, result: page }, [page.lines.buffer]);
   } catch (err) {
     const { name, message } = err instanceof Error ? err : new Error(String(err));
