@@ -1,5 +1,5 @@
 import t from 'tap';
-import { parseExactJson } from '../../src/arcgis-request/parse-exact-json.js';
+import { keyedExactParser, parseExactJson } from '../../src/arcgis-request/parse-exact-json.js';
 
 t.test('integers beyond 2^53 stay decimal strings; everything else parses as JSON.parse does', async (t) => {
   t.strictSame(parseExactJson('{"a":9007199254740993,"b":-9223372036854775808,"c":9007199254740991,"d":12.5}'), {
@@ -42,4 +42,48 @@ t.test('integers beyond 2^53 stay decimal strings; everything else parses as JSO
   );
   t.throws(() => parseExactJson('{"a":'), SyntaxError);
   t.equal(Object.getPrototypeOf(parseExactJson('{"__proto__":{"x":1}}')), Object.prototype);
+});
+
+t.test("keyed: the named members' integers beyond 2^53 stay decimal strings; the rest parses as JSON.parse does", async (t) => {
+  const parse = keyedExactParser(['assessed_value', 'a.b']);
+  t.strictSame(
+    parse('{"assessed_value":9007199254740993,"other":9007199254740993,"x":[{"assessed_value" : -9223372036854775808}]}'),
+    { assessed_value: '9007199254740993', other: 9007199254740992, x: [{ assessed_value: '-9223372036854775808' }] },
+    'named members anywhere, spaces around the colon; another member is read as JSON.parse reads it',
+  );
+  t.strictSame(
+    parse('{"assessed_value":9007199254740991,"a.b":1234567890123456,"assessed_value ":9007199254740993}'),
+    { assessed_value: 9007199254740991, 'a.b': 1234567890123456, 'assessed_value ': 9007199254740992 },
+    'safe integers are numbers; only the exact names count',
+  );
+  t.strictSame(
+    parse('{"assessed_value":12345678901234567.5,"a.b":12345678901234567e2,"axb":9007199254740993}'),
+    { assessed_value: Number('12345678901234567.5'), 'a.b': Number('12345678901234567e2'), axb: 9007199254740992 },
+    "a fraction or an exponent is a number; a name's dot is a dot",
+  );
+  t.strictSame(
+    parse('{"s":"\\"assessed_value\\":9007199254740993","n":["assessed_value",9007199254740993]}'),
+    { s: '"assessed_value":9007199254740993', n: ['assessed_value', 9007199254740992] },
+    'the name inside a string, or as a value, is no member',
+  );
+  t.throws(() => parse('{"assessed_value":9007199254740993'), SyntaxError, 'not JSON');
+  t.strictSame(keyedExactParser([])('{"a":9007199254740993}'), { a: 9007199254740992 }, 'no names: JSON.parse');
+});
+
+t.test('keyed agrees with the scan on the members it names, whatever surrounds them', async (t) => {
+  const names = ['big', 'objectid'];
+  const parse = keyedExactParser(names);
+  const values = ['9007199254740993', '-18446744073709551615', '42', '9007199254740991', '1.5', '"9007199254740993"', 'null'];
+  const noise = ['"s":"\\"big\\":"', '"t":9007199254740993.25', '"u":[1,2.5e300]', '"v":{"w":"big"}'];
+  for (let seed = 0; seed < 200; seed += 1) {
+    const members = [
+      noise[seed % noise.length]!,
+      `"big":${values[seed % values.length]!}`,
+      `"objectid":${values[(seed * 3) % values.length]!}`,
+    ];
+    const text = `{${(seed % 2 === 0 ? members : members.reverse()).join(',')}}`;
+    const keyed = parse(text) as Record<string, unknown>;
+    const scanned = parseExactJson(text) as Record<string, unknown>;
+    for (const name of names) t.strictSame(keyed[name], scanned[name], text);
+  }
 });
