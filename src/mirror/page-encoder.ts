@@ -1,4 +1,3 @@
-import { arrayBuffer } from 'node:stream/consumers';
 import type { PageReading } from '../arcgis-request/read-layer-pages.js';
 import { pathOf, urlWithoutToken } from '../arcgis-request/redact.js';
 import { AdminApiError } from '../errors.js';
@@ -9,6 +8,26 @@ import { startEncoderThread, threadErrorOf, type ThreadError } from './encoder-t
 /** A {@link PageReading} into COPY lines, on a thread of its own; `close` ends the thread. */
 export interface PageEncoder extends PageReading<EncodedPage> {
   close(): Promise<void>;
+}
+
+/**
+ * The bytes of a body in an array buffer of their own, copied once (`stream/consumers`' `arrayBuffer` makes a `Blob`
+ * of the chunks and copies it again).
+ */
+async function bytesOf(body: AsyncIterable<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    length += chunk.length;
+  }
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return bytes;
 }
 
 /**
@@ -34,7 +53,7 @@ export function createPageEncoder(layer: MirrorLayer): PageEncoder {
     async read(session, url) {
       // The body's bytes in an array buffer of their own, handed over to the thread.
       return session.readTo(url, async (body) => {
-        const bytes = new Uint8Array(await arrayBuffer(body));
+        const bytes = await bytesOf(body);
         const page = await thread.request<EncodedPage>({ kind: 'page', body: bytes }, (error) => unreadable(url, error), [bytes.buffer]);
         return { ...page, close: async () => {} };
       });
