@@ -81,3 +81,33 @@ t.test('a closed encoder refuses pages', async (t) => {
   await encoder.close();
   await t.rejects(encoder.read(session, new URL(`${sink.url}/page`)), /page encoder's thread exited/);
 });
+
+t.test('a page that arrives in many chunks is encoded whole, its rows in order', async (t) => {
+  const features = Array.from({ length: 3000 }, (_, index) => ({
+    attributes: { ...feature.attributes, objectid: index + 1, owner: `owner ${index + 1}` },
+    geometry: feature.geometry,
+  }));
+  const body = Buffer.from(JSON.stringify({ objectIdFieldName: 'objectid', features }).replaceAll('"BIG"', '9007199254740993'));
+  const sink = await startSink(t, (_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    // Written a piece at a time, each piece a chunk of its own: the body is gathered from all of them.
+    const pieces = Array.from({ length: Math.ceil(body.length / 7919) }, (_, index) => body.subarray(index * 7919, (index + 1) * 7919));
+    const next = (): void => void (pieces.length === 0 ? response.end() : response.write(pieces.shift(), () => setImmediate(next)));
+    next();
+  });
+  const session = createServiceSession({ trusted: trustedUrls([`${sink.url}/`]), auth: { token: 'the-token' } });
+  const encoder = createPageEncoder(parcels);
+  t.teardown(() => encoder.close());
+  const page = await encoder.read(session, new URL(`${sink.url}/page`));
+  t.match(page, { rows: 3000, lastObjectId: 3000 });
+  const lines = new TextDecoder().decode(page.lines).trimEnd().split('\n');
+  t.same(
+    lines.map((line) => line.split('\t')[0]),
+    features.map(({ attributes }) => String(attributes.objectid)),
+    'every row, in order',
+  );
+  t.ok(
+    lines.every((line, index) => line.includes(`\towner ${index + 1}\t`) && line.includes('\t9007199254740993\t')),
+    'each with its values',
+  );
+});
