@@ -1,7 +1,34 @@
 import { copyLine } from './copy-text.js';
 import type { EsriRow, RowColumns } from './row-values.js';
 
-const encoder = new TextEncoder();
+/**
+ * Lines written as UTF-8 into one array buffer that grows as needed: no string of the whole page is built and
+ * encoded again.
+ */
+class LineBuffer {
+  #bytes: Buffer;
+  #length = 0;
+
+  constructor(capacity: number) {
+    this.#bytes = Buffer.allocUnsafeSlow(Math.max(capacity, 1024));
+  }
+
+  write(line: string): void {
+    // A UTF-16 code unit takes 3 bytes of UTF-8 at most.
+    const needed = this.#length + line.length * 3;
+    if (needed > this.#bytes.length) {
+      const bigger = Buffer.allocUnsafeSlow(Math.max(this.#bytes.length * 2, needed));
+      this.#bytes.copy(bigger, 0, 0, this.#length);
+      this.#bytes = bigger;
+    }
+    this.#length += this.#bytes.write(line, this.#length, 'utf8');
+  }
+
+  /** The bytes written, over an array buffer of their own. */
+  get bytes(): Uint8Array<ArrayBuffer> {
+    return new Uint8Array(this.#bytes.buffer as ArrayBuffer, 0, this.#length);
+  }
+}
 
 /** A page of a layer's `query`, its rows encoded as COPY lines. */
 export interface EncodedPage {
@@ -24,7 +51,8 @@ export function encodePage(text: string, parse: (text: string) => unknown, colum
   if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new TypeError('the answer is not a JSON object');
   const { features, ...root } = answer as Record<string, unknown>;
   const rows = Array.isArray(features) ? (features as EsriRow[]) : [];
-  let lines = '';
-  for (const row of rows) lines += copyLine(columns.values(row));
-  return { root, rows: rows.length, lastObjectId: rows.at(-1)?.attributes[objectIdField], lines: encoder.encode(lines) };
+  // The lines take about as many bytes as the answer's text.
+  const lines = new LineBuffer(text.length);
+  for (const row of rows) lines.write(copyLine(columns.values(row)));
+  return { root, rows: rows.length, lastObjectId: rows.at(-1)?.attributes[objectIdField], lines: lines.bytes };
 }
