@@ -27,6 +27,7 @@ export function formatMirror(mirror: MirrorResult): string {
   return [
     `mirror: ${thousands(mirror.features)} parcels copied into PostGIS in ${fixed(mirror.copySeconds, 1)} s at ${thousands(mirror.rowsPerSec)}/s; ` +
       `bare COPY of the same rows ${fixed(mirror.copyFloorSeconds, 1)} s at ${thousands(mirror.copyFloorPerSec)}/s, ${fixed(mirror.vsCopy, 2)}× of it`,
+    `  CPU per row copied: geohook's server ${fixed(mirror.copyCpuUsPerRow.server, 1)} µs, the emulator ${fixed(mirror.copyCpuUsPerRow.emulator, 1)} µs`,
     mirror.ogr2ogrRowsPerSec === undefined
       ? `  ogr2ogr: not measured (${mirror.ogr2ogrSkipped})`
       : `  ogr2ogr of the same layer ${fixed(mirror.ogr2ogrSeconds!, 1)} s at ${thousands(mirror.ogr2ogrRowsPerSec)}/s: geohook ${fixed(mirror.vsOgr2ogr!, 2)}× as fast`,

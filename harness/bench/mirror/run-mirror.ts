@@ -15,6 +15,7 @@ import { copyLine } from '../../../src/mirror/copy-text.js';
 import { rowColumnsOf } from '../../../src/mirror/row-values.js';
 import { createTableStatements } from '../../../src/mirror/table-ddl.js';
 import { bulkAdd, emulatorAdminEnv } from '../../emulator-control.js';
+import type { ServerStats } from '../cases/case-server.js';
 import { Child } from '../ipc.js';
 import { startRedis } from '../redis.js';
 import { copyWithOgr2ogr } from './ogr2ogr-peer.js';
@@ -30,6 +31,11 @@ export interface MirrorResult {
   copyFloorPerSec: number;
   /** rowsPerSec / copyFloorPerSec. */
   vsCopy: number;
+  /**
+   * CPU per row copied, µs, from geohook's server ready to the copy committed: the server's (its threads included)
+   * and the emulator's (answering the pages). Unlike the times, hardly moved by a busy machine.
+   */
+  copyCpuUsPerRow: { server: number; emulator: number };
   /** The peer a GIS user would run instead: GDAL's `ogr2ogr` copying the same layer into the same PostGIS, as a whole command. */
   ogr2ogrSeconds?: number;
   ogr2ogrRowsPerSec?: number;
@@ -105,12 +111,19 @@ export async function runMirror(settings: MirrorSettings, log: (line: string) =>
       LOG_LEVEL: 'silent',
     };
     log(`mirror: the initial copy of ${settings.features.toLocaleString('en-US')} parcels into PostGIS`);
+    const emulatorBefore = await emulator.call<ServerStats>('stats');
     server = await Child.start<{ url: string }>('geohook server', 'workers/geohook-server.js', { args: [JSON.stringify(env)] });
     const copyStartedAt = performance.now();
+    const serverBefore = await server.call<ServerStats>('stats');
     const copied = async (): Promise<boolean> =>
       (await client.query('SELECT 1 FROM geohook.mirror_state WHERE layer = 0').catch(() => ({ rowCount: 0 }))).rowCount === 1;
     await until('the initial copy', copied, Math.max(120_000, settings.features * 3), 20);
     const copySeconds = (performance.now() - copyStartedAt) / 1000;
+    const cpuUsPerRow = (before: ServerStats, after: ServerStats): number => ((after.cpuMs - before.cpuMs) * 1000) / settings.features;
+    const copyCpuUsPerRow = {
+      server: cpuUsPerRow(serverBefore, await server.call<ServerStats>('stats')),
+      emulator: cpuUsPerRow(emulatorBefore, await emulator.call<ServerStats>('stats')),
+    };
 
     log('mirror: the floor: the same rows, in memory, with one COPY into a table of the same shape');
     const token = await emulatorToken(root);
@@ -162,6 +175,7 @@ export async function runMirror(settings: MirrorSettings, log: (line: string) =>
       copyFloorSeconds,
       copyFloorPerSec,
       vsCopy: rowsPerSec / copyFloorPerSec,
+      copyCpuUsPerRow,
       ...('skipped' in ogr2ogr
         ? { ogr2ogrSkipped: ogr2ogr.skipped }
         : {

@@ -47,6 +47,7 @@ interface MirrorFigures {
   features: number;
   rowsPerSec: number;
   copyFloorPerSec: number;
+  copyCpuUsPerRow: { server: number; emulator: number };
   edits: number;
   p50Ms: number;
   p99Ms: number;
@@ -56,6 +57,11 @@ function checkMirror(t: Test, mirror: MirrorFigures, features: number, edits: nu
   t.match(mirror, { features, edits });
   t.ok(mirror.rowsPerSec > 0 && mirror.copyFloorPerSec > 0, `copied at ${mirror.rowsPerSec}/s, a bare COPY at ${mirror.copyFloorPerSec}/s`);
   t.ok(mirror.p99Ms >= mirror.p50Ms && mirror.p50Ms > 0, 'edit latencies');
+  const { server, emulator } = mirror.copyCpuUsPerRow;
+  t.ok(
+    server > 0 && emulator > 0 && Number.isFinite(server + emulator),
+    `CPU per row copied: server ${server} µs, emulator ${emulator} µs`,
+  );
 }
 
 interface RelayFigures {
