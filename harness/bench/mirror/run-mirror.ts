@@ -94,6 +94,9 @@ export async function runMirror(settings: MirrorSettings, log: (line: string) =>
   const postgres = await startPostgresServer({ dir });
   const client = new pg.Client({ connectionString: postgres.url });
   await client.connect();
+  // PostGIS installed beforehand, as a database's administrator installs it: creating the extension (tens of ms) is
+  // no part of a copy, and the floor and ogr2ogr, which come after geohook, would find it installed.
+  await client.query('CREATE EXTENSION IF NOT EXISTS postgis');
   let server: Child<{ url: string }> | undefined;
   try {
     const root = `http://127.0.0.1:${emulator.ready.port}`;
