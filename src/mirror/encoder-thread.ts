@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { errorCodes, GeohookError, type ErrorCode } from '../errors.js';
-import type { EncodeRequest, EncoderWorkerData } from './encoder-worker.js';
+import type { EncodeRequest } from './encoder-worker.js';
 
 /** An error thrown on the encoder thread, as it crosses over: its class's name, message and code, if any. */
 export interface ThreadError {
@@ -32,9 +32,9 @@ export interface EncoderThread {
   close(): Promise<void>;
 }
 
-/** Starts an encoder thread (`pageLayer`: the layer whose pages it encodes, if any); `name` says whose in errors. */
-export function startEncoderThread(name: string, workerData: EncoderWorkerData): EncoderThread {
-  const worker = new Worker(new URL('./encoder-worker.js', import.meta.url), { workerData });
+/** Starts an encoder thread; `name` says whose in errors. */
+export function startEncoderThread(name: string): EncoderThread {
+  const worker = new Worker(new URL('./encoder-worker.js', import.meta.url));
   const pending = new Map<
     number,
     { resolve: (result: unknown) => void; reject: (err: unknown) => void; unreadable: (error: ThreadError) => Error }

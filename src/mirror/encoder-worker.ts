@@ -1,20 +1,16 @@
-import { parentPort, threadId, workerData } from 'node:worker_threads';
+import { parentPort, threadId } from 'node:worker_threads';
 import { keyedExactParser } from '../arcgis-request/parse-exact-json.js';
 import type { MirrorLayer } from './column-types.js';
 import { encodePage } from './encode-page.js';
-import { rowColumnsOf, type EsriRow } from './row-values.js';
+import { rowColumnsOf, type EsriRow, type RowColumns } from './row-values.js';
 
 /**
- * What an encoder thread is asked (see `encoder-thread.ts`): the bytes of one `query` answer of the layer the thread
- * was started for (`page-encoder.ts`), or rows of any layer (`row-encoder.ts`).
+ * What an encoder thread is asked (see `encoder-thread.ts`): the bytes of one `query` answer of a layer
+ * (`page-encoder.ts`), or rows of a layer (`row-encoder.ts`).
  */
 export type EncodeRequest =
-  { id: number; kind: 'page'; body: Uint8Array<ArrayBuffer> } | { id: number; kind: 'rows'; layer: MirrorLayer; rows: readonly EsriRow[] };
-
-/** What the thread was started with: the layer whose pages it encodes, if any. */
-export interface EncoderWorkerData {
-  pageLayer?: MirrorLayer;
-}
+  | { id: number; kind: 'page'; layer: MirrorLayer; body: Uint8Array<ArrayBuffer> }
+  | { id: number; kind: 'rows'; layer: MirrorLayer; rows: readonly EsriRow[] };
 
 /** The values of rows, and the thread that encoded them. */
 export interface EncodedRows {
@@ -22,12 +18,28 @@ export interface EncodedRows {
   threadId: number;
 }
 
-const { pageLayer } = workerData as EncoderWorkerData;
-const pageColumns = pageLayer === undefined ? undefined : rowColumnsOf(pageLayer);
-/** Only a BigInteger or an object id field can hold an integer beyond 2^53 that its column keeps. */
-const parsePage = keyedExactParser(
-  (pageLayer?.fields ?? []).filter(({ type }) => type === 'esriFieldTypeBigInteger' || type === 'esriFieldTypeOID').map(({ name }) => name),
-);
+/** How a layer's pages are read and encoded. */
+interface PageCoding {
+  columns: RowColumns;
+  parse: (text: string) => unknown;
+}
+
+/** The page codings of the layers whose pages came last, by the layer as JSON (a copy asks for one layer at a time). */
+const pageCodings = new Map<string, PageCoding>();
+const MAX_PAGE_CODINGS = 8;
+
+function pageCodingOf(layer: MirrorLayer): PageCoding {
+  const key = JSON.stringify(layer);
+  let coding = pageCodings.get(key);
+  if (coding === undefined) {
+    // Only a BigInteger or an object id field can hold an integer beyond 2^53 that its column keeps.
+    const exact = layer.fields.filter(({ type }) => type === 'esriFieldTypeBigInteger' || type === 'esriFieldTypeOID');
+    coding = { columns: rowColumnsOf(layer), parse: keyedExactParser(exact.map(({ name }) => name)) };
+    if (pageCodings.size >= MAX_PAGE_CODINGS) pageCodings.clear();
+    pageCodings.set(key, coding);
+  }
+  return coding;
+}
 const decoder = new TextDecoder();
 
 parentPort?.on('message', (request: EncodeRequest) => {
@@ -38,8 +50,8 @@ parentPort?.on('message', (request: EncodeRequest) => {
       parentPort?.postMessage({ id, result: { values, threadId } satisfies EncodedRows });
       return;
     }
-    if (pageLayer === undefined || pageColumns === undefined) throw new Error('this encoder thread has no layer to encode pages of');
-    const page = encodePage(decoder.decode(request.body), parsePage, pageColumns, pageLayer.objectIdField);
+    const { columns, parse } = pageCodingOf(request.layer);
+    const page = encodePage(decoder.decode(request.body), parse, columns, request.layer.objectIdField);
     parentPort?.postMessage({ id, result: page }, [page.lines.buffer]);
   } catch (err) {
     const { name, message } = err instanceof Error ? err : new Error(String(err));

@@ -5,8 +5,10 @@ import type { MirrorLayer } from './column-types.js';
 import type { EncodedPage } from './encode-page.js';
 import { startEncoderThread, threadErrorOf, type ThreadError } from './encoder-thread.js';
 
-/** A {@link PageReading} into COPY lines, on a thread of its own; `close` ends the thread. */
-export interface PageEncoder extends PageReading<EncodedPage> {
+/** Pages of layers read into COPY lines, on a thread of their own; `close` ends the thread. */
+export interface PageEncoder {
+  /** The {@link PageReading} of a layer's pages into the COPY lines of its table. */
+  of(layer: MirrorLayer): PageReading<EncodedPage>;
   close(): Promise<void>;
 }
 
@@ -42,23 +44,28 @@ function unreadable(url: URL, error: ThreadError): Error {
 }
 
 /**
- * Reads pages of a layer's `query` (for the mirror's initial copy) into the COPY lines of its table: each answer's
+ * Reads pages of layers' `query` (for the mirror's initial copy) into the COPY lines of their tables: each answer's
  * bytes go, as they arrive, to a worker thread that parses them (BigInteger values exact) and encodes the rows
- * ({@link encodePage}), so that reading the next pages and writing to PostgreSQL go on meanwhile. The answers are
+ * ({@link encodePage}), so that reading the next pages and writing to PostgreSQL go on meanwhile. One thread serves
+ * every layer of a copy; it starts at once, while the copy reads the service and makes its tables. The answers are
  * checked as any (an error inside an HTTP 200 body throws, a refused token is renewed once).
  */
-export function createPageEncoder(layer: MirrorLayer): PageEncoder {
-  const thread = startEncoderThread('page encoder', { pageLayer: layer });
+export function createPageEncoder(): PageEncoder {
+  const thread = startEncoderThread('page encoder');
   return {
-    async read(session, url) {
-      // The body's bytes in an array buffer of their own, handed over to the thread.
-      return session.readTo(url, async (body) => {
-        const bytes = await bytesOf(body);
-        const page = await thread.request<EncodedPage>({ kind: 'page', body: bytes }, (error) => unreadable(url, error), [bytes.buffer]);
-        return { ...page, close: async () => {} };
-      });
-    },
-    extent: (page) => ({ rows: page.rows, lastObjectId: page.lastObjectId }),
+    of: (layer) => ({
+      async read(session, url) {
+        // The body's bytes in an array buffer of their own, handed over to the thread.
+        return session.readTo(url, async (body) => {
+          const bytes = await bytesOf(body);
+          const page = await thread.request<EncodedPage>({ kind: 'page', layer, body: bytes }, (error) => unreadable(url, error), [
+            bytes.buffer,
+          ]);
+          return { ...page, close: async () => {} };
+        });
+      },
+      extent: (page) => ({ rows: page.rows, lastObjectId: page.lastObjectId }),
+    }),
     close: () => thread.close(),
   };
 }

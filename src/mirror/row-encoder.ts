@@ -25,7 +25,7 @@ export function createRowEncoder(log: Logger): RowEncoder {
       if (rows.length === 0) return [];
       // A thread that failed (it ran out of memory) is replaced at the next batch.
       if (thread?.alive() === false) await thread.close();
-      if (thread?.alive() !== true) thread = startEncoderThread('row encoder', {});
+      if (thread?.alive() !== true) thread = startEncoderThread('row encoder');
       const startedAt = performance.now();
       const { values, threadId } = await thread.request<EncodedRows>({ kind: 'rows', layer, rows }, threadErrorOf);
       log.debug({ layer: layer.name, rows: rows.length, threadId, ms: Math.round(performance.now() - startedAt) }, 'mirror: rows encoded');

@@ -120,24 +120,26 @@ export async function copyExact(
   scope: MirrorScope,
   tables: readonly { layer: LayerInfo; table: string }[],
 ): Promise<LayerSync[]> {
-  const startGen = await serverGenNow(context, scope);
+  const encoder = createPageEncoder();
   const copied = new Map<number, number>();
-  for (const { layer, table } of tables) {
-    const target = { schema: context.schema, table, layer: mirrorLayerOf(layer) };
-    if (!(await ensureLayerTable(client, target, { indexes: false })))
-      throw new GeohookError('GEOHOOK_ERR_MIRROR_TABLE_TAKEN', `${scope.service} layer ${layer.id}: the table ${table} exists already`);
-    const encoder = createPageEncoder(target.layer);
-    try {
-      copied.set(layer.id, await copyEncodedPages(client, target, readLayerPages(context.session, scope.serviceUrl, layer, encoder)));
-    } finally {
-      await encoder.close();
+  let startGen: number;
+  try {
+    startGen = await serverGenNow(context, scope);
+    for (const { layer, table } of tables) {
+      const target = { schema: context.schema, table, layer: mirrorLayerOf(layer) };
+      if (!(await ensureLayerTable(client, target, { indexes: false })))
+        throw new GeohookError('GEOHOOK_ERR_MIRROR_TABLE_TAKEN', `${scope.service} layer ${layer.id}: the table ${table} exists already`);
+      const pages = readLayerPages(context.session, scope.serviceUrl, layer, encoder.of(target.layer));
+      copied.set(layer.id, await copyEncodedPages(client, target, pages));
+      for (const statement of tableIndexStatements(target.schema, target.table, target.layer)) await client.query(statement);
+      const attachments = attachmentTargetOf(context, layer, table);
+      if (attachments !== undefined) {
+        await ensureAttachmentTable(client, attachments);
+        await copyAttachments(client, context.session, scope.serviceUrl, layer, attachments);
+      }
     }
-    for (const statement of tableIndexStatements(target.schema, target.table, target.layer)) await client.query(statement);
-    const attachments = attachmentTargetOf(context, layer, table);
-    if (attachments !== undefined) {
-      await ensureAttachmentTable(client, attachments);
-      await copyAttachments(client, context.session, scope.serviceUrl, layer, attachments);
-    }
+  } finally {
+    await encoder.close();
   }
   const endGen = await serverGenNow(context, scope);
   const changed =
