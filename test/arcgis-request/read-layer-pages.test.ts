@@ -86,11 +86,11 @@ t.test('every row once, in pages of maxRecordCount: ids first, ranges three at a
 });
 
 t.test('the same pages encoded as COPY lines on the page encoder thread', async (t) => {
-  let encoder: ReturnType<typeof createPageEncoder> | undefined;
-  t.teardown(() => encoder?.close());
+  const encoder = createPageEncoder();
+  t.teardown(() => encoder.close());
   await readsEveryRowOnce(
     t,
-    (layer) => (encoder = createPageEncoder(layer)),
+    (layer) => encoder.of(layer),
     // objectid is the first column.
     (page) =>
       new TextDecoder()
