@@ -24,21 +24,18 @@ interface PageCoding {
   parse: (text: string) => unknown;
 }
 
-/** The page codings of the layers whose pages came last, by the layer as JSON (a copy asks for one layer at a time). */
-const pageCodings = new Map<string, PageCoding>();
-const MAX_PAGE_CODINGS = 8;
+/** The coding of the layer whose page came last, by the layer as JSON: a copy asks for one layer's pages at a time. */
+let last: { key: string; coding: PageCoding } | undefined;
 
 function pageCodingOf(layer: MirrorLayer): PageCoding {
   const key = JSON.stringify(layer);
-  let coding = pageCodings.get(key);
-  if (coding === undefined) {
-    // Only a BigInteger or an object id field can hold an integer beyond 2^53 that its column keeps.
-    const exact = layer.fields.filter(({ type }) => type === 'esriFieldTypeBigInteger' || type === 'esriFieldTypeOID');
-    coding = { columns: rowColumnsOf(layer), parse: keyedExactParser(exact.map(({ name }) => name)) };
-    if (pageCodings.size >= MAX_PAGE_CODINGS) pageCodings.clear();
-    pageCodings.set(key, coding);
+  if (last?.key !== key) {
+    const columns = rowColumnsOf(layer);
+    // Only a column of 64-bit integers (a BigInteger or an object id field) keeps an integer beyond 2^53.
+    const exact = columns.names.filter((_, index) => columns.sqlTypes[index] === 'bigint');
+    last = { key, coding: { columns, parse: keyedExactParser(exact) } };
   }
-  return coding;
+  return last.coding;
 }
 const decoder = new TextDecoder();
 

@@ -13,8 +13,9 @@ export interface PageEncoder {
 }
 
 /**
- * The bytes of a body in an array buffer of their own, copied once (`stream/consumers`' `arrayBuffer` makes a `Blob`
- * of the chunks and copies it again).
+ * The bytes of a body in an array buffer of their own, copied once: `stream/consumers`' `arrayBuffer` makes a `Blob`
+ * of the chunks and copies it again, and `Buffer.concat` may give a slice of Node's shared pool, which cannot be handed
+ * over to the thread.
  */
 async function bytesOf(body: AsyncIterable<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
   const chunks: Uint8Array[] = [];
