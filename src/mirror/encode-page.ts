@@ -1,4 +1,4 @@
-import { copyLine } from './copy-text.js';
+import { copyLine, escapesNone } from './copy-text.js';
 import type { EsriRow, RowColumns } from './row-values.js';
 
 /**
@@ -53,6 +53,7 @@ export function encodePage(text: string, parse: (text: string) => unknown, colum
   const rows = Array.isArray(features) ? (features as EsriRow[]) : [];
   // The lines take about as many bytes as the answer's text.
   const lines = new LineBuffer(text.length);
-  for (const row of rows) lines.write(copyLine(columns.values(row)));
+  const plain = escapesNone(text);
+  for (const row of rows) lines.write(copyLine(columns.values(row), plain));
   return { root, rows: rows.length, lastObjectId: rows.at(-1)?.attributes[objectIdField], lines: lines.bytes };
 }
