@@ -1,8 +1,9 @@
+import fc from 'fast-check';
 import t from 'tap';
 import { keyedExactParser } from '../../src/arcgis-request/parse-exact-json.js';
 import { genericLayers, parcelsLayers } from '../../src/emulator/features/layer-schemas.js';
 import type { MirrorLayer } from '../../src/mirror/column-types.js';
-import { copyLine } from '../../src/mirror/copy-text.js';
+import { copyLine, copyText, escapesNone } from '../../src/mirror/copy-text.js';
 import { encodePage } from '../../src/mirror/encode-page.js';
 import { rowColumnsOf, type EsriRow } from '../../src/mirror/row-values.js';
 
@@ -36,4 +37,19 @@ t.test('lines longer than the answer (points: a few bytes of JSON, 50 of hex EWK
   const page = encodePage(text, keyedExactParser([]), rowColumnsOf(points), 'objectid');
   t.ok(page.lines.length > text.length, `${page.lines.length} bytes of lines from ${text.length} characters of JSON`);
   t.same(Buffer.from(page.lines), expectedLines(points, features));
+});
+
+t.test('a page whose JSON has no backslash is written without looking at its values, to the same lines', async (t) => {
+  const parcels = parcelsLayers()[0] as MirrorLayer;
+  const owners = ['plain', 'ümlaut', '𝔾 beyond the BMP', '中文', null];
+  const features = owners.map((owner, index) => ({ attributes: { objectid: index + 1, owner }, geometry: null }));
+  const text = JSON.stringify({ features });
+  t.ok(escapesNone(text));
+  const page = encodePage(text, keyedExactParser([]), rowColumnsOf(parcels), 'objectid');
+  t.same(Buffer.from(page.lines), expectedLines(parcels, features), 'NULL is \\N, the rest as the escaping path writes it');
+});
+
+t.test('a string JSON writes without a backslash holds no character COPY escapes', async (t) => {
+  fc.assert(fc.property(fc.string({ unit: 'binary' }), (value) => !escapesNone(JSON.stringify({ value })) || copyText(value) === value));
+  t.notOk(escapesNone(JSON.stringify({ value: 'tab\there' })), 'a tab is written with a backslash');
 });
