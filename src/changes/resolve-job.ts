@@ -4,13 +4,12 @@ import { parseScope, scopeOf } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { changesAttachmentParentsKey, changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
 import type { AttachmentParents } from './attachment-changes.js';
-import type { ChangeEvent } from './change-event.js';
-import { CHANGE_BATCH } from './change-writer.js';
+import { CHANGE_BATCH, type PreparedEvents } from './change-writer.js';
 import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
 import type { ResolveJobData } from './range-jobs.js';
-import { openRange, type OpenedRange } from './resolve-range.js';
+import { openRange, type OpenedRange, type RangeBatch } from './resolve-range.js';
 import type { ResolverContext } from './resolver-context.js';
-import { submissionPartsOf } from './submission-parts.js';
+import { submissionPartsOf, type SubmissionPart } from './submission-parts.js';
 
 /** How long a submission stays open after its last part when the service's settings say nothing, ms. */
 export const DEFAULT_SUBMISSION_WINDOW_MS = 3000;
@@ -77,34 +76,46 @@ async function openJobRange(context: ResolverContext, data: ResolveJobData): Pro
 const windowOf = (context: ResolverContext, data: ResolveJobData): number =>
   context.options.byService?.[parseScope(data.scope).service]?.submissionWindowMs ?? DEFAULT_SUBMISSION_WINDOW_MS;
 
-/** The parts of submissions a batch holds, recorded once its events are written (docs/submissions.md). */
+/** A batch read, and made ready to write: its events' jobs and its submission parts (docs/submissions.md). */
+interface ReadyBatch {
+  read: RangeBatch;
+  events: PreparedEvents;
+  parts: SubmissionPart[];
+}
+
+/** The CPU a batch's writes need, spent before them: while the batch before it is written, Redis is busy. */
+function readyBatch(context: ResolverContext, data: ResolveJobData, opened: OpenedRange, read: RangeBatch): ReadyBatch {
+  const events = context.writer().prepare(read.events, opened.layers);
+  const parts = windowOf(context, data) === 0 ? [] : submissionPartsOf(read.events, opened.layers, parseScope(data.scope).service);
+  return { read, events, parts };
+}
+
+/** A batch's submission parts, recorded once its events are written. */
 async function recordSubmissions(
   context: ResolverContext,
   data: ResolveJobData,
-  opened: OpenedRange,
-  events: ChangeEvent[],
+  parts: SubmissionPart[],
   touched: Set<string>,
 ): Promise<void> {
-  const windowMs = windowOf(context, data);
-  if (windowMs === 0) return;
+  if (parts.length === 0) return;
   const { service } = parseScope(data.scope);
-  const parts = submissionPartsOf(events, opened.layers, service);
   // A parent kept as a reference is no submission yet, unless a Survey123 webhook waited for it.
   for (const part of parts) if (part.field !== 'ref') touched.add(part.submission);
-  const { closed } = await context.submissions.record(parts, scopeOf(context.options.hook, service), windowMs);
+  const { closed } = await context.submissions.record(parts, scopeOf(context.options.hook, service), windowOf(context, data));
   for (const submission of closed) touched.add(submission);
 }
 
 /**
  * Writes the range's events from the first the job has not written, batch after batch; returns how many were new.
- * Each batch is read (file, previous values) while the one before it is written: a batch's events are written
- * before its previous values, and the cursor moves after both, so that a crash resumes at the batch it stopped in.
+ * Each batch is read (file, previous values) and made ready while the one before it is written: a batch's events
+ * are written before its previous values, and the cursor moves after both, so that a crash resumes at the batch it
+ * stopped in.
  */
 async function writeEvents(context: ResolverContext, job: Job<ResolveJobData>, opened: OpenedRange): Promise<number> {
   const { total } = opened;
   const batchAt = (start: number) => {
     if (start >= total) return undefined;
-    const batch = opened.events(start, Math.min(start + CHANGE_BATCH, total));
+    const batch = opened.events(start, Math.min(start + CHANGE_BATCH, total)).then((read) => readyBatch(context, job.data, opened, read));
     // Awaited in its turn; meanwhile a failure must not go unhandled.
     batch.catch(() => undefined);
     return batch;
@@ -118,9 +129,9 @@ async function writeEvents(context: ResolverContext, job: Job<ResolveJobData>, o
       const batch = await next;
       const end = Math.min(written + CHANGE_BATCH, total);
       next = batchAt(end);
-      added += await context.writer().write(batch.events, opened.layers);
-      await recordSubmissions(context, job.data, opened, batch.events, touched);
-      for (const { key, writes } of batch.writes) await context.previous.write(key, writes);
+      added += await context.writer().writePrepared(batch.events);
+      await recordSubmissions(context, job.data, batch.parts, touched);
+      for (const { key, writes } of batch.read.writes) await context.previous.write(key, writes);
       written = end;
       await job.updateData({ ...job.data, written });
     }
