@@ -33,7 +33,7 @@ export function formatChanges(changes: ChangesResult): string {
   const perEventUs = (ms: number | undefined): string => (ms === undefined ? '–' : `${fixed((ms * 1000) / changes.features)} µs`);
   return [
     `change events: ${thousands(changes.events)}/${thousands(changes.features)} adds of one generation on change-events in ${fixed(changes.seconds, 1)} s ` +
-      `(bulk ${fixed(changes.bulkSeconds, 1)} s, first event at ${fixed(changes.firstEventSeconds, 1)} s) at ${thousands(changes.eventsPerSec)}/s; floor (fetch, JSON.parse, addBulk) ${thousands(changes.floorPerSec)}/s ` +
+      `after the bulk's ${fixed(changes.bulkSeconds, 1)} s (first event at ${fixed(changes.firstEventSeconds, 1)} s) at ${thousands(changes.eventsPerSec)}/s; floor (fetch, JSON.parse, addBulk) ${thousands(changes.floorPerSec)}/s ` +
       `in ${fixed(floor.seconds, 1)} s, ${fixed(changes.vsFloor, 2)}× of it; geohook's peak RSS ${fixed(changes.rssBeforeMb)} → ${fixed(changes.rssPeakMb)} MiB (+${fixed(changes.rssDeltaMb)})`,
     `  CPU per event: geohook ${perEventUs(cpuMs.server)}, emulator ${perEventUs(cpuMs.emulator)}, Redis ${perEventUs(cpuMs.redis)}; ` +
       `floor ${perEventUs(floor.cpuMs)}, its Redis ${perEventUs(floor.redisCpuMs)} (extractChanges ${fixed(floor.extractSeconds, 1)} s, ` +
