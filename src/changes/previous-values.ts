@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Result } from 'ioredis';
+import type { ChainableCommander, Result } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 
 /** What geohook keeps of a feature it saw: the generation, its GlobalID, a hash of its geometry, its tracked fields. */
@@ -34,6 +34,20 @@ const BATCH = 1000;
 
 function encode(write: Exclude<PreviousValuesWrite, { deleted: true }>): string {
   return [write.serverGen, write.globalId ?? '', write.geometryHash ?? '', JSON.stringify(write.attributes)].join('\t');
+}
+
+/** The script's ARGV for `writes`, {@link BATCH} features a call. */
+function* scriptArgs(writes: readonly PreviousValuesWrite[]): Generator<string[]> {
+  for (let start = 0; start < writes.length; start += BATCH) {
+    yield writes
+      .slice(start, start + BATCH)
+      .flatMap((write) => [
+        String(write.objectId),
+        String(write.serverGen),
+        write.globalId ?? '',
+        write.deleted === true ? '' : encode(write),
+      ]);
+  }
 }
 
 function decode(objectId: number, value: string): PreviousValues {
@@ -82,16 +96,11 @@ export class PreviousValuesStore {
 
   /** Writes the features' values (or removes them), unless newer ones are kept. */
   async write(key: string, writes: readonly PreviousValuesWrite[]): Promise<void> {
-    for (let start = 0; start < writes.length; start += BATCH) {
-      const args = writes
-        .slice(start, start + BATCH)
-        .flatMap((write) => [
-          String(write.objectId),
-          String(write.serverGen),
-          write.globalId ?? '',
-          write.deleted === true ? '' : encode(write),
-        ]);
-      await this.#redis.geohookWritePrevious(key, ...args);
-    }
+    for (const args of scriptArgs(writes)) await this.#redis.geohookWritePrevious(key, ...args);
+  }
+
+  /** {@link write}'s script calls, queued on `transaction` (a MULTI its caller executes). */
+  queueWrite(transaction: ChainableCommander, key: string, writes: readonly PreviousValuesWrite[]): void {
+    for (const args of scriptArgs(writes)) transaction.geohookWritePrevious(key, ...args);
   }
 }

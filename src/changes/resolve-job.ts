@@ -4,6 +4,7 @@ import { parseScope, scopeOf } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { changesAttachmentParentsKey, changesResolvedKey, changesSchemasKey } from '../redis/keys.js';
 import type { AttachmentParents } from './attachment-changes.js';
+import { commitBatch } from './batch-commit.js';
 import { CHANGE_BATCH, type PreparedEvents } from './change-writer.js';
 import { clearFailedRange, recordFailedRange } from './failed-ranges.js';
 import type { ResolveJobData } from './range-jobs.js';
@@ -108,8 +109,8 @@ async function recordSubmissions(
 /**
  * Writes the range's events from the first the job has not written, batch after batch; returns how many were new.
  * Each batch is read (file, previous values) and made ready while the one before it is written: a batch's events
- * are written before its previous values, and the cursor moves after both, so that a crash resumes at the batch it
- * stopped in.
+ * are written before its previous values, which are written with the cursor past them ({@link commitBatch}), so that
+ * a crash resumes at the batch it stopped in, built against the values it was first built against.
  */
 async function writeEvents(context: ResolverContext, job: Job<ResolveJobData>, opened: OpenedRange): Promise<number> {
   const { total } = opened;
@@ -131,9 +132,8 @@ async function writeEvents(context: ResolverContext, job: Job<ResolveJobData>, o
       next = batchAt(end);
       added += await context.writer().writePrepared(batch.events);
       await recordSubmissions(context, job.data, batch.parts, touched);
-      for (const { key, writes } of batch.read.writes) await context.previous.write(key, writes);
+      await commitBatch(context.options.connection, context.previous, job, batch.read.writes, end);
       written = end;
-      await job.updateData({ ...job.data, written });
     }
     await context.submissions.settle(touched);
   } finally {

@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
 import t from 'tap';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { PARCELS } from '../helpers/edits.js';
-import { setUpParcelsChanges } from '../helpers/parcels-changes.js';
+import { countChanges, setUpParcelsChanges } from '../helpers/parcels-changes.js';
 import { configFile } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -62,3 +65,53 @@ t.test("a changes service's transition filter is checked at start-up like a rout
   t.equal(refused({ where: "before.status = 'Open' AND after.status = 'Closed'" }), 'accepted', 'before. and after. in a where');
   t.equal(refused({ when: { field: 'status', from: 'Open', to: 'Closed' } }), 'accepted', 'when');
 });
+
+t.test(
+  "a batch's previous values are written with its job's cursor past it, in one MULTI: a retry never builds the batch against its own after",
+  async (t) => {
+    // Were the values written alone, a retry after a crash right then would read them as the batch's before, and a
+    // clause such as before.status = 'Closed' would pass events it dropped the first time.
+    const { emulator, events } = await setUpParcelsChanges(t, redis, { CHANGES_TRACK: 'parcel_id,status' });
+    const texts = ['write-previous.lua', 'set-job-data.lua'].map((script) =>
+      readFileSync(new URL(`../../src/changes/${script}`, import.meta.url), 'utf8'),
+    );
+    const [writePrevious, setJobData] = texts.map((text) => createHash('sha1').update(text).digest('hex'));
+    const client = new Redis(redis.url);
+    const monitor = await client.monitor();
+    t.teardown(() => {
+      monitor.disconnect();
+      client.disconnect();
+    });
+    // Per client, the commands since its MULTI; the values' writes seen, and those outside a MULTI with the cursor.
+    const open = new Map<string, string[]>();
+    let valueWrites = 0;
+    const alone: string[] = [];
+    // A script's first call in a MULTI may send its text (EVAL; MONITOR shows it escaped) rather than its SHA-1.
+    const evaluated = (body: string): string | undefined =>
+      [writePrevious, setJobData][texts.findIndex((text) => text.startsWith(body.slice(0, 40)))];
+    const script = ([command = '', body = '']: string[]): string | undefined =>
+      command.toLowerCase() === 'evalsha' ? body : command.toLowerCase() === 'eval' ? evaluated(body) : undefined;
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      const command = args[0]?.toLowerCase();
+      if (source === 'lua') return;
+      if (command === 'multi') return void open.set(source, []);
+      const block = open.get(source);
+      if (command === 'exec' && block !== undefined) {
+        open.delete(source);
+        const values = block.filter((sha) => sha === writePrevious).length;
+        valueWrites += values;
+        if (values > 0 && block.at(-1) !== setJobData) alone.push(`a MULTI of ${block.join(', ')}`);
+        return;
+      }
+      if (block !== undefined) block.push(script(args) ?? command ?? '');
+      else if (script(args) === writePrevious) {
+        valueWrites += 1;
+        alone.push('a write of previous values outside a MULTI');
+      }
+    });
+    t.equal((await emulator.control(`services/${PARCELS}/bulk`, { layerId: 0, count: 600 })).status, 200);
+    await countChanges(events, 600);
+    await waitFor("the second batch's previous values written", () => valueWrites >= 2);
+    t.same(alone, [], "every write of a batch's previous values ends with its job's cursor, in the same MULTI");
+  },
+);

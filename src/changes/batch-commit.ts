@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import type { Job } from 'bullmq';
+import type { Result } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
+import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
+import type { ResolveJobData } from './range-jobs.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    geohookSetJobData(key: string, data: string): Result<number, Context>;
+  }
+}
+
+const setJobDataLua = readFileSync(new URL('./set-job-data.lua', import.meta.url), 'utf8');
+
+/** A batch's previous values, by the key of their layer's store. */
+export interface LayerWrites {
+  key: string;
+  writes: readonly PreviousValuesWrite[];
+}
+
+/**
+ * Writes a batch's previous values and moves its resolve job's cursor past it (`written`), in one MULTI: a retry finds
+ * both, and goes on after the batch, or neither, and builds the batch again against the values its first attempt read.
+ * Never the values alone: the batch built again would take its own `after` for its `before`, and a transition filter
+ * could then pass an event it dropped (docs/changes.md#transitions). Its events are written before it.
+ */
+export async function commitBatch(
+  connection: RedisClient,
+  previous: PreviousValuesStore,
+  job: Job<ResolveJobData>,
+  layers: readonly LayerWrites[],
+  written: number,
+): Promise<void> {
+  if (typeof connection.geohookSetJobData !== 'function')
+    connection.defineCommand('geohookSetJobData', { numberOfKeys: 1, lua: setJobDataLua });
+  const data: ResolveJobData = { ...job.data, written };
+  const transaction = connection.multi();
+  for (const { key, writes } of layers) previous.queueWrite(transaction, key, writes);
+  transaction.geohookSetJobData(`${job.queueQualifiedName}:${job.id}`, JSON.stringify(data));
+  const answers = (await transaction.exec()) ?? [];
+  const failed = answers.find(([err]) => err !== null)?.[0];
+  if (failed) throw failed;
+  if (answers.at(-1)?.[1] === -1) throw new Error(`resolve job ${job.id} is gone: its cursor was not moved`);
+  job.data = data;
+}
