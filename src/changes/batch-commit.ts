@@ -1,15 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Job } from 'bullmq';
-import type { Result } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
 import type { ResolveJobData } from './range-jobs.js';
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    geohookSetJobData(key: string, data: string): Result<number, Context>;
-  }
-}
 
 const setJobDataLua = readFileSync(new URL('./set-job-data.lua', import.meta.url), 'utf8');
 
@@ -23,7 +16,8 @@ export interface LayerWrites {
  * Writes a batch's previous values and moves its resolve job's cursor past it (`written`), in one MULTI: a retry finds
  * both, and goes on after the batch, or neither, and builds the batch again against the values its first attempt read.
  * Never the values alone: the batch built again would take its own `after` for its `before`, and a transition filter
- * could then pass an event it dropped (docs/changes.md#transitions). Its events are written before it.
+ * could then pass an event it dropped (docs/changes.md#transitions). Its events are written before it. The scripts go
+ * as text (`EVAL`, which Redis caches): a call inside a MULTI must not depend on Redis's script cache.
  */
 export async function commitBatch(
   connection: RedisClient,
@@ -32,12 +26,10 @@ export async function commitBatch(
   layers: readonly LayerWrites[],
   written: number,
 ): Promise<void> {
-  if (typeof connection.geohookSetJobData !== 'function')
-    connection.defineCommand('geohookSetJobData', { numberOfKeys: 1, lua: setJobDataLua });
   const data: ResolveJobData = { ...job.data, written };
   const transaction = connection.multi();
   for (const { key, writes } of layers) previous.queueWrite(transaction, key, writes);
-  transaction.geohookSetJobData(`${job.queueQualifiedName}:${job.id}`, JSON.stringify(data));
+  transaction.eval(setJobDataLua, 1, `${job.queueQualifiedName}:${job.id}`, JSON.stringify(data));
   const answers = (await transaction.exec()) ?? [];
   const failed = answers.find(([err]) => err !== null)?.[0];
   if (failed) throw failed;

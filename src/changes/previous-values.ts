@@ -99,8 +99,11 @@ export class PreviousValuesStore {
     for (const args of scriptArgs(writes)) await this.#redis.geohookWritePrevious(key, ...args);
   }
 
-  /** {@link write}'s script calls, queued on `transaction` (a MULTI its caller executes). */
+  /**
+   * {@link write}'s script calls, queued on `transaction` (a MULTI its caller executes) with the script's text (`EVAL`):
+   * an `EVALSHA` that Redis no longer knows would be sent again by ioredis outside the MULTI.
+   */
   queueWrite(transaction: ChainableCommander, key: string, writes: readonly PreviousValuesWrite[]): void {
-    for (const args of scriptArgs(writes)) transaction.geohookWritePrevious(key, ...args);
+    for (const args of scriptArgs(writes)) transaction.eval(writeLua, 1, key, ...args);
   }
 }

@@ -86,7 +86,7 @@ t.test(
     const open = new Map<string, string[]>();
     let valueWrites = 0;
     const alone: string[] = [];
-    // A script's first call in a MULTI may send its text (EVAL; MONITOR shows it escaped) rather than its SHA-1.
+    // A script is sent as its text (EVAL; MONITOR shows it escaped) or by its SHA-1 (EVALSHA).
     const evaluated = (body: string): string | undefined =>
       [writePrevious, setJobData][texts.findIndex((text) => text.startsWith(body.slice(0, 40)))];
     const script = ([command = '', body = '']: string[]): string | undefined =>
