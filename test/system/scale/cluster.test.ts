@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { Job, Queue } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import { commitBatch } from '../../../src/changes/batch-commit.js';
+import { changesQueueName } from '../../../src/changes/change-queues.js';
+import { PreviousValuesStore } from '../../../src/changes/previous-values.js';
+import type { ResolveJobData } from '../../../src/changes/range-jobs.js';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { subscribe } from '../../../src/consumers/subscribe.js';
 import type { AnyGeohookEvent } from '../../../src/events/envelope.js';
 import { connectRedis, configuredTarget } from '../../../src/redis/connection.js';
+import { changesPreviousKey } from '../../../src/redis/keys.js';
 import { sign } from '../../../src/signature/sign.js';
 import { runCli } from '../../helpers/cli.js';
 import { configFile, countJobs, startReceiver, TEST_KEY, uniquePrefix, type TestReceiver } from '../../helpers/receiver.js';
@@ -168,4 +174,21 @@ t.test('strict durability on a cluster checks every master: without AOF, 503 and
   const ready = await fetch(`${receiver.url}/readyz`);
   t.equal(ready.status, 503);
   t.match(await ready.text(), /appendfsync always on every master of the cluster/);
+});
+
+t.test("a change batch's previous values and its resolve job's cursor, one MULTI on the cluster (the prefix's slot)", async (t) => {
+  const prefix = `{${uniquePrefix()}}`;
+  const connection = new Cluster(seeds, { redisOptions: { maxRetriesPerRequest: null } });
+  const queue = new Queue<ResolveJobData>(changesQueueName, { connection, prefix });
+  t.teardown(async () => {
+    await queue.close();
+    connection.disconnect();
+  });
+  const data = { hook: 'default', scope: 'default Hosted/Parcels.FeatureServer', serviceUrl: 'https://gis.example.com/x', from: 1, to: 2 };
+  const job = await queue.add('resolve', data);
+  const store = new PreviousValuesStore(connection);
+  const key = changesPreviousKey(prefix, `${data.scope}#0`);
+  await commitBatch(connection, store, job, [{ key, writes: [{ objectId: 7, serverGen: 2, attributes: { status: 'Open' } }] }], 1);
+  t.equal((await Job.fromId<ResolveJobData>(queue, job.id!))?.data.written, 1, "the job's cursor moved");
+  t.same((await store.read(key, [7])).get(7)?.attributes, { status: 'Open' }, 'and the values were written');
 });
