@@ -1,16 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Job } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
-import type { PreviousValuesStore, PreviousValuesWrite } from './previous-values.js';
+import type { PreviousValuesStore } from './previous-values.js';
 import type { ResolveJobData } from './range-jobs.js';
+import type { RangeBatch } from './resolve-range-types.js';
 
 const setJobDataLua = readFileSync(new URL('./set-job-data.lua', import.meta.url), 'utf8');
-
-/** A batch's previous values, by the key of their layer's store. */
-export interface LayerWrites {
-  key: string;
-  writes: readonly PreviousValuesWrite[];
-}
 
 /**
  * Writes a batch's previous values and moves its resolve job's cursor past it (`written`), in one MULTI: a retry finds
@@ -23,7 +18,7 @@ export async function commitBatch(
   connection: RedisClient,
   previous: PreviousValuesStore,
   job: Job<ResolveJobData>,
-  layers: readonly LayerWrites[],
+  layers: RangeBatch['writes'],
   written: number,
 ): Promise<void> {
   const data: ResolveJobData = { ...job.data, written };
