@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
 import t from 'tap';
+import { monitorRedis } from '../../harness/redis-monitor.js';
 import type { ChangeEvent } from '../../src/changes/change-event.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { PARCELS } from '../helpers/edits.js';
@@ -76,22 +76,18 @@ t.test(
       readFileSync(new URL(`../../src/changes/${script}`, import.meta.url), 'utf8'),
     );
     const [writePrevious, setJobData] = texts.map((text) => createHash('sha1').update(text).digest('hex'));
-    const client = new Redis(redis.url);
-    const monitor = await client.monitor();
-    t.teardown(() => {
-      monitor.disconnect();
-      client.disconnect();
-    });
     // Per client, the commands since its MULTI; the values' writes seen, and those outside a MULTI with the cursor.
     const open = new Map<string, string[]>();
     let valueWrites = 0;
     const alone: string[] = [];
-    // A script is sent as its text (EVAL; MONITOR shows it escaped) or by its SHA-1 (EVALSHA).
-    const evaluated = (body: string): string | undefined =>
-      [writePrevious, setJobData][texts.findIndex((text) => text.startsWith(body.slice(0, 40)))];
-    const script = ([command = '', body = '']: string[]): string | undefined =>
-      command.toLowerCase() === 'evalsha' ? body : command.toLowerCase() === 'eval' ? evaluated(body) : undefined;
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    // A script is sent as its text (EVAL) or by its SHA-1 (EVALSHA).
+    const script = ([command = '', body = '']: readonly string[]): string | undefined =>
+      command.toLowerCase() === 'evalsha'
+        ? body
+        : command.toLowerCase() === 'eval'
+          ? [writePrevious, setJobData][texts.indexOf(body)]
+          : undefined;
+    const monitor = await monitorRedis(redis.url, ({ args, source }) => {
       const command = args[0]?.toLowerCase();
       if (source === 'lua') return;
       if (command === 'multi') return void open.set(source, []);
@@ -109,6 +105,7 @@ t.test(
         alone.push('a write of previous values outside a MULTI');
       }
     });
+    t.teardown(() => monitor.close());
     t.equal((await emulator.control(`services/${PARCELS}/bulk`, { layerId: 0, count: 600 })).status, 200);
     await countChanges(events, 600);
     await waitFor("the second batch's previous values written", () => valueWrites >= 2);

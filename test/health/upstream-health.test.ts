@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import t, { type Test } from 'tap';
+import { monitorRedis } from '../../harness/redis-monitor.js';
 import { createAdminClient } from '../../src/admin/admin-client.js';
 import { servicesHtml } from '../../src/dashboard/services-page.js';
 import { GeohookError } from '../../src/errors.js';
@@ -106,15 +107,9 @@ t.test('a reactivated webhook is alerted as deactivated, and as recovered once n
 
 /** Counts the commands each client sends to the Redis at `url` (by `host:port`), as MONITOR sees them; commands scripts run are left out. */
 async function commandsByClient(t: Test, url: string): Promise<Map<string, number>> {
-  // No ready check: an INFO answered after MONITOR began would break ioredis's command queue.
-  const raw = new Redis(url, { enableReadyCheck: false });
-  const monitor = await raw.monitor();
   const counts = new Map<string, number>();
-  monitor.on('monitor', (_time: string, _args: string[], source: string) => counts.set(source, (counts.get(source) ?? 0) + 1));
-  t.teardown(() => {
-    monitor.disconnect();
-    raw.disconnect();
-  });
+  const monitor = await monitorRedis(url, ({ source }) => counts.set(source, (counts.get(source) ?? 0) + 1));
+  t.teardown(() => monitor.close());
   return counts;
 }
 

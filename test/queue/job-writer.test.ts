@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import { monitorRedis } from '../../harness/redis-monitor.js';
 import { QueueUnavailableError } from '../../src/errors.js';
 import type { Durability } from '../../src/queue/durability.js';
 import { EventQueue } from '../../src/queue/event-queue.js';
@@ -64,25 +65,18 @@ t.test('the same bytes on two hooks become two jobs, the second under an id of i
 });
 
 /** The accept script's calls on `url` for `prefix`, as MONITOR sees them (each the list of its arguments). */
-async function scriptCalls(t: Test, prefix: string, url = redis.url): Promise<string[][]> {
-  // No ready check: the monitor connection inherits the options, and its INFO answered after MONITOR has begun
-  // breaks ioredis's command queue ("Command queue state error", seen once in a full run).
-  const raw = new Redis(url, { enableReadyCheck: false });
-  const monitor = await raw.monitor();
-  const calls: string[][] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => {
+async function scriptCalls(t: Test, prefix: string, url = redis.url): Promise<(readonly string[])[]> {
+  const calls: (readonly string[])[] = [];
+  const monitor = await monitorRedis(url, ({ args }) => {
     // The script's own call (EVALSHA, or EVAL when first loaded), not the commands it runs: it names every queue.
     if (args.includes(`${prefix}:unknown-events:`)) calls.push(args);
   });
-  t.teardown(() => {
-    monitor.disconnect();
-    raw.disconnect();
-  });
+  t.teardown(() => monitor.close());
   return calls;
 }
 
 /** How many events of type `gp.job.failed` each call wrote. */
-const eventsPerCall = (calls: string[][]): number[] => calls.map((args) => args.filter((arg) => arg === 'gp.job.failed').length);
+const eventsPerCall = (calls: (readonly string[])[]): number[] => calls.map((args) => args.filter((arg) => arg === 'gp.job.failed').length);
 
 t.test('the first event is written at once; those accepted meanwhile share calls of 4 to 8, in order', async (t) => {
   const prefix = uniquePrefix();

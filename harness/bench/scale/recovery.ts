@@ -9,6 +9,7 @@ import { buildEmulator } from '../../../src/emulator/build-emulator.js';
 import { upstreamKey } from '../../../src/redis/keys.js';
 import { onCleanup } from '../../cleanup.js';
 import { emulatorAdminEnv } from '../../emulator-control.js';
+import { monitorRedis } from '../../redis-monitor.js';
 import { startRedis } from '../redis.js';
 import { startLatencyProxy } from './latency-proxy.js';
 import { scaleCatalog } from './scale-catalog.js';
@@ -135,11 +136,8 @@ export async function measureRecovery(options: RecoveryOptions): Promise<Recover
       return webhooks.filter((hook) => !hook.active).length === count ? true : undefined;
     });
 
-    // No ready check: an INFO answered after MONITOR began would break ioredis's command queue.
-    const raw = new Redis(redis.url, { enableReadyCheck: false });
-    const monitor = await raw.monitor();
     let sent = 0;
-    monitor.on('monitor', (_time: string, _args: string[], source: string) => {
+    const monitor = await monitorRedis(redis.url, ({ source }) => {
       if (source !== 'lua') sent += 1;
     });
     await reader.ping();
@@ -165,8 +163,7 @@ export async function measureRecovery(options: RecoveryOptions): Promise<Recover
     const recoverySeconds = (Date.now() - startedAt) / 1000;
     const commands = (await commandsProcessed(reader)) - before - ownCommands;
     const geohookSent = sent - ownCommands - 1; // and the INFO after
-    monitor.disconnect();
-    raw.disconnect();
+    monitor.close();
     return { recoverySeconds, recoveryRedisOps: geohookSent / count, recoveryRedisCommandsTotal: commands / count, services: count };
   } finally {
     await running?.stop();
