@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { GeohookError } from '../errors.js';
 import { ChangeFileIndexer, type ChangeFileIndex, type ChangeListKind } from './change-file-index.js';
 import { isUnsafeInteger, parseExactJson } from './parse-exact-json.js';
+import { utf8Text } from './utf8-text.js';
 
 /** One list of a layer's changes in a change file. */
 export interface ChangeList {
@@ -92,11 +93,11 @@ function exactText(bytes: Buffer, first: number, longIntegers: readonly number[]
     const end = longIntegers[pair + 1]! - first;
     if (!isUnsafeInteger(bytes.toString('latin1', start, end))) continue;
     if (start > 0 && bytes[start - 1] === MINUS) start -= 1;
-    pieces.push(bytes.toString('utf8', copied, start), '"', bytes.toString('latin1', start, end), '"');
+    pieces.push(utf8Text(bytes.subarray(copied, start)), '"', bytes.toString('latin1', start, end), '"');
     copied = end;
   }
-  if (copied === 0) return bytes.toString('utf8');
-  pieces.push(bytes.toString('utf8', copied));
+  if (copied === 0) return utf8Text(bytes);
+  pieces.push(utf8Text(bytes.subarray(copied)));
   return pieces.join('');
 }
 

@@ -1,6 +1,7 @@
 import { AdminApiError } from '../errors.js';
 import type { AdminAnswer } from './check-response.js';
 import { pathOf, urlWithoutToken } from './redact.js';
+import { utf8Text } from './utf8-text.js';
 
 /** How one request is sent. */
 export interface TransportOptions {
@@ -42,7 +43,7 @@ function exchange(url: string, init: RequestInit, options: TransportOptions): Pr
     return {
       status: response.status,
       statusText: response.statusText,
-      body: await response.text(),
+      body: utf8Text(new Uint8Array(await response.arrayBuffer())),
       url,
       ...(location === null ? {} : { location: new URL(location, url).href }),
     };
@@ -82,7 +83,7 @@ export function exchangeBody<T>(
       answer: {
         status: response.status,
         statusText: response.statusText,
-        body: await response.text(),
+        body: utf8Text(new Uint8Array(await response.arrayBuffer())),
         url,
         ...(location === null ? {} : { location: new URL(location, url).href }),
       },

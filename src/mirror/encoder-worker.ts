@@ -1,5 +1,6 @@
 import { parentPort, threadId } from 'node:worker_threads';
 import { keyedExactParser } from '../arcgis-request/parse-exact-json.js';
+import { utf8Text } from '../arcgis-request/utf8-text.js';
 import type { MirrorLayer } from './column-types.js';
 import { encodePage } from './encode-page.js';
 import { rowColumnsOf, type EsriRow, type RowColumns } from './row-values.js';
@@ -37,8 +38,6 @@ function pageCodingOf(layer: MirrorLayer): PageCoding {
   }
   return last.coding;
 }
-const decoder = new TextDecoder();
-
 parentPort?.on('message', (request: EncodeRequest) => {
   const { id } = request;
   try {
@@ -48,7 +47,7 @@ parentPort?.on('message', (request: EncodeRequest) => {
       return;
     }
     const { columns, parse } = pageCodingOf(request.layer);
-    const page = encodePage(decoder.decode(request.body), parse, columns, request.layer.objectIdField);
+    const page = encodePage(utf8Text(request.body), parse, columns, request.layer.objectIdField);
     parentPort?.postMessage({ id, result: page }, [page.lines.buffer]);
   } catch (err) {
     const { name, message } = err instanceof Error ? err : new Error(String(err));
