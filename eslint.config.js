@@ -5,10 +5,11 @@ import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layers of `src/`: what each folder may import besides itself, `errors.ts` and `logger.ts`. A folder
+ * The layers of `src/`: what each folder may import besides itself, `errors.ts`, `logger.ts` and `commonjs/`. A folder
  * importing one it does not list fails the lint (docs/development.md explains the layers).
  */
 const layers = {
+  commonjs: [],
   arcgis: [],
   config: ['arcgis'],
   embedded: [],
@@ -75,7 +76,9 @@ const layers = {
 };
 /** The composition roots at the top of `src/`, which only `cli/` (and they themselves) may import. */
 const roots = ['server.ts', 'app.ts', 'index.ts', 'internal.ts', 'cli.ts'];
-const everything = [...Object.keys(layers), ...roots];
+/** What every folder may import: the CommonJS packages loaded with `require` (src/commonjs/). */
+const shared = ['commonjs'];
+const everything = [...Object.keys(layers), ...roots].filter((folder) => !shared.includes(folder));
 
 const layerZones = Object.entries(layers).map(([folder, allowed]) => ({
   target: `./src/${folder}`,
@@ -110,6 +113,8 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
       ],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      // `import { type A } from 'x'` compiles to `import {} from 'x'`, which still loads x: a type-only import is `import type`.
+      '@typescript-eslint/no-import-type-side-effects': 'error',
     },
   },
   {
@@ -133,8 +138,26 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         {
-          selector: "NewExpression[callee.name='Queue']",
+          selector: "NewExpression:matches([callee.name='Queue'], [callee.property.name='Queue'])",
           message: 'openQueue() of src/queue/open-queue.ts: a Queue that leaves connection errors to the connection',
+        },
+      ],
+    },
+  },
+  {
+    // CommonJS packages whose ESM import costs each process's start a scan of their every file: their values come
+    // through src/commonjs/, with `require`; `import type` loads nothing and stays.
+    files: ['src/**/*.ts'],
+    ignores: ['src/commonjs/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['bullmq', 'ioredis', 'fastify', 'jsonata'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: `its values come from src/commonjs/${name}.ts, loaded with require (docs/performance.md#start-up)`,
+          })),
         },
       ],
     },

@@ -1,6 +1,7 @@
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, LogController } from 'fastify';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import pretty from 'pino-pretty';
+import { fastify } from './commonjs/fastify.js';
 
 /** Inputs of {@link createLoggerOptions}. */
 export interface LoggerSettings {
@@ -151,7 +152,7 @@ export function createLogger(settings: LoggerSettings & { format: LogFormat; fd:
 }
 
 /** Fastify's request log lines at `debug` instead of `info`; a request that errors is still logged as an error. */
-class DebugRequestLogs extends LogController {
+class DebugRequestLogs extends fastify.LogController {
   override incomingRequest(request: FastifyRequest): void {
     if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
   }
@@ -164,5 +165,5 @@ class DebugRequestLogs extends LogController {
 
 /** The `logController` of a Fastify instance whose request logs ("incoming request", "request completed") are at `level`. */
 export function requestLogController(level: 'info' | 'debug'): LogController {
-  return level === 'debug' ? new DebugRequestLogs() : new LogController();
+  return level === 'debug' ? new DebugRequestLogs() : new fastify.LogController();
 }

@@ -1,10 +1,11 @@
-import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { ResolvedAdminAuth } from '../arcgis/admin-auth.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { parseServiceName } from '../arcgis/service-name.js';
 import { readServerGens, scopeGeneration, type LayerGen } from '../arcgis-request/server-generations.js';
 import { createServiceSession, untrustedUrl, type ServiceSession, type ServiceSessionOptions } from '../arcgis-request/service-session.js';
+import { bullmq } from '../commonjs/bullmq.js';
 import { AdminApiError, AdminAuthError, GeohookError } from '../errors.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import type { ConfirmJobData, GapJobData } from '../queue/accept-script.js';
@@ -132,7 +133,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
   ): ServiceSession {
     const trusted = options.serviceLocator.trusted(hook);
     // Written by the accept script from a trusted URL; checked again, as Redis is not the configuration.
-    if (!trusted.trusts(serviceUrl)) throw new UnrecoverableError(untrustedUrl(serviceUrl, trusted).message);
+    if (!trusted.trusts(serviceUrl)) throw new bullmq.UnrecoverableError(untrustedUrl(serviceUrl, trusted).message);
     return createServiceSession({
       ...timing,
       trusted,
@@ -189,7 +190,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     const newestLeft = await newestWaitingRange(options.connection, options.prefix, scope);
     const deliveredSince = newestLeft !== undefined && (newest === undefined || newestLeft > newest);
     await job.moveToDelayed(Date.now() + (deliveredSince ? spacingMs : intervalMs), token);
-    throw new DelayedError();
+    throw new bullmq.DelayedError();
   }
 
   async function fill(job: Job<GapJobData>): Promise<GapOutcome> {
@@ -198,12 +199,12 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     const { folder: folderName = '', name: serviceName } = parseServiceName(service);
     const serviceUrl = new URL(job.data.serviceUrl);
     const skipped = await unread(scope, serviceUrl);
-    if (skipped !== undefined) throw skipped.refuse ? new UnrecoverableError(skipped.why) : new Error(skipped.why);
+    if (skipped !== undefined) throw skipped.refuse ? new bullmq.UnrecoverableError(skipped.why) : new Error(skipped.why);
     // No 60-s session: a large range can take the server minutes. BullMQ renews the job's lock meanwhile.
     const session = sessionFor(hook, serviceUrl, { deadlineMs: options.fillTimeoutMs ?? 1_800_000, ...FILL_POLLING });
     const { changesUrl, types } = await readGapChanges(session, { serviceUrl, from, to, layerId }).catch((err: unknown) => {
       // The server named a URL geohook does not go to (its job elsewhere): asking again would name it again.
-      throw err instanceof GeohookError && err.code === 'GEOHOOK_ERR_UNTRUSTED_URL' ? new UnrecoverableError(err.message) : err;
+      throw err instanceof GeohookError && err.code === 'GEOHOOK_ERR_UNTRUSTED_URL' ? new bullmq.UnrecoverableError(err.message) : err;
     });
     if (types.length === 0) return { types, duplicate: false };
     const { source = 'backfill' } = job.data;
@@ -226,7 +227,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
 
   const run = (job: Job<GapJobData | ConfirmJobData>, token?: string): Promise<GapOutcome | undefined> =>
     job.name === 'confirm' ? confirm(job as Job<ConfirmJobData>, token) : fill(job as Job<GapJobData>);
-  const worker = new Worker<GapJobData | ConfirmJobData, GapOutcome | undefined>(backfillQueueName, run, {
+  const worker = new bullmq.Worker<GapJobData | ConfirmJobData, GapOutcome | undefined>(backfillQueueName, run, {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency ?? 16,
@@ -237,7 +238,7 @@ export function startBackfill(options: BackfillOptions): Worker<GapJobData | Con
     const what = job?.name === 'confirm' ? 'confirmation' : 'backfill';
     log.warn(
       { err, scope: job?.data.scope, serverGens, attempt: job?.attemptsMade },
-      err instanceof UnrecoverableError ? `${what} refused` : `${what} failed: retrying`,
+      err instanceof bullmq.UnrecoverableError ? `${what} refused` : `${what} failed: retrying`,
     );
   });
   // A range announced while the scope's confirm job was finishing (its read done, the job not yet removed) made no

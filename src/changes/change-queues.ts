@@ -1,4 +1,4 @@
-import { type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { openQueue } from '../queue/open-queue.js';
 import type { RedisClient } from '../redis/connection.js';
 import { changeEventsQueueName } from './change-event.js';

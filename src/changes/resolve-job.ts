@@ -1,4 +1,5 @@
-import { UnrecoverableError, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
+import { bullmq } from '../commonjs/bullmq.js';
 import { AdminApiError, AdminAuthError } from '../errors.js';
 import { parseScope, scopeOf } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -69,7 +70,7 @@ async function openJobRange(context: ResolverContext, data: ResolveJobData): Pro
     },
   ).catch((err: unknown) => {
     const refused = err instanceof AdminApiError && !(err instanceof AdminAuthError) && CLIENT_ERROR.test(String(err.serverCode));
-    throw refused ? new UnrecoverableError(err.message) : err;
+    throw refused ? new bullmq.UnrecoverableError(err.message) : err;
   });
 }
 
@@ -186,7 +187,7 @@ export async function resolveRangeJob(context: ResolverContext, job: Job<Resolve
  */
 export function rangeJobFailed(context: ResolverContext, job: Job<ResolveJobData> | undefined, err: Error): void {
   if (job === undefined) return;
-  const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+  const final = err instanceof bullmq.UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
   const { scope, from, to } = job.data;
   context.log.warn(
     { err, scope, serverGens: [from, to], attempt: job.attemptsMade },

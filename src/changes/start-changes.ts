@@ -1,4 +1,4 @@
-import { Worker } from 'bullmq';
+import { bullmq } from '../commonjs/bullmq.js';
 import { parseScope } from '../events/tracked-ranges.js';
 import { longJobOptions, longJobWorkerOptions } from '../queue/long-jobs.js';
 import { openQueue } from '../queue/open-queue.js';
@@ -41,7 +41,7 @@ export function startChanges(options: ChangesOptions): Changes {
   };
   const follower = followScopes(context, enqueue);
 
-  const worker = new Worker<ResolveJobData, number>(changesQueueName, (job) => resolveRangeJob(context, job), {
+  const worker = new bullmq.Worker<ResolveJobData, number>(changesQueueName, (job) => resolveRangeJob(context, job), {
     connection,
     prefix,
     concurrency: options.concurrency ?? 8,

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
-import Fastify from 'fastify';
 import type { Registry } from 'prom-client';
+import { fastify } from '../commonjs/fastify.js';
 import { loadConfig, type GeohookConfig } from '../config/load-config.js';
 import { subscriptionExists, unknownSubscriptionHint } from '../consumers/subscribe.js';
 import { ConfigError, GeohookError } from '../errors.js';
@@ -23,7 +23,7 @@ interface ConsumeOptions {
 
 /** Serves the consumer metrics at `GET /metrics` on `port` (loopback and all interfaces alike). */
 async function serveMetrics(port: number, registry: Registry): Promise<() => Promise<void>> {
-  const app = Fastify();
+  const app = fastify();
   app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
   await app.listen({ host: '0.0.0.0', port });
   return () => app.close();

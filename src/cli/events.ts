@@ -1,4 +1,4 @@
-import { type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { changeEventsQueueName } from '../changes/change-event.js';
 import { changesQueueName } from '../changes/change-queues.js';

@@ -1,4 +1,4 @@
-import jsonata from 'jsonata';
+import { jsonata } from '../commonjs/jsonata.js';
 
 /** Longest `transform` a route takes, in characters. */
 export const MAX_TRANSFORM_CHARS = 20_000;

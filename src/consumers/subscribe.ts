@@ -1,9 +1,11 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Cluster, Redis } from 'ioredis';
+import type { Job } from 'bullmq';
+import type { Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { changeEventsQueueName, type ChangeEvent } from '../changes/change-event.js';
 import type { SubmissionEvent } from '../changes/submission-event.js';
+import { bullmq } from '../commonjs/bullmq.js';
+import { ioredis } from '../commonjs/ioredis.js';
 import { assertClusterPrefix } from '../config/cluster-prefix.js';
 import { DEFAULT_PREFIX } from '../config/defaults.js';
 import { envRedisUrl } from '../config/env-redis-url.js';
@@ -129,10 +131,10 @@ function connectionOf(connection: SubscribeOptions['connection'] = envRedisUrl()
   redis: Redis | Cluster;
   owned: boolean;
 } {
-  if (connection instanceof Redis || connection instanceof Cluster) return { redis: connection, owned: false };
+  if (connection instanceof ioredis.Redis || connection instanceof ioredis.Cluster) return { redis: connection, owned: false };
   // Worker connections wait for Redis through an outage instead of failing (BullMQ's rule for workers).
   const options = { maxRetriesPerRequest: null } as const;
-  const redis = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
+  const redis = typeof connection === 'string' ? new ioredis.Redis(connection, options) : new ioredis.Redis({ ...connection, ...options });
   return { redis, owned: true };
 }
 
@@ -203,7 +205,7 @@ export function subscribe<P extends HandlerPattern>(options: SubscribeOptions<P>
   const metrics = createConsumerMetrics(registry);
   const logger = options.logger ?? pino({ level: 'warn' }, pino.destination({ fd: 2, sync: false }));
   const prefix = options.prefix ?? DEFAULT_PREFIX;
-  if (options.connection instanceof Cluster) assertClusterPrefix(prefix);
+  if (options.connection instanceof ioredis.Cluster) assertClusterPrefix(prefix);
   if (options.subscription !== undefined && !SUBSCRIPTION_NAME.test(options.subscription))
     throw new ConfigError(
       `subscribe: subscription "${options.subscription}" is not a subscription name (lower-case letters, digits and "-")`,
@@ -236,7 +238,7 @@ export function subscribe<P extends HandlerPattern>(options: SubscribeOptions<P>
         count(job, handlers === 0 ? 'ignored' : 'completed');
       } catch (err) {
         const attempts = job.opts.attempts ?? 1;
-        const exhausted = err instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
+        const exhausted = err instanceof bullmq.UnrecoverableError || job.attemptsMade + 1 >= attempts;
         count(job, exhausted ? 'failed' : 'retried');
         logger.warn(
           { err, queue: name, eventId: decoded.event.id, type: decoded.event.type, attempt: job.attemptsMade + 1, attempts },
@@ -245,7 +247,7 @@ export function subscribe<P extends HandlerPattern>(options: SubscribeOptions<P>
         throw err;
       }
     };
-    const worker = new Worker(
+    const worker = new bullmq.Worker(
       name,
       (job) => {
         const handling = process(job);

@@ -1,7 +1,7 @@
-import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
 import type { ChangeEvent } from '../changes/change-event.js';
 import type { SubmissionEvent } from '../changes/submission-event.js';
+import { bullmq } from '../commonjs/bullmq.js';
 
 const row = z.object({ attributes: z.record(z.string(), z.unknown()), geometry: z.unknown().optional() });
 
@@ -49,7 +49,7 @@ export function validateChangeEvent(data: unknown): ChangeEvent | SubmissionEven
   const parsed = (submission ? submissionEventSchema : changeEventSchema).loose().safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new UnrecoverableError(`poison change event: ${issue.path.join('.') || 'data'}: ${issue.message}`);
+    throw new bullmq.UnrecoverableError(`poison change event: ${issue.path.join('.') || 'data'}: ${issue.message}`);
   }
   return data as ChangeEvent | SubmissionEvent;
 }

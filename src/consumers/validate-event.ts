@@ -1,5 +1,5 @@
-import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
+import { bullmq } from '../commonjs/bullmq.js';
 import type { EventFamily, GeohookEvent, StoredEvent } from '../events/envelope.js';
 import { eventFromStored } from '../events/stored-event.js';
 
@@ -38,14 +38,15 @@ export function validateEvent(data: unknown, family: EventFamily): GeohookEvent 
   const parsed = (earlier ? earlierSchema : storedSchema).safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new UnrecoverableError(`poison event: ${issue.path.join('.') || 'data'}: ${issue.message}`);
+    throw new bullmq.UnrecoverableError(`poison event: ${issue.path.join('.') || 'data'}: ${issue.message}`);
   }
-  if (parsed.data.family !== family) throw new UnrecoverableError(`poison event: a ${parsed.data.family} event in the ${family} queue`);
-  if (parsed.data.types[0] !== parsed.data.type) throw new UnrecoverableError('poison event: type is not types[0]');
+  if (parsed.data.family !== family)
+    throw new bullmq.UnrecoverableError(`poison event: a ${parsed.data.family} event in the ${family} queue`);
+  if (parsed.data.types[0] !== parsed.data.type) throw new bullmq.UnrecoverableError('poison event: type is not types[0]');
   if ('rawBody' in parsed.data) return { ...parsed.data, source: 'webhook' } as GeohookEvent;
   try {
     return eventFromStored(parsed.data as StoredEvent);
   } catch (err) {
-    throw new UnrecoverableError(`poison event: body: not JSON (${(err as Error).message})`);
+    throw new bullmq.UnrecoverableError(`poison event: body: not JSON (${(err as Error).message})`);
   }
 }

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { chmodSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { ioredis } from '../commonjs/ioredis.js';
 import { GeohookError } from '../errors.js';
 import { forgetRedisUrl, readRecordedRedisUrl, recordRedisUrl } from './recorded-redis-url.js';
 
@@ -246,7 +246,7 @@ export class RedisServer {
   static async stopLeftover(dir: string): Promise<boolean> {
     const url = readRecordedRedisUrl(dir);
     if (url === undefined) return false;
-    const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    const client = new ioredis.Redis(url, { lazyConnect: true, connectTimeout: 1000, retryStrategy: () => null, maxRetriesPerRequest: 0 });
     client.on('error', () => undefined);
     try {
       await client.connect();

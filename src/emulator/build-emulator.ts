@@ -1,6 +1,7 @@
 import formBody from '@fastify/formbody';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { type EmulatorUser } from '../config/load-config.js';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fastify } from '../commonjs/fastify.js';
+import type { EmulatorUser } from '../config/load-config.js';
 import { createLoggerOptions, requestLogController } from '../logger.js';
 import { AdminError } from './admin-error.js';
 import { defaultUsers, TokenStore } from './auth.js';
@@ -128,7 +129,7 @@ function guardHosts(app: FastifyInstance, allowedHosts: readonly string[]): void
  * `/arcgis/rest/services`, and the control endpoints under `/emulator`.
  */
 export async function buildEmulator(options: EmulatorOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app = fastify({
     ...(options.loggerInstance === undefined
       ? { logger: createLoggerOptions({ level: options.logLevel ?? 'info' }) }
       : { loggerInstance: options.loggerInstance }),

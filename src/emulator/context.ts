@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import { type EmulatorUser, type EmulatorRole } from '../config/load-config.js';
+import type { EmulatorUser, EmulatorRole } from '../config/load-config.js';
 import { requireRole, type TokenStore } from './auth.js';
 import type { Clock } from './clock.js';
 import type { DeliveryEngine } from './delivery/delivery-engine.js';

@@ -4,11 +4,11 @@ import {
   type OnlineWebhookSettings,
   type WebhookSettings,
 } from '../arcgis/webhook-settings.js';
-import { type OnlineWebhook, type Webhook } from '../arcgis/webhook.js';
+import type { OnlineWebhook, Webhook } from '../arcgis/webhook.js';
 import { AdminError } from './admin-error.js';
 import { FeatureStore } from './features/feature-store.js';
 import { FiredHistory } from './rest-history.js';
-import { type CatalogService } from './types.js';
+import type { CatalogService } from './types.js';
 
 /** `folder/name.Type`, the key of a service. */
 export const serviceKey = (service: CatalogService): string => `${service.folderName}/${service.serviceName}.${service.type}`;

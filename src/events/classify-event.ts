@@ -1,6 +1,6 @@
 import { featureChangeTypes } from '../arcgis/change-types.js';
 import { isArcgisName } from '../arcgis/service-name.js';
-import { type EventFamily, type ServiceRef } from './envelope.js';
+import type { EventFamily, ServiceRef } from './envelope.js';
 
 /** What a payload says about itself: its family, every event type it reports, and its service. */
 export interface Classification {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Result } from 'ioredis';
 import { withBullmqJobs } from '../queue/bullmq-jobs.js';
 import { encodedJobOptions } from '../queue/job-script.js';

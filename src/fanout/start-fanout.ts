@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Cluster } from 'ioredis';
 import type { Logger } from 'pino';
+import { ioredis } from '../commonjs/ioredis.js';
 import { DEFAULT_FANOUT_MAX_LAG_SECONDS } from '../config/defaults.js';
 import type { RedisClient } from '../redis/connection.js';
 import { eventLogKey, fanoutKey, fanoutLeaseKey } from '../redis/keys.js';
@@ -102,7 +102,7 @@ export function startFanout(options: FanoutOptions): Fanout {
   const script = new FanoutScript(connection, prefix);
   const lease = new FanoutLease(connection, fanoutLeaseKey(prefix), leaseMs);
   // Waiting for new entries blocks a connection: one of its own, so that closing ends the wait at once.
-  const waiter: RedisClient = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
+  const waiter: RedisClient = connection instanceof ioredis.Cluster ? connection.duplicate() : connection.duplicate();
   waiter.on('error', () => undefined);
   const logKey = eventLogKey(prefix);
   const stateKey = fanoutKey(prefix);

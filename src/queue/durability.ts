@@ -1,4 +1,5 @@
-import { Cluster, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { ioredis } from '../commonjs/ioredis.js';
 import { GeohookError } from '../errors.js';
 import { masterNodes, type RedisClient } from '../redis/connection.js';
 
@@ -88,7 +89,7 @@ export function planDurability(durability: Durability, server: RedisPersistence)
 export async function readPersistence(connection: RedisClient): Promise<RedisPersistence> {
   const servers = await Promise.all(masterNodes(connection).map(readServerPersistence));
   if (servers.length === 0) throw new Error('no Redis Cluster master is known yet');
-  return { ...servers.reduce(weakest), ...(connection instanceof Cluster ? { cluster: true } : {}) };
+  return { ...servers.reduce(weakest), ...(connection instanceof ioredis.Cluster ? { cluster: true } : {}) };
 }
 
 async function readServerPersistence(connection: Redis): Promise<RedisPersistence> {

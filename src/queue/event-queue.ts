@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { type Queue, type JobsOptions } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
 import type { BaseLogger } from 'pino';
 import { defaultCompletedJobs, DEFAULT_DEDUP_RETENTION_SECONDS, DEFAULT_PREFIX, defaultRetryPolicy } from '../config/defaults.js';
 import type { RetryPolicy } from '../config/retry-policy.js';

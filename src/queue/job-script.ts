@@ -1,7 +1,8 @@
 import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { Job, type JobsOptions, type Queue } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
 import type { Result } from 'ioredis';
+import { bullmq } from '../commonjs/bullmq.js';
 import { GeohookError } from '../errors.js';
 import { activityField, type ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
@@ -98,7 +99,13 @@ export function encodedJobOptions(queue: Queue, jobOptions: JobsOptions = queue.
       'GEOHOOK_ERR_CONFIG',
       `the accept script cannot write jobs with ${unsupported.join(', ')} (queue ${queue.name})`,
     );
-  const job = new Job(queue, TEMPLATE_ID, undefined, { ...jobOptions, jobId: TEMPLATE_ID, ...(delay > 0 ? { delay } : {}) }, TEMPLATE_ID);
+  const job = new bullmq.Job(
+    queue,
+    TEMPLATE_ID,
+    undefined,
+    { ...jobOptions, jobId: TEMPLATE_ID, ...(delay > 0 ? { delay } : {}) },
+    TEMPLATE_ID,
+  );
   let options: unknown;
   const recorder = {
     runCommand(_command: string, args: unknown[]): Promise<string> {

@@ -1,4 +1,5 @@
-import { Queue, type QueueOptions } from 'bullmq';
+import type { Queue, QueueOptions } from 'bullmq';
+import { bullmq } from '../commonjs/bullmq.js';
 
 /**
  * A BullMQ `Queue` for `name`. Its connection's errors are left to whoever owns the connection (the server says a
@@ -6,7 +7,7 @@ import { Queue, type QueueOptions } from 'bullmq';
  * stderr, a flood of text among the JSON logs during an outage. Commands still reject their own promises.
  */
 export function openQueue<Data = unknown>(name: string, options: QueueOptions): Queue<Data> {
-  const queue = new Queue<Data>(name, options);
+  const queue = new bullmq.Queue<Data>(name, options);
   queue.on('error', () => undefined);
   return queue;
 }

@@ -1,5 +1,6 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import { fastify } from '../commonjs/fastify.js';
 import type { GeohookConfig, ReceiverTimeouts } from '../config/load-config.js';
 import { REGISTERED_HOOK, wantsRegistration } from '../config/self-registration.js';
 import { serviceLocatorOf } from '../config/service-locator.js';
@@ -114,7 +115,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<FastifyIn
   }
   const connection = options.connection ?? createProducerConnection(configuredTarget(config));
   const loggerOptions = createLoggerOptions({ level: config.logLevel, signatureHeaders: config.signatureHeaders });
-  const app = Fastify({
+  const app = fastify({
     ...(options.loggerInstance === undefined ? { logger: loggerOptions } : { loggerInstance: options.loggerInstance }),
     logController: requestLogController(options.requestLogLevel ?? 'info'),
     bodyLimit: config.maxBodyBytes,

@@ -1,4 +1,5 @@
-import { Cluster, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { ioredis } from '../commonjs/ioredis.js';
 import { GeohookError } from '../errors.js';
 import type { RedisClient } from './connection.js';
 
@@ -12,7 +13,7 @@ export function isAuthRefusal(err: unknown): boolean {
 
 /** Where `redis` connects, as a message may name it: `redis://host:port` without credentials, the sentinels, or the cluster. */
 export function describeConnection(redis: RedisClient): string {
-  if (redis instanceof Cluster) return 'the Redis Cluster';
+  if (redis instanceof ioredis.Cluster) return 'the Redis Cluster';
   const { host, port, tls, sentinels, name } = (redis as Redis).options;
   if (sentinels !== undefined && sentinels !== null)
     return `master ${name ?? '?'} of sentinels ${sentinels.map((sentinel) => `${sentinel.host ?? '?'}:${sentinel.port ?? 26379}`).join(',')}`;

@@ -1,4 +1,5 @@
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { ioredis } from '../commonjs/ioredis.js';
 import { ConfigError } from '../errors.js';
 
 /** A connection to a single Redis (standalone or found through Sentinel) or to a Redis Cluster. */
@@ -72,17 +73,17 @@ export function connectRedis(target: RedisTarget, roleOptions: ConnectionOptions
       ...(retryStrategy === undefined ? {} : { clusterRetryStrategy: retryStrategy }),
       redisOptions: { ...(url === undefined ? {} : urlCredentials(url)), ...options, ...cluster.options?.redisOptions, ...nodeRoleOptions },
     };
-    return new Cluster(nodes, clusterOptions);
+    return new ioredis.Cluster(nodes, clusterOptions);
   }
   if (url === undefined && options.sentinels === undefined) {
     throw new ConfigError('REDIS_URL: not set (a redis:// URL, or sentinels in GEOHOOK_CONFIG at redis.options)');
   }
-  return url === undefined ? new Redis({ ...options, ...roleOptions }) : new Redis(url, { ...options, ...roleOptions });
+  return url === undefined ? new ioredis.Redis({ ...options, ...roleOptions }) : new ioredis.Redis(url, { ...options, ...roleOptions });
 }
 
 /** A second connection to the same Redis, with `override` (e.g. for blocking reads). */
 export function duplicateConnection(connection: RedisClient, override: ConnectionOptions): RedisClient {
-  if (connection instanceof Cluster) {
+  if (connection instanceof ioredis.Cluster) {
     const { enableOfflineQueue, ...nodeOptions } = override;
     return connection.duplicate([], { ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }), redisOptions: nodeOptions });
   }
@@ -91,7 +92,7 @@ export function duplicateConnection(connection: RedisClient, override: Connectio
 
 /** The masters behind `connection`: the connection itself, or every master of a cluster. */
 export function masterNodes(connection: RedisClient): Redis[] {
-  return connection instanceof Cluster ? connection.nodes('master') : [connection];
+  return connection instanceof ioredis.Cluster ? connection.nodes('master') : [connection];
 }
 
 /**

@@ -1,4 +1,5 @@
-import { Job } from 'bullmq';
+import type { Job } from 'bullmq';
+import { bullmq } from '../commonjs/bullmq.js';
 import { GeohookError } from '../errors.js';
 import { openQueue } from '../queue/open-queue.js';
 import { markReplayed } from '../queue/replay-mark.js';
@@ -24,7 +25,7 @@ export async function replayDeadLetters(
     const jobs: Job[] = [];
     if (ids.length > 0) {
       for (const id of ids) {
-        const job = await Job.fromId(queue, id);
+        const job = await bullmq.Job.fromId(queue, id);
         if (job === undefined || !(await job.isFailed()))
           throw new GeohookError('GEOHOOK_ERR_RELAY_NOT_DEAD_LETTER', `relay replay: ${id} is not a dead letter of route "${route}"`);
         jobs.push(job);

@@ -1,4 +1,4 @@
-import { type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { isStreamFormat } from '../config/stream-schema.js';
 import { laneBacklog } from '../fanout/log-readers.js';

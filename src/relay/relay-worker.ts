@@ -1,5 +1,6 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import type { Logger } from 'pino';
+import { bullmq } from '../commonjs/bullmq.js';
 import type { RoutedEvent } from '../fanout/routed-event.js';
 import { replayedAtOf } from '../queue/replay-mark.js';
 import { logWorkerErrors } from '../queue/worker-errors.js';
@@ -56,7 +57,7 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEven
   // One line per change of the route's state, not one per try.
   const lines = new RelayRouteLines(log, route.name);
   const deliverOptions = { timeoutMs: route.timeoutMs, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) };
-  const worker = new Worker<RoutedEvent>(
+  const worker = new bullmq.Worker<RoutedEvent>(
     relayQueueName(route.name),
     async (job) => {
       let request: RelayRequest;
@@ -66,7 +67,7 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEven
         if (!(err instanceof RelayTransformError)) throw err;
         // The transform fails the same way on every try: a dead letter now, with its text; the next event goes on.
         stats.failed(route.name, err.message);
-        throw new UnrecoverableError(`${err.code}: ${err.message}`);
+        throw new bullmq.UnrecoverableError(`${err.code}: ${err.message}`);
       }
       const replayedAt = replayedAtOf(job);
       if (replayedAt !== undefined) request = { ...request, headers: { ...request.headers, [REPLAY_HEADER]: replayedAt } };
@@ -79,7 +80,7 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEven
       stats.failed(route.name, outcome.message);
       lines.failed(outcome.message);
       // 410 Gone: the endpoint asks not to be sent more (Standard Webhooks): no other try, a dead letter now.
-      if (outcome.gone) throw new UnrecoverableError(`${outcome.message} (Gone: not tried again)`);
+      if (outcome.gone) throw new bullmq.UnrecoverableError(`${outcome.message} (Gone: not tried again)`);
       throw deliveryError(outcome);
     },
     {
@@ -93,7 +94,7 @@ export function startRelayWorker(options: RelayWorkerOptions): Worker<RoutedEven
   );
   worker.on('failed', (job, err) => {
     if (job === undefined) return;
-    const final = err instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+    const final = err instanceof bullmq.UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
     if (!final) return log.debug({ failed: err.message, eventId: job.id, attempt: job.attemptsMade }, 'relay try failed');
     lines.deadLetter(job.id, err.message, job.attemptsMade);
     options.onDeadLetter?.(route.name, job, err);

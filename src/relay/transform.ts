@@ -1,4 +1,4 @@
-import jsonata from 'jsonata';
+import { jsonata } from '../commonjs/jsonata.js';
 import { lineAndColumn, transformSyntaxError } from '../config/relay-transform.js';
 import { ConfigError, GeohookError } from '../errors.js';
 import { directTransformOf, type TransformNode } from './direct-transform.js';

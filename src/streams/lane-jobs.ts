@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { Job, raw2NextJobData, type JobJson, type JobsOptions, type Queue } from 'bullmq';
+import type { Job, JobJson, JobsOptions, Queue } from 'bullmq';
 import type { Result } from 'ioredis';
+import { bullmq } from '../commonjs/bullmq.js';
 import type { RoutedEvent } from '../fanout/routed-event.js';
 import type { RedisClient } from '../redis/connection.js';
 
@@ -57,8 +58,8 @@ export class LaneJobs {
     const jobs: Job<RoutedEvent>[] = [];
     for (let at = 0; at < taken.length; at += 2) {
       const id = taken[at] as string;
-      const [json] = raw2NextJobData([taken[at + 1], id, 0, 0]) as [JobJson];
-      const job = Job.fromJSON<RoutedEvent>(queue, json, id);
+      const [json] = bullmq.raw2NextJobData([taken[at + 1], id, 0, 0]) as [JobJson];
+      const job = bullmq.Job.fromJSON<RoutedEvent>(queue, json, id);
       job.token = this.#token;
       jobs.push(job);
     }

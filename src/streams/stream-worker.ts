@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UnrecoverableError, type Job } from 'bullmq';
-import { Cluster } from 'ioredis';
+import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
+import { bullmq } from '../commonjs/bullmq.js';
+import { ioredis } from '../commonjs/ioredis.js';
 import { messageOf, StreamPublishError } from '../errors.js';
 import type { Destination } from '../fanout/destination.js';
 import { parseLoggedEvent, type LogEntry } from '../fanout/event-log.js';
@@ -102,7 +103,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
   const queueName = relayQueueName(route.name);
   const queue = openQueue<RoutedEvent>(queueName, { connection, prefix });
   // Waiting for new entries blocks a connection: one of the lane's own, so that closing ends the wait at once.
-  const reader: RedisClient = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
+  const reader: RedisClient = connection instanceof ioredis.Cluster ? connection.duplicate() : connection.duplicate();
   reader.on('error', () => undefined);
   // A route that reads no rows (no row filter, no transform) reads change events up to their rows only.
   const laneLog = new LaneLog(connection, reader, prefix, route.name, {
@@ -186,7 +187,7 @@ export function startStreamWorker(options: StreamWorkerOptions): { close(): Prom
     if (outcome === true) {
       if (!(await laneJobs.complete(job!))) log.debug({ eventId: job!.id }, 'stream event not finished: taken again later');
     } else if (entry !== undefined) await laneLog.deadLetter(entry, queue, destination.jobOptions, outcome.message);
-    else await job!.moveToFailed(new UnrecoverableError(outcome.message), token, false);
+    else await job!.moveToFailed(new bullmq.UnrecoverableError(outcome.message), token, false);
   };
 
   /** Publishes a held event and finishes it; closing, it stays read or taken (for the next holder, in order). */

@@ -11,7 +11,7 @@ import { findFreePort } from '../../src/embedded/redis-server.js';
 import { buildEvent } from '../../src/events/build-event.js';
 import type { GeohookEvent } from '../../src/events/envelope.js';
 import type { GapJobData } from '../../src/queue/accept-script.js';
-import { type EventQueue } from '../../src/queue/event-queue.js';
+import type { EventQueue } from '../../src/queue/event-queue.js';
 import { longJobOptions, longJobWorkerOptions } from '../../src/queue/long-jobs.js';
 import { backfillQueueName } from '../../src/queue/names.js';
 import { connectRedis } from '../../src/redis/connection.js';

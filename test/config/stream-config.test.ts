@@ -1,6 +1,6 @@
 import t from 'tap';
 import { loadConfig } from '../../src/config/load-config.js';
-import { type GeohookError } from '../../src/errors.js';
+import type { GeohookError } from '../../src/errors.js';
 import { configFile } from '../helpers/receiver.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6390';

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { defaultWebhookSettings, type WebhookSettings } from '../../src/arcgis/webhook-settings.js';
 import { EmulatorClock, utcDay } from '../../src/emulator/clock.js';
 import { DeliveryEngine } from '../../src/emulator/delivery/delivery-engine.js';
-import { type EmulatorEvent } from '../../src/emulator/types.js';
+import type { EmulatorEvent } from '../../src/emulator/types.js';
 import { webhookRecord } from '../helpers/webhook-record.js';
 
 const created: EmulatorEvent = { kind: 'feature', changeTypes: ['FeaturesCreated'], layerId: 0, serverGens: [1, 2] };

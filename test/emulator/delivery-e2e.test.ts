@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { defaultWebhookSettings } from '../../src/arcgis/webhook-settings.js';
-import { type Webhook } from '../../src/arcgis/webhook.js';
+import type { Webhook } from '../../src/arcgis/webhook.js';
 import { buildPayload } from '../../src/emulator/delivery/build-payload.js';
 import { DeliveryEngine } from '../../src/emulator/delivery/delivery-engine.js';
-import { type EmulatorEvent } from '../../src/emulator/types.js';
+import type { EmulatorEvent } from '../../src/emulator/types.js';
 import { startReceiver, TEST_KEY } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { webhookRecord } from '../helpers/webhook-record.js';

@@ -1,10 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import t, { type Test } from 'tap';
 import { defaultWebhookSettings, type WebhookSettings } from '../../src/arcgis/webhook-settings.js';
-import { type Webhook } from '../../src/arcgis/webhook.js';
+import type { Webhook } from '../../src/arcgis/webhook.js';
 import { EmulatorClock } from '../../src/emulator/clock.js';
 import { DeliveryEngine, type DeliveryEngineOptions } from '../../src/emulator/delivery/delivery-engine.js';
-import { type EmulatorEvent } from '../../src/emulator/types.js';
+import type { EmulatorEvent } from '../../src/emulator/types.js';
 import { verify } from '../../src/signature/verify.js';
 import { startSink, type ReceivedRequest } from '../helpers/http-sink.js';
 import { waitFor } from '../helpers/wait.js';

@@ -107,6 +107,37 @@ t.test("a function over 80 lines in src/changes/ fails the lint: the resolver's 
   t.same(await rulesBroken(functionOf(81), 'src/cli/probe.ts'), [], 'other folders are not held to it');
 });
 
+t.test('a value imported from BullMQ, ioredis, Fastify or JSONata outside src/commonjs/ fails the lint; their types may be', async (t) => {
+  for (const [name, value] of [
+    ['bullmq', 'Worker'],
+    ['ioredis', 'Redis'],
+    ['fastify', 'LogController'],
+  ] as const) {
+    t.same(
+      await rulesBroken(`export { ${value} } from '${name}';\n`, 'src/queue/probe.ts'),
+      ['@typescript-eslint/no-restricted-imports'],
+      name,
+    );
+    t.same(await rulesBroken(`export type { ${value} } from '${name}';\n`, 'src/queue/probe.ts'), [], `${name}: a type`);
+  }
+  t.same(await rulesBroken("import jsonata from 'jsonata';\nexport const compile = jsonata;\n", 'src/relay/probe.ts'), [
+    '@typescript-eslint/no-restricted-imports',
+  ]);
+  t.same(
+    await rulesBroken("import { type Job } from 'bullmq';\nexport type Jobs = Job[];\n", 'src/queue/probe.ts'),
+    ['@typescript-eslint/no-import-type-side-effects'],
+    '`import { type … }` would load the package: `import type` does not',
+  );
+  t.same(
+    await rulesBroken(
+      "import { bullmq } from '../commonjs/bullmq.js';\nexport const queue = new bullmq.Queue('events');\n",
+      'src/queue/probe.ts',
+    ),
+    ['no-restricted-syntax'],
+    "a Queue is made by openQueue(), through the package's object too",
+  );
+});
+
 t.test('an import cycle fails the lint', async (t) => {
   const dir = mkdtempSync(join(root, 'src', 'arcgis', 'lint-probe-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
