@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { LayerInfo } from '../arcgis-request/layer-info.js';
 import { normalizeGuid } from './attachment-changes.js';
 import type { ChangeEvent } from './change-event.js';
@@ -19,7 +19,7 @@ export interface SubmissionPart {
 
 /** A submission's id: SHA-256 of hook, service and the parent's key value (what its related rows hold). */
 const submissionOf = (hook: string, serviceName: string, anchor: string): string =>
-  createHash('sha256').update([hook, serviceName, anchor].join('\n')).digest('hex').slice(0, 32);
+  hash('sha256', [hook, serviceName, anchor].join('\n')).slice(0, 32);
 
 /** A key value as submissions match it: a GUID in one spelling, anything else as text; undefined when empty. */
 const anchorOf = (value: unknown): string | undefined =>

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { changesLocationOf } from '../arcgis/changes-url.js';
 import type { ServiceLocator } from '../arcgis/service-locator.js';
 import { classifyEvent } from './classify-event.js';
@@ -52,7 +52,7 @@ export function buildStoredEvent(delivery: AcceptedDelivery, trustsUrl: (url: UR
   const location = family === 'feature' ? changesLocationOf(Array.isArray(classified) ? classified[0] : classified) : undefined;
   const changes = location === undefined ? undefined : { ...location, trusted: trustsUrl(new URL(location.url)) };
   return {
-    id: createHash('sha256').update(raw).digest('hex'),
+    id: hash('sha256', raw),
     hook,
     type: types[0]!,
     types,
