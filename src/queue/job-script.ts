@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Result } from 'ioredis';
 import { bullmq } from '../commonjs/bullmq.js';
+import { requireDependency } from '../commonjs/require-dependency.js';
 import { GeohookError } from '../errors.js';
 import { activityField, type ServiceActivity } from '../events/service-activity.js';
 import type { TrackedRange } from '../events/tracked-ranges.js';
@@ -12,8 +12,7 @@ import { acceptLua, Operation } from './accept-script.js';
 import { confirmJobOptions } from './backfill-jobs.js';
 
 // BullMQ's version is not in its public exports: read from the package.
-const require = createRequire(import.meta.url);
-const { version: bullmqVersion } = require('bullmq/package.json') as { version: string };
+const { version: bullmqVersion } = requireDependency('bullmq/package.json') as { version: string };
 
 /**
  * The BullMQ release whose job layout the accept script writes. `test/queue/job-script.test.ts` proves,
