@@ -153,11 +153,19 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: ['bullmq', 'ioredis', 'fastify', 'jsonata'].map((name) => ({
-            name,
-            allowTypeImports: true,
-            message: `its values come from src/commonjs/${name}.ts, loaded with require (docs/performance.md#start-up)`,
-          })),
+          paths: [
+            ...['bullmq', 'ioredis', 'fastify', 'jsonata'].map((name) => ({
+              name,
+              allowTypeImports: true,
+              message: `its values come from src/commonjs/${name}.ts, loaded with require (docs/performance.md#start-up)`,
+            })),
+            // What only some configurations use: loaded at first use, so that a process without it never pays for it.
+            ...['pg', 'pg-copy-streams', 'nats', 'amqplib', 'undici', 'pino-pretty'].map((name) => ({
+              name,
+              allowTypeImports: true,
+              message: `its values come from src/commonjs/${name}.ts, loaded at first use (docs/performance.md#start-up)`,
+            })),
+          ],
         },
       ],
     },

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, LogController } from 'fastify';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import pretty from 'pino-pretty';
 import { fastify } from './commonjs/fastify.js';
+import { loadPinoPretty } from './commonjs/pino-pretty.js';
 
 /** Inputs of {@link createLoggerOptions}. */
 export interface LoggerSettings {
@@ -135,7 +135,7 @@ export function personLine(log: Record<string, unknown>, messageKey: string): st
  */
 export function createLogStream(format: LogFormat, fd: 1 | 2): DestinationStream {
   if (format === 'json') return pino.destination({ fd, sync: false });
-  return pretty({
+  return loadPinoPretty()({
     destination: fd,
     // Written at once, so that the lines keep their order with what the command prints itself.
     sync: true,

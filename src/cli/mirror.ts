@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
-import pg from 'pg';
+import type pg from 'pg';
 import { adminAuthFor, onlineOrgIdOf } from '../arcgis/online-admin.js';
 import { createServiceSession } from '../arcgis-request/service-session.js';
 import { PreviousValuesStore } from '../changes/previous-values.js';
+import { loadPg } from '../commonjs/pg.js';
 import type { GeohookConfig } from '../config/load-config.js';
 import type { MirrorConfig } from '../config/mirror-schema.js';
 import { REGISTERED_HOOK } from '../config/self-registration.js';
@@ -77,7 +78,7 @@ function mirrorConfig(flags: MirrorFlags): { config: GeohookConfig; mirror: Mirr
 /** A pg client of the mirror's database, connected; a database that cannot be used is one line naming the fix. */
 async function connectMirrorDatabase(databaseUrl: string): Promise<pg.Client> {
   const url = new URL(databaseUrl);
-  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
+  const client = new (loadPg().Client)({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   try {
     await client.connect();
     return client;

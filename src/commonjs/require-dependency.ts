@@ -7,3 +7,13 @@ import { createRequire } from 'node:module';
  * start (docs/performance.md#start-up).
  */
 export const requireDependency = createRequire(import.meta.url);
+
+/**
+ * A loader of a dependency that only some configurations use (a mirror, a stream route, a relay route, a terminal's
+ * log lines): the package is loaded with `require` at the loader's first call, not when geohook starts, so a
+ * process that never uses it never pays for it (docs/performance.md#start-up). Later calls return the same object.
+ */
+export function onFirstUse<T>(id: string): () => T {
+  let loaded: T | undefined;
+  return () => (loaded ??= requireDependency(id) as T);
+}

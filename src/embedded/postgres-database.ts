@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from '../commonjs/pg.js';
 import { MIRROR_ROLE } from './postgres-access.js';
 
 /**
@@ -19,7 +20,7 @@ WHERE c.relowner = 'postgres'::regrole AND c.relkind IN ('r', 'p') AND n.nspname
 
 /** Runs `work` on a connection to `url`, closed afterwards. */
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new (loadPg().Client)({ connectionString: url });
   await client.connect();
   try {
     return await work(client);

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { loadPgCopyStreams } from '../commonjs/pg-copy-streams.js';
 import { qualifiedName, quoteIdentifier, type LayerTable } from './column-types.js';
 import { copyLine } from './copy-text.js';
 import type { EncodedPage } from './encode-page.js';
@@ -35,7 +35,7 @@ async function* linesOf(pages: AsyncIterable<EncodedPage>) {
 async function copyLines(client: pg.ClientBase, target: LayerTable, chunks: AsyncIterable<string | Buffer>): Promise<number> {
   const { names } = rowColumnsOf(target.layer);
   const sql = `COPY ${qualifiedName(target.schema, target.table)} (${names.map(quoteIdentifier).join(', ')}) FROM STDIN`;
-  const stream = client.query(copyFrom(sql));
+  const stream = client.query(loadPgCopyStreams().from(sql));
   await pipeline(Readable.from(chunks), stream);
   return stream.rowCount;
 }

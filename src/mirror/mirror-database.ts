@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from '../commonjs/pg.js';
 import { GeohookError } from '../errors.js';
 import { qualifiedName, type LayerTable } from './column-types.js';
 import { ensureTablesOwned, type LayerState } from './mirror-state.js';
@@ -9,7 +10,7 @@ const LOCK_SPACE = 'geohook-mirror';
 
 /** A pool of connections to MIRROR_DATABASE_URL; a connection that breaks (PostgreSQL restarted) is dropped, not fatal. */
 export function createMirrorPool(databaseUrl: string, onError: (err: Error) => void): pg.Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4, connectionTimeoutMillis: 10_000 });
+  const pool = new (loadPg().Pool)({ connectionString: databaseUrl, max: 4, connectionTimeoutMillis: 10_000 });
   pool.on('error', onError);
   return pool;
 }

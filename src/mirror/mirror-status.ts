@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { isOnlineAdminRoot } from '../arcgis/online-admin.js';
+import { loadPg } from '../commonjs/pg.js';
 import { scopeOf } from '../events/tracked-ranges.js';
 import type { RedisClient } from '../redis/connection.js';
 import { mirrorErrorsKey, serverGensKey, watermarksKey } from '../redis/keys.js';
@@ -97,7 +98,7 @@ export interface MirrorStatusReader {
 
 /** A {@link MirrorStatusReader} on `databaseUrl`: one connection at most, a lost one replaced at the next read. */
 export function createMirrorStatusReader(sources: Omit<MirrorStatusSources, 'client'> & { databaseUrl: string }): MirrorStatusReader {
-  const pool = new pg.Pool({ connectionString: sources.databaseUrl, max: 1, connectionTimeoutMillis: 5000 });
+  const pool = new (loadPg().Pool)({ connectionString: sources.databaseUrl, max: 1, connectionTimeoutMillis: 5000 });
   pool.on('error', () => undefined);
   return {
     read: () => readMirrorStatus({ ...sources, client: pool }),

@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { loadUndici } from '../commonjs/undici.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, type RelayFetch } from './deliver.js';
 
 /** Options of {@link createRelayTransport}. */
@@ -23,6 +23,7 @@ export interface RelayTransport {
  */
 export function createRelayTransport(options: RelayTransportOptions = {}): RelayTransport {
   const { connections = 128, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES } = options;
+  const { Agent, request } = loadUndici();
   const agent = new Agent({ connections, keepAliveTimeout: 60_000 });
   return {
     async fetch(url, init) {

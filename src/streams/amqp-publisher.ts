@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { connect, credentials, type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
+import type { ChannelModel, ConfirmChannel, connect, Options } from 'amqplib';
 import type { Logger } from 'pino';
+import { loadAmqplib } from '../commonjs/amqplib.js';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { DEFAULT_AMQP_EXCHANGE, DEFAULT_AMQP_ROUTING_KEY } from '../config/stream-schema.js';
 import { messageOf, StreamPublishError } from '../errors.js';
@@ -11,6 +12,7 @@ import { brokerOf, type StreamPublisher } from './stream-publisher.js';
 /** amqplib's socket options of a route: its credentials and TLS files, a connection name the management UI shows. */
 function socketOptions(route: RelayRouteConfig, timeoutMs: number): Parameters<typeof connect>[1] {
   const { auth, tls } = route;
+  const { credentials } = loadAmqplib();
   const options: NonNullable<Parameters<typeof connect>[1]> = {
     timeout: timeoutMs,
     clientProperties: { connection_name: `geohook relay ${route.name}` },
@@ -48,7 +50,7 @@ export function createAmqpPublisher(route: RelayRouteConfig, logger: Logger): St
 
   /** Connects; `forget` is called when the connection or channel ends (the next publish opens anew). */
   const open = async (forget: () => void): Promise<{ model: ChannelModel; channel: ConfirmChannel }> => {
-    const model = await connect(route.url, socketOptions(route, timeoutMs));
+    const model = await loadAmqplib().connect(route.url, socketOptions(route, timeoutMs));
     model.on('error', (err: Error) => log.debug({ err }, 'amqp connection error'));
     model.on('close', forget);
     model.on('blocked', (reason: string) => log.warn({ reason }, 'amqp: the broker blocks publishing (a resource alarm)'));

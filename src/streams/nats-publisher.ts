@@ -1,17 +1,7 @@
 import { readFileSync } from 'node:fs';
-import {
-  connect,
-  credsAuthenticator,
-  ErrorCode,
-  headers as natsHeaders,
-  nanos,
-  nkeyAuthenticator,
-  NatsError,
-  type ConnectionOptions,
-  type JetStreamClient,
-  type NatsConnection,
-} from 'nats';
+import type { ConnectionOptions, JetStreamClient, NatsConnection } from 'nats';
 import type { Logger } from 'pino';
+import { loadNats } from '../commonjs/nats.js';
 import type { RelayRouteConfig } from '../config/relay-schema.js';
 import { DEFAULT_NATS_STREAM, DEFAULT_NATS_SUBJECT } from '../config/stream-schema.js';
 import { messageOf, StreamPublishError } from '../errors.js';
@@ -33,6 +23,7 @@ export function streamSubjectsOf(template: string): string[] {
 /** The nats.js options of a route: its servers, its way of signing in, its TLS files; reconnecting for ever. */
 function connectionOptions(route: RelayRouteConfig, timeoutMs: number): ConnectionOptions {
   const { auth, tls } = route;
+  const { credsAuthenticator, nkeyAuthenticator } = loadNats();
   const options: ConnectionOptions = {
     servers: route.url.split(',').map((server) => server.trim()),
     name: `geohook relay ${route.name}`,
@@ -58,6 +49,7 @@ function connectionOptions(route: RelayRouteConfig, timeoutMs: number): Connecti
 
 /** Why a JetStream publish failed, as a `StreamPublishError`: only a message past the server's limit is not retried. */
 function publishError(err: unknown, broker: string): StreamPublishError {
+  const { ErrorCode, NatsError } = loadNats();
   const code = err instanceof NatsError ? err.code : undefined;
   if (code === ErrorCode.MaxPayloadExceeded)
     return new StreamPublishError(`NATS at ${broker} refused the event: larger than its max_payload`, { retryable: false }, { cause: err });
@@ -75,6 +67,7 @@ function publishError(err: unknown, broker: string): StreamPublishError {
  * subjects of the template, a 2-minute duplicate window); an existing one is used as it is.
  */
 export function createNatsPublisher(route: RelayRouteConfig, logger: Logger): StreamPublisher {
+  const { connect, headers: natsHeaders, nanos, NatsError } = loadNats();
   const broker = brokerOf(route.url);
   const subject = route.subject ?? DEFAULT_NATS_SUBJECT;
   const stream = route.stream ?? DEFAULT_NATS_STREAM;

@@ -5,9 +5,12 @@ import { repoPath } from './paths.js';
 /** The built binary: `npm test` builds before it runs the suite. */
 export const CLI = repoPath('dist', 'cli.js');
 
-/** `geohook ARGS` with `env` (PATH and HOME added), its coverage counted: for `spawn(command.file, command.args, { env: command.env })`. */
-export function geohookCommand(args: string[], env: Record<string, string> | undefined): NodeCommand {
-  return nodeCommand(CLI, args, { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, { coverage: true });
+/**
+ * `geohook ARGS` with `env` (PATH and HOME added), its coverage counted, Node.js given `nodeArgs`: for
+ * `spawn(command.file, command.args, { env: command.env })`.
+ */
+export function geohookCommand(args: string[], env: Record<string, string> | undefined, nodeArgs: readonly string[] = []): NodeCommand {
+  return nodeCommand(CLI, args, { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, { coverage: true, nodeArgs });
 }
 
 export interface CliResult {
@@ -41,15 +44,15 @@ export function runCli(
   });
 }
 
-/** Starts `geohook ARGS` in the background; resolves once a stderr/stdout line matches `ready`. */
+/** Starts `geohook ARGS` in the background, in `cwd`, Node.js given `nodeArgs`; resolves once a stderr/stdout line matches `ready`. */
 export function startCli(
   args: string[],
   env: Record<string, string>,
   ready: RegExp,
-  cwd?: string,
+  { cwd, nodeArgs }: { cwd?: string; nodeArgs?: readonly string[] } = {},
 ): Promise<{ child: ChildProcess; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const command = geohookCommand(args, env);
+    const command = geohookCommand(args, env, nodeArgs);
     const child = spawn(command.file, command.args, { cwd, env: command.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const timer = setTimeout(() => reject(new Error(`not ready within 20 s:\n${output}`)), 20_000);

@@ -73,7 +73,7 @@ t.test('geohook consume finds the Redis of a geohook up running in the same dire
   const dir = t.testdir();
   mkdirSync(join(dir, '.geohook/redis'), { recursive: true });
   recordRedisUrl(join(dir, '.geohook/redis'), redis.url); // as geohook up does: the URL with its password
-  const { child, output } = await startCli(['consume', '--prefix', receiver.prefix], {}, /"msg":"consuming/, dir);
+  const { child, output } = await startCli(['consume', '--prefix', receiver.prefix], {}, /"msg":"consuming/, { cwd: dir });
   t.teardown(() => {
     child.kill('SIGKILL');
   });

@@ -31,7 +31,7 @@ async function up(t: Test, args: string[], env: Record<string, string>): Promise
     ['up', '--port', String(port), ...args],
     { EMULATOR_PORT: String(await findFreePort()), LOG_FORMAT: 'json', ...env },
     /ready: events are printed/,
-    t.testdir(),
+    { cwd: t.testdir() },
   );
   t.teardown(async () => {
     child.kill('SIGINT');
@@ -74,7 +74,7 @@ t.test('geohook serve keeps 0.0.0.0 by default, as the container does, and print
     ['serve', '--port', String(port)],
     { HOOK_SECRETS: 'a-key-of-some-length' },
     /Server listening/,
-    t.testdir(),
+    { cwd: t.testdir() },
   );
   t.teardown(async () => {
     child.kill('SIGTERM');

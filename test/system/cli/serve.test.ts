@@ -133,6 +133,48 @@ t.test('geohook serve receives, then drains and exits 0 on SIGTERM', async (t) =
   t.notOk(output().includes(TEST_KEY), 'the key is not logged');
 });
 
+t.test('geohook serve loads no client of a mirror, a stream or a relay route that it is not configured for', async (t) => {
+  const redis = await startRedis(t);
+  const port = await findFreePort();
+  // What Node.js loaded by the time the process exits: every CommonJS module, imported or required.
+  const dir = t.testdir({
+    'loaded.cjs': `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(join(t.testdirName, 'loaded.json'))}, JSON.stringify(Object.keys(require.cache))));`,
+  });
+  const { child } = await startCli(
+    ['serve', '--port', String(port), '--host', '127.0.0.1'],
+    { REDIS_URL: redis.url, HOOK_SECRETS: TEST_KEY, GEOHOOK_PREFIX: uniquePrefix(), LOG_FORMAT: 'json' },
+    /Server listening/,
+    { nodeArgs: ['--require', join(dir, 'loaded.cjs')] },
+  );
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
+  const body = '{"serviceType":"GPServer","jobId":"lazy","events":[{"eventType":"esriJobSucceeded"}]}';
+  const response = await fetch(`http://127.0.0.1:${port}/webhooks/default`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service': sign(TEST_KEY, body) },
+    body,
+  });
+  t.equal(response.status, 202);
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+  const packages = new Set((JSON.parse(readFileSync(join(dir, 'loaded.json'), 'utf8')) as string[]).map(packageOf));
+  t.ok(packages.has('bullmq'), 'what it uses is listed');
+  t.same(
+    ['pg', 'pg-copy-streams', 'nats', 'amqplib', 'undici', 'pino-pretty'].filter((name) => packages.has(name)),
+    [],
+    'loaded at first use only (docs/performance.md#start-up)',
+  );
+});
+
+/** The package a module of node_modules belongs to (`@scope/name` or `name`). */
+function packageOf(file: string): string | undefined {
+  const path = file.split('/node_modules/').at(-1)!;
+  if (path === file) return undefined;
+  const [first, second] = path.split('/');
+  return first!.startsWith('@') ? `${first}/${second}` : first;
+}
+
 t.test(
   'geohook serve started before its Redis says so once and waits for it: /readyz 503 naming Redis, then ready and receiving',
   async (t) => {
@@ -212,7 +254,7 @@ t.test(
       ['up', '--port', String(port), '--host', '127.0.0.1'],
       { EMULATOR_PORT: String(emulatorPort) },
       /ready: events are printed/,
-      dir,
+      { cwd: dir },
     );
     t.teardown(() => {
       child.kill('SIGKILL');
@@ -262,7 +304,7 @@ t.test(
 
     // Issue 50: a worker of the user's own beside `up`, on change-events (found in the same directory), gets every
     // one of the edits: up's printer shows them and takes none.
-    const consumer = await startCli(['consume', '--type', 'change.*'], {}, /"queues":\["change-events"\].*"msg":"consuming/, dir);
+    const consumer = await startCli(['consume', '--type', 'change.*'], {}, /"queues":\["change-events"\].*"msg":"consuming/, { cwd: dir });
     const edits = 4;
     for (let n = 0; n < edits; n++) {
       const edited = await fetch(`http://127.0.0.1:${emulatorPort}/emulator/services/Hosted/Parcels.FeatureServer/applyEdits`, {
