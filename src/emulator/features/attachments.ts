@@ -56,6 +56,8 @@ export class LayerAttachments {
   readonly #byId = new Map<number, Attachment>();
   readonly #byGlobalId = new Map<string, number>();
   readonly #log: AttachmentChange[] = [];
+  /** The bytes of the attachments the log holds (its versions, current or not). */
+  #loggedBytes = 0;
   #lastId = 0;
 
   get count(): number {
@@ -97,12 +99,24 @@ export class LayerAttachments {
       this.#byGlobalId.set(attachment.globalId, attachment.id);
     }
     this.#log.push({ serverGen, op, attachment });
+    this.#loggedBytes += attachment.data.length;
   }
 
   /** Forgets the changes of generations up to `serverGen` (the log is in generation order). */
   forget(serverGen: number): void {
     const kept = this.#log.findIndex((entry) => entry.serverGen > serverGen);
-    this.#log.splice(0, kept < 0 ? this.#log.length : kept);
+    for (const { attachment } of this.#log.splice(0, kept < 0 ? this.#log.length : kept)) this.#loggedBytes -= attachment.data.length;
+  }
+
+  /** The bytes of the attachment versions in the log of changes. */
+  get loggedBytes(): number {
+    return this.#loggedBytes;
+  }
+
+  /** The generations of the oldest and the newest change logged, if any. */
+  get loggedGens(): { oldest: number; newest: number } | undefined {
+    const [first, last] = [this.#log[0], this.#log.at(-1)];
+    return first === undefined || last === undefined ? undefined : { oldest: first.serverGen, newest: last.serverGen };
   }
 
   /** The changes with `from < serverGen <= to`, oldest first. */

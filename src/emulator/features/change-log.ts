@@ -49,9 +49,17 @@ export class ChangeLog {
     while (this.#entries.length - this.#start > this.#maxEntries) {
       const oldest = this.#entries[this.#start]!.serverGen;
       if (oldest === this.#entries.at(-1)!.serverGen) break;
-      while (this.#entries[this.#start]!.serverGen === oldest) this.#start += 1;
-      this.#forgottenUpTo = oldest;
+      this.forget(oldest);
     }
+  }
+
+  /**
+   * Forgets the generations up to `serverGen`, whether or not they have entries here (the layer's attachments
+   * forgot them): a range from before it is no longer answered in full.
+   */
+  forget(serverGen: number): void {
+    while (this.#start < this.#entries.length && this.#entries[this.#start]!.serverGen <= serverGen) this.#start += 1;
+    this.#forgottenUpTo = Math.max(this.#forgottenUpTo ?? serverGen, serverGen);
     if (this.#start > 0 && this.#start >= this.#entries.length / 2) {
       this.#entries.splice(0, this.#start);
       this.#start = 0;

@@ -2,6 +2,9 @@ import { LayerAttachments, type Attachment, type AttachmentOp } from './attachme
 import { ChangeLog, type ChangeOp, type Row } from './change-log.js';
 import type { Attributes, FieldDefinition, LayerDefinition } from './types.js';
 
+/** The bytes of attachment versions a layer's log of attachment changes keeps: 256 MiB. */
+export const DEFAULT_ATTACHMENT_LOG_BYTES = 256 * 1024 * 1024;
+
 /**
  * One layer (or table) of a feature service: its definition, its features by object id and GlobalID, and the log of
  * their changes by server generation.
@@ -17,9 +20,17 @@ export class FeatureLayer {
   /** The generation of the newest change of the layer, its features' or its definition's. */
   #serverGen: number | undefined;
 
-  constructor(definition: LayerDefinition, log = new ChangeLog()) {
+  readonly #maxAttachmentLogBytes: number;
+
+  /**
+   * @param log - the log of its features' changes (its bound).
+   * @param maxAttachmentLogBytes - the bytes of attachment versions its attachments' log keeps before it forgets its
+   *   oldest generations. @defaultValue {@link DEFAULT_ATTACHMENT_LOG_BYTES}
+   */
+  constructor(definition: LayerDefinition, log = new ChangeLog(), maxAttachmentLogBytes = DEFAULT_ATTACHMENT_LOG_BYTES) {
     this.definition = definition;
     this.log = log;
+    this.#maxAttachmentLogBytes = maxAttachmentLogBytes;
   }
 
   get id(): number {
@@ -83,11 +94,17 @@ export class FeatureLayer {
   }
 
   /**
-   * Ends a generation's changes: the change log forgets its oldest generations past its bound, and the attachments'
-   * log the same generations (a range it cannot answer whole is refused for both).
+   * Ends a generation's changes: the change log forgets its oldest generations past its bound of entries, and the
+   * attachments' log its oldest past its bound of bytes (one generation larger than the bound is kept); each forgets
+   * what the other did, so that a range one cannot answer whole is refused for both.
    */
   endGeneration(): void {
     this.log.trim();
+    for (let gens = this.attachments.loggedGens; gens !== undefined && gens.oldest !== gens.newest; gens = this.attachments.loggedGens) {
+      if (this.attachments.loggedBytes <= this.#maxAttachmentLogBytes) break;
+      this.attachments.forget(gens.oldest);
+      this.log.forget(gens.oldest);
+    }
     const forgotten = this.log.forgottenUpTo;
     if (forgotten !== undefined) this.attachments.forget(forgotten);
   }

@@ -71,6 +71,50 @@ t.test('the change log answers ranges and forgets whole generations only', async
   t.throws(() => log.append(entry(5, 10)), RangeError);
 });
 
+t.test(
+  "a layer's attachment versions past its bound of bytes: the oldest generations are forgotten, its features' with them",
+  async (t) => {
+    const definition = parcelsLayers().find((layer) => layer.hasAttachments === true)!;
+    const layer = new FeatureLayer(definition, new ChangeLog(), 100);
+    const photo = (id: number, bytes: number) => ({
+      id,
+      globalId: `{0000000${id}-0000-4000-8000-000000000000}`,
+      parentObjectId: 1,
+      parentGlobalId: '{}',
+      name: `${id}.jpg`,
+      contentType: 'image/jpeg',
+      keywords: '',
+      data: Buffer.alloc(bytes),
+    });
+    const edit = (serverGen: number, bytes: number) => {
+      layer.change('update', 1, { attributes: sampleFeature(definition, serverGen).attributes, geometry: null }, serverGen);
+      layer.changeAttachment('update', photo(1, bytes), serverGen);
+      layer.endGeneration();
+    };
+    edit(10, 60);
+    t.equal(layer.log.forgottenUpTo, undefined, '60 bytes of 100: all kept');
+    edit(20, 60);
+    t.equal(layer.log.forgottenUpTo, 10, 'past 100 bytes: the oldest generation forgotten');
+    t.same(
+      layer.attachments.between(0, 20).map(({ serverGen }) => serverGen),
+      [20],
+    );
+    t.same(
+      layer.log.between(0, 20).map(({ serverGen }) => serverGen),
+      [20],
+      "the features' changes of that generation too: a range from before it is refused for both",
+    );
+    edit(30, 500);
+    t.equal(layer.log.forgottenUpTo, 20);
+    t.same(
+      layer.attachments.between(0, 30).map(({ serverGen }) => serverGen),
+      [30],
+      'a generation larger than the bound is kept whole',
+    );
+    t.equal(layer.attachments.loggedBytes, 500);
+  },
+);
+
 t.test("each applyEdits generation bounds the layer's logs: its features' and its attachments' forget the same generations", async (t) => {
   const definition = parcelsLayers().find((layer) => layer.hasAttachments === true)!;
   const layer = new FeatureLayer(definition, new ChangeLog(2));
