@@ -55,6 +55,8 @@ export const sha256Of = (data: Buffer): string => createHash('sha256').update(da
 export class LayerAttachments {
   readonly #byId = new Map<number, Attachment>();
   readonly #byGlobalId = new Map<string, number>();
+  /** The ids of each feature's attachments, by its object id. */
+  readonly #byParent = new Map<number, Set<number>>();
   readonly #log: AttachmentChange[] = [];
   /** The bytes of the attachments the log holds (its versions, current or not). */
   #loggedBytes = 0;
@@ -75,7 +77,8 @@ export class LayerAttachments {
 
   /** The attachments of the feature `parentObjectId`, in the order of their ids. */
   of(parentObjectId: number): Attachment[] {
-    return [...this.#byId.values()].filter((attachment) => attachment.parentObjectId === parentObjectId);
+    const ids = [...(this.#byParent.get(parentObjectId) ?? [])].sort((a, b) => a - b);
+    return ids.map((id) => this.#byId.get(id)!);
   }
 
   /** Every attachment, in the order of their ids. */
@@ -91,12 +94,19 @@ export class LayerAttachments {
 
   /** Applies one change of generation `serverGen` and logs it. */
   change(op: AttachmentOp, attachment: Attachment, serverGen: number): void {
+    const before = this.#byId.get(attachment.id);
+    if (before !== undefined) {
+      const siblings = this.#byParent.get(before.parentObjectId);
+      siblings?.delete(before.id);
+      if (siblings?.size === 0) this.#byParent.delete(before.parentObjectId);
+    }
     if (op === 'delete') {
       this.#byId.delete(attachment.id);
       this.#byGlobalId.delete(attachment.globalId);
     } else {
       this.#byId.set(attachment.id, attachment);
       this.#byGlobalId.set(attachment.globalId, attachment.id);
+      this.#byParent.set(attachment.parentObjectId, (this.#byParent.get(attachment.parentObjectId) ?? new Set()).add(attachment.id));
     }
     this.#log.push({ serverGen, op, attachment });
     this.#loggedBytes += attachment.data.length;

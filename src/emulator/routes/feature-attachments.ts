@@ -28,6 +28,9 @@ const serviceUrlOf = (context: FeatureRoutesContext, request: FastifyRequest): s
 
 const NOT_SUPPORTED = 'Requested operation is not supported by this service.';
 
+/** The items of a list given, as a set; undefined when not given. */
+const optionalSet = <T>(items: readonly T[] | undefined): Set<T> | undefined => (items === undefined ? undefined : new Set(items));
+
 /**
  * Attachments as the product serves them, on layers with `hasAttachments`: a feature's attachment infos
  * (`…/<layer>/<oid>/attachments`), an attachment's bytes (`…/attachments/<id>`, with its content type),
@@ -180,8 +183,8 @@ export async function featureAttachmentRoutes(app: FastifyInstance, context: Fea
             .map((item) => item.trim())
             .filter((item) => item !== '')
         : undefined;
-    const objectIds = list('objectIds')?.map(Number);
-    const globalIds = list('globalIds')?.map((id) => id.toUpperCase().replace(/^\{?(.*?)\}?$/, '{$1}'));
+    const objectIds = optionalSet(list('objectIds')?.map(Number));
+    const globalIds = optionalSet(list('globalIds')?.map((id) => id.toUpperCase().replace(/^\{?(.*?)\}?$/, '{$1}')));
     const where = params.string('definitionExpression')?.trim();
     if (objectIds === undefined && globalIds === undefined && (where === undefined || where === ''))
       throw invalidParameter('objectIds', "give one of 'objectIds', 'globalIds' and 'definitionExpression'");
@@ -198,8 +201,8 @@ export async function featureAttachmentRoutes(app: FastifyInstance, context: Fea
     const groups = [];
     for (const [objectId, row] of layer.rows()) {
       const parentGlobalId = String(row.attributes[layer.definition.globalIdField]);
-      if (objectIds !== undefined && !objectIds.includes(objectId)) continue;
-      if (globalIds !== undefined && !globalIds.includes(parentGlobalId)) continue;
+      if (objectIds !== undefined && !objectIds.has(objectId)) continue;
+      if (globalIds !== undefined && !globalIds.has(parentGlobalId)) continue;
       if (matches !== undefined && !matches(row.attributes)) continue;
       const attachmentInfos = layer.attachments
         .of(objectId)

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { EditBatch } from '../../../src/emulator/features/apply-edits.js';
+import { LayerAttachments } from '../../../src/emulator/features/attachments.js';
 import { ChangeLog } from '../../../src/emulator/features/change-log.js';
 import { parseExactJson, stringifyExact } from '../../../src/emulator/features/exact-json.js';
 import { FeatureLayer } from '../../../src/emulator/features/feature-layer.js';
@@ -69,6 +70,32 @@ t.test('the change log answers ranges and forgets whole generations only', async
   );
   t.same(log.between(25, 29), []);
   t.throws(() => log.append(entry(5, 10)), RangeError);
+});
+
+t.test("a feature's attachments are listed under it, in the order of their ids, through updates and deletes", async (t) => {
+  const attachments = new LayerAttachments();
+  const attachment = (id: number, parentObjectId: number, name = `${id}.jpg`) => ({
+    id,
+    globalId: `{0000000${id}-0000-4000-8000-000000000000}`,
+    parentObjectId,
+    parentGlobalId: '{}',
+    name,
+    contentType: 'image/jpeg',
+    keywords: '',
+    data: Buffer.alloc(1),
+  });
+  const names = (parent: number) => attachments.of(parent).map(({ name }) => name);
+  attachments.change('add', attachment(1, 7), 10);
+  attachments.change('add', attachment(2, 7), 10);
+  attachments.change('add', attachment(3, 8), 10);
+  attachments.change('update', attachment(1, 7, 'replaced.jpg'), 20);
+  t.same(names(7), ['replaced.jpg', '2.jpg'], 'an update keeps its place');
+  t.same(names(8), ['3.jpg']);
+  attachments.change('delete', attachment(2, 7), 30);
+  t.same(names(7), ['replaced.jpg']);
+  attachments.change('delete', attachment(1, 7, 'replaced.jpg'), 40);
+  t.same(names(7), [], 'none left');
+  t.same(names(9), [], 'a feature without any');
 });
 
 t.test(
