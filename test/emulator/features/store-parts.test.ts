@@ -1,6 +1,6 @@
 import t from 'tap';
 import { EditBatch } from '../../../src/emulator/features/apply-edits.js';
-import { LayerAttachments } from '../../../src/emulator/features/attachments.js';
+import { LayerAttachments, type Attachment } from '../../../src/emulator/features/attachments.js';
 import { ChangeLog } from '../../../src/emulator/features/change-log.js';
 import { parseExactJson, stringifyExact } from '../../../src/emulator/features/exact-json.js';
 import { FeatureLayer } from '../../../src/emulator/features/feature-layer.js';
@@ -72,9 +72,9 @@ t.test('the change log answers ranges and forgets whole generations only', async
   t.throws(() => log.append(entry(5, 10)), RangeError);
 });
 
-t.test("a feature's attachments are listed under it, in the order of their ids, through updates and deletes", async (t) => {
-  const attachments = new LayerAttachments();
-  const attachment = (id: number, parentObjectId: number, name = `${id}.jpg`) => ({
+/** An attachment of feature `parentObjectId` (1 unless given), named after its id unless given, of `bytes` bytes (8). */
+function attachmentOf(id: number, { parentObjectId = 1, name = `${id}.jpg`, bytes = 8 } = {}): Attachment {
+  return {
     id,
     globalId: `{0000000${id}-0000-4000-8000-000000000000}`,
     parentObjectId,
@@ -82,18 +82,22 @@ t.test("a feature's attachments are listed under it, in the order of their ids, 
     name,
     contentType: 'image/jpeg',
     keywords: '',
-    data: Buffer.alloc(1),
-  });
+    data: Buffer.alloc(bytes),
+  };
+}
+
+t.test("a feature's attachments are listed under it, in the order of their ids, through updates and deletes", async (t) => {
+  const attachments = new LayerAttachments();
   const names = (parent: number) => attachments.of(parent).map(({ name }) => name);
-  attachments.change('add', attachment(1, 7), 10);
-  attachments.change('add', attachment(2, 7), 10);
-  attachments.change('add', attachment(3, 8), 10);
-  attachments.change('update', attachment(1, 7, 'replaced.jpg'), 20);
+  attachments.change('add', attachmentOf(1, { parentObjectId: 7 }), 10);
+  attachments.change('add', attachmentOf(2, { parentObjectId: 7 }), 10);
+  attachments.change('add', attachmentOf(3, { parentObjectId: 8 }), 10);
+  attachments.change('update', attachmentOf(1, { parentObjectId: 7, name: 'replaced.jpg' }), 20);
   t.same(names(7), ['replaced.jpg', '2.jpg'], 'an update keeps its place');
   t.same(names(8), ['3.jpg']);
-  attachments.change('delete', attachment(2, 7), 30);
+  attachments.change('delete', attachmentOf(2, { parentObjectId: 7 }), 30);
   t.same(names(7), ['replaced.jpg']);
-  attachments.change('delete', attachment(1, 7, 'replaced.jpg'), 40);
+  attachments.change('delete', attachmentOf(1, { parentObjectId: 7, name: 'replaced.jpg' }), 40);
   t.same(names(7), [], 'none left');
   t.same(names(9), [], 'a feature without any');
 });
@@ -103,19 +107,9 @@ t.test(
   async (t) => {
     const definition = parcelsLayers().find((layer) => layer.hasAttachments === true)!;
     const layer = new FeatureLayer(definition, new ChangeLog(), 100);
-    const photo = (id: number, bytes: number) => ({
-      id,
-      globalId: `{0000000${id}-0000-4000-8000-000000000000}`,
-      parentObjectId: 1,
-      parentGlobalId: '{}',
-      name: `${id}.jpg`,
-      contentType: 'image/jpeg',
-      keywords: '',
-      data: Buffer.alloc(bytes),
-    });
     const edit = (serverGen: number, bytes: number) => {
       layer.change('update', 1, { attributes: sampleFeature(definition, serverGen).attributes, geometry: null }, serverGen);
-      layer.changeAttachment('update', photo(1, bytes), serverGen);
+      layer.changeAttachment('update', attachmentOf(1, { bytes }), serverGen);
       layer.endGeneration();
     };
     edit(10, 60);
@@ -147,18 +141,8 @@ t.test("each applyEdits generation bounds the layer's logs: its features' and it
   const layer = new FeatureLayer(definition, new ChangeLog(2));
   const batchOf = () =>
     new EditBatch((id) => (id === layer.id ? layer : undefined), { useGlobalIds: false, rollbackOnFailure: true, user: 'u' });
-  const attachment = (id: number) => ({
-    id,
-    globalId: `{0000000${id}-0000-4000-8000-000000000000}`,
-    parentObjectId: 1,
-    parentGlobalId: '{}',
-    name: `${id}.jpg`,
-    contentType: 'image/jpeg',
-    keywords: '',
-    data: Buffer.alloc(8),
-  });
   for (const serverGen of [10, 20, 30]) {
-    layer.changeAttachment('add', attachment(serverGen), serverGen);
+    layer.changeAttachment('add', attachmentOf(serverGen), serverGen);
     const batch = batchOf();
     batch.plan({ id: layer.id, adds: [sampleFeature(definition, serverGen), sampleFeature(definition, serverGen + 1)] });
     batch.commit(serverGen, serverGen);
