@@ -100,8 +100,9 @@ export class FeatureLayer {
    */
   endGeneration(): void {
     this.log.trim();
-    for (let gens = this.attachments.loggedGens; gens !== undefined && gens.oldest !== gens.newest; gens = this.attachments.loggedGens) {
-      if (this.attachments.loggedBytes <= this.#maxAttachmentLogBytes) break;
+    while (this.attachments.loggedBytes > this.#maxAttachmentLogBytes) {
+      const gens = this.attachments.loggedGens;
+      if (gens === undefined || gens.oldest === gens.newest) break;
       this.attachments.forget(gens.oldest);
       this.log.forget(gens.oldest);
     }
